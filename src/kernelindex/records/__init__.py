@@ -1,0 +1,1 @@
+"""Record model, canonical JSON, digests and keys. No I/O here."""

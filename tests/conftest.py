@@ -1,0 +1,47 @@
+"""Fixtures shared by every test package."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_path() -> Path:
+    """`../shared` beside the checkout (CI lays a copy there); KERNELINDEX_SHARED overrides."""
+    return Path(os.environ.get("KERNELINDEX_SHARED", REPO.parent / "shared"))
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    path = shared_path()
+    if not path.is_dir():
+        pytest.skip(f"shared data folder {path} is absent: tests that read the real export are skipped")
+    return path
+
+
+@pytest.fixture(scope="session")
+def catalog_path(shared_dir: Path) -> Path:
+    files = sorted((shared_dir / "data").glob("kernelindex-catalog-*.jsonl.zst"))
+    if not files:
+        pytest.skip(f"no catalog export under {shared_dir / 'data'}")
+    return files[-1]
+
+
+@pytest.fixture(scope="session")
+def seeds_dir(shared_dir: Path) -> Path:
+    path = shared_dir / "data" / "seeds"
+    if not path.is_dir():
+        pytest.skip(f"seed manifests folder {path} is absent")
+    return path
+
+
+@pytest.fixture(scope="session")
+def registry_dir(shared_dir: Path) -> Path:
+    path = shared_dir / "spec" / "kernelindex-registry"
+    if not path.is_dir():
+        pytest.skip(f"KernelIndex registry schemas {path} are absent")
+    return path
