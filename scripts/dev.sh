@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# One entry point for the README's two commands: `demo` (set up, import the sample, serve)
+# and `test` (set up, then the whole test suite). Safe to run again: each step skips what is done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VENV=${KERNELINDEX_VENV:-.venv}
+PY="$VENV/bin/python"
+
+setup_python() {
+    if [ ! -x "$PY" ]; then
+        python3 -m venv "$VENV"
+    fi
+    # Pinned CPU build first: an unpinned torch would pull a multi-GB CUDA build.
+    if ! "$PY" -c "import torch" 2>/dev/null; then
+        "$PY" -m pip install -q --upgrade pip
+        "$PY" -m pip install -q "torch==2.13.0"
+    fi
+    "$PY" -m pip install -q -e ".[test]"
+}
+
+need_apt() {
+    local missing=()
+    for pkg in "$@"; do
+        dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        if [ "$(id -u)" -ne 0 ]; then
+            echo "missing Debian packages: ${missing[*]} (run as root or install them)" >&2
+            return 0
+        fi
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+}
+
+case "${1:-}" in
+    demo)
+        setup_python
+        shift
+        "$VENV/bin/kernelindex" demo "$@"
+        ;;
+    test)
+        setup_python
+        # Real services for the tests: PostgreSQL (a throw-away cluster the suite starts) and
+        # headless Chromium for the page tests.
+        need_apt postgresql chromium chromium-driver
+        shift
+        "$VENV/bin/python" -m pytest -q -n 2 --dist loadgroup "$@"
+        ;;
+    *)
+        echo "usage: scripts/dev.sh demo|test [args]" >&2
+        exit 2
+        ;;
+esac

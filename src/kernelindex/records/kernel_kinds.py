@@ -1,0 +1,518 @@
+"""The eight kernel-side kinds, field for field as KernelIndex's published JSON Schemas.
+
+Field names are the wire names (camelCase) so a model dumps back to exactly the JSON it read.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, PlainValidator, WithJsonSchema
+from pydantic_core import PydanticCustomError
+
+from kernelindex.records.envelope import Record, Strict
+from kernelindex.records.fields import (
+    Commit,
+    Count,
+    DURATION_SCHEMA,
+    Digest,
+    Duration,
+    IDENTIFIER_PATTERN,
+    MAX_SAFE_INTEGER,
+    Identifier,
+    Name,
+    PositiveInt,
+    SafeInt,
+    SourceSlug,
+    Timestamp,
+    Uri,
+    number,
+    text,
+)
+
+_IDENTIFIER = re.compile(IDENTIFIER_PATTERN)
+
+
+def _check_extent(value: Any) -> int | str:
+    if isinstance(value, str) and _IDENTIFIER.fullmatch(value):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_SAFE_INTEGER:
+        return value
+    raise PydanticCustomError("extent", f"expected a size (integer >= 0) or an axis name, got {value!r}")
+
+
+ShapeDim = Annotated[
+    int | str,
+    PlainValidator(_check_extent),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "integer", "minimum": 0, "maximum": MAX_SAFE_INTEGER},
+                {"type": "string", "pattern": IDENTIFIER_PATTERN},
+            ]
+        }
+    ),
+]
+"""An extent in an operation's signature: a fixed size or the name of an axis."""
+
+
+class Artifact(Strict):
+    """A content-addressed file: never a bare URL."""
+
+    uri: Uri
+    digest: Digest
+
+
+# --- OperationSpec -------------------------------------------------------------------------
+
+
+class Axis(Strict):
+    role: Literal["variable", "constant", "derived"]
+    type: Literal["integer"]
+    value: SafeInt | None = None
+    minimum: SafeInt | None = None
+    maximum: SafeInt | None = None
+    expression: text(200, r"^[a-z0-9_+\-*%/() ]+$") | None = None
+
+
+class TensorSignature(Strict):
+    shape: Annotated[list[ShapeDim], Field(min_length=1)]
+    dtype: Identifier
+    layout: Literal["row_major", "col_major", "contiguous", "strided"] | None = None
+
+
+class ScalarSignature(Strict):
+    dtype: Identifier
+
+
+class Parameter(Strict):
+    name: Identifier
+    tensor: TensorSignature | None = None
+    scalar: ScalarSignature | None = None
+
+
+class Semantics(Strict):
+    expression: text(2000) | None = None
+    mutation: Literal["none", "in_place", "destination"]
+    determinism: Literal["deterministic", "nondeterministic", "unspecified"]
+
+
+class Reference(Strict):
+    language: Identifier
+    artifact: Artifact | None = None
+
+
+class OperationSpecSpec(Strict):
+    family: text(100, r"^[a-z0-9][a-z0-9-]*$")
+    axes: dict[Identifier, Axis]
+    inputs: Annotated[list[Parameter], Field(min_length=1)]
+    outputs: Annotated[list[Parameter], Field(min_length=1)]
+    semantics: Semantics
+    reference: Reference | None = None
+
+
+class OperationSpec(Record):
+    KIND = "OperationSpec"
+    kind: Literal["OperationSpec"]
+    spec: OperationSpecSpec
+
+
+# --- WorkloadCase / WorkloadSuite ----------------------------------------------------------
+
+
+class TensorData(Strict):
+    generator: Identifier
+    seed: Count | None = None
+    parameters: dict[Identifier, number()] | None = None
+    artifact: Artifact | None = None
+
+
+class TensorCase(Strict):
+    shape: Annotated[list[Count], Field(min_length=1)]
+    dtype: Identifier
+    strides: list[SafeInt] | None = None
+    alignmentBytes: PositiveInt | None = None
+    data: TensorData | None = None
+
+
+class ScalarCase(Strict):
+    dtype: Identifier
+    value: number()
+
+
+class CaseCorrectness(Strict):
+    comparator: Identifier
+    maxAbsoluteError: number(ge=0) | None = None
+    maxRelativeError: number(ge=0) | None = None
+    requiredMatchedRatio: number(ge=0, le=1) | None = None
+    nanPolicy: Literal["reject", "exact_match", "ignore"] | None = None
+    infinityPolicy: Literal["reject", "exact_match", "ignore"] | None = None
+
+
+class WorkloadCaseSpec(Strict):
+    operationSpecDigest: Digest
+    axes: dict[Identifier, SafeInt]
+    tensors: dict[Identifier, TensorCase]
+    scalars: dict[Identifier, ScalarCase] | None = None
+    correctness: CaseCorrectness
+
+
+class WorkloadCase(Record):
+    KIND = "WorkloadCase"
+    kind: Literal["WorkloadCase"]
+    spec: WorkloadCaseSpec
+
+
+class SuiteCase(Strict):
+    externalId: text(200)
+    axes: dict[Identifier, SafeInt]
+
+
+class SuiteCorrectness(Strict):
+    comparator: Identifier
+    description: text(500) | None = None
+
+
+class Aggregation(Strict):
+    metric: Identifier
+    statistic: Identifier
+
+
+class WorkloadSuiteSpec(Strict):
+    operationSpecDigest: Digest
+    cases: Annotated[list[SuiteCase], Field(min_length=1)]
+    correctness: SuiteCorrectness
+    aggregation: Aggregation
+
+
+class WorkloadSuite(Record):
+    KIND = "WorkloadSuite"
+    kind: Literal["WorkloadSuite"]
+    spec: WorkloadSuiteSpec
+
+
+# --- SoftwareProject / ImplementationRevision ----------------------------------------------
+
+
+class ProjectHost(Strict):
+    kind: Literal["github", "huggingface", "gitlab", "other"]
+    id: text(200)
+
+
+class Package(Strict):
+    ecosystem: Identifier
+    name: text(200)
+
+
+class SoftwareProjectSpec(Strict):
+    name: text(200)
+    kind: Literal["library", "individual", "vendor"] | None = None
+    repository: Uri | None = None
+    homepage: Uri | None = None
+    host: ProjectHost | None = None
+    packages: list[Package] | None = None
+
+
+class SoftwareProject(Record):
+    KIND = "SoftwareProject"
+    kind: Literal["SoftwareProject"]
+    spec: SoftwareProjectSpec
+
+
+class ProjectRevision(Strict):
+    repository: Uri | None = None
+    commit: Commit | None = None
+    version: text(100) | None = None
+    treeDigest: Digest | None = None
+
+
+class OperationRef(Strict):
+    specDigest: Digest
+
+
+class Callable(Strict):
+    language: Identifier
+    path: text(500) | None = None
+    symbol: text(200) | None = None
+    interface: Identifier | None = None
+
+
+class Support(Strict):
+    """What an implementation supports. The lists read like sets, but the published schema
+    does not say so (no uniqueItems) and its own example lists axes unsorted, so their order
+    is kept as given: sorting would change the digest of a valid published record."""
+
+    hardwareArchitectures: list[Identifier]
+    productsTested: list[text(100)] | None = None
+    axes: list[text(200)] | None = None
+    dtypes: list[Identifier]
+    layouts: list[text(50)] | None = None
+
+
+class SourceFile(Strict):
+    contentDigest: Digest
+    fileName: text(200) | None = None
+    sizeBytes: PositiveInt | None = None
+
+
+class Install(Strict):
+    kind: Literal["git", "pip", "package", "container", "source"]
+    repository: Uri | None = None
+    commit: Commit | None = None
+    package: text(200) | None = None
+    version: text(100) | None = None
+    command: text(1000) | None = None
+
+
+class BuildVariant(Strict):
+    name: Name
+    install: Install
+    requirements: dict[Identifier, text(200)] | None = None
+
+
+class LicenseEvidence(Strict):
+    path: text(500)
+    digest: Digest | None = None
+
+
+class Licensing(Strict):
+    declared: text(200) | None = None
+    concluded: text(200) | None = None
+    evidence: LicenseEvidence | None = None
+
+
+class ImplementationRevisionSpec(Strict):
+    projectRevision: ProjectRevision
+    operation: OperationRef
+    callable: Callable
+    support: Support
+    source: SourceFile | None = None
+    buildVariants: list[BuildVariant] | None = None
+    licensing: Licensing
+
+
+class ImplementationRevision(Record):
+    KIND = "ImplementationRevision"
+    kind: Literal["ImplementationRevision"]
+    spec: ImplementationRevisionSpec
+
+
+# --- BenchmarkProtocol / ExecutionEnvironment ----------------------------------------------
+
+
+class Harness(Strict):
+    name: text(200)
+    version: text(100) | None = None
+    repository: Uri | None = None
+    commit: Commit | None = None
+
+
+class Measurement(Strict):
+    timer: Identifier
+    synchronization: Identifier | None = None
+    compileIncluded: bool | None = None
+    setupIncluded: bool | None = None
+    warmupIterations: Count | None = None
+    warmupDuration: Duration | None = None
+    measuredIterations: PositiveInt | None = None
+    samples: PositiveInt | None = None
+    inputRegeneration: Identifier | None = None
+    outlierPolicy: text(500) | None = None
+    primaryStatistic: Identifier
+
+
+class ProtocolCorrectness(Strict):
+    reference: text(500)
+    comparator: Identifier
+
+
+class DevicePolicy(Strict):
+    clocksLocked: bool | None = None
+    powerLimitWatts: number(gt=0) | None = None
+    persistenceMode: bool | None = None
+
+
+class Comparability(Strict):
+    family: Identifier
+    notes: text(1000) | None = None
+
+
+class BenchmarkProtocolSpec(Strict):
+    harness: Harness
+    measurement: Measurement
+    correctness: ProtocolCorrectness | None = None
+    devicePolicy: DevicePolicy | None = None
+    comparability: Comparability | None = None
+
+
+class BenchmarkProtocol(Record):
+    KIND = "BenchmarkProtocol"
+    kind: Literal["BenchmarkProtocol"]
+    spec: BenchmarkProtocolSpec
+
+
+class Hardware(Strict):
+    vendor: Identifier
+    product: text(200)
+    architecture: Identifier
+    formFactor: text(100) | None = None
+    memoryBytes: PositiveInt | None = None
+    count: PositiveInt | None = None
+    interconnect: text(200) | None = None
+
+
+class Framework(Strict):
+    name: Identifier
+    version: text(100)
+
+
+class Software(Strict):
+    operatingSystem: text(200) | None = None
+    kernel: text(200) | None = None
+    driver: text(100) | None = None
+    cudaToolkit: text(100) | None = None
+    compiler: text(200) | None = None
+    framework: Framework | None = None
+    libraries: dict[Identifier, text(100)] | None = None
+
+
+class Settings(Strict):
+    clocksLocked: bool | None = None
+    powerLimitWatts: number(gt=0) | None = None
+    persistenceMode: bool | None = None
+    eccEnabled: bool | None = None
+    environmentVariables: dict[text(200), text(500)] | None = None
+
+
+class ExecutionEnvironmentSpec(Strict):
+    hardware: Hardware
+    software: Software
+    settings: Settings | None = None
+    imageDigest: Digest | None = None
+
+
+class ExecutionEnvironment(Record):
+    KIND = "ExecutionEnvironment"
+    kind: Literal["ExecutionEnvironment"]
+    spec: ExecutionEnvironmentSpec
+
+
+# --- BenchmarkRun --------------------------------------------------------------------------
+
+
+RunStatus = Literal[
+    "passed",
+    "incorrect_shape",
+    "incorrect_dtype",
+    "incorrect_numerical",
+    "compile_error",
+    "runtime_error",
+    "timeout",
+    "resource_exceeded",
+    "invalid_reference",
+    "policy_violation",
+    "suspected_reward_hack",
+    "incomplete_evidence",
+    "revoked",
+]
+
+
+class RunCorrectness(Strict):
+    comparator: Identifier
+    maximumAbsoluteError: number(ge=0) | None = None
+    maximumRelativeError: number(ge=0) | None = None
+    matchedRatio: number(ge=0, le=1) | None = None
+
+
+DurationPair = Annotated[
+    list[Duration],
+    Field(min_length=2, max_length=2),
+    WithJsonSchema(
+        {"type": "array", "prefixItems": [DURATION_SCHEMA, DURATION_SCHEMA], "minItems": 2, "maxItems": 2}
+    ),
+]
+"""[low, high]. The published schema gives only prefixItems (any length passes); a confidence
+interval is a pair, so we also require exactly two."""
+
+
+class Latency(Strict):
+    """Latency statistics in integer nanoseconds."""
+
+    median: Duration | None = None
+    mean: Duration | None = None
+    p05: Duration | None = None
+    p95: Duration | None = None
+    minimum: Duration | None = None
+    maximum: Duration | None = None
+    mad: Duration | None = None
+    confidence95: DurationPair | None = None
+
+
+class Timing(Strict):
+    primaryStatistic: Identifier
+    samples: PositiveInt | None = None
+    latencyNs: Latency
+    rawSamples: Artifact | None = None
+
+
+class RunMeasurement(Strict):
+    metric: Identifier
+    unit: Identifier
+    statistic: Identifier
+    value: number()
+    sampleCount: PositiveInt | None = None
+
+
+class SourceNative(Strict):
+    """The source's own identifiers and figures, kept beside the normalised ones."""
+
+    source: SourceSlug
+    benchmark: text(200) | None = None
+    externalId: text(500) | None = None
+    metrics: dict[Identifier, number()] | None = None
+
+
+class EvidenceHarness(Strict):
+    repository: Uri
+    commit: Commit
+
+
+class Evidence(Strict):
+    logs: Artifact | None = None
+    rawSamples: Artifact | None = None
+    harness: EvidenceHarness | None = None
+
+
+class BenchmarkRunSpec(Strict):
+    implementationDigest: Digest
+    workloadDigest: Digest
+    protocolDigest: Digest
+    environmentDigest: Digest
+    status: RunStatus
+    correctness: RunCorrectness | None = None
+    timing: Timing | None = None
+    measurements: list[RunMeasurement] | None = None
+    sourceNative: SourceNative | None = None
+    evidence: Evidence | None = None
+    observedAt: Timestamp
+
+
+class BenchmarkRun(Record):
+    KIND = "BenchmarkRun"
+    kind: Literal["BenchmarkRun"]
+    spec: BenchmarkRunSpec
+
+
+KERNEL_KINDS: tuple[type[Record], ...] = (
+    OperationSpec,
+    WorkloadCase,
+    WorkloadSuite,
+    SoftwareProject,
+    ImplementationRevision,
+    BenchmarkProtocol,
+    ExecutionEnvironment,
+    BenchmarkRun,
+)

@@ -1,0 +1,117 @@
+"""Parse, dump and digest records of every kind: the entry point other layers import.
+
+``parse_record`` picks the model by ``kind`` from ``KINDS`` (a plain dict, so a kind of our
+own is one ``register_kind`` call away) and turns pydantic's errors into one ``RecordError``
+naming where the record came from, the field path and the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from kernelindex.records.attestation import Attestation
+from kernelindex.records.canonical import canonical_json, digest
+from kernelindex.records.envelope import Metadata, Record
+from kernelindex.records.errors import RecordError
+from kernelindex.records.kernel_kinds import KERNEL_KINDS
+from kernelindex.records.serving_kinds import SERVING_KINDS
+
+KINDS: dict[str, type[Record]] = {model.KIND: model for model in (*KERNEL_KINDS, *SERVING_KINDS)}
+"""kind name -> model class."""
+KINDS[Attestation.KIND] = Attestation  # our own kind (see records/attestation.py)
+
+
+def register_kind(model: type[Record]) -> type[Record]:
+    """Add a kind (usable as a class decorator); refuses to replace a different model."""
+    existing = KINDS.get(model.KIND)
+    if existing is not None and existing is not model:
+        raise ValueError(f"kind {model.KIND!r} is already registered to {existing.__name__}")
+    KINDS[model.KIND] = model
+    return model
+
+
+def parse_record(data: Any, *, where: str = "") -> Record:
+    """Validate one record (a JSON-ready dict) and return the model of its kind."""
+    if not isinstance(data, Mapping):
+        raise RecordError(where, [("", f"expected a record object, got {type(data).__name__}")])
+    kind = data.get("kind")
+    model = KINDS.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        known = ", ".join(sorted(KINDS))
+        raise RecordError(where, [("kind", f"unknown kind {kind!r} (known kinds: {known})")])
+    api_version = data.get("apiVersion")
+    if api_version != model.API_VERSION:
+        reason = f"unsupported apiVersion {api_version!r} for {kind} (expected {model.API_VERSION!r})"
+        raise RecordError(where, [("apiVersion", reason)])
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise RecordError(where, [_problem(error) for error in exc.errors()]) from None
+
+
+def dump_record(record: Record) -> dict[str, Any]:
+    """The record as JSON-ready data; fields never given are left out, so a parsed record
+    dumps back to the same canonical bytes."""
+    return record.model_dump(mode="json", exclude_none=True)
+
+
+def record_digest(record: Record) -> str:
+    """``sha256:`` digest of ``{apiVersion, kind, spec}`` (metadata left out)."""
+    return digest(dump_record(record))
+
+
+def record_canonical_json(record: Record) -> bytes:
+    """RFC 8785 bytes of the whole record, metadata included."""
+    return canonical_json(dump_record(record))
+
+
+def _problem(error: Mapping[str, Any]) -> tuple[str, str]:
+    return _field_path(error["loc"]), _reason(error)
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif part == "[key]":
+            path += " (key)"
+        else:
+            path += f".{part}" if path else str(part)
+    return path
+
+
+def _reason(error: Mapping[str, Any]) -> str:
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        return "unknown field"
+    if kind == "value_error":
+        return str(error["ctx"]["error"])
+    if kind == "missing":
+        return "required field is missing"
+    if kind == "literal_error":
+        return f"{error['msg']}, got {error['input']!r}"
+    if kind in ("string_pattern_mismatch", "string_too_long", "string_type", "too_short", "too_long"):
+        return f"{error['msg']}, got {_short(error['input'])}"
+    return error["msg"]
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+__all__ = [
+    "KINDS",
+    "Metadata",
+    "Record",
+    "RecordError",
+    "dump_record",
+    "parse_record",
+    "record_canonical_json",
+    "record_digest",
+    "register_kind",
+]
