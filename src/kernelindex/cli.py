@@ -7,6 +7,108 @@ import typer
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 
 
+@app.callback()
+def _commands() -> None:
+    """Keeps `kernelindex COMMAND` form even while only one command is registered."""
+
+
+@app.command()
+def schemas(outdir: str = typer.Argument(..., help="folder for one <kind>.v1alpha1.schema.json per kind")) -> None:
+    """Write the JSON Schema (Draft 2020-12) of every record kind, one file per kind."""
+    import json
+    from pathlib import Path
+
+    from kernelindex.records.json_schema import kind_schema, schema_file_name
+    from kernelindex.records.models import KINDS
+
+    folder = Path(outdir)
+    folder.mkdir(parents=True, exist_ok=True)
+    for kind in sorted(KINDS):
+        model = KINDS[kind]
+        path = folder / schema_file_name(model)
+        path.write_text(json.dumps(kind_schema(model), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        typer.echo(f"{kind}: {path}")
+
+
+from kernelindex.cli_evidence import register as _register_evidence_commands  # noqa: E402
+
+_register_evidence_commands(app)  # keys, corrections, sign, verify-signatures
+
+
+from kernelindex import cli_store  # noqa: E402  (store commands: import, verify, runs, show, export, stats)
+
+cli_store.register(app)
+
+from kernelindex import cli_web  # noqa: E402  (web commands: serve, rank)
+
+cli_web.register(app)
+
+
+@app.command("eval")
+def eval_command(
+    problem: str = typer.Argument(..., help="problem folder (definition.json + workload.jsonl)"),
+    solution: str = typer.Option(..., "--solution", "-s", help="solution.json"),
+    cases: list[str] = typer.Option(None, "--cases", help="case uuids (or prefixes) to run; all when absent"),
+    device: str = typer.Option("cpu", "--device", help="cpu or cuda[:N]"),
+    output: str = typer.Option(None, "-o", "--output", help="write upstream-format trace lines here"),
+    record: bool = typer.Option(False, "--record", help="store the records (evidence: verified) in the store"),
+    db: str = typer.Option(None, "--db", help="database URL or SQLite file, for --record"),
+    key: str = typer.Option(None, "--key", help="runner's Ed25519 private key (PEM) to sign the stored runs"),
+    rounds: int = typer.Option(10, help="correctness rounds with fresh inputs"),
+    warmup: int = typer.Option(10, help="warm-up calls"),
+    iterations: int = typer.Option(50, help="timed calls"),
+    timeout: float = typer.Option(300.0, help="seconds per case and process"),
+    memory_mb: int = typer.Option(16384, "--memory-mb", help="memory limit of each worker process"),
+) -> None:
+    """Run a solution on a problem in isolated processes; print a table; exit 0 only if every case passed."""
+    from rich.console import Console
+
+    from kernelindex.harness.formats import FormatError, load_problem, load_solution
+    from kernelindex.harness.report import render
+    from kernelindex.harness.runner import EvalOptions, evaluate, write_traces
+
+    err = Console(stderr=True, highlight=False)
+    if device != "cpu" and not device.startswith("cuda"):
+        err.print(f"error: --device must be cpu or cuda[:N], not {device!r}", markup=False)
+        raise typer.Exit(2)
+    try:
+        loaded_problem, loaded_solution = load_problem(problem), load_solution(solution)
+        options = EvalOptions(device=device, rounds=rounds, warmup=warmup, iterations=iterations, timeout_s=timeout,
+                              memory_limit_mb=memory_mb, cases=cases or None)
+        if options.cases:
+            for uuid in options.cases:
+                loaded_problem.case(uuid)
+    except (FormatError, KeyError) as exc:
+        err.print(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}", markup=False)
+        raise typer.Exit(1)
+    if device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            err.print("error: --device cuda, but this machine has no usable GPU", markup=False)
+            raise typer.Exit(1)
+    suite = evaluate(loaded_problem, loaded_solution, options,
+                     progress=lambda r: err.print(f"{r.case.uuid[:8]} {r.status}", markup=False))
+    render(suite, Console())
+    if output:
+        write_traces(suite, output)
+    if record:
+        from kernelindex.harness.records import record_evaluation
+        from kernelindex.store import open_store
+
+        private_key = None
+        if key:
+            from pathlib import Path
+
+            from kernelindex.records.signing import private_key_from_pem
+
+            private_key = private_key_from_pem(Path(key).read_bytes())
+        stored = record_evaluation(open_store(db), suite, private_key=private_key)
+        new = sum(1 for v in stored.run_ids.values() if v)
+        Console().print(f"stored {new} new run(s) as verified evidence; suite run {stored.suite_run_digest}", markup=False)
+    raise typer.Exit(0 if all(r.passed for r in suite.cases) else 1)
+
+
 def main() -> None:
     app()
 

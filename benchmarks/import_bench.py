@@ -1,0 +1,113 @@
+"""Import, re-import, verify and export of the real catalog export into SQLite: time and peak memory.
+
+Each phase runs in its own fresh Python process, so its peak RSS is its own. The baseline is the
+least any importer must do: decompress the file as a stream, parse each line and hash each record's
+sorted-key JSON (zstandard for the decompression, the standard library for the rest).
+
+    .venv/bin/python benchmarks/import_bench.py [EXPORT.jsonl.zst] [--db-dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DEFAULT_EXPORT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "kernelindex-catalog-2026-08-15-167a1d6d.jsonl.zst"
+
+
+def baseline(export: Path, _db: str) -> dict:
+    import hashlib
+    import io
+
+    import zstandard
+
+    count = 0
+    with open(export, "rb") as raw:
+        text = io.TextIOWrapper(zstandard.ZstdDecompressor().stream_reader(raw), encoding="utf-8")
+        for line in text:
+            row = json.loads(line)["row"]
+            hashlib.sha256(json.dumps(row, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).digest()
+            count += 1
+    return {"lines": count}
+
+
+def import_(export: Path, db: str) -> dict:
+    from kernelindex.ingest.catalog import import_catalog
+    from kernelindex.store import open_store
+
+    report = import_catalog(open_store(db), export)
+    return {"added": sum(report.added.values()), "present": sum(report.present.values())}
+
+
+def verify(_export: Path, db: str) -> dict:
+    from kernelindex.store import open_store
+    from kernelindex.store.verify import verify_store
+
+    report = verify_store(open_store(db))
+    return {"summary": report.summary()}
+
+
+def export(_export: Path, db: str) -> dict:
+    from kernelindex.ingest.export import export_catalog
+    from kernelindex.store import open_store
+
+    out = Path(db.removeprefix("sqlite:///")).with_suffix(".out.jsonl.zst")
+    counts = export_catalog(open_store(db), out)
+    return {"rows": sum(counts.values())}
+
+
+PHASES = {"baseline": baseline, "import": import_, "reimport": import_, "verify": verify, "export": export}
+
+
+def child(phase: str, export_path: Path, db: str) -> None:
+    start = time.perf_counter()
+    result = PHASES[phase](export_path, db)
+    result["seconds"] = time.perf_counter() - start
+    result["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(result))
+
+
+def measure(phase: str, export_path: Path, db: str) -> dict:
+    out = subprocess.run(
+        [sys.executable, __file__, str(export_path), "--phase", phase, "--db", db],
+        check=True, capture_output=True, text=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("export", nargs="?", type=Path, default=DEFAULT_EXPORT)
+    parser.add_argument("--phase", choices=PHASES)
+    parser.add_argument("--db")
+    parser.add_argument("--db-dir", type=Path)
+    args = parser.parse_args()
+    if args.phase:
+        child(args.phase, args.export, args.db)
+        return
+    with tempfile.TemporaryDirectory(dir=args.db_dir) as folder:
+        db = f"sqlite:///{Path(folder) / 'bench.db'}"
+        from kernelindex.store import open_store
+
+        open_store(db).close()  # schema made outside the timed phases
+        results = {phase: measure(phase, args.export, db) for phase in PHASES}
+    base = results["baseline"]
+    print(f"export: {args.export.name} ({args.export.stat().st_size / 2**20:.1f} MiB compressed, {base['lines']} lines)")
+    print(f"{'phase':<10}{'seconds':>9}{'x baseline':>12}{'peak RSS MiB':>14}{'x baseline':>12}  result")
+    for phase, r in results.items():
+        extra = {k: v for k, v in r.items() if k not in ("seconds", "peak_rss_mib")}
+        print(
+            f"{phase:<10}{r['seconds']:>9.2f}{r['seconds'] / base['seconds']:>12.2f}"
+            f"{r['peak_rss_mib']:>14.0f}{r['peak_rss_mib'] / base['peak_rss_mib']:>12.2f}  {extra}"
+        )
+    print("targets: import < 30 s and < 1024 MiB peak; verify < 10 s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,183 @@
+"""Reading and writing catalog JSON lines, streamed (an export is never held whole in memory).
+
+Writing matches the public exports byte for byte: ``JSON.stringify`` output, i.e. no spaces,
+UTF-8 left unescaped and numbers in ECMAScript form (``0.000010048658277929109``, not
+``1.0048658277929109e-05``), which Python's ``json`` cannot be told to do.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import zstandard
+
+from kernelindex.ingest.problems import LineError
+
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+CHUNK = 1 << 20
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"duplicate key {key!r} in one JSON object")
+            seen.add(key)
+    return obj
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads_strict(text: str | bytes) -> Any:
+    """``json.loads`` that refuses a key given twice in one object (the last would silently win)
+    and the NaN/Infinity that Python would otherwise accept."""
+    return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants)
+
+
+def _zstd_chunks(stream: BinaryIO) -> Iterator[bytes]:
+    """Decompressed chunks of a (possibly multi-frame) zstd stream; a cut-off frame is an error."""
+    head = stream.read(4)
+    if not head:
+        raise LineError(None, "the file is empty")
+    if head != ZSTD_MAGIC:
+        raise LineError(None, "not a zstd file (the first bytes are not a zstd frame header)")
+    pending = head
+    decompressor = zstandard.ZstdDecompressor().decompressobj()
+    while True:
+        data = pending + stream.read(CHUNK)
+        pending = b""
+        if not data:
+            break
+        try:
+            out = decompressor.decompress(data)
+        except zstandard.ZstdError as exc:
+            raise LineError(None, f"corrupt zstd data: {exc}") from exc
+        if out:
+            yield out
+        if decompressor.eof:
+            rest = decompressor.unused_data
+            decompressor = zstandard.ZstdDecompressor().decompressobj()
+            if rest:
+                pending = rest
+            else:
+                nxt = stream.read(CHUNK)
+                if not nxt:
+                    return
+                pending = nxt
+    if not decompressor.eof:
+        raise LineError(None, "truncated zstd file: the last frame ends early")
+
+
+def _plain_chunks(stream: BinaryIO) -> Iterator[bytes]:
+    while chunk := stream.read(CHUNK):
+        yield chunk
+
+
+def read_lines(path: Path, stream: BinaryIO) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of each non-blank line of a ``.jsonl`` or ``.jsonl.zst`` stream."""
+    chunks = _zstd_chunks(stream) if path.name.endswith(".zst") else _plain_chunks(stream)
+    number, tail, seen_any = 0, b"", False
+    for chunk in chunks:
+        parts = (tail + chunk).split(b"\n")
+        tail = parts.pop()
+        for raw in parts:
+            number += 1
+            if raw.strip():
+                seen_any = True
+                yield number, _decode(number, raw)
+    if tail.strip():
+        number += 1
+        seen_any = True
+        yield number, _decode(number, tail)
+    if not seen_any:
+        raise LineError(None, "the file is empty (no JSON lines)")
+
+
+def _decode(number: int, raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LineError(number, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+
+
+def parse_line(number: int, text: str) -> Any:
+    try:
+        return loads_strict(text)
+    except ValueError as exc:
+        raise LineError(number, f"malformed JSON: {exc}") from exc
+
+
+def es_number(value: float) -> str:
+    """A float as ECMAScript's Number::toString writes it (shortest round-trip digits)."""
+    if not math.isfinite(value):
+        raise ValueError(f"{value!r} has no JSON form")
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    mantissa, _, exp = repr(abs(value)).partition("e")
+    whole, _, frac = mantissa.partition(".")
+    digits = (whole + frac).lstrip("0")
+    point = len(whole) + int(exp or 0) - (len(whole + frac) - len((whole + frac).lstrip("0")))
+    digits = digits.rstrip("0") or "0"
+    k, n = len(digits), point
+    if k <= n <= 21:
+        text = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        text = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        text = "0." + "0" * -n + digits
+    else:
+        e = n - 1
+        text = digits[0] + ("." + digits[1:] if k > 1 else "") + ("e+" if e > 0 else "e-") + str(abs(e))
+    return sign + text
+
+
+def js_dumps(value: Any) -> str:
+    """``JSON.stringify(value)``: compact, key order kept, ECMAScript numbers."""
+    parts: list[str] = []
+    _encode(value, parts.append)
+    return "".join(parts)
+
+
+def _encode(value: Any, out) -> None:
+    if isinstance(value, str):
+        out(encode_basestring(value))
+    elif value is None:
+        out("null")
+    elif value is True:
+        out("true")
+    elif value is False:
+        out("false")
+    elif isinstance(value, int):
+        out(str(value))
+    elif isinstance(value, float):
+        out(es_number(value))
+    elif isinstance(value, dict):
+        out("{")
+        first = True
+        for key, item in value.items():
+            if not first:
+                out(",")
+            first = False
+            out(encode_basestring(key))
+            out(":")
+            _encode(item, out)
+        out("}")
+    elif isinstance(value, (list, tuple)):
+        out("[")
+        for i, item in enumerate(value):
+            if i:
+                out(",")
+            _encode(item, out)
+        out("]")
+    else:
+        raise TypeError(f"{type(value).__name__} is not JSON")

@@ -1,0 +1,63 @@
+"""``kernelindex import PATH...``: decide what each path is and hand it to the right importer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from kernelindex.ingest.bundles import import_bundles
+from kernelindex.ingest.catalog import ImportReport, import_catalog
+from kernelindex.ingest.problems import ImportFailed, Problem
+from kernelindex.store.database import Store
+
+
+def kind_of(path: Path) -> str:
+    """catalog, bundles, problem or traces (raises ImportFailed for anything else)."""
+    if not path.exists():
+        raise ImportFailed([Problem(str(path), None, None, "no such file or directory")])
+    if path.is_dir():
+        if (path / "definition.json").is_file():
+            return "problem"
+        if any(path.glob("*.json")):
+            return "bundles"
+        raise ImportFailed([Problem(str(path), None, None, "a directory with neither definition.json nor *.json bundles")])
+    name = path.name
+    if name.endswith(".jsonl.zst"):
+        return "catalog"
+    if name.endswith(".json"):
+        return "bundles"
+    if name.endswith(".jsonl"):
+        with open(path, "rb") as f:
+            first = f.readline()
+        try:
+            head = json.loads(first) if first.strip() else None
+        except ValueError:
+            return "catalog"  # the catalog reader reports the bad line precisely
+        if isinstance(head, dict) and "definition" in head and "evaluation" in head:
+            return "traces"
+        return "catalog"
+    raise ImportFailed([Problem(str(path), None, None, "unknown file type: expected .jsonl.zst, .jsonl, .json or a directory")])
+
+
+def import_paths(
+    store: Store, paths: Iterable[Path], *, open_file: Callable | None = None
+) -> list[tuple[str, ImportReport]]:
+    """Import each path in turn (each in its own transaction); stops at the first refused one."""
+    reports = []
+    for path in paths:
+        kind = kind_of(path)
+        if kind == "catalog":
+            report = import_catalog(store, path, open_file=open_file)
+        elif kind == "bundles":
+            report = import_bundles(store, [path])
+        elif kind == "problem":
+            from kernelindex.harness.records import import_problem  # the harness reads problem folders
+
+            report = import_problem(store, path)
+        else:
+            from kernelindex.ingest.traces import import_traces  # trace lines, kept by the harness helper
+
+            report = import_traces(store, path)
+        reports.append((kind, report))
+    return reports

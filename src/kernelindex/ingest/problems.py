@@ -1,0 +1,33 @@
+"""What went wrong in an import, said as file, line, field and reason."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    line: int | None
+    field: str | None
+    reason: str
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        return f"{where}: {self.field}: {self.reason}" if self.field else f"{where}: {self.reason}"
+
+
+class ImportFailed(Exception):
+    """Raised when an import is refused; nothing of it was stored."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(map(str, problems)))
+
+
+class LineError(Exception):
+    """A problem with one line, raised while reading; the reader adds the file name."""
+
+    def __init__(self, line: int | None, reason: str, field: str | None = None) -> None:
+        self.line, self.reason, self.field = line, reason, field
+        super().__init__(reason)

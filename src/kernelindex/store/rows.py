@@ -1,0 +1,359 @@
+"""From an export row (or a run bundle) to the store's columns, recomputing every digest and key.
+
+Each ``*_columns`` function checks one row and returns the column values to insert; a problem
+raises :class:`RowError` naming the field, which the importer turns into file:line:field: reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kernelindex.records.models import RecordError, parse_record
+from kernelindex.records.canonical import comparison_key, correctness_key, digest, metric_key
+
+# latencyNs statistic names as runs write them -> the statistic names of measurement rows
+_STATISTIC = {"minimum": "min", "maximum": "max"}
+
+
+class RowError(ValueError):
+    def __init__(self, field: str | None, reason: str) -> None:
+        self.field, self.reason = field, reason
+        super().__init__(f"{field}: {reason}" if field else reason)
+
+
+def check_record(record: Any, field: str, kinds: tuple[str, ...]) -> None:
+    """Validate a record against the published schema (unknown fields are refused)."""
+    if not isinstance(record, Mapping):
+        raise RowError(field, "missing or not a JSON object")
+    if record.get("kind") not in kinds:
+        raise RowError(f"{field}.kind", f"expected {' or '.join(kinds)}, got {record.get('kind')!r}")
+    try:
+        parse_record(record)
+    except RecordError as exc:
+        path, reason = (exc.problems[0] if exc.problems else ("", str(exc)))
+        raise RowError(f"{field}.{path}" if path else field, reason) from exc
+
+
+def require(row: Mapping[str, Any], key: str, kind: type | tuple[type, ...] = str) -> Any:
+    value = row.get(key)
+    if not isinstance(value, kind):
+        raise RowError(key, "missing" if value is None else f"expected {getattr(kind, '__name__', kind)}")
+    return value
+
+
+def same_digest(field: str, stated: Any, record: Mapping[str, Any]) -> str:
+    actual = digest(record)
+    if stated != actual:
+        raise RowError(field, f"digest mismatch: the file says {stated}, the record hashes to {actual}")
+    return actual
+
+
+def export_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The row as stored beside the columns: everything, with the record itself left out."""
+    kept = dict(row)
+    if "manifest" in kept:
+        kept["manifest"] = None
+    return kept
+
+
+def source_columns(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "id": require(row, "id"),
+        "slug": require(row, "slug"),
+        "kind": require(row, "kind"),
+        "name": require(row, "name"),
+        "policy": row.get("policy"),
+        "created_at": row.get("createdAt"),
+        "export_row": export_row(row),
+    }
+
+
+def project_columns(row: Mapping[str, Any]) -> dict[str, Any]:
+    manifest = row.get("manifest")
+    check_record(manifest, "manifest", ("SoftwareProject",))
+    return {
+        "id": require(row, "id"),
+        "slug": require(row, "slug"),
+        "name": row.get("name"),
+        "manifest": manifest,
+        "created_at": row.get("createdAt"),
+        "export_row": export_row(row),
+    }
+
+
+def operation_columns(row: Mapping[str, Any]) -> dict[str, Any]:
+    manifest = row.get("manifest")
+    check_record(manifest, "manifest", ("OperationSpec",))
+    return {
+        "id": require(row, "id"),
+        "semantic_digest": same_digest("semanticDigest", row.get("semanticDigest"), manifest),
+        "slug": require(row, "slug"),
+        "family": row.get("family"),
+        "name": row.get("name"),
+        "tags": row.get("tags"),
+        "supersedes_id": row.get("supersedesId"),
+        "manifest": manifest,
+        "created_at": row.get("createdAt"),
+        "export_row": export_row(row),
+    }
+
+
+def alias_columns(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "operation_id": require(row, "operationId"),
+        "alias": require(row, "alias"),
+        "export_row": export_row(row),
+    }
+
+
+def workload_columns(row: Mapping[str, Any]) -> dict[str, Any]:
+    manifest = row.get("manifest")
+    check_record(manifest, "manifest", ("WorkloadCase", "WorkloadSuite"))
+    spec = manifest["spec"]
+    return {
+        "id": require(row, "id"),
+        "workload_digest": same_digest("workloadDigest", row.get("workloadDigest"), manifest),
+        "kind": manifest["kind"],
+        "operation_id": row.get("operationId"),
+        "operation_digest": spec.get("operationSpecDigest"),
+        "correctness_key": correctness_key(spec.get("correctness")),
+        "name": manifest["metadata"].get("name"),
+        "shape_summary": row.get("shapeSummary"),
+        "dtypes": row.get("dtypes"),
+        "manifest": manifest,
+        "created_at": row.get("createdAt"),
+        "export_row": export_row(row),
+    }
+
+
+def implementation_columns(row: Mapping[str, Any]) -> dict[str, Any]:
+    manifest = row.get("manifest")
+    check_record(manifest, "manifest", ("ImplementationRevision",))
+    return {
+        "id": require(row, "id"),
+        "implementation_digest": same_digest("implementationDigest", row.get("implementationDigest"), manifest),
+        "project_id": row.get("projectId"),
+        "operation_id": row.get("operationId"),
+        "slug": row.get("slug"),
+        "title": row.get("title"),
+        "language": row.get("language"),
+        "supersedes_id": row.get("supersedesId"),
+        "manifest": manifest,
+        "created_at": row.get("createdAt"),
+        "export_row": export_row(row),
+    }
+
+
+def artifact_columns(row: Mapping[str, Any]) -> dict[str, Any]:
+    content_digest = require(row, "contentDigest")
+    return {
+        "id": require(row, "id"),
+        "content_digest": content_digest,
+        "kind": require(row, "kind"),
+        "media_type": row.get("mediaType"),
+        "size_bytes": row.get("sizeBytes"),
+        "storage": row.get("storage"),
+        "uri": row.get("uri"),
+        "license": row.get("license"),
+        "created_at": row.get("createdAt"),
+        "export_row": export_row(row),
+    }
+
+
+def measurement_columns(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "id": require(row, "id"),
+        "run_id": require(row, "runId"),
+        "metric": require(row, "metric"),
+        "statistic": require(row, "statistic"),
+        "unit": require(row, "unit"),
+        "value": require(row, "value", (int, float)),
+        "sample_count": row.get("sampleCount"),
+        "export_row": export_row(row),
+    }
+
+
+def event_columns(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "id": require(row, "id"),
+        "comparison_key": row.get("comparisonKey"),
+        "run_id": row.get("runId"),
+        "previous_run_id": row.get("previousRunId"),
+        "policy_version": row.get("policyVersion"),
+        "cause": require(row, "cause"),
+        "reason": row.get("reason"),
+        "at": require(row, "at"),
+        "created_at": row.get("createdAt"),
+        "export_row": export_row(row),
+    }
+
+
+# ---- runs ---------------------------------------------------------------------------------
+
+
+def check_bundle(bundle: Any, field: str = "manifest") -> tuple[dict, dict, dict]:
+    """Validate a ``{run, protocol, environment}`` bundle and its internal digests."""
+    if not isinstance(bundle, Mapping):
+        raise RowError(field, "missing or not a JSON object")
+    unknown = sorted(set(bundle) - {"run", "protocol", "environment"})
+    if unknown:
+        raise RowError(f"{field}.{unknown[0]}", "unknown field (a run bundle holds run, protocol, environment)")
+    run, protocol, environment = bundle.get("run"), bundle.get("protocol"), bundle.get("environment")
+    check_record(run, f"{field}.run", ("BenchmarkRun",))
+    check_record(protocol, f"{field}.protocol", ("BenchmarkProtocol",))
+    check_record(environment, f"{field}.environment", ("ExecutionEnvironment",))
+    spec = run["spec"]
+    same_digest(f"{field}.run.spec.protocolDigest", spec.get("protocolDigest"), protocol)
+    same_digest(f"{field}.run.spec.environmentDigest", spec.get("environmentDigest"), environment)
+    return run, protocol, environment
+
+
+def primary_metric(spec: Mapping[str, Any]) -> tuple[str | None, str | None, str | None, Any]:
+    """(metric, statistic, unit, value): the timing's primary statistic, else the first measurement.
+
+    This is the rule the public export follows (checked on all its runs).
+    """
+    timing = spec.get("timing")
+    if timing:
+        statistic = timing.get("primaryStatistic")
+        return "latency", statistic, "ns", timing.get("latencyNs", {}).get(statistic)
+    for m in spec.get("measurements") or ():
+        return m.get("metric"), m.get("statistic"), m.get("unit"), m.get("value")
+    return None, None, None, None
+
+
+def derived_measurements(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Measurement rows of a run: each latencyNs statistic, then ``spec.measurements``.
+
+    The public export derives its measurement rows the same way (checked on all its runs).
+    """
+    timing = spec.get("timing") or {}
+    samples = timing.get("samples")
+    rows = [
+        {"metric": "latency", "statistic": _STATISTIC.get(name, name), "unit": "ns", "value": value, "sampleCount": samples}
+        for name, value in (timing.get("latencyNs") or {}).items()
+        if not isinstance(value, (list, tuple))  # confidence95 is an interval, not one measurement
+    ]
+    for m in spec.get("measurements") or ():
+        rows.append(
+            {
+                "metric": m["metric"],
+                "statistic": m["statistic"],
+                "unit": m["unit"],
+                "value": m["value"],
+                "sampleCount": m.get("sampleCount", samples),
+            }
+        )
+    return rows
+
+
+def run_keys(columns: Mapping[str, Any], workload: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of a run that need its workload: operation, correctness and comparison key."""
+    metric = metric_key(columns["primary_metric"], columns["primary_statistic"], columns["primary_unit"])
+    key = comparison_key(
+        operation=workload["operation_digest"],
+        workload=columns["workload_digest"],
+        protocol=columns["protocol_key"],
+        environment=columns["environment_key"],
+        correctness=workload["correctness_key"],
+        metric=metric,
+    )
+    return {
+        "workload_id": workload["id"],
+        "operation_digest": workload["operation_digest"],
+        "correctness_key": workload["correctness_key"],
+        "comparison_key": key,
+    }
+
+
+def run_columns(bundle: Any, field: str = "manifest") -> dict[str, Any]:
+    """Columns of a run from its bundle alone (links and workload keys are filled later)."""
+    run, protocol, environment = check_bundle(bundle, field)
+    spec = run["spec"]
+    metric, statistic, unit, value = primary_metric(spec)
+    hardware = environment["spec"].get("hardware") or {}
+    evidence = spec.get("evidence") or {}
+    return {
+        "run_digest": digest(run),
+        "source_slug": (spec.get("sourceNative") or {}).get("source"),
+        "implementation_digest": spec["implementationDigest"],
+        "workload_digest": spec["workloadDigest"],
+        "protocol_key": spec["protocolDigest"],
+        "environment_key": spec["environmentDigest"],
+        "status": spec["status"],
+        "observed_at": spec.get("observedAt"),
+        "primary_metric": metric,
+        "primary_statistic": statistic,
+        "primary_unit": unit,
+        "primary_value": value,
+        "sample_count": (spec.get("timing") or {}).get("samples"),
+        "hardware_vendor": hardware.get("vendor"),
+        "hardware_model": hardware.get("product"),
+        "hardware_architecture": hardware.get("architecture"),
+        "has_raw_evidence": "rawSamples" in evidence,
+        "manifest": bundle,
+    }
+
+
+def protocol_columns(protocol: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "protocol_digest": digest(protocol),
+        "name": protocol["metadata"].get("name"),
+        "family": (protocol["spec"].get("comparability") or {}).get("family"),
+        "manifest": protocol,
+    }
+
+
+def environment_columns(environment: Mapping[str, Any]) -> dict[str, Any]:
+    hardware = environment["spec"].get("hardware") or {}
+    return {
+        "environment_digest": digest(environment),
+        "name": environment["metadata"].get("name"),
+        "hardware_vendor": hardware.get("vendor"),
+        "hardware_model": hardware.get("product"),
+        "hardware_architecture": hardware.get("architecture"),
+        "manifest": environment,
+    }
+
+
+# Export-row columns of a run that restate the manifest: each must agree with it on the way in.
+_RUN_RESTATED = {
+    "runDigest": "run_digest",
+    "protocolKey": "protocol_key",
+    "environmentKey": "environment_key",
+    "status": "status",
+    "observedAt": "observed_at",
+    "primaryMetric": "primary_metric",
+    "primaryStatistic": "primary_statistic",
+    "primaryUnit": "primary_unit",
+    "primaryValue": "primary_value",
+    "sampleCount": "sample_count",
+    "hardwareVendor": "hardware_vendor",
+    "hardwareModel": "hardware_model",
+    "hardwareArchitecture": "hardware_architecture",
+}
+
+
+def catalog_run_columns(row: Mapping[str, Any]) -> dict[str, Any]:
+    """Columns of a ``benchmark_runs`` row; every restated digest and value is checked."""
+    columns = run_columns(row.get("manifest"))
+    for key, column in _RUN_RESTATED.items():
+        if key in row and row[key] != columns[column]:
+            what = "digest mismatch" if key.endswith(("Digest", "Key")) else "does not match the manifest"
+            raise RowError(key, f"{what}: the file says {row[key]!r}, the manifest gives {columns[column]!r}")
+    columns.update(
+        id=require(row, "id"),
+        source_id=row.get("sourceId"),
+        published_at=row.get("publishedAt"),
+        supersedes_id=row.get("supersedesId"),
+        retracted_at=row.get("retractedAt"),
+        retraction_reason=row.get("retractionReason"),
+        has_raw_evidence=bool(row.get("hasRawEvidence", columns["has_raw_evidence"])),
+        export_row=export_row(row),
+        # stated links: checked against the digests once the rows they name are known
+        stated_workload_id=row.get("workloadId"),
+        stated_implementation_id=row.get("implementationId"),
+        stated_keys={k: row.get(k) for k in ("correctnessKey", "comparisonKey")},
+    )
+    return columns

@@ -1,0 +1,578 @@
+"""Adding rows to the store in bulk, inside one transaction, idempotently and append-only.
+
+A :class:`Writer` takes checked rows table by table (parents before children), and inserts them
+in batches. A row whose identity (its digest, or its natural key) is already stored is counted
+as present and not touched; if it came under a different id, later rows that point at that id
+are pointed at the stored one. References that name nothing are problems, except a run's
+workload, implementation and source, which are kept as pending links (the run always keeps the
+digests) and filled in when those rows arrive: the one UPDATE this store ever makes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Connection, Table, and_, insert, select, tuple_, update
+
+from kernelindex.store import tables as t
+from kernelindex.store.ids import uuid7
+from kernelindex.records.canonical import digest, sha256_digest
+from kernelindex.store.rows import (
+    RowError,
+    derived_measurements,
+    environment_columns,
+    implementation_columns,
+    operation_columns,
+    project_columns,
+    protocol_columns,
+    run_columns,
+    run_keys,
+    source_columns,
+    workload_columns,
+)
+
+BATCH = 1000
+IN_CHUNK = 500  # values per IN (...) list: well under every backend's parameter limit
+
+
+@dataclass(frozen=True)
+class RowProblem:
+    line: int | None
+    field: str | None
+    reason: str
+    consequential: bool = False  # a dangling reference, often only the echo of a refused parent row
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    table: Table
+    key: tuple[str, ...]  # the row's identity: a digest or a natural key
+    refs: Mapping[str, str] = field(default_factory=dict)  # column -> parent table name
+
+
+SPECS: dict[str, TableSpec] = {
+    "sources": TableSpec(t.sources, ("slug",)),
+    "projects": TableSpec(t.projects, ("slug",)),
+    "operations": TableSpec(t.operations, ("semantic_digest",)),
+    "operation_aliases": TableSpec(t.operation_aliases, ("operation_id", "alias"), {"operation_id": "operations"}),
+    "workloads": TableSpec(t.workloads, ("workload_digest",), {"operation_id": "operations"}),
+    "implementations": TableSpec(
+        t.implementations, ("implementation_digest",), {"project_id": "projects", "operation_id": "operations"}
+    ),
+    "runs": TableSpec(t.runs, ("run_digest",), {"source_id": "sources"}),
+    "measurements": TableSpec(t.measurements, ("run_id", "metric", "statistic", "unit"), {"run_id": "runs"}),
+    "artifacts": TableSpec(t.artifacts, ("content_digest",)),
+    "record_events": TableSpec(t.record_events, ("id",), {"run_id": "runs", "previous_run_id": "runs"}),
+    "foreign_rows": TableSpec(t.foreign_rows, ("table_name", "row_digest")),
+}
+
+
+def now_iso() -> str:
+    """UTC now in the exports' form, ``2026-05-27T05:56:21.957Z``."""
+    now = datetime.now(UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def _chunks(values: list, size: int = IN_CHUNK) -> Iterable[list]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+@dataclass
+class Writer:
+    """Bulk, idempotent inserts into one open transaction (``conn``)."""
+
+    conn: Connection
+    added: Counter = field(default_factory=Counter)
+    present: Counter = field(default_factory=Counter)
+    linked: Counter = field(default_factory=Counter)
+    problems: list[RowProblem] = field(default_factory=list)
+    inserted_runs: dict[str, str] = field(default_factory=dict)  # run digest -> id, this writer
+    _alias: dict[str, dict[str, str]] = field(default_factory=lambda: defaultdict(dict))
+    _known: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    _pending: list[tuple[int | None, dict[str, Any]]] = field(default_factory=list)
+    _pending_table: str | None = None
+
+    # -- feeding rows ---------------------------------------------------------------------
+
+    def add(self, table: str, line: int | None, columns: dict[str, Any]) -> None:
+        """Queue one checked row; rows are written when the table changes or a batch fills."""
+        if table != self._pending_table:
+            self.flush()
+            self._pending_table = table
+        self._pending.append((line, columns))
+        if len(self._pending) >= BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._pending:
+            batch, table = self._pending, self._pending_table
+            self._pending = []
+            if table == "runs":
+                self._write_runs(batch)
+            else:
+                self._write(table, batch)
+
+    def problem(self, line: int | None, field_: str | None, reason: str, *, consequential: bool = False) -> None:
+        self.problems.append(RowProblem(line, field_, reason, consequential))
+
+    # -- generic tables -------------------------------------------------------------------
+
+    def _resolve_refs(self, spec: TableSpec, batch: list[tuple[int | None, dict]]) -> list[tuple[int | None, dict]]:
+        """Point references at stored ids; drop (as problems) rows whose references name nothing."""
+        for column, parent in spec.refs.items():
+            alias = self._alias[parent]
+            wanted = set()
+            for _, cols in batch:
+                value = cols.get(column)
+                if value is not None:
+                    cols[column] = value = alias.get(value, value)
+                    if value not in self._known[parent]:
+                        wanted.add(value)
+            self._load_known(parent, wanted)
+        kept = []
+        for line, cols in batch:
+            missing = [c for c, p in spec.refs.items() if cols.get(c) is not None and cols[c] not in self._known[p]]
+            if missing:
+                column = missing[0]
+                wire = column.split("_")[0] + "".join(part.title() for part in column.split("_")[1:])
+                reason = f"refers to {spec.refs[column]} id {cols[column]} which is neither in this import nor stored"
+                self.problem(line, wire, reason, consequential=True)
+            else:
+                kept.append((line, cols))
+        return kept
+
+    def _load_known(self, table: str, ids: set[str]) -> None:
+        id_column = SPECS[table].table.c.id
+        for chunk in _chunks(sorted(ids)):
+            self._known[table].update(self.conn.scalars(select(id_column).where(id_column.in_(chunk))))
+
+    def _stored_keys(self, spec: TableSpec, keys: list[tuple]) -> dict[tuple, str | None]:
+        cols = [spec.table.c[name] for name in spec.key]
+        has_id = "id" in spec.table.c
+        found: dict[tuple, str | None] = {}
+        for chunk in _chunks(keys):
+            where = cols[0].in_([k[0] for k in chunk]) if len(cols) == 1 else tuple_(*cols).in_(chunk)
+            wanted = [*cols, spec.table.c.id] if has_id else cols
+            for row in self.conn.execute(select(*wanted).where(where)):
+                found[tuple(row[: len(cols)])] = row[-1] if has_id else None
+        return found
+
+    def _split_new(self, table: str, batch: list[tuple[int | None, dict]]) -> list[tuple[int | None, dict]]:
+        """Keep the rows not stored yet; map the ids of those that are."""
+        spec = SPECS[table]
+        keys = [tuple(cols[k] for k in spec.key) for _, cols in batch]
+        stored = self._stored_keys(spec, list(set(keys)))
+        new, seen = [], {}
+        for (line, cols), key in zip(batch, keys, strict=True):
+            if key in stored or key in seen:
+                stored_id = stored[key] if key in stored else seen[key]
+                self.present[table] += 1
+                if stored_id is not None and cols.get("id") not in (None, stored_id):
+                    self._alias[table][cols["id"]] = stored_id
+                continue
+            seen[key] = cols.get("id")
+            new.append((line, cols))
+        if "id" in spec.table.c and new:
+            clashes = set()
+            ids = [cols["id"] for _, cols in new]
+            for chunk in _chunks(ids):
+                clashes.update(self.conn.scalars(select(spec.table.c.id).where(spec.table.c.id.in_(chunk))))
+            for line, cols in new:
+                if cols["id"] in clashes:
+                    self.problem(line, "id", f"{table} id {cols['id']} is already stored for a different record")
+            new = [(line, cols) for line, cols in new if cols["id"] not in clashes]
+        return new
+
+    def _check_operation_links(self, batch: list[tuple[int | None, dict]], field_: str, digest_of) -> list:
+        """A workload's or implementation's operationId must name the operation its spec names."""
+        ids = sorted({cols["operation_id"] for _, cols in batch if cols.get("operation_id")})
+        digests: dict[str, str] = {}
+        for chunk in _chunks(ids):
+            query = select(t.operations.c.id, t.operations.c.semantic_digest).where(t.operations.c.id.in_(chunk))
+            digests.update(self.conn.execute(query).all())
+        kept = []
+        for line, cols in batch:
+            stated = digest_of(cols["manifest"]["spec"])
+            if cols.get("operation_id") and stated is not None and digests.get(cols["operation_id"]) != stated:
+                self.problem(line, "operationId", f"names operation {cols['operation_id']}, whose digest is not the {field_} {stated}")
+            else:
+                kept.append((line, cols))
+        return kept
+
+    def _write(self, table: str, batch: list[tuple[int | None, dict]]) -> None:
+        spec = SPECS[table]
+        batch = self._resolve_refs(spec, batch)
+        # the file's claims are checked whether or not the row is stored already
+        if table == "workloads":
+            batch = self._check_operation_links(batch, "spec.operationSpecDigest", lambda s: s.get("operationSpecDigest"))
+        elif table == "implementations":
+            batch = self._check_operation_links(
+                batch, "spec.operation.specDigest", lambda s: (s.get("operation") or {}).get("specDigest")
+            )
+        batch = self._split_new(table, batch)
+        if not batch:
+            return
+        self.conn.execute(insert(spec.table), [cols for _, cols in batch])
+        self.added[table] += len(batch)
+        if "id" in spec.table.c:
+            self._known[table].update(cols["id"] for _, cols in batch)
+        if table == "workloads":
+            self._link_pending_runs(t.runs.c.workload_digest, [c["workload_digest"] for _, c in batch])
+        elif table == "implementations":
+            self._link_pending_runs(t.runs.c.implementation_digest, [c["implementation_digest"] for _, c in batch])
+        elif table == "sources":
+            self._link_pending_runs(t.runs.c.source_slug, [c["slug"] for _, c in batch])
+
+    # -- runs -----------------------------------------------------------------------------
+
+    def _write_runs(self, batch: list[tuple[int | None, dict]]) -> None:
+        batch = self._split_new("runs", self._checked_runs(self._resolve_refs(SPECS["runs"], batch)))
+        if not batch:
+            return
+        self._add_missing(t.protocols, "protocol_digest", [protocol_columns(c["manifest"]["protocol"]) for _, c in batch])
+        self._add_missing(
+            t.environments, "environment_digest", [environment_columns(c["manifest"]["environment"]) for _, c in batch]
+        )
+        sources = self._sources_by_slug([c["source_slug"] for _, c in batch if c.get("source_id") is None])
+        rows = []
+        for _, cols in batch:
+            if cols.get("source_id") is None and cols.get("source_slug") in sources:
+                cols["source_id"] = sources[cols["source_slug"]]
+            rows.append(cols)
+        self.conn.execute(insert(t.runs), rows)
+        self.added["runs"] += len(rows)
+        self._known["runs"].update(c["id"] for c in rows)
+        self.inserted_runs.update((c["run_digest"], c["id"]) for c in rows)
+
+    def _checked_runs(self, batch: list[tuple[int | None, dict]]) -> list[tuple[int | None, dict]]:
+        """Link runs to stored workloads/implementations and check what the file says about them."""
+        workloads = self._by_digest(t.workloads, "workload_digest", [c["workload_digest"] for _, c in batch])
+        impls = self._by_digest(t.implementations, "implementation_digest", [c["implementation_digest"] for _, c in batch])
+        kept = []
+        for line, cols in batch:
+            stated_workload = cols.pop("stated_workload_id", None)
+            stated_impl = cols.pop("stated_implementation_id", None)
+            stated_keys = cols.pop("stated_keys", {})
+            try:
+                workload = workloads.get(cols["workload_digest"])
+                if workload is not None:
+                    self._check_link("workloadId", "workloads", stated_workload, workload["id"])
+                    cols.update(run_keys(cols, workload))
+                    for key, column in (("correctnessKey", "correctness_key"), ("comparisonKey", "comparison_key")):
+                        if stated_keys.get(key) is not None and stated_keys[key] != cols[column]:
+                            raise RowError(key, f"key mismatch: the file says {stated_keys[key]}, recomputed {cols[column]}")
+                impl = impls.get(cols["implementation_digest"])
+                if impl is not None:
+                    self._check_link("implementationId", "implementations", stated_impl, impl["id"])
+                    cols["implementation_id"] = impl["id"]
+            except RowError as exc:
+                self.problem(line, exc.field, exc.reason)
+                continue
+            kept.append((line, cols))
+        return kept
+
+    def _check_link(self, field_: str, table: str, stated: str | None, actual: str) -> None:
+        if stated is not None and self._alias[table].get(stated, stated) != actual:
+            raise RowError(field_, f"names {table} id {stated}, but the run's digest belongs to {actual}")
+
+    def _add_missing(self, table: Table, key: str, rows: list[dict]) -> None:
+        unique = {r[key]: r for r in rows}
+        stored = set()
+        for chunk in _chunks(list(unique)):
+            stored.update(self.conn.scalars(select(table.c[key]).where(table.c[key].in_(chunk))))
+        new = [r for k, r in unique.items() if k not in stored]
+        if new:
+            self.conn.execute(insert(table), new)
+            self.added[table.name] += len(new)
+
+    def _by_digest(self, table: Table, key: str, digests: list[str]) -> dict[str, dict]:
+        extra = [table.c.operation_digest, table.c.correctness_key] if table is t.workloads else []
+        found = {}
+        for chunk in _chunks(sorted(set(digests))):
+            for row in self.conn.execute(select(table.c[key], table.c.id, *extra).where(table.c[key].in_(chunk))):
+                found[row[0]] = dict(row._mapping) | {"id": row.id}
+        return found
+
+    def _sources_by_slug(self, slugs: list[str | None]) -> dict[str, str]:
+        wanted = sorted({s for s in slugs if s})
+        found = {}
+        for chunk in _chunks(wanted):
+            query = select(t.sources.c.slug, t.sources.c.id).where(t.sources.c.slug.in_(chunk))
+            found.update(self.conn.execute(query).all())
+        return found
+
+    def _link_pending_runs(self, digest_column, values: list[str]) -> None:
+        """Fill the links of stored runs that were waiting for these workloads/implementations/sources."""
+        for chunk in _chunks(sorted(set(values))):
+            pending_column = {
+                "workload_digest": t.runs.c.workload_id,
+                "implementation_digest": t.runs.c.implementation_id,
+                "source_slug": t.runs.c.source_id,
+            }[digest_column.name]
+            waiting = self.conn.execute(
+                select(t.runs).where(and_(digest_column.in_(chunk), pending_column.is_(None)))
+            ).mappings().all()
+            if not waiting:
+                continue
+            if digest_column.name == "workload_digest":
+                targets = self._by_digest(t.workloads, "workload_digest", [r["workload_digest"] for r in waiting])
+                fill: Callable[[Mapping], dict] = lambda r: run_keys(r, targets[r["workload_digest"]])  # noqa: E731
+            elif digest_column.name == "implementation_digest":
+                targets = self._by_digest(t.implementations, "implementation_digest", [r["implementation_digest"] for r in waiting])
+                fill = lambda r: {"implementation_id": targets[r["implementation_digest"]]["id"]}  # noqa: E731
+            else:
+                targets = self._sources_by_slug([r["source_slug"] for r in waiting])
+                fill = lambda r: {"source_id": targets[r["source_slug"]]}  # noqa: E731
+            for run in waiting:
+                self.conn.execute(update(t.runs).where(t.runs.c.id == run["id"]).values(**fill(run)))
+                self.linked[pending_column.name] += 1
+
+    # -- programmatic additions -----------------------------------------------------------
+
+    def add_run_bundle(
+        self,
+        bundle: Mapping[str, Any],
+        *,
+        line: int | None = None,
+        runner_id: str | None = None,
+        runner_host: str | None = None,
+        supersedes_id: str | None = None,
+        published_at: str | None = None,
+    ) -> str | None:
+        """Store one ``{run, protocol, environment}`` bundle (and its measurements).
+
+        Returns the new run's id, or ``None`` when a run with that digest is already stored.
+        Raises :class:`RowError` when the bundle is refused.
+        """
+        cols = run_columns(bundle)
+        cols.update(
+            id=uuid7(),
+            published_at=published_at or now_iso(),
+            runner_id=runner_id,
+            runner_host=runner_host,
+            supersedes_id=supersedes_id,
+        )
+        cols["export_row"] = bundle_export_row(cols)
+        self.add("runs", line, cols)
+        self.flush()
+        run_id = self.inserted_runs.get(cols["run_digest"])
+        if run_id == cols["id"]:
+            spec = bundle["run"]["spec"]
+            for m in derived_measurements(spec):
+                self.add("measurements", line, _measurement(run_id, m))
+            self.flush()
+            return run_id
+        return None
+
+    def ensure_source(self, slug: str, kind: str, name: str, policy: Mapping[str, Any] | None = None) -> str:
+        """The id of the source ``slug``, added if absent (e.g. ``kernelindex-harness``, ``controlled``)."""
+        found = self._sources_by_slug([slug])
+        if slug in found:
+            return found[slug]
+        row = {"id": uuid7(), "slug": slug, "kind": kind, "name": name, "policy": policy, "createdAt": now_iso()}
+        self.add("sources", None, source_columns(row))
+        self.flush()
+        return row["id"]
+
+    def add_record(
+        self, record: Mapping[str, Any], *, project_id: str | None = None, slug: str | None = None
+    ) -> str:
+        """Store a SoftwareProject, OperationSpec, WorkloadCase/Suite or ImplementationRevision.
+
+        Returns the stored row's id (the existing one when a record with that digest is stored).
+        Workloads and implementations are linked to their operation by its digest when stored;
+        runs waiting for this workload or implementation are linked now. Raises RowError.
+        """
+        kind = record.get("kind")
+        if kind not in _RECORD_ROWS:
+            raise RowError("kind", f"add_record takes {', '.join(_RECORD_ROWS)}, not {kind!r}")
+        table, build = _RECORD_ROWS[kind]
+        row = build(self, record, project_id=project_id, slug=slug or record["metadata"]["name"])
+        converter = {
+            "projects": project_columns,
+            "operations": operation_columns,
+            "workloads": workload_columns,
+            "implementations": implementation_columns,
+        }[table]
+        cols = converter(row)
+        self.add(table, None, cols)
+        self.flush()
+        spec = SPECS[table]
+        key = tuple(cols[k] for k in spec.key)
+        return self._stored_keys(spec, [key])[key]
+
+    def _operation_id(self, semantic_digest: str | None) -> str | None:
+        if semantic_digest is None:
+            return None
+        return self.conn.scalar(select(t.operations.c.id).where(t.operations.c.semantic_digest == semantic_digest))
+
+    def add_artifact(
+        self, *, run_id: str | None, role: str, kind: str, media_type: str, content: bytes, license_: str | None = None
+    ) -> str:
+        """Keep bytes (e.g. raw timing samples) as an artifact linked to a run; returns its digest."""
+        content_digest = sha256_digest(content)
+        cols = {
+            "id": uuid7(),
+            "content_digest": content_digest,
+            "kind": kind,
+            "media_type": media_type,
+            "size_bytes": len(content),
+            "storage": "inline",
+            "uri": None,
+            "license": license_,
+            "content": content,
+            "created_at": now_iso(),
+        }
+        cols["export_row"] = {
+            "id": cols["id"],
+            "contentDigest": content_digest,
+            "kind": kind,
+            "mediaType": media_type,
+            "sizeBytes": len(content),
+            "storage": "inline",
+            "uri": None,
+            "license": license_,
+            "createdAt": cols["created_at"],
+        }
+        self.add("artifacts", None, cols)
+        self.flush()
+        artifact_id = self.conn.scalar(select(t.artifacts.c.id).where(t.artifacts.c.content_digest == content_digest))
+        if run_id is not None:
+            link = {"run_id": run_id, "artifact_id": artifact_id, "role": role}
+            exists = self.conn.scalar(select(t.run_artifacts.c.seq).filter_by(**link))
+            if exists is None:
+                self.conn.execute(insert(t.run_artifacts), [link])
+        return content_digest
+
+    def retract_run(self, run_id: str, reason: str, *, at: str | None = None) -> str:
+        """A retraction is a new event row; the run itself is never edited."""
+        comparison = self.conn.scalar(select(t.runs.c.comparison_key).where(t.runs.c.id == run_id))
+        event_id = uuid7()
+        at = at or now_iso()
+        row = {
+            "id": event_id,
+            "comparisonKey": comparison,
+            "runId": run_id,
+            "previousRunId": None,
+            "policyVersion": None,
+            "cause": "retracted",
+            "reason": reason,
+            "at": at,
+            "createdAt": at,
+        }
+        self.add(
+            "record_events",
+            None,
+            {
+                "id": event_id,
+                "comparison_key": comparison,
+                "run_id": run_id,
+                "previous_run_id": None,
+                "policy_version": None,
+                "cause": "retracted",
+                "reason": reason,
+                "at": at,
+                "created_at": at,
+                "export_row": row,
+            },
+        )
+        self.flush()
+        return event_id
+
+
+def _project_row(writer: Writer, record: Mapping, *, project_id: str | None, slug: str) -> dict[str, Any]:
+    name = record["spec"].get("name", slug)
+    return {
+        "id": uuid7(), "slug": slug, "name": name, "normalizedName": name.lower(), "canonicalUrl": None,
+        "licenseExpression": None, "manifest": record, "createdAt": now_iso(),
+    }
+
+
+def _operation_row(writer: Writer, record: Mapping, *, project_id: str | None, slug: str) -> dict[str, Any]:
+    return {
+        "id": uuid7(), "slug": slug, "family": record["spec"].get("family"),
+        "name": record["metadata"].get("title", slug), "schemaVersion": record["apiVersion"],
+        "semanticDigest": digest(record), "manifest": record, "tags": [], "createdAt": now_iso(),
+        "supersedesId": None,
+    }
+
+
+def _workload_row(writer: Writer, record: Mapping, *, project_id: str | None, slug: str) -> dict[str, Any]:
+    return {
+        "id": uuid7(), "operationId": writer._operation_id(record["spec"].get("operationSpecDigest")),
+        "workloadDigest": digest(record), "schemaVersion": record["apiVersion"], "manifest": record,
+        "shapeSummary": None, "dtypes": [], "layoutKeys": [], "createdAt": now_iso(),
+    }
+
+
+def _implementation_row(writer: Writer, record: Mapping, *, project_id: str | None, slug: str) -> dict[str, Any]:
+    spec = record["spec"]
+    return {
+        "id": uuid7(), "projectId": project_id,
+        "operationId": writer._operation_id((spec.get("operation") or {}).get("specDigest")),
+        "slug": slug, "implementationDigest": digest(record), "sourceRevision": None,
+        "language": (spec.get("callable") or {}).get("language"), "framework": None, "targetArchitectures": [],
+        "licenseExpression": None, "sourceAvailable": "source" in spec, "installable": False,
+        "title": record["metadata"].get("title", slug), "installKind": None, "installCommand": None,
+        "licenseDeclared": None, "manifest": record, "createdAt": now_iso(), "supersedesId": None,
+    }
+
+
+# record kind -> (store table, builder of its export row)
+_RECORD_ROWS = {
+    "SoftwareProject": ("projects", _project_row),
+    "OperationSpec": ("operations", _operation_row),
+    "WorkloadCase": ("workloads", _workload_row),
+    "WorkloadSuite": ("workloads", _workload_row),
+    "ImplementationRevision": ("implementations", _implementation_row),
+}
+
+
+def _measurement(run_id: str, m: Mapping[str, Any]) -> dict[str, Any]:
+    row = {"id": uuid7(), "runId": run_id, **m}
+    return {
+        "id": row["id"],
+        "run_id": run_id,
+        "metric": m["metric"],
+        "statistic": m["statistic"],
+        "unit": m["unit"],
+        "value": m["value"],
+        "sample_count": m.get("sampleCount"),
+        "export_row": row,
+    }
+
+
+def bundle_export_row(cols: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``benchmark_runs`` export row for a run that came as a bundle (links filled on export)."""
+    return {
+        "id": cols["id"],
+        "runDigest": cols["run_digest"],
+        "implementationId": None,
+        "workloadId": None,
+        "sourceId": None,
+        "status": cols["status"],
+        "observedAt": cols["observed_at"],
+        "publishedAt": cols["published_at"],
+        "hardwareVendor": cols["hardware_vendor"],
+        "hardwareModel": cols["hardware_model"],
+        "hardwareArchitecture": cols["hardware_architecture"],
+        "protocolKey": cols["protocol_key"],
+        "environmentKey": cols["environment_key"],
+        "correctnessKey": None,
+        "comparisonKey": None,
+        "primaryMetric": cols["primary_metric"],
+        "primaryValue": cols["primary_value"],
+        "primaryUnit": cols["primary_unit"],
+        "sampleCount": cols["sample_count"],
+        "primaryStatistic": cols["primary_statistic"],
+        "hasRawEvidence": cols["has_raw_evidence"],
+        "manifest": None,
+        "supersedesId": cols.get("supersedes_id"),
+        "retractedAt": None,
+        "retractionReason": None,
+    }

@@ -1,0 +1,105 @@
+"""Programmatic writes (what the harness uses): records, run bundles, artifacts, retractions."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+import pytest
+from sqlalchemy import func, select
+
+from kernelindex.records.canonical import digest, sha256_digest
+from kernelindex.store import tables as t
+from kernelindex.store.queries import find_run_id, run_detail
+from kernelindex.store.rows import RowError
+from kernelindex.store.verify import verify_store
+from kernelindex.store.writer import Writer
+
+
+def sample_bundles() -> list[dict]:
+    folder = resources.files("kernelindex") / "sample"
+    return [json.loads(p.read_text()) for p in sorted(folder.iterdir()) if p.name.endswith(".json")]
+
+
+def test_seed_runs_keep_their_digests(store):
+    with store.begin() as conn:
+        w = Writer(conn)
+        ids = [w.add_run_bundle(b) for b in sample_bundles()]
+        assert all(ids)
+        digests = set(conn.scalars(select(t.runs.c.run_digest)))
+    assert {d[:15] for d in digests} == {"sha256:149b7c1a", "sha256:deb0ae25"}
+    assert {d[-4:] for d in digests} == {"f41e", "8bc6"}
+    with store.begin() as conn:
+        # the seed bundle is kept exactly as received
+        stored = conn.scalar(select(t.runs.c.manifest).where(t.runs.c.run_digest.like("sha256:149b7c1a%")))
+        assert stored in sample_bundles()
+        detail = run_detail(conn, find_run_id(conn, "149b7c1a"))
+    assert detail["primary"] == {"metric": "latency", "statistic": "mean", "unit": "ns", "value": 317881}
+    assert detail["pending"] == ["workload", "implementation"]
+    assert detail["measurements"] == [{"metric": "latency", "statistic": "mean", "unit": "ns", "value": 317881, "sample_count": None}]
+
+
+def test_a_controlled_run_with_runner_identity_and_raw_samples(store):
+    bundle = sample_bundles()[0]
+    samples = json.dumps([317000, 317881, 318200]).encode()
+    with store.begin() as conn:
+        w = Writer(conn)
+        source_id = w.ensure_source("kernelindex-harness", "controlled", "KernelIndex controlled harness")
+        assert w.ensure_source("kernelindex-harness", "controlled", "again") == source_id
+        run_id = w.add_run_bundle(bundle, runner_id="sha256:" + "1f" * 32, runner_host="box-1")
+        assert w.add_run_bundle(bundle) is None  # same digest: already stored
+        stored_digest = w.add_artifact(run_id=run_id, role="rawSamples", kind="raw_samples", media_type="application/json", content=samples)
+        w.add_artifact(run_id=run_id, role="rawSamples", kind="raw_samples", media_type="application/json", content=samples)
+    assert stored_digest == sha256_digest(samples)
+    with store.begin() as conn:
+        run = conn.execute(select(t.runs)).mappings().one()
+        assert (run["runner_id"], run["runner_host"]) == ("sha256:" + "1f" * 32, "box-1")
+        assert conn.scalar(select(func.count()).select_from(t.artifacts)) == 1
+        assert conn.scalar(select(func.count()).select_from(t.run_artifacts)) == 1
+        assert bytes(conn.scalar(select(t.artifacts.c.content))) == samples
+        detail = run_detail(conn, run_id)
+    assert detail["artifacts"][0]["content_digest"] == stored_digest
+    assert verify_store(store).ok
+
+
+def test_retraction_is_an_event_not_an_edit(store):
+    with store.begin() as conn:
+        w = Writer(conn)
+        run_id = w.add_run_bundle(sample_bundles()[1])
+        before = conn.execute(select(t.runs).where(t.runs.c.id == run_id)).mappings().one()
+        w.retract_run(run_id, "measured on a throttled GPU")
+        after = conn.execute(select(t.runs).where(t.runs.c.id == run_id)).mappings().one()
+        assert dict(before) == dict(after)
+        assert run_detail(conn, run_id)["retracted"] is True
+        events = conn.execute(select(t.record_events.c.cause, t.record_events.c.reason)).all()
+    assert [tuple(e) for e in events] == [("retracted", "measured on a throttled GPU")]
+
+
+def test_records_link_in_any_order(store):
+    from catalog_kit import bundle, implementation, operation, project, workload
+
+    op = operation()
+    wl, impl = workload(op), implementation(op)
+    with store.begin() as conn:
+        w = Writer(conn)
+        run_id = w.add_run_bundle(bundle(wl, impl))
+        project_id = w.add_record(project())
+        op_id = w.add_record(op)
+        wl_id = w.add_record(wl)
+        impl_id = w.add_record(impl, project_id=project_id)
+        assert w.add_record(wl) == wl_id  # idempotent
+        run = conn.execute(select(t.runs).where(t.runs.c.id == run_id)).mappings().one()
+        stored_wl = conn.execute(select(t.workloads)).mappings().one()
+    assert (run["workload_id"], run["implementation_id"]) == (wl_id, impl_id)
+    assert stored_wl["operation_id"] == op_id and run["operation_digest"] == digest(op)
+    assert run["comparison_key"] is not None
+    assert verify_store(store).ok
+
+
+def test_a_bundle_with_mismatched_protocol_digest_is_refused(store):
+    bundle = sample_bundles()[0]
+    bundle["protocol"]["spec"]["harness"]["version"] = "v9"
+    with store.begin() as conn, pytest.raises(RowError) as caught:
+        Writer(conn).add_run_bundle(bundle)
+    assert caught.value.field == "manifest.run.spec.protocolDigest"
+    assert "digest mismatch" in caught.value.reason
