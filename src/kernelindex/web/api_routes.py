@@ -1,0 +1,133 @@
+"""JSON API under /api/v1/: the same reads as the pages, as JSON, with RFC 9457 errors and cursors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Query, Request
+
+from kernelindex.web import queries
+from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args, today
+from kernelindex.web.pagination import DEFAULT_LIMIT
+from kernelindex.web.problems import Problem, check_known_params
+
+router = APIRouter(prefix="/api/v1", tags=["api"])
+
+
+def _listing(request: Request, listing: str, items: list, after: int | None) -> dict[str, Any]:
+    cursor = next_cursor(request, listing, after)
+    nxt = None
+    if cursor:
+        nxt = str(request.url.include_query_params(cursor=cursor))
+    return {"items": items, "next": cursor, "links": {"next": nxt}}
+
+
+@router.get("/runs", summary="Runs, in arrival order, optionally filtered")
+def list_runs(request: Request, workload: str | None = None, comparisonKey: str | None = None,
+              status: str | None = None, source: str | None = None, hardware: str | None = None,
+              cursor: str | None = None, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
+    after, limit = page_args(request, "runs", {"workload", "comparisonKey", "status", "source", "hardware"},
+                             cursor, limit)
+    filters = {k: v for k, v in {"workload": workload, "comparisonKey": comparisonKey, "status": status,
+                                 "source": source, "hardware": hardware}.items() if v}
+    with connection(request) as conn:
+        items, last = queries.list_runs(conn, after, limit, filters)
+    return _listing(request, "runs", items, last)
+
+
+@router.get("/runs/{run_id}", summary="One run: its rank, measurements, protocol, environment and manifest")
+def get_run(request: Request, run_id: str) -> dict[str, Any]:
+    check_known_params(request, set())
+    with connection(request) as conn:
+        row = queries.find_run(conn, run_id)
+        if row is None:
+            raise not_found("run", run_id)
+        return queries.run_view(conn, row, base_url(request), today())
+
+
+@router.get("/workloads", summary="Workloads, optionally of one operation")
+def list_workloads(request: Request, operation: str | None = None, cursor: str | None = None,
+                   limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
+    after, limit = page_args(request, "workloads", {"operation"}, cursor, limit)
+    with connection(request) as conn:
+        items, last = queries.list_workloads(conn, after, limit, operation)
+    return _listing(request, "workloads", items, last)
+
+
+@router.get("/workloads/{workload_id}", summary="A workload's leaderboard: every comparison group, ranked")
+def get_workload(request: Request, workload_id: str) -> dict[str, Any]:
+    check_known_params(request, set())
+    with connection(request) as conn:
+        row = queries.find_workload(conn, workload_id)
+        if row is None:
+            raise not_found("workload", workload_id)
+        return queries.workload_view(conn, row, limit=None)
+
+
+@router.get("/operations", summary="Operations, optionally of one family")
+def list_operations(request: Request, family: str | None = None, cursor: str | None = None,
+                    limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
+    after, limit = page_args(request, "operations", {"family"}, cursor, limit)
+    with connection(request) as conn:
+        items, last = queries.list_operations(conn, after, limit, family)
+    return _listing(request, "operations", items, last)
+
+
+@router.get("/operations/{slug}", summary="An operation with its aliases and workloads")
+def get_operation(request: Request, slug: str) -> dict[str, Any]:
+    check_known_params(request, set())
+    with connection(request) as conn:
+        row = queries.find_operation(conn, slug)
+        if row is None:
+            raise not_found("operation", slug)
+        return queries.operation_view(conn, row)
+
+
+@router.get("/rankings/{comparison_key}", summary="One comparison group, fully ranked")
+def get_ranking(request: Request, comparison_key: str) -> dict[str, Any]:
+    check_known_params(request, set())
+    with connection(request) as conn:
+        view = queries.ranking_view(conn, comparison_key)
+    if view is None:
+        raise not_found("comparison group", comparison_key)
+    return view
+
+
+@router.get("/compare", summary="Two runs side by side: comparable or not, and their ratio")
+def compare(request: Request, a: str = Query(..., description="run id or digest"),
+            b: str = Query(..., description="run id or digest")) -> dict[str, Any]:
+    check_known_params(request, {"a", "b"})
+    with connection(request) as conn:
+        row_a, row_b = queries.find_run(conn, a), queries.find_run(conn, b)
+        if row_a is None:
+            raise not_found("run", a)
+        if row_b is None:
+            raise not_found("run", b)
+        return queries.compare_view(conn, row_a, row_b, base_url(request), today())
+
+
+@router.get("/search", summary="Operations by name, alias, family, source or hardware")
+def search(request: Request, q: str = "", cursor: str | None = None, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
+    after, limit = page_args(request, f"search:{q}", {"q"}, cursor, limit)
+    if len(q) > 200:
+        raise Problem(400, "bad-query", "q is longer than 200 characters", parameter="q")
+    with connection(request) as conn:
+        items, last = queries.search_operations(conn, q, after, limit)
+    return _listing(request, f"search:{q}", items, last)
+
+
+@router.get("/sources", summary="Where the records came from")
+def list_sources(request: Request) -> dict[str, Any]:
+    check_known_params(request, set())
+    with connection(request) as conn:
+        return {"items": queries.list_sources(conn), "next": None, "links": {"next": None}}
+
+
+@router.get("/sources/{slug}", summary="One source: its policy and the operations it has runs for")
+def get_source(request: Request, slug: str) -> dict[str, Any]:
+    check_known_params(request, set())
+    with connection(request) as conn:
+        view = queries.source_view(conn, slug)
+    if view is None:
+        raise not_found("source", slug)
+    return view

@@ -1,0 +1,44 @@
+"""Helpers every route shares: a connection per request, parameter checks, cursors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+
+from fastapi import Request
+from sqlalchemy import Connection
+
+from kernelindex.web.pagination import check_limit
+from kernelindex.web.problems import Problem, check_known_params
+
+
+@contextmanager
+def connection(request: Request) -> Iterator[Connection]:
+    with request.app.state.store.engine.connect() as conn:
+        yield conn
+
+
+def today():
+    return datetime.now(timezone.utc).date()
+
+
+def base_url(request: Request) -> str:
+    return str(request.base_url).rstrip("/")
+
+
+def page_args(request: Request, listing: str, allowed: set[str], cursor: str | None, limit: int):
+    """Check parameters; return (after, limit) for keyset paging of ``listing``."""
+    check_known_params(request, allowed | {"cursor", "limit"})
+    after = request.app.state.cursors.decode(listing, cursor) if cursor else None
+    if after is not None and not isinstance(after, int):
+        raise Problem(400, "bad-cursor", "cursor does not name a position in this listing", parameter="cursor")
+    return after, check_limit(limit)
+
+
+def next_cursor(request: Request, listing: str, after: int | None) -> str | None:
+    return request.app.state.cursors.encode(listing, after) if after is not None else None
+
+
+def not_found(what: str, ident: str) -> Problem:
+    return Problem(404, "not-found", f"no {what} with id or digest {ident!r}", resource=what)

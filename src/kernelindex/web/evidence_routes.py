@@ -1,0 +1,368 @@
+"""The site's only writes: attestations and correction requests, by form and by JSON API; plus
+the evidence read routes and the permalink by digest.
+
+Why each guard exists:
+- API key on every write (hashed at rest, scoped, revocable, per-key daily limit): a write is
+  always attributable and can be cut off.
+- Forms: a double-submit token (an HttpOnly SameSite=Strict cookie that must equal a hidden
+  field) plus an Origin / Sec-Fetch-Site check, so another site cannot post through a visitor.
+- JSON API: only ``application/json`` with a bearer key, which a cross-site form cannot send.
+- Bodies are read up to a fixed size and refused beyond it before anything is parsed.
+A refused write raises before the transaction commits, so nothing of it is stored.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import secrets
+import socket
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import JSONResponse, RedirectResponse
+from sqlalchemy import select
+from starlette.concurrency import run_in_threadpool
+
+from kernelindex.records.attestation import new_attestation
+from kernelindex.records.errors import RecordError
+from kernelindex.records.models import dump_record
+from kernelindex.records.signing import SignatureError, private_key_from_pem, public_key_from_text
+from kernelindex.store.evidence_store import (
+    EvidenceError,
+    add_attestation,
+    add_correction_request,
+    authenticate,
+    sign_stored_record,
+    signature_checks,
+    utc_now,
+)
+from kernelindex.store.evidence_tables import attestations
+from kernelindex.web import queries
+from kernelindex.web.deps import base_url, connection, not_found, today
+from kernelindex.web.evidence_view import evidence_panel, signature_dict
+from kernelindex.web.problems import Problem
+
+CSRF_COOKIE = "ki_csrf"
+CSRF_FIELD = "csrf_token"
+MAX_FORM_BYTES = 16 * 1024
+MAX_JSON_BYTES = 96 * 1024
+SIGNING_KEY_ENV = "KERNELINDEX_SIGNING_KEY"
+
+STATUS = {
+    "invalid_record": 422,
+    "bad_request": 400,
+    "bad_signature": 422,
+    "bad_reproduction": 422,
+    "unknown_key": 422,
+    "unknown_run": 404,
+    "unknown_record": 404,
+    "replay": 409,
+    "unauthorized": 401,
+    "forbidden": 403,
+    "rate_limited": 429,
+}
+
+ATTEST_FORM_FIELDS = {
+    CSRF_FIELD, "api_key", "claim", "attester_name", "note", "measured_value", "measured_unit",
+    "evidence_uri", "evidence_digest",
+}
+REPORT_FORM_FIELDS = {CSRF_FIELD, "api_key", "problem", "details", "requested_action"}
+API_ATTEST_FIELDS = {"spec", "metadata", "signature", "publicKey"}
+API_REPORT_FIELDS = {"problem", "details", "requestedAction"}
+
+router = APIRouter(include_in_schema=True)
+
+
+# --- guards --------------------------------------------------------------------------------
+
+
+async def read_limited(request: Request, limit: int) -> bytes:
+    """The request body, refused with 413 as soon as it passes ``limit`` bytes."""
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+        raise Problem(413, "too-large", f"request body over {limit} bytes is refused", limit=limit)
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise Problem(413, "too-large", f"request body over {limit} bytes is refused", limit=limit)
+    return bytes(body)
+
+
+def _media_type(request: Request) -> str:
+    return request.headers.get("content-type", "").split(";")[0].strip().lower()
+
+
+def check_same_origin(request: Request) -> None:
+    """Refuse a form post that the browser marks as coming from another site.
+
+    Sec-Fetch-Site is trusted first: our pages send ``Referrer-Policy: no-referrer``, under which
+    browsers write ``Origin: null`` even on same-origin posts, so a null Origin proves nothing.
+    """
+    fetch_site = request.headers.get("sec-fetch-site")
+    if fetch_site is not None:
+        if fetch_site not in ("same-origin", "none"):
+            raise Problem(403, "cross-site", f"cross-site form posts are refused (Sec-Fetch-Site: {fetch_site})")
+        return
+    origin = request.headers.get("origin")
+    if origin not in (None, "null") and origin.rstrip("/") != base_url(request):
+        raise Problem(403, "cross-site", f"form posted from origin {origin!r}, expected {base_url(request)!r}")
+
+
+async def read_form(request: Request, allowed: set[str]) -> dict[str, str]:
+    check_same_origin(request)
+    if _media_type(request) != "application/x-www-form-urlencoded":
+        raise Problem(415, "unsupported-media-type", "forms must be sent as application/x-www-form-urlencoded")
+    body = await read_limited(request, MAX_FORM_BYTES)
+    try:
+        pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, strict_parsing=False, max_num_fields=40)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise Problem(400, "malformed-body", f"form body cannot be read: {exc}") from exc
+    form: dict[str, str] = {}
+    for name, value in pairs:
+        if name not in allowed:
+            raise Problem(400, "unknown-field", f"unknown form field {name!r}", field=name)
+        if name in form:
+            raise Problem(400, "duplicate-field", f"form field {name!r} given twice", field=name)
+        form[name] = value
+    cookie = request.cookies.get(CSRF_COOKIE)
+    token = form.pop(CSRF_FIELD, None)
+    if not cookie or not token or not hmac.compare_digest(cookie, token):
+        raise Problem(403, "csrf", "the form's anti-forgery token is missing or does not match; reload the page and retry")
+    return form
+
+
+async def read_json(request: Request, allowed: set[str]) -> dict[str, Any]:
+    if _media_type(request) != "application/json":
+        raise Problem(415, "unsupported-media-type", "send the body as application/json")
+    body = await read_limited(request, MAX_JSON_BYTES)
+    try:
+        data = json.loads(body, parse_constant=_refuse_constant)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise Problem(400, "malformed-body", f"body is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise Problem(400, "malformed-body", "body must be a JSON object")
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise Problem(400, "unknown-field", f"unknown field(s) {unknown}; allowed: {sorted(allowed)}", field=unknown[0])
+    return data
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def bearer(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    return header[7:].strip() if header.lower().startswith("bearer ") else None
+
+
+def _problem(exc: EvidenceError) -> Problem:
+    return Problem(STATUS.get(exc.code, 400), exc.code.replace("_", "-"), str(exc))
+
+
+def _run_row(conn, run_id: str):
+    row = queries.find_run(conn, run_id)
+    if row is None:
+        raise not_found("run", run_id)
+    return row
+
+
+# --- writes --------------------------------------------------------------------------------
+
+
+def _store_attestation(request: Request, run_id: str, token: str | None, build, envelope=None, public_key=None):
+    """Authenticate, build the record for the run, store and (if configured) countersign it."""
+    store = request.app.state.store
+    try:
+        with store.begin() as conn:
+            key_id = authenticate(conn, token, "attest")
+            row = _run_row(conn, run_id)
+            record = build(row)
+            digest = add_attestation(
+                conn, record, api_key_id=key_id, envelope=envelope, public_key=public_key, where="attestation"
+            )
+            signing_key = getattr(request.app.state, "signing_key", None)
+            if signing_key is not None:
+                sign_stored_record(conn, digest, signing_key, request.app.state.signing_label)
+            return row, digest
+    except EvidenceError as exc:
+        raise _problem(exc) from exc
+
+
+def _form_spec(form: dict[str, str], run_digest: str) -> dict[str, Any]:
+    def text(name: str) -> str | None:
+        value = form.get(name, "").strip()
+        return value or None
+
+    spec: dict[str, Any] = {
+        "claim": text("claim") or "",
+        "runDigest": run_digest,
+        "attester": {"name": text("attester_name") or ""},
+        "observedAt": utc_now(),
+    }
+    if text("note"):
+        spec["note"] = text("note")
+    if text("measured_value") or text("measured_unit"):
+        try:
+            value = float(text("measured_value") or "")
+        except ValueError:
+            raise Problem(422, "invalid-record", "measured_value: expected a number", field="measured_value") from None
+        spec["measured"] = {"value": int(value) if value.is_integer() else value, "unit": text("measured_unit") or ""}
+    if text("evidence_uri") or text("evidence_digest"):
+        spec["evidence"] = {"uri": text("evidence_uri") or "", "digest": text("evidence_digest") or ""}
+    return spec
+
+
+def _build(spec: dict[str, Any], metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+    try:
+        record = dump_record(new_attestation(spec))
+    except RecordError as exc:
+        raise EvidenceError("invalid_record", str(exc)) from exc
+    if metadata is not None:
+        record["metadata"] = metadata
+    return record
+
+
+@router.post("/runs/{run_id}/attestations", include_in_schema=False)
+async def attest_form(request: Request, run_id: str):
+    form = await read_form(request, ATTEST_FORM_FIELDS)
+    token = form.get("api_key", "").strip() or None
+    row, digest = await run_in_threadpool(
+        _store_attestation, request, run_id, token, lambda row: _build(_form_spec(form, row.run_digest))
+    )
+    anchor = "att-" + digest.removeprefix("sha256:")[:12]
+    return RedirectResponse(f"/runs/{row.id}#{anchor}", status_code=303)
+
+
+@router.post("/api/v1/runs/{run_id}/attestations", status_code=201, summary="Add an attestation to a run")
+async def attest_api(request: Request, run_id: str):
+    data = await read_json(request, API_ATTEST_FIELDS)
+    spec = data.get("spec")
+    if not isinstance(spec, dict):
+        raise Problem(422, "invalid-record", "spec: required, a JSON object", field="spec")
+    public_key = None
+    if data.get("publicKey") is not None:
+        try:
+            public_key = public_key_from_text(str(data["publicKey"]))
+        except SignatureError as exc:
+            raise Problem(422, "bad-signature", f"publicKey: {exc}", field="publicKey") from exc
+
+    def build(row) -> dict[str, Any]:
+        given = dict(spec)
+        if given.setdefault("runDigest", row.run_digest) != row.run_digest:
+            raise EvidenceError("invalid_record", f"spec.runDigest {given['runDigest']} is not run {row.run_digest}")
+        given.setdefault("observedAt", utc_now())
+        return _build(given, data.get("metadata"))
+
+    row, digest = await run_in_threadpool(
+        _store_attestation, request, run_id, bearer(request), build, data.get("signature"), public_key
+    )
+    return JSONResponse(
+        {"digest": digest, "run": row.run_digest, "permalink": f"{base_url(request)}/r/{digest}",
+         "links": {"run": f"/runs/{row.id}", "attestations": f"/api/v1/runs/{row.id}/attestations"}},
+        status_code=201,
+    )
+
+
+def _store_correction(request: Request, run_id: str, token: str | None, problem: str, details: str, action: str):
+    try:
+        with request.app.state.store.begin() as conn:
+            key_id = authenticate(conn, token, "report")
+            row = _run_row(conn, run_id)
+            return row, add_correction_request(conn, row.run_digest, problem, details, action, key_id)
+    except EvidenceError as exc:
+        raise _problem(exc) from exc
+
+
+@router.post("/runs/{run_id}/corrections", include_in_schema=False)
+async def report_form(request: Request, run_id: str):
+    form = await read_form(request, REPORT_FORM_FIELDS)
+    row, request_id = await run_in_threadpool(
+        _store_correction, request, run_id, form.get("api_key", "").strip() or None,
+        form.get("problem", ""), form.get("details", "").strip(), form.get("requested_action", ""),
+    )
+    return RedirectResponse(f"/runs/{row.id}#corrections", status_code=303)
+
+
+@router.post("/api/v1/runs/{run_id}/corrections", status_code=201, summary="Report a problem with a run")
+async def report_api(request: Request, run_id: str):
+    data = await read_json(request, API_REPORT_FIELDS)
+    fields = {name: data.get(name) for name in API_REPORT_FIELDS}
+    for name, value in fields.items():
+        if not isinstance(value, str):
+            raise Problem(422, "invalid-record", f"{name}: required, a string", field=name)
+    row, request_id = await run_in_threadpool(
+        _store_correction, request, run_id, bearer(request), fields["problem"], fields["details"], fields["requestedAction"]
+    )
+    return JSONResponse({"id": request_id, "run": row.run_digest, "status": "open"}, status_code=201)
+
+
+# --- reads ---------------------------------------------------------------------------------
+
+
+@router.get("/api/v1/runs/{run_id}/evidence", summary="A run's evidence level, its reasons, signatures and attestations")
+def evidence_api(request: Request, run_id: str) -> dict[str, Any]:
+    with connection(request) as conn:
+        row = _run_row(conn, run_id)
+        panel = evidence_panel(conn, row, base_url(request), today())
+    panel.pop("forms")
+    panel["cslJson"] = json.loads(panel["cslJson"])
+    return panel
+
+
+@router.get("/api/v1/records/{digest}/signatures", summary="Every signature over a record, with envelope and public key")
+def record_signatures(request: Request, digest: str) -> dict[str, Any]:
+    """What an offline check needs: save an envelope beside the record and run
+    ``kernelindex verify-signatures --record RECORD.json --public-key KEY.pub``."""
+    with connection(request) as conn:
+        checks = signature_checks(conn, [digest]).get(digest, [])
+    return {"record": digest, "signatures": [signature_dict(check) for check in checks]}
+
+
+@router.get("/r/{digest}", include_in_schema=False)
+def permalink(request: Request, digest: str):
+    """A record by digest, forever: a run (even superseded or retracted: its page says so) or an attestation."""
+    with connection(request) as conn:
+        row = queries.find_run(conn, digest) if digest.startswith("sha256:") else None
+        if row is not None:
+            return RedirectResponse(f"/runs/{row.id}", status_code=302)
+        found = conn.execute(
+            select(attestations.c.run_digest).where(attestations.c.attestation_digest == digest)
+        ).first()
+        run = queries.find_run(conn, found.run_digest) if found is not None else None
+    if run is None:
+        raise not_found("record", digest)
+    return RedirectResponse(f"/runs/{run.id}#att-{digest.removeprefix('sha256:')[:12]}", status_code=302)
+
+
+# --- wiring --------------------------------------------------------------------------------
+
+
+def _load_signing_key(app: FastAPI) -> None:
+    path = os.environ.get(SIGNING_KEY_ENV)
+    app.state.signing_key = private_key_from_pem(Path(path).read_bytes()) if path else None
+    app.state.signing_label = f"this index ({socket.gethostname()})"
+
+
+def install(app: FastAPI) -> None:
+    """Add the routes and the anti-forgery cookie to the app (called from ``create_app``)."""
+    _load_signing_key(app)
+    app.include_router(router)
+
+    @app.middleware("http")
+    async def _csrf_cookie(request: Request, call_next):
+        token = request.cookies.get(CSRF_COOKIE)
+        fresh = not token or len(token) != 43
+        request.state.csrf_token = secrets.token_urlsafe(32) if fresh else token
+        response = await call_next(request)
+        if fresh and request.method == "GET" and response.headers.get("content-type", "").startswith("text/html"):
+            response.set_cookie(
+                CSRF_COOKIE, request.state.csrf_token, httponly=True, samesite="strict",
+                secure=request.url.scheme == "https", path="/",
+            )
+        return response

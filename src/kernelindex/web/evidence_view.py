@@ -1,0 +1,115 @@
+"""The evidence part of a run page (and its JSON twin): level with its reasons, signatures
+checked now, attestations with theirs, correction requests, a correction banner and CSL-JSON."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from typing import Any
+
+from sqlalchemy import Connection, select
+
+from kernelindex.ranking.evidence_facts import evidence_for_run
+from kernelindex.records.attestation import CLAIMS
+from kernelindex.records.citation import citation_for, csl_json
+from kernelindex.store.evidence_store import (
+    ACTIONS,
+    PROBLEMS,
+    SignatureCheck,
+    attestations_for,
+    correction_requests_for,
+    signature_checks,
+)
+from kernelindex.store.tables import record_events, runs
+from kernelindex.web.formatting import format_value
+
+CLAIM_TEXT = {
+    "reproduced": "Reproduced",
+    "could_not_reproduce": "Could not reproduce",
+    "environment_note": "Environment note",
+    "regression_observed": "Regression observed",
+}
+
+
+def signature_dict(check: SignatureCheck) -> dict[str, Any]:
+    return {
+        "keyId": check.key_id,
+        "signer": check.label or check.key_id,
+        "signedAt": check.signed_at,
+        "valid": check.valid,
+        "problem": check.problem,
+        "publicKey": check.public_key,
+        "envelope": check.envelope,
+    }
+
+
+def _attestation_item(row: Any, checks: list[SignatureCheck], run_ids: dict[str, str]) -> dict[str, Any]:
+    spec = row["record"]["spec"]
+    measured = spec.get("measured")
+    repro = spec.get("reproductionRunDigest")
+    return {
+        "digest": row["attestation_digest"],
+        "anchor": "att-" + row["attestation_digest"].removeprefix("sha256:")[:12],
+        "claim": spec["claim"],
+        "claimText": CLAIM_TEXT[spec["claim"]],
+        "attester": spec["attester"],
+        "observedAt": spec["observedAt"],
+        "receivedAt": row["created_at"],
+        "note": spec.get("note"),
+        "measured": dict(measured, display=format_value(measured["value"], measured["unit"])) if measured else None,
+        "evidence": spec.get("evidence"),
+        "reproductionRun": {"digest": repro, "url": f"/runs/{run_ids[repro]}" if repro in run_ids else None}
+        if repro
+        else None,
+        "viaApiKey": row["api_key_id"] is not None,
+        "signatures": [signature_dict(c) for c in checks],
+        "record": row["record"],
+    }
+
+
+def evidence_panel(conn: Connection, row: Any, base_url: str, today: date) -> dict[str, Any]:
+    """Everything the evidence partials and the run's JSON show, computed from stored facts now."""
+    evidence = evidence_for_run(conn, row.run_digest)
+    attestation_rows = attestations_for(conn, row.run_digest)
+    checks = signature_checks(conn, [row.run_digest] + [a["attestation_digest"] for a in attestation_rows])
+    repro_digests = [a["reproduction_run_digest"] for a in attestation_rows if a["reproduction_run_digest"]]
+    run_ids = dict(conn.execute(select(runs.c.run_digest, runs.c.id).where(runs.c.run_digest.in_(repro_digests))).all())
+    successor = conn.execute(select(runs.c.id, runs.c.run_digest).where(runs.c.supersedes_id == row.id)).first()
+    retraction = conn.execute(
+        select(record_events.c.at, record_events.c.reason).where(
+            record_events.c.run_id == row.id, record_events.c.cause == "retracted"
+        )
+    ).first()
+    correction = None
+    if successor is not None:
+        correction = {"kind": "superseded", "url": f"/runs/{successor.id}", "digest": successor.run_digest}
+    elif retraction is not None or row.retracted_at:
+        correction = {
+            "kind": "retracted",
+            "at": retraction.at if retraction is not None else row.retracted_at,
+            "reason": (retraction.reason if retraction is not None else row.retraction_reason) or "no reason given",
+        }
+    citation = citation_for(row.manifest["run"], row.run_digest, base_url, today)
+    return {
+        "level": evidence.level,
+        "reasons": list(evidence.reasons),
+        "verifiedRuns": evidence.facts["verified_runs"],
+        "signatures": [signature_dict(c) for c in checks.get(row.run_digest, [])],
+        "attestations": [
+            _attestation_item(a, checks.get(a["attestation_digest"], []), run_ids) for a in attestation_rows
+        ],
+        "corrections": [
+            {k: r[k] for k in ("id", "problem", "requested_action", "status", "resolution", "created_at", "resolved_at")}
+            for r in correction_requests_for(conn, row.run_digest)
+        ],
+        "correction": correction,
+        "permalink": citation.permalink,
+        "cslJson": json.dumps([csl_json(citation)], indent=2, ensure_ascii=False),
+        "forms": {
+            "attest": f"/runs/{row.id}/attestations",
+            "report": f"/runs/{row.id}/corrections",
+            "claims": [(claim, CLAIM_TEXT[claim]) for claim in CLAIMS],
+            "problems": list(PROBLEMS),
+            "actions": list(ACTIONS),
+        },
+    }

@@ -1,0 +1,133 @@
+"""Server-rendered pages: the index and search, runs, workload leaderboards, rankings, compare,
+operations and sources. Each page has a JSON twin under /api/v1/ built from the same view model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+from markupsafe import Markup
+
+from kernelindex.web import queries
+from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args, today
+from kernelindex.web.formatting import format_value
+from kernelindex.web.pagination import DEFAULT_LIMIT
+from kernelindex.web.plot import Point, group_svg
+from kernelindex.web.problems import check_known_params
+
+router = APIRouter(include_in_schema=False)
+
+
+def render(request: Request, template: str, **context: Any) -> HTMLResponse:
+    return request.app.state.templates.TemplateResponse(request, template, context)
+
+
+PLOT_POINTS = 100
+
+
+def with_plot(group: dict[str, Any]) -> dict[str, Any]:
+    """Add the group's SVG (made here, from the same rows the table shows; the best 100 at most)."""
+    unit = group["unit"]
+    points = [
+        Point(label=row["title"], value=row["value"],
+              low=(row["interval"] or {}).get("low"), high=(row["interval"] or {}).get("high"),
+              rank=row["rank"], href=f"/runs/{row['runId']}")
+        for row in group["rows"][:PLOT_POINTS] if row["value"] is not None
+    ]
+    shown = f"the best {len(points)} of {group['size']}" if len(points) < group["size"] else f"{len(points)}"
+    caption = f"{group['metricKey']} of {shown} ranked runs; {group['direction']}"
+    group["svg"] = Markup(group_svg(points, lambda v: format_value(v, unit), caption))
+    return group
+
+
+@router.get("/", response_class=HTMLResponse)
+def index(request: Request, q: str = "", cursor: str | None = None, limit: int = DEFAULT_LIMIT):
+    after, limit = page_args(request, f"search:{q}", {"q"}, cursor, limit)
+    with connection(request) as conn:
+        ops, last = queries.search_operations(conn, q, after, limit)
+        sources = queries.list_sources(conn)
+        latest = queries.latest_runs(conn) if not q and after is None else []
+        first_page = after is None
+    cursor_next = next_cursor(request, f"search:{q}", last)
+    next_url = str(request.url.include_query_params(cursor=cursor_next)) if cursor_next else None
+    return render(request, "index.html", q=q, operations=ops, sources=sources, latest=latest, next_url=next_url,
+                  first_page=first_page)
+
+
+@router.get("/runs", response_class=HTMLResponse)
+def runs_page(request: Request, cursor: str | None = None, limit: int = DEFAULT_LIMIT):
+    after, limit = page_args(request, "runs", set(), cursor, limit)
+    with connection(request) as conn:
+        items, last = queries.list_runs(conn, after, limit, {})
+    cursor_next = next_cursor(request, "runs", last)
+    next_url = str(request.url.include_query_params(cursor=cursor_next)) if cursor_next else None
+    return render(request, "runs.html", runs=items, next_url=next_url)
+
+
+@router.get("/runs/{run_id}", response_class=HTMLResponse)
+def run_page(request: Request, run_id: str):
+    check_known_params(request, set())
+    with connection(request) as conn:
+        row = queries.find_run(conn, run_id)
+        if row is None:
+            raise not_found("run", run_id)
+        run = queries.run_view(conn, row, base_url(request), today())
+    return render(request, "run.html", run=run)
+
+
+@router.get("/workloads/{workload_id}", response_class=HTMLResponse)
+def workload_page(request: Request, workload_id: str):
+    check_known_params(request, set())
+    with connection(request) as conn:
+        row = queries.find_workload(conn, workload_id)
+        if row is None:
+            raise not_found("workload", workload_id)
+        view = queries.workload_view(conn, row)
+    for group in view["groups"] + view["otherEvidence"]:
+        with_plot(group)
+    return render(request, "workload.html", workload=view)
+
+
+@router.get("/rankings/{comparison_key}", response_class=HTMLResponse)
+def ranking_page(request: Request, comparison_key: str):
+    check_known_params(request, set())
+    with connection(request) as conn:
+        view = queries.ranking_view(conn, comparison_key)
+    if view is None:
+        raise not_found("comparison group", comparison_key)
+    return render(request, "ranking.html", group=with_plot(view))
+
+
+@router.get("/compare", response_class=HTMLResponse)
+def compare_page(request: Request, a: str, b: str):
+    check_known_params(request, {"a", "b"})
+    with connection(request) as conn:
+        row_a, row_b = queries.find_run(conn, a), queries.find_run(conn, b)
+        if row_a is None:
+            raise not_found("run", a)
+        if row_b is None:
+            raise not_found("run", b)
+        view = queries.compare_view(conn, row_a, row_b, base_url(request), today())
+    return render(request, "compare.html", cmp=view)
+
+
+@router.get("/operations/{slug}", response_class=HTMLResponse)
+def operation_page(request: Request, slug: str):
+    check_known_params(request, set())
+    with connection(request) as conn:
+        row = queries.find_operation(conn, slug)
+        if row is None:
+            raise not_found("operation", slug)
+        view = queries.operation_view(conn, row)
+    return render(request, "operation.html", op=view)
+
+
+@router.get("/sources/{slug}", response_class=HTMLResponse)
+def source_page(request: Request, slug: str):
+    check_known_params(request, set())
+    with connection(request) as conn:
+        view = queries.source_view(conn, slug)
+    if view is None:
+        raise not_found("source", slug)
+    return render(request, "source.html", source=view)

@@ -1,0 +1,55 @@
+"""Opaque, signed cursors for keyset pagination.
+
+A cursor names the last item of the previous page and the listing it belongs to; it is signed
+with the app's key so a hand-made or truncated cursor is a 400 problem rather than a wrong page.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+from typing import Any
+
+from kernelindex.web.problems import Problem
+
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 200
+
+
+class Cursors:
+    def __init__(self, key: bytes) -> None:
+        self._key = key
+
+    def _sign(self, payload: bytes) -> bytes:
+        return hmac.new(self._key, payload, hashlib.sha256).digest()[:16]
+
+    def encode(self, listing: str, after: Any) -> str:
+        payload = json.dumps({"l": listing, "a": after}, separators=(",", ":")).encode()
+        return base64.urlsafe_b64encode(self._sign(payload) + payload).decode().rstrip("=")
+
+    def decode(self, listing: str, cursor: str) -> Any:
+        try:
+            raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        except (binascii.Error, ValueError):
+            raise _bad(cursor, "it is not base64url") from None
+        sig, payload = raw[:16], raw[16:]
+        if len(sig) < 16 or not hmac.compare_digest(sig, self._sign(payload)):
+            raise _bad(cursor, "its signature does not match (was it edited or made by hand?)")
+        data = json.loads(payload)
+        if data.get("l") != listing:
+            raise _bad(cursor, f"it belongs to the listing {data.get('l')!r}, not {listing!r}")
+        return data["a"]
+
+
+def _bad(cursor: str, why: str) -> Problem:
+    shown = cursor if len(cursor) <= 40 else cursor[:40] + "…"
+    return Problem(400, "bad-cursor", f"cursor {shown!r} is not valid: {why}", parameter="cursor")
+
+
+def check_limit(limit: int) -> int:
+    if not 1 <= limit <= MAX_LIMIT:
+        raise Problem(400, "bad-limit", f"limit must be between 1 and {MAX_LIMIT}, got {limit}", parameter="limit")
+    return limit

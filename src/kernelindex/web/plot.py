@@ -1,0 +1,84 @@
+"""Server-made SVG of a ranked group: one row per run, a dot at its value, whiskers for its interval.
+
+Built as text with every label escaped (labels come from records and are untrusted); no script,
+no inline styles, so the page's content security policy can forbid both.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from xml.sax.saxutils import escape, quoteattr
+
+ROW = 16
+LEFT = 230
+RIGHT = 24
+TOP = 10
+AXIS = 28
+WIDTH = 760
+
+
+@dataclass(frozen=True)
+class Point:
+    label: str
+    value: float
+    low: float | None = None
+    high: float | None = None
+    rank: int | None = None
+    href: str | None = None
+
+
+def _scale(lo: float, hi: float, log: bool) -> Callable[[float], float]:
+    span_px = WIDTH - LEFT - RIGHT
+    if log:
+        a, b = math.log10(lo), math.log10(hi)
+        return lambda v: LEFT + (math.log10(max(v, lo)) - a) / ((b - a) or 1.0) * span_px
+    return lambda v: LEFT + (v - lo) / ((hi - lo) or 1.0) * span_px
+
+
+def _ticks(lo: float, hi: float, log: bool) -> list[float]:
+    if log:
+        return [10**e for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+                if lo <= 10**e <= hi] or [lo, hi]
+    return [lo + (hi - lo) * i / 4 for i in range(5)]
+
+
+def group_svg(points: Sequence[Point], fmt: Callable[[float], str], caption: str) -> str:
+    """The SVG markup for one group; ``fmt`` writes an axis value (e.g. ``317.9 µs``)."""
+    if not points:
+        return ""
+    values = [v for p in points for v in (p.value, p.low, p.high) if v is not None and math.isfinite(v)]
+    lo, hi = min(values), max(values)
+    log = lo > 0 and hi / lo > 20
+    if not log:
+        pad = (hi - lo) * 0.05 or abs(hi) * 0.05 or 1.0
+        lo, hi = max(lo - pad, 0.0) if lo >= 0 else lo - pad, hi + pad
+    x = _scale(lo, hi, log)
+    height = TOP + ROW * len(points) + AXIS
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" role="img" width="{WIDTH}" height="{height}"'
+        f' viewBox="0 0 {WIDTH} {height}"><title>{escape(caption)}</title>'
+    ]
+    axis_y = TOP + ROW * len(points) + 4
+    out.append(f'<line x1="{LEFT}" y1="{axis_y}" x2="{WIDTH - RIGHT}" y2="{axis_y}" stroke="#888"/>')
+    for t in _ticks(lo, hi, log):
+        tx = x(t)
+        out.append(f'<line x1="{tx:.1f}" y1="{TOP}" x2="{tx:.1f}" y2="{axis_y}" stroke="#eee"/>')
+        out.append(f'<text x="{tx:.1f}" y="{axis_y + 16}" font-size="10" text-anchor="middle" fill="#444">'
+                   f"{escape(fmt(t))}</text>")
+    for i, p in enumerate(points):
+        cy = TOP + ROW * i + ROW / 2
+        label = p.label if len(p.label) <= 34 else p.label[:33] + "…"
+        prefix = f"#{p.rank} " if p.rank is not None else ""
+        text = (f'<text x="{LEFT - 8}" y="{cy + 4:.1f}" font-size="11" text-anchor="end" fill="#222">'
+                f"{escape(prefix + label)}</text>")
+        out.append(f"<a href={quoteattr(p.href)}>{text}</a>" if p.href else text)
+        if p.low is not None and p.high is not None:
+            out.append(f'<line x1="{x(p.low):.1f}" y1="{cy:.1f}" x2="{x(p.high):.1f}" y2="{cy:.1f}"'
+                       ' stroke="#3465a4" stroke-width="2"/>')
+        out.append(f'<circle cx="{x(p.value):.1f}" cy="{cy:.1f}" r="4" fill="#3465a4">'
+                   f"<title>{escape(label)}: {escape(fmt(p.value))}</title></circle>")
+    out.append(f'<text x="{LEFT}" y="{height - 1}" font-size="9" fill="#666">'
+               f'{"log scale" if log else "linear scale"}</text></svg>')
+    return "".join(out)

@@ -1,0 +1,95 @@
+"""RFC 9457 problem details: every API error is ``application/problem+json``, never a bare 500.
+
+HTML pages get the same facts rendered as a page. Unknown query parameters are an error (a typo
+in a filter must not silently return everything).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+log = logging.getLogger(__name__)
+
+TITLES = {
+    400: "Bad request",
+    404: "Not found",
+    405: "Method not allowed",
+    422: "Invalid parameter",
+    500: "Internal error",
+}
+
+
+class Problem(Exception):
+    """An error a handler raises on purpose; ``slug`` names the problem type."""
+
+    def __init__(self, status: int, slug: str, detail: str, **extra: Any) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.slug = slug
+        self.detail = detail
+        self.extra = extra
+
+
+def problem_body(request: Request, status: int, slug: str, detail: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "type": f"/problems/{slug}",
+        "title": TITLES.get(status, "Error"),
+        "status": status,
+        "detail": detail,
+        "instance": request.url.path,
+        **extra,
+    }
+
+
+def render_problem(request: Request, status: int, slug: str, detail: str, **extra: Any) -> Response:
+    body = problem_body(request, status, slug, detail, **extra)
+    if request.url.path.startswith("/api/"):
+        return JSONResponse(body, status_code=status, media_type=PROBLEM_MEDIA_TYPE)
+    templates = request.app.state.templates
+    return templates.TemplateResponse(request, "problem.html", {"problem": body}, status_code=status)
+
+
+def check_known_params(request: Request, allowed: set[str]) -> None:
+    unknown = sorted(set(request.query_params) - allowed)
+    if unknown:
+        raise Problem(
+            400,
+            "unknown-parameter",
+            f"unknown query parameter(s): {', '.join(unknown)}; allowed: {', '.join(sorted(allowed)) or 'none'}",
+            parameters=unknown,
+        )
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(Problem)
+    async def _problem(request: Request, exc: Problem) -> Response:
+        return render_problem(request, exc.status, exc.slug, exc.detail, **exc.extra)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> Response:
+        slug = {404: "not-found", 405: "method-not-allowed"}.get(exc.status_code, "http-error")
+        detail = exc.detail if isinstance(exc.detail, str) else TITLES.get(exc.status_code, "error")
+        if exc.status_code == 404 and detail == "Not Found":
+            detail = f"no page or resource at {request.url.path}"
+        return render_problem(request, exc.status_code, slug, detail)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> Response:
+        errors = [
+            {"where": ".".join(str(p) for p in e.get("loc", ())), "reason": e.get("msg", "")}
+            for e in exc.errors()
+        ]
+        detail = "; ".join(f"{e['where']}: {e['reason']}" for e in errors)
+        return render_problem(request, 422, "invalid-parameter", detail, errors=errors)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> Response:
+        log.exception("unhandled error on %s", request.url.path)
+        return render_problem(request, 500, "internal-error", "the server failed; the error was logged")

@@ -1,0 +1,96 @@
+"""Web test fixtures: a small real SQLite store, the app over it, and a live server for Chromium."""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import threading
+import time
+
+import pytest
+import uvicorn
+from fastapi.testclient import TestClient
+
+from kernelindex.ingest.catalog import import_catalog
+from kernelindex.store.database import open_store
+from kernelindex.web.app import create_app
+
+from web_storefill import catalog_slice, fill
+
+
+def _seed() -> int:
+    seed = int(os.environ.get("KERNELINDEX_TEST_SEED", random.randrange(2**32)))
+    print(f"web store seed: {seed} (set KERNELINDEX_TEST_SEED to repeat)")
+    return seed
+
+
+@pytest.fixture(scope="session", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def web_filled(request, tmp_path_factory):
+    """(store, Filled) of the small store: the two seed bundles plus seeded synthetic runs; every
+    page and API test runs on SQLite and on PostgreSQL."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path_factory.mktemp('web') / 'web.db'}"
+    else:
+        from pgserver import Unavailable, shared_server
+
+        try:
+            url = shared_server().new_database()
+        except Unavailable as exc:
+            pytest.skip(f"PostgreSQL unavailable: {exc}")
+    store = open_store(url)
+    filled = fill(store, _seed())
+    yield store, filled
+    store.close()
+
+
+@pytest.fixture(scope="session")
+def filled(web_filled):
+    return web_filled[1]
+
+
+@pytest.fixture(scope="session")
+def client(web_filled):
+    with TestClient(create_app(store=web_filled[0]), raise_server_exceptions=False) as c:
+        yield c
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def live_store(tmp_path_factory, request):
+    """The small store, plus (when ../shared has it) the slice of the real export the seed runs
+    need for their comparison groups; returns (store, Filled, has_slice)."""
+    try:
+        catalog = request.getfixturevalue("catalog_path")
+    except pytest.skip.Exception:
+        catalog = None
+    folder = tmp_path_factory.mktemp("live")
+    store = open_store(str(folder / "live.db"))
+    if catalog is not None:
+        import_catalog(store, catalog_slice(catalog, folder / "slice.jsonl"))
+    filled = fill(store, _seed())
+    yield store, filled, catalog is not None
+    store.close()
+
+
+@pytest.fixture(scope="session")
+def live_server(live_store):
+    """A real uvicorn server on a free port, in a thread; yields its base URL."""
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(store=live_store[0]), host="127.0.0.1", port=port,
+                                           log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
