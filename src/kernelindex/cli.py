@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
@@ -107,6 +109,26 @@ def eval_command(
         new = sum(1 for v in stored.run_ids.values() if v)
         Console().print(f"stored {new} new run(s) as verified evidence; suite run {stored.suite_run_digest}", markup=False)
     raise typer.Exit(0 if all(r.passed for r in suite.cases) else 1)
+
+
+@app.command()
+def demo(
+    db: str = typer.Option(None, "--db", help="database URL or SQLite file (default ./kernelindex.db)"),
+    catalog: list[str] = typer.Option(
+        None, "--catalog", help="catalog export(s) to import too; default: ../shared/data/*.jsonl.zst when present"),
+    host: str = typer.Option("127.0.0.1", help="address to listen on"),
+    port: int = typer.Option(8000, help="port to listen on"),
+    serve: bool = typer.Option(True, "--serve/--no-serve", help="start the web site after importing"),
+) -> None:
+    """The main job: import the built-in sample (and the real export beside the checkout) and serve it."""
+    from kernelindex.sample import default_catalogs, sample_paths
+
+    paths = [*sample_paths(), *(map(Path, catalog) if catalog else default_catalogs())]
+    for path in paths:
+        typer.echo(f"importing {path}", err=True)
+    cli_store.import_command(paths=paths, db=db, as_json=False)
+    if serve:
+        cli_web.serve(db=db, host=host, port=port)
 
 
 def main() -> None:

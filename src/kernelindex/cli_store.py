@@ -98,6 +98,10 @@ def import_command(
             _fail([str(p) for p in exc.problems])
         except SQLAlchemyError as exc:  # e.g. a concurrent import wrote the same rows first
             _fail([f"the database refused the import (nothing was stored): {str(exc).splitlines()[0]}"])
+    from kernelindex.ranking.leaders import record_leader_changes
+
+    with store.begin() as conn:
+        leader_events = record_leader_changes(conn)
     summary = []
     for kind, report in reports:
         if not isinstance(report, ImportReport):
@@ -110,6 +114,7 @@ def import_command(
                 "keptForeignTables": dict(report.foreign_tables), "unknownColumns": dict(report.unknown_columns),
             }
         )
+    summary.append({"kind": "leader-changes", "result": f"{len(leader_events)} comparison group(s) with a new leader"})
     if as_json:
         _print_json(summary)
         return
