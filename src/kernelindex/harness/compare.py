@@ -1,0 +1,102 @@
+"""The field's correctness rule, applied to one output of one call.
+
+Floats are compared after upcasting to f32 (f64 stays f64, so a double-precision kernel is not
+judged at single precision); integer, bool and packed fp4 outputs must match exactly, because a
+relative tolerance on an index or a count is meaningless.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from kernelindex.harness.dtypes import DTYPES, name_of
+from kernelindex.harness.formats import TensorSpec, Tolerance
+
+
+@dataclass
+class OutputCheck:
+    name: str
+    status: str  # PASSED | INCORRECT_SHAPE | INCORRECT_DTYPE | INCORRECT_NUMERICAL
+    max_absolute_error: float = 0.0
+    max_relative_error: float = 0.0
+    matched_ratio: float = 1.0
+    has_nan: bool = False
+    has_inf: bool = False
+    reason: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _finite(x: float) -> float:
+    return x if math.isfinite(x) else float(1e308)
+
+
+def compare_output(name: str, spec: TensorSpec, out, ref, tol: Tolerance) -> OutputCheck:
+    import torch
+
+    if spec.is_scalar:
+        out_t, ref_t = torch.as_tensor(out), torch.as_tensor(ref)
+    else:
+        if not isinstance(out, torch.Tensor):
+            return OutputCheck(name, "INCORRECT_DTYPE", reason=f"returned {type(out).__name__}, expected a tensor")
+        out_t, ref_t = out, ref
+        if tuple(out_t.shape) != tuple(ref_t.shape):
+            return OutputCheck(name, "INCORRECT_SHAPE", reason=f"shape {tuple(out_t.shape)}, expected {tuple(ref_t.shape)}")
+        if out_t.dtype != ref_t.dtype:
+            return OutputCheck(name, "INCORRECT_DTYPE", reason=f"dtype {name_of(out_t.dtype)}, expected {name_of(ref_t.dtype)}")
+    out_t, ref_t = out_t.detach().cpu(), ref_t.detach().cpu()
+    kind = DTYPES[spec.dtype].kind
+    if kind in ("int", "bool", "packed"):
+        if kind == "packed":
+            a, b = out_t.view(torch.uint8), ref_t.view(torch.uint8)
+        else:
+            a, b = out_t.to(torch.int64), ref_t.to(torch.int64)
+        equal = a == b
+        matched = float(equal.float().mean()) if equal.numel() else 1.0
+        diff = (a - b).abs() if kind != "packed" else (~equal).to(torch.int64)
+        max_abs = float(diff.max()) if diff.numel() else 0.0
+        status = "PASSED" if bool(equal.all()) else "INCORRECT_NUMERICAL"
+        return OutputCheck(name, status, max_abs, 0.0 if status == "PASSED" else 1.0, matched,
+                           reason="" if status == "PASSED" else f"{(~equal).sum().item()} elements differ (exact match required)")
+    work = torch.float64 if out_t.dtype == torch.float64 else torch.float32
+    x, y = out_t.to(work), ref_t.to(work)
+    nan = torch.isnan(x)
+    neg_inf_ok = (x == -math.inf) & (y == -math.inf) if tol.allow_negative_inf else torch.zeros_like(nan)
+    inf = torch.isinf(x) & ~neg_inf_ok
+    has_nan, has_inf = bool(nan.any()), bool(inf.any())
+    both_finite = torch.isfinite(x) & torch.isfinite(y)
+    err = torch.where(both_finite, (x - y).abs(), torch.zeros_like(x))
+    rel = err / y.abs().clamp_min(torch.finfo(work).tiny)
+    ok = (err <= tol.max_atol + tol.max_rtol * y.abs()) & both_finite | neg_inf_ok
+    n = x.numel()
+    matched = float(ok.to(torch.float64).mean()) if n else 1.0
+    max_abs = _finite(float(err.max())) if n else 0.0
+    max_rel = _finite(float(rel.max())) if n else 0.0
+    check = OutputCheck(name, "PASSED", max_abs, max_rel, matched, has_nan, has_inf)
+    if has_nan or has_inf:
+        check.status, check.reason = "INCORRECT_NUMERICAL", f"output has {'NaN' if has_nan else 'Inf'}"
+    elif matched < tol.required_matched_ratio:
+        check.status = "INCORRECT_NUMERICAL"
+        check.reason = f"{matched:.4%} of elements within atol {tol.max_atol} + rtol {tol.max_rtol}·|ref|, need {tol.required_matched_ratio:.2%}"
+    elif tol.max_error_cap is not None and max_abs > tol.max_error_cap:
+        check.status, check.reason = "INCORRECT_NUMERICAL", f"max error {max_abs:.3g} above the cap {tol.max_error_cap}"
+    elif n and not bool(x.ne(0).any()) and bool(y.ne(0).any()):
+        check.status, check.reason = "INCORRECT_NUMERICAL", "output is all zeros, the reference is not"
+    return check
+
+
+def merge(checks: list[OutputCheck]) -> OutputCheck:
+    """Worst case of one output over several calls: first failure wins, errors are maxima."""
+    first = checks[0]
+    merged = OutputCheck(first.name, "PASSED")
+    for check in checks:
+        merged.max_absolute_error = max(merged.max_absolute_error, check.max_absolute_error)
+        merged.max_relative_error = max(merged.max_relative_error, check.max_relative_error)
+        merged.matched_ratio = min(merged.matched_ratio, check.matched_ratio)
+        merged.has_nan |= check.has_nan
+        merged.has_inf |= check.has_inf
+        if merged.status == "PASSED" and check.status != "PASSED":
+            merged.status, merged.reason = check.status, check.reason
+    return merged

@@ -1,0 +1,140 @@
+"""A clean process with torch imported that forks worker processes on request.
+
+Starting Python and importing torch costs about two seconds; a case should not pay that. The
+fork server is started once (isolated mode, own session, no solution code ever runs in it, no
+tensor op ever runs in it, so no thread pool or device context exists to be copied) and forks
+one child per worker. Each child starts its own session, takes its limits, working folder,
+environment and pipes, and from then on is exactly the worker a fresh interpreter would be,
+with its own address space. File descriptors travel over a SOCK_SEQPACKET socket.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import socket
+import subprocess
+import sys
+import threading
+import time
+import traceback
+
+_lock = threading.Lock()
+_server: "ForkServer | None" = None
+
+
+class ForkServer:
+    def __init__(self, boot: str):
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-B", "-c", boot, "forkserver", str(child.fileno())],
+            pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True,
+        )
+        child.close()
+        self.sock = parent
+        self.lock = threading.Lock()
+        self._call({"op": "ping"}, [])  # fails here, not at the first case, if the server cannot start
+
+    def _call(self, message: dict, fds: list[int]) -> dict:
+        with self.lock:
+            socket.send_fds(self.sock, [json.dumps(message).encode()], fds)
+            data = self.sock.recv(1 << 16)
+        if not data:
+            raise OSError("the fork server ended")
+        return json.loads(data)
+
+    def spawn(self, role: str, cwd: str, env: dict, memory_limit: int | None, request_r: int, reply_w: int, log_fd: int) -> "Forked":
+        reply = self._call({"op": "spawn", "role": role, "cwd": cwd, "env": env, "limit": memory_limit},
+                           [request_r, reply_w, log_fd])
+        return Forked(self, reply["pid"])
+
+    def status(self, pid: int) -> int | None:
+        return self._call({"op": "status", "pid": pid}, [])["code"]
+
+
+class Forked:
+    """The parts of a Popen object the worker handle uses, for a forked child."""
+
+    def __init__(self, server: ForkServer, pid: int):
+        self.server, self.pid, self.returncode = server, pid, None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self.returncode = self.server.status(self.pid)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout)
+            time.sleep(0.01)
+        return self.returncode
+
+
+def server(boot: str) -> ForkServer | None:
+    """The shared fork server, started on first use; None where one cannot run (then workers spawn)."""
+    global _server
+    with _lock:
+        if _server is None or _server.proc.poll() is not None:
+            try:
+                _server = ForkServer(boot)
+            except OSError:
+                _server = None
+        return _server
+
+
+def serve(fd: int, run_worker) -> None:
+    """The server's loop (runs in the fork server process)."""
+    sock = socket.socket(fileno=fd)
+    codes: dict[int, int] = {}
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 3)
+        except ConnectionResetError:
+            return
+        if not data:
+            return
+        request = json.loads(data)
+        while True:  # reap every child that has ended, keeping its exit status
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            codes[pid] = os.waitstatus_to_exitcode(status)
+        if request["op"] == "ping":
+            sock.send(b'{"ok": true}')
+        elif request["op"] == "status":
+            sock.send(json.dumps({"code": codes.get(request["pid"])}).encode())
+        elif request["op"] == "spawn":
+            request_r, reply_w, log_fd = fds
+            pid = os.fork()
+            if pid == 0:
+                code = 1
+                try:
+                    sock.close()
+                    os.setsid()
+                    if request["limit"]:
+                        resource.setrlimit(resource.RLIMIT_AS, (request["limit"], request["limit"]))
+                    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+                    os.chdir(request["cwd"])
+                    os.dup2(log_fd, 1)
+                    os.dup2(log_fd, 2)
+                    os.close(log_fd)
+                    os.environ.clear()
+                    os.environ.update(request["env"])
+                    run_worker(request["role"], request_r, reply_w)
+                    code = 0
+                except BaseException:
+                    traceback.print_exc()
+                finally:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                    os._exit(code)
+            for extra in fds:
+                os.close(extra)
+            sock.send(json.dumps({"pid": pid}).encode())

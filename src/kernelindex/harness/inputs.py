@@ -1,0 +1,116 @@
+"""Inputs of one call, reproducible from (case uuid, purpose, index) alone.
+
+Each input gets its own generator seeded from sha256(uuid, purpose, index, input name), so a
+case's inputs do not depend on the cases run before it, on the order inputs are drawn, or on
+any random numbers the solution draws. The reference process regenerates exactly the inputs
+the solution saw from the same key, so tensors never travel between the two processes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import types
+from pathlib import Path
+from typing import Any
+
+from kernelindex.harness.dtypes import DTYPES, torch_dtype
+from kernelindex.harness.formats import Definition, TensorSpec, WorkloadCase
+
+_INDEX = re.compile(r"(^|_)(idx|index|indices|ids?|positions?)($|_)")
+_MASK = re.compile(r"(^|_)mask($|_)")
+_PROB = re.compile(r"(^|_)(probs?|probabilities)($|_)")
+_WEIGHT = re.compile(r"(^|_)(weights?|w\d*)($|_)")
+
+
+def seed_for(uuid: str, purpose: str, index: int, name: str = "") -> int:
+    """A 63-bit seed; purpose is 'round', 'warmup' or 'timed'."""
+    digest = hashlib.sha256(f"{uuid}\x1f{purpose}\x1f{index}\x1f{name}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") & ((1 << 63) - 1)
+
+
+def load_reference(definition: Definition, module_name: str = "_kernelindex_reference") -> types.ModuleType:
+    """The definition's reference source as a module (it defines run and maybe the custom inputs)."""
+    module = types.ModuleType(module_name)
+    module.__file__ = f"<{definition.name} reference>"
+    exec(compile(definition.reference, module.__file__, "exec"), module.__dict__)
+    return module
+
+
+def _random_tensor(torch, spec: TensorSpec, shape: tuple[int, ...], axis_values: dict, device: str, seed: int):
+    gen = torch.Generator(device=device)
+    gen.manual_seed(seed)
+    kind = DTYPES[spec.dtype].kind
+    dtype = torch_dtype(spec.dtype)
+    name = spec.name.lower()
+    if kind == "packed":
+        raw = torch.randint(0, 256, shape, generator=gen, device=device, dtype=torch.uint8)
+        return raw.view(dtype)
+    if kind == "bool":
+        return torch.rand(shape, generator=gen, device=device) < 0.5
+    if kind == "int":
+        if _MASK.search(name):
+            return torch.randint(0, 2, shape, generator=gen, device=device, dtype=dtype)
+        if _INDEX.search(name):
+            # Valid for indexing any dimension of the problem: below the smallest positive axis.
+            bound = min((v for v in axis_values.values() if v > 0), default=1)
+            return torch.randint(0, bound, shape, generator=gen, device=device, dtype=dtype)
+        return torch.randint(-64, 64, shape, generator=gen, device=device, dtype=dtype)
+    values = torch.randn(shape, generator=gen, device=device, dtype=torch.float32)
+    if _PROB.search(name):
+        values = torch.softmax(values, dim=-1) if values.dim() else torch.sigmoid(values)
+    elif _MASK.search(name):
+        values = (values > 0).to(torch.float32)
+    elif _WEIGHT.search(name) and len(shape) >= 2:
+        values = values / math.sqrt(max(shape[-1], 1))  # fan-in scaling keeps products O(1)
+    return values.to(dtype)
+
+
+def make_inputs(
+    definition: Definition,
+    case: WorkloadCase,
+    purpose: str,
+    index: int,
+    device: str,
+    problem_root: str | Path,
+    reference: types.ModuleType | None = None,
+) -> dict[str, Any]:
+    """The inputs of one call, in the definition's order."""
+    import torch
+
+    axis_values = definition.resolve_axes(case.axes, f"case {case.uuid}")
+    scalars = {n: s.value for n, s in case.inputs.items() if s.type == "scalar"}
+    custom = {}
+    if any(s.type == "custom" for s in case.inputs.values()):
+        if reference is None:
+            reference = load_reference(definition)
+        fn = getattr(reference, definition.custom_inputs_entrypoint)
+        devices = [torch.device(device)] if torch.device(device).type == "cuda" else []
+        with torch.random.fork_rng(devices=devices):
+            torch.manual_seed(seed_for(case.uuid, purpose, index, "<custom>"))
+            custom = fn({**axis_values, **scalars}, device)
+    result = {}
+    for name, spec in definition.inputs.items():
+        given = case.inputs[name]
+        shape = definition.shape(spec, axis_values)
+        if given.type == "scalar":
+            value = given.value
+            if spec.is_scalar:
+                result[name] = value
+            elif isinstance(value, list):
+                result[name] = torch.tensor(value, dtype=torch_dtype(spec.dtype), device=device).reshape(shape)
+            else:  # one value fills the whole tensor (e.g. a [1] flag)
+                result[name] = torch.full(shape, value, dtype=torch_dtype(spec.dtype), device=device)
+        elif given.type == "custom":
+            if name not in custom:
+                raise ValueError(f"custom inputs function {definition.custom_inputs_entrypoint} made no {name!r}")
+            result[name] = custom[name]
+        elif given.type == "safetensors":
+            from safetensors.torch import load_file
+
+            file = Path(given.path) if Path(given.path).is_absolute() else Path(problem_root) / given.path
+            result[name] = load_file(str(file), device=str(device))[given.tensor_key]
+        else:
+            result[name] = _random_tensor(torch, spec, shape, axis_values, device, seed_for(case.uuid, purpose, index, name))
+    return result

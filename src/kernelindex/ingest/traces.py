@@ -1,0 +1,245 @@
+"""Importing trace JSONL written by the upstream tools (FlashInfer-Bench, SOL-ExecBench).
+
+Each line becomes a BenchmarkRun with its protocol and environment, stored as *reported*
+evidence under a source that says where it came from: a trace is a claim by another harness,
+never a run of ours, so it can never count as verified. Given the problem folder (and the
+solution) a trace refers to, runs link to the same OperationSpec, WorkloadCase and
+ImplementationRevision records our own harness writes; without them, their workload and
+implementation stay pending links keyed by the upstream names.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from kernelindex import API_VERSION
+from kernelindex.ingest.catalog import ImportReport
+from kernelindex.ingest.problems import ImportFailed, Problem
+from kernelindex.records.canonical import canonical_json, digest, sha256_digest
+
+SOURCE_SLUG = "upstream-trace"
+SOURCE_KIND = "trace_file"
+SOURCE_NAME = "Trace files written by the FlashInfer-Bench / SOL-ExecBench tools"
+STATUSES = {
+    "PASSED": "passed", "INCORRECT_SHAPE": "incorrect_shape", "INCORRECT_DTYPE": "incorrect_dtype",
+    "INCORRECT_NUMERICAL": "incorrect_numerical", "RUNTIME_ERROR": "runtime_error", "COMPILE_ERROR": "compile_error",
+    "TIMEOUT": "timeout", "REWARD_HACK": "suspected_reward_hack", "INVALID_REFERENCE": "invalid_reference",
+}
+_ARCH = {"b200": "sm_100", "gb200": "sm_100", "h200": "sm_90", "h100": "sm_90", "a100": "sm_80", "l40s": "sm_89"}
+
+
+class _LineProblem(Exception):
+    def __init__(self, field: str, reason: str):
+        super().__init__(reason)
+        self.field, self.reason = field, reason
+
+
+def _token(text: str) -> str:
+    value = re.sub(r"[^a-z0-9_]+", "_", str(text).lower()).strip("_")
+    return value if value[:1].isalpha() else f"x_{value}"
+
+
+def _slug(text: str) -> str:
+    return (re.sub(r"[^a-z0-9._-]+", "-", str(text).lower()).strip("-._") or "unnamed")[:180]
+
+
+def _timestamp(value: Any) -> str:
+    if not isinstance(value, str):
+        raise _LineProblem("evaluation.timestamp", "must be an ISO-8601 string")
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise _LineProblem("evaluation.timestamp", f"not an ISO-8601 time: {value!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)  # upstream writes naive times in UTC
+    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _record(kind: str, name: str, spec: dict, title: str | None = None) -> dict:
+    from kernelindex.records.models import dump_record, parse_record
+
+    metadata = {"name": _slug(name)}
+    if title:
+        metadata["title"] = title[:200]
+    return dump_record(parse_record({"apiVersion": API_VERSION, "kind": kind, "metadata": metadata, "spec": spec}, where=kind))
+
+
+def _environment(env: Any) -> dict:
+    if not isinstance(env, dict) or not isinstance(env.get("hardware"), str) or not env["hardware"].strip():
+        raise _LineProblem("evaluation.environment.hardware", "must name the hardware")
+    product = env["hardware"].strip()[:200]
+    key = re.sub(r"[^a-z0-9]", "", product.lower())
+    gpu = any(name in key for name in (*_ARCH, "nvidia", "rtx", "gpu"))
+    hardware = {"vendor": "nvidia" if gpu else "unknown", "product": product,
+                "architecture": next((a for n, a in _ARCH.items() if n in key), "unknown")}
+    libs = env.get("libs") or {}
+    if not isinstance(libs, dict):
+        raise _LineProblem("evaluation.environment.libs", "must be an object of name → version")
+    software = {"libraries": {_token(k): str(v)[:100] for k, v in libs.items()}} if libs else {}
+    return _record("ExecutionEnvironment", f"trace-{product}", {"hardware": hardware, "software": software}, product)
+
+
+def _protocol() -> dict:
+    spec = {
+        "harness": {"name": "upstream trace (FlashInfer-Bench / SOL-ExecBench format)"},
+        "measurement": {"timer": "harness_reported", "primaryStatistic": "median"},
+        "correctness": {"reference": "definition reference, as reported by the trace", "comparator": "upstream_trace"},
+        "comparability": {"family": "upstream_trace",
+                          "notes": "Latencies as the trace reports them; no raw samples, timer or clock policy known."},
+    }
+    return _record("BenchmarkProtocol", "upstream-trace-v1", spec, "Upstream trace, harness-reported")
+
+
+def _number(value: Any, field: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise _LineProblem(field, f"must be a non-negative number, got {value!r}")
+    return float(value)
+
+
+class _Linker:
+    """Our records for the problem and solution a trace file refers to, when we were given them."""
+
+    def __init__(self, problem_dir: Path | None, solution_path: Path | None):
+        self.problem = self.records = self.implementation = None
+        if problem_dir is not None:
+            from kernelindex.harness.formats import FormatError, load_problem
+            from kernelindex.harness.records import records_for
+
+            try:
+                self.problem = load_problem(problem_dir)
+            except FormatError as exc:
+                raise ImportFailed([Problem(exc.file, exc.line, exc.field, exc.reason)]) from None
+            self.records = records_for(self.problem)
+        if solution_path is not None and self.records is not None:
+            from kernelindex.harness.environment import read_environment
+            from kernelindex.harness.formats import FormatError, load_solution
+            from kernelindex.harness.records import implementation_revision
+
+            try:
+                solution = load_solution(solution_path)
+            except FormatError as exc:
+                raise ImportFailed([Problem(exc.file, exc.line, exc.field, exc.reason)]) from None
+            self.solution_name = solution.name
+            self.implementation = implementation_revision(
+                solution, self.problem.definition, digest(self.records.operation), read_environment("cpu"))
+
+    def workload_digest(self, definition: str, workload: dict) -> str:
+        if self.records is not None:
+            if definition != self.problem.definition.name:
+                raise _LineProblem("definition", f"trace is for {definition!r}, the problem folder is {self.problem.definition.name!r}")
+            case = self.records.cases.get(workload["uuid"])
+            if case is None:
+                raise _LineProblem("workload.uuid", f"no case {workload['uuid']!r} in the problem's workload.jsonl")
+            return digest(case)
+        return sha256_digest(canonical_json({"upstreamDefinition": definition, "upstreamWorkload": workload["uuid"]}))
+
+    def implementation_digest(self, definition: str, solution: str) -> str:
+        if self.implementation is not None and solution == self.solution_name:
+            return digest(self.implementation)
+        return sha256_digest(canonical_json({"upstreamDefinition": definition, "upstreamSolution": solution}))
+
+
+def _run(line: dict, linker: _Linker, protocol: dict, source: str, file_name: str) -> tuple[dict, dict]:
+    for key in ("definition", "solution", "workload", "evaluation"):
+        if key not in line:
+            raise _LineProblem(key, "required field is missing")
+    workload, evaluation = line["workload"], line["evaluation"]
+    if not isinstance(workload, dict) or not isinstance(workload.get("uuid"), str):
+        raise _LineProblem("workload.uuid", "required string is missing")
+    if not isinstance(evaluation, dict):
+        raise _LineProblem("evaluation", "must be an object")
+    status = STATUSES.get(evaluation.get("status"))
+    if status is None:
+        raise _LineProblem("evaluation.status", f"unknown status {evaluation.get('status')!r}; one of {sorted(STATUSES)}")
+    environment = _environment(evaluation.get("environment"))
+    spec: dict[str, Any] = {
+        "implementationDigest": linker.implementation_digest(str(line["definition"]), str(line["solution"])),
+        "workloadDigest": linker.workload_digest(str(line["definition"]), workload),
+        "protocolDigest": digest(protocol), "environmentDigest": digest(environment),
+        "status": status, "observedAt": _timestamp(evaluation.get("timestamp")),
+    }
+    correctness = evaluation.get("correctness") or {}
+    if correctness:
+        abs_err = _number(correctness.get("max_absolute_error"), "evaluation.correctness.max_absolute_error")
+        rel_err = _number(correctness.get("max_relative_error"), "evaluation.correctness.max_relative_error")
+        spec["correctness"] = {"comparator": "upstream_trace", **({"maximumAbsoluteError": abs_err} if abs_err is not None else {}),
+                               **({"maximumRelativeError": rel_err} if rel_err is not None else {})}
+    performance = evaluation.get("performance") or {}
+    metrics = {}
+    latency = _number(performance.get("latency_ms"), "evaluation.performance.latency_ms")
+    if latency is not None:
+        spec["timing"] = {"primaryStatistic": "median", "latencyNs": {"median": int(round(latency * 1e6))}}
+        metrics["latency_ms"] = latency
+    measurements = []
+    reference = _number(performance.get("reference_latency_ms"), "evaluation.performance.reference_latency_ms")
+    if reference is not None:
+        measurements.append({"metric": "reference_latency", "statistic": "median", "unit": "ns", "value": int(round(reference * 1e6))})
+        metrics["reference_latency_ms"] = reference
+    speedup = _number(performance.get("speedup_factor"), "evaluation.performance.speedup_factor")
+    if speedup is not None:
+        measurements.append({"metric": "speedup", "statistic": "ratio", "unit": "ratio", "value": speedup})
+        metrics["speedup_factor"] = speedup
+    if measurements:
+        spec["measurements"] = measurements
+    spec["sourceNative"] = {"source": source, "benchmark": str(line["definition"])[:200],
+                            "externalId": f"{line['solution']}/{workload['uuid']}"[:500]}
+    if metrics:
+        spec["sourceNative"]["metrics"] = metrics
+    run = _record("BenchmarkRun", f"trace-{line['solution']}-{workload['uuid'][:8]}-{spec['observedAt']}", spec,
+                  f"{line['solution']} · {line['definition']} · {workload['uuid'][:8]} (from {file_name})")
+    return run, environment
+
+
+def import_traces(store, path: str | Path, *, problem: str | Path | None = None, solution: str | Path | None = None,
+                  source: str = SOURCE_SLUG) -> ImportReport:
+    """Store every line of a trace file as a reported run; one refused line refuses the file."""
+    from kernelindex.records.errors import RecordError
+    from kernelindex.store.rows import RowError
+    from kernelindex.store.writer import Writer
+
+    path = Path(path)
+    linker = _Linker(Path(problem) if problem else None, Path(solution) if solution else None)
+    protocol = _protocol()
+    report, problems, bundles = ImportReport(str(path)), [], []
+    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not text.strip():
+            continue
+        report.lines += 1
+        try:
+            line = json.loads(text)
+            if not isinstance(line, dict):
+                raise _LineProblem(None, "each line must be a JSON object")
+            run, environment = _run(line, linker, protocol, source, path.name)
+            bundles.append((number, {"run": run, "protocol": protocol, "environment": environment}))
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(str(path), number, None, f"invalid JSON: {exc.msg}"))
+        except _LineProblem as exc:
+            problems.append(Problem(str(path), number, exc.field, exc.reason))
+        except RecordError as exc:
+            problems.append(Problem(str(path), number, None, str(exc)))
+    if problems:
+        raise ImportFailed(problems)
+    with store.begin() as conn:
+        writer = Writer(conn)
+        writer.ensure_source(source, SOURCE_KIND, SOURCE_NAME)
+        if linker.records is not None:
+            for record in linker.records.all():
+                writer.add_record(record)
+        if linker.implementation is not None:
+            writer.add_record(linker.implementation)
+        for number, bundle in bundles:
+            try:
+                writer.add_run_bundle(bundle, line=number)
+            except RowError as exc:
+                problems.append(Problem(str(path), number, exc.field, exc.reason))
+        if problems or writer.problems:
+            problems += [Problem(str(path), p.line, p.field, p.reason) for p in writer.problems]
+            raise ImportFailed(problems)
+        report.absorb(writer)
+    return report

@@ -1,0 +1,102 @@
+"""The correctness rule: atol + rtol·|ref|, matched ratio, cap, NaN/Inf, all zeros, exact integers, f64 in f64."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from kernelindex.harness.compare import compare_output, merge
+from kernelindex.harness.formats import TensorSpec, Tolerance
+
+F32 = TensorSpec("out", ("n",), "float32")
+
+
+def check(out, ref, spec=F32, **tol):
+    return compare_output("out", spec, out, ref, Tolerance(**tol))
+
+
+def test_elementwise_rule_and_matched_ratio():
+    ref = torch.linspace(1, 2, 100)
+    out = ref.clone()
+    out[:2] += 0.5  # 2% of elements off
+    result = check(out, ref, max_atol=1e-3, max_rtol=1e-3, required_matched_ratio=0.99)
+    assert result.status == "INCORRECT_NUMERICAL" and result.matched_ratio == pytest.approx(0.98)
+    assert result.max_absolute_error == pytest.approx(0.5)
+    assert check(out, ref, max_atol=1e-3, max_rtol=1e-3, required_matched_ratio=0.98).status == "PASSED"
+    # rtol scales with |ref|: 0.01 off on values near 2 passes with rtol 1e-2, not with 1e-3
+    near = ref + 0.01
+    assert check(near, ref, max_atol=0, max_rtol=1e-2).status == "PASSED"
+    assert check(near, ref, max_atol=0, max_rtol=1e-3).status == "INCORRECT_NUMERICAL"
+
+
+def test_error_cap_nan_inf_and_zeros():
+    ref = torch.ones(1000)
+    out = ref.clone()
+    out[0] = 100.0
+    assert check(out, ref).status == "PASSED"  # 99.9% match
+    assert check(out, ref, max_error_cap=1.0).status == "INCORRECT_NUMERICAL"
+    nan = ref.clone()
+    nan[5] = math.nan
+    assert check(nan, ref).has_nan and check(nan, ref).status == "INCORRECT_NUMERICAL"
+    ref_inf, out_inf = ref.clone(), ref.clone()
+    ref_inf[3] = out_inf[3] = -math.inf
+    assert check(out_inf, ref_inf).status == "INCORRECT_NUMERICAL"
+    assert check(out_inf, ref_inf, allow_negative_inf=True).status == "PASSED"
+    small = torch.full((1000,), 1e-3)
+    zeros = check(torch.zeros(1000), small)
+    assert zeros.status == "INCORRECT_NUMERICAL" and "all zeros" in zeros.reason  # within atol, still refused
+    assert check(torch.zeros(10), torch.zeros(10)).status == "PASSED"
+
+
+def test_integers_and_bools_must_match_exactly():
+    ints = TensorSpec("out", ("n",), "int64")
+    ref = torch.arange(1000, 2000)
+    off = ref.clone()
+    off[7] += 1  # relative error 5e-4, within any float tolerance
+    assert check(off, ref, ints, max_rtol=1e-2).status == "INCORRECT_NUMERICAL"
+    assert check(ref.clone(), ref, ints).status == "PASSED"
+    flags = TensorSpec("out", ("n",), "bool")
+    b = torch.rand(100) < 0.5
+    assert check(~b, b, flags).status == "INCORRECT_NUMERICAL"
+
+
+def test_f64_is_compared_in_f64():
+    f64 = TensorSpec("out", ("n",), "float64")
+    ref = torch.full((10,), 1.0 + 1e-10, dtype=torch.float64)
+    out = torch.ones(10, dtype=torch.float64)
+    assert float(ref.float()[0]) == float(out.float()[0])  # f32 cannot see the difference
+    assert check(out, ref, f64, max_atol=1e-13, max_rtol=0).status == "INCORRECT_NUMERICAL"
+
+
+def test_shape_and_dtype_mismatches():
+    ref = torch.ones(4)
+    assert check(torch.ones(5), ref).status == "INCORRECT_SHAPE"
+    assert check(torch.ones(4, dtype=torch.float64), ref).status == "INCORRECT_DTYPE"
+    assert check([1.0] * 4, ref).status == "INCORRECT_DTYPE"
+
+
+def test_merge_keeps_the_worst():
+    ok = check(torch.ones(4), torch.ones(4))
+    bad = check(torch.ones(4) * 2, torch.ones(4))
+    merged = merge([ok, bad, ok])
+    assert merged.status == "INCORRECT_NUMERICAL" and merged.max_absolute_error == 1.0 and merged.matched_ratio == 0.0
+
+
+@pytest.mark.parametrize("dtype", sorted(__import__("kernelindex.harness.dtypes", fromlist=["DTYPES"]).DTYPES))
+def test_every_dtype_generates_and_compares(dtype):
+    from kernelindex.harness.inputs import _random_tensor
+
+    spec = TensorSpec("x", ("n",), dtype)
+    value = _random_tensor(torch, spec, (64,), {"n": 64}, "cpu", seed=7)
+    assert compare_output("x", spec, value, value.clone(), Tolerance()).status == "PASSED"
+    flipped = value.clone()
+    if dtype == "bool":
+        flipped[:8] = ~flipped[:8]
+    elif flipped.element_size() == 1:  # fp8 / fp4 / int8: change the bits of a few elements
+        flipped.view(torch.uint8)[:8] ^= 0x35
+    else:
+        flipped[:8] = (flipped[:8].to(torch.float64) * -3 + 5).to(flipped.dtype)
+    assert not torch.equal(flipped.view(torch.uint8), value.view(torch.uint8))
+    assert compare_output("x", spec, flipped, value, Tolerance(max_atol=1e-3, max_rtol=1e-3, required_matched_ratio=1.0)).status != "PASSED"

@@ -1,0 +1,121 @@
+"""Reading the upstream formats, and refusing bad files with file, line and field named."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness_testkit import PROBLEMS, SOLUTIONS, problem
+from kernelindex.harness.axes import ExpressionError, evaluate
+from kernelindex.harness.formats import FormatError, load_definition, load_problem, load_solution
+
+
+def test_fixture_problems_load_with_every_feature():
+    moe = problem("moe_gather_scatter")
+    d = moe.definition
+    assert [a.type for a in d.axes.values()] == ["var", "var", "const", "const", "expr"]
+    assert d.inputs["bias"].shape == () and d.inputs["alpha"].shape is None
+    assert d.inputs["routing_weights"].shape == ("num_tokens", "1")
+    axes = d.resolve_axes(moe.cases[0].axes)
+    assert axes == {"batch": 40, "num_tokens": 12, "hidden": 16, "experts": 4, "flat": 640}
+    assert d.shape(d.inputs["routing_weights"], axes) == (12, 1)
+    assert moe.cases[0].inputs["alpha"].value == 0.5
+    assert moe.cases[0].tolerance.max_atol == 1e-5
+    assert moe.cases[1].tolerance.max_atol == 1e-2 and moe.cases[1].tolerance.required_matched_ratio == 0.99
+    add = problem("vector_add")
+    assert add.cases[0].t_sol_ms == 0.0005 and add.cases[0].t_b_ms == 0.02 and add.definition.flops == "n"
+
+
+def test_solutions_read_sources_inline_and_from_files_beside():
+    beside = load_solution(SOLUTIONS / "softmax_triton" / "solution.json")
+    assert [s.path for s in beside.sources] == ["main.py", "softmax_kernel.py"]
+    assert "def launch" in beside.sources[1].content and beside.destination_passing_style
+    inline = load_solution(SOLUTIONS / "softmax_torch" / "solution.json")
+    assert inline.entry_point == "softmax.py::run" and not inline.destination_passing_style
+
+
+def test_axis_expressions_are_arithmetic_only():
+    assert evaluate("a * (b + 2) // 3 % 5 ** 1", {"a": 4, "b": 1}) == 4 * 3 // 3 % 5
+    for bad in ("__import__('os')", "a.real", "[a]", "a if a else b", "lambda: 1"):
+        with pytest.raises(ExpressionError):
+            evaluate(bad, {"a": 1, "b": 2})
+
+
+def _definition(tmp_path, **changes):
+    doc = json.loads((PROBLEMS / "vector_add" / "definition.json").read_text())
+    doc.update(changes)
+    path = tmp_path / "definition.json"
+    path.write_text(json.dumps(doc, indent=2))
+    return path
+
+
+@pytest.mark.parametrize("changes, field, reason", [
+    ({"axes": {"n": {"type": "variable"}}}, "axes.n.type", "const, var or expr"),
+    ({"axes": {"n": {"type": "var"}, "m": {"type": "expr", "expression": "n + k"}}}, "axes.m.expression", "unknown axes ['k']"),
+    ({"inputs": {"x": {"shape": ["n"], "dtype": "float24"}, "y": {"shape": ["n"], "dtype": "float32"}}}, "inputs.x.dtype", "unknown dtype"),
+    ({"inputs": {"x": {"shape": ["q"], "dtype": "float32"}, "y": {"shape": ["n"], "dtype": "float32"}}}, "x.shape", "unknown axis 'q'"),
+    ({"reference": "x = 1"}, "reference", "defining run"),
+    ({"custom_inputs_entrypoint": "make"}, "custom_inputs_entrypoint", "no function 'make'"),
+])
+def test_bad_definitions_name_file_line_and_field(tmp_path, changes, field, reason):
+    path = _definition(tmp_path, **changes)
+    with pytest.raises(FormatError) as caught:
+        load_definition(path)
+    assert caught.value.field == field and reason in caught.value.reason
+    assert caught.value.file == str(path) and caught.value.line is not None
+    assert str(path) in str(caught.value)
+
+
+@pytest.mark.parametrize("line, field", [
+    ({"axes": {"n": 4}}, "uuid"),
+    ({"uuid": "u", "axes": {}}, "axes"),
+    ({"uuid": "u", "axes": {"n": "4"}}, "axes"),
+    ({"uuid": "u", "axes": {"n": 4}, "inputs": {"z": {"type": "random"}}}, "inputs.z"),
+    ({"uuid": "u", "axes": {"n": 4}, "inputs": {"x": {"type": "noise"}}}, "inputs.x.type"),
+    ({"uuid": "u", "axes": {"n": 4}, "tolerance": {"max_atol": -1}}, "tolerance.max_atol"),
+    ({"uuid": "u", "axes": {"n": 4}, "tolerance": {"atol": 1}}, "tolerance.atol"),
+    ({"uuid": "u", "axes": {"n": 4}, "t_sol_ms": 0}, "t_sol_ms"),
+])
+def test_bad_workload_lines_name_the_line(tmp_path, line, field):
+    folder = tmp_path / "p"
+    folder.mkdir()
+    (folder / "definition.json").write_text((PROBLEMS / "vector_add" / "definition.json").read_text())
+    good = {"uuid": "good", "axes": {"n": 3}}
+    (folder / "workload.jsonl").write_text(json.dumps(good) + "\n\n" + json.dumps(line) + "\n")
+    with pytest.raises(FormatError) as caught:
+        load_problem(folder)
+    assert (caught.value.line, caught.value.field) == (3, field)
+    assert caught.value.file.endswith("workload.jsonl")
+
+
+def test_constraints_and_duplicates_are_refused(tmp_path):
+    folder = tmp_path / "moe"
+    folder.mkdir()
+    (folder / "definition.json").write_text((PROBLEMS / "moe_gather_scatter" / "definition.json").read_text())
+    (folder / "workload.jsonl").write_text(json.dumps({"uuid": "a", "axes": {"batch": 2, "num_tokens": 5}, "inputs": {"alpha": {"type": "scalar", "value": 1}}}) + "\n")
+    with pytest.raises(FormatError, match="num_tokens <= batch"):
+        load_problem(folder)
+    (folder / "workload.jsonl").write_text("\n".join(json.dumps({"uuid": "a", "axes": {"batch": 5, "num_tokens": 2}, "inputs": {"alpha": {"type": "scalar", "value": 1}}}) for _ in range(2)))
+    with pytest.raises(FormatError, match="duplicate of line 1"):
+        load_problem(folder)
+
+
+@pytest.mark.parametrize("spec_changes, sources, field", [
+    ({"languages": ["pytorch", "cuda_cpp"]}, None, "spec.languages"),
+    ({"languages": ["fortran"]}, None, "spec.languages"),
+    ({"entry_point": "add.py:run"}, None, "spec.entry_point"),
+    ({"entry_point": "other.py::run"}, None, "spec.entry_point"),
+    ({}, [{"path": "../add.py", "content": ""}], "sources[0].path"),
+    ({}, [{"path": "/etc/add.py", "content": ""}], "sources[0].path"),
+    ({}, [{"path": "missing.py"}], "sources[0].content"),
+])
+def test_bad_solutions_are_refused(tmp_path, spec_changes, sources, field):
+    doc = json.loads((SOLUTIONS / "vector_add_torch" / "solution.json").read_text())
+    doc["spec"].update(spec_changes)
+    doc["sources"] = sources or [{"path": "add.py", "content": "def run(x, y, z):\n    pass\n"}]
+    path = tmp_path / "solution.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(FormatError) as caught:
+        load_solution(path)
+    assert caught.value.field == field and caught.value.file == str(path)
