@@ -1,1 +1,7 @@
-"""problems"""
+"""Problem packs (definition.json + workload.jsonl, the SOL-ExecBench / FlashInfer-Bench format) that the
+project wrote from its own restatement of the two seed workloads; load them with kernelindex.harness."""
+import pathlib
+
+PROBLEMS_DIR = pathlib.Path(__file__).parent
+TOKEN_SCATTER_BWD = PROBLEMS_DIR / "moe_token_scatter_bwd"
+LOAD_BALANCE_BWD = PROBLEMS_DIR / "moe_load_balance_bwd"
