@@ -5,7 +5,10 @@ Imports the real catalog export plus the two seed bundles into a fresh SQLite fi
 largest comparison group, and the largest workload leaderboard. Then it adds nine variants of
 every real run (same workload, protocol and environment, so the same comparison groups; value
 scaled by a seeded log-normal factor, later observation date, new digest), and times the same
-pages again. Printed: each median, the 10×/1× ratio, and the targets (50 ms, 150 ms).
+pages again. Printed: each median, the 10×/1× ratio, and the targets (50 ms, 150 ms). Last, at
+10×, it times the pages with and without the ranking indexes of migration 0200 (dropped and
+recreated, three rounds each, alternated), so their effect is measured against a baseline from
+the same run.
 
 It also replays each group's leader history from the runs and compares it with the export's
 ``record_events``: a check that our ranking picks the leaders the public site picked.
@@ -41,12 +44,13 @@ from kernelindex.ranking.reads import rank_inputs
 from kernelindex.records.canonical import digest
 from kernelindex.store.database import open_store
 from kernelindex.store.ids import uuid7
-from kernelindex.store.tables import record_events, runs
+from kernelindex.store.tables import metadata, record_events, runs
 from kernelindex.web.app import create_app
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CATALOG = sorted((REPO.parent / "shared" / "data").glob("kernelindex-catalog-*.jsonl.zst"))
 VARIANTS = 9
+RANK_INDEXES = ("ix_runs_rank_cover", "ix_runs_workload_key")  # migration 0200_rank_indexes
 
 
 def read_catalog(path: Path) -> list[dict]:
@@ -90,6 +94,25 @@ def median_ms(client: TestClient, url: str, repeat: int) -> tuple[float, float]:
         cpus.append((time.process_time() - cpu) * 1000)
         assert response.status_code == 200
     return statistics.median(walls), statistics.median(cpus)
+
+
+def index_effect(store, client: TestClient, pages: dict[str, str], repeat: int, rounds: int = 3):
+    """Median (wall, cpu) ms of each page without and with the ranking indexes. The two states
+    alternate ``rounds`` times each, so a change in machine load falls on both; ends with the indexes."""
+    indexes = [i for i in metadata.tables["runs"].indexes if i.name in RANK_INDEXES]
+    samples = {state: defaultdict(lambda: ([], [])) for state in (False, True)}
+    for present in [False, True] * rounds:
+        for index in indexes:
+            (index.create if present else index.drop)(store.engine)
+        for name, url in pages.items():
+            client.get(url)
+            for _ in range(repeat):
+                wall, cpu = time.perf_counter(), time.process_time()
+                assert client.get(url).status_code == 200
+                samples[present][name][0].append((time.perf_counter() - wall) * 1000)
+                samples[present][name][1].append((time.process_time() - cpu) * 1000)
+    return {name: tuple((statistics.median(samples[s][name][0]), statistics.median(samples[s][name][1]))
+                        for s in (False, True)) for name in pages}
 
 
 def targets(store) -> dict[str, str]:
@@ -154,6 +177,7 @@ def main() -> int:
         print(f"added {len(real_runs) * VARIANTS} variant runs in {time.perf_counter() - start:.1f} s ({count} runs in all)")
         pages10 = targets(store)
         grown = {name: median_ms(client, url, args.repeat) for name, url in pages10.items()}
+        effect = index_effect(store, client, pages10, args.repeat)
 
     load = os.getloadavg()[0]
     print(f"\nload average while measuring: {load:.1f} on {os.cpu_count()} cores (wall times grow with it; CPU times less)")
@@ -165,6 +189,10 @@ def main() -> int:
         ok &= good
         print(f"{name:<34} {w1:8.1f} {w10:9.1f} {w10 / w1:6.2f} {c1:7.1f} {c10:8.1f} {c10 / c1:6.2f}   "
               f"{'ok' if good else 'OVER'}" + (f"   (10×: {name10})" if name10 != name else ""))
+    print(f"\nat 10×, with and without the indexes {', '.join(RANK_INDEXES)} (rounds alternated; ratio = with / without):")
+    print(f"{'page':<34} {'wall without':>12} {'with':>6} {'ratio':>6} {'cpu without':>12} {'with':>6} {'ratio':>6}")
+    for name, ((w0, c0), (w1, c1)) in effect.items():
+        print(f"{name:<34} {w0:12.1f} {w1:6.1f} {w1 / w0:6.2f} {c0:12.1f} {c1:6.1f} {c1 / c0:6.2f}")
     return 0 if ok else 1
 
 

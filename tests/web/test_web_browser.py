@@ -68,6 +68,23 @@ def test_seed_run_page_figures(page, live_store, external, latency, sol, speedup
     assert "accessed" in copied and "sha256:" in copied
 
 
+def test_landing_page_reaches_both_seed_runs(page, live_store):
+    """From /, one click on each seed's card opens its run page with the same headline figures."""
+    expected = {"4273": ("317.9 µs", "0.9189", "8.02×", "16/16 cases faster"),
+                "19969": ("7.70 µs", "0.7113", "2.33×", "16/16 cases faster")}
+    for external, (latency, sol, speedup, faster) in expected.items():
+        page.goto("/")
+        card = page.locator(f'article.seed-card[data-seed="{external}"]')
+        assert card.locator('[data-seed-figure="latency"]').inner_text() == latency
+        assert card.locator('[data-seed-figure="SOL score"]').inner_text() == sol
+        card.locator('a[data-link="seed-run"]').click()
+        page.wait_for_url(f"**/runs/{live_store[1].seed_runs[external]}")
+        assert page.locator('[data-field="primary"]').inner_text() == latency
+        assert figure(page, "SOL score") == sol
+        assert figure(page, "Speedup over the reference") == speedup
+        assert figure(page, "Cases faster than the baseline") == faster
+
+
 def follow_all_results_and_compare(page, run_id: str) -> None:
     page.goto(f"/runs/{run_id}")
     rank_text = page.locator('[data-field="rank"]').inner_text()

@@ -75,13 +75,14 @@ def retracted_ids(conn: Connection) -> set[str]:
 def rank_inputs(conn: Connection, keys: Iterable[str] | None = None, *, workload_id: str | None = None) -> list[RankInput]:
     """Every run of the given comparison groups (or of every group of one workload), as ranking input."""
     if workload_id is not None:
-        where = (runs.c.workload_id == workload_id) & runs.c.comparison_key.isnot(None)
-    else:
-        keys = sorted(set(keys or ()))
-        if not keys:
-            return []
-        where = runs.c.comparison_key.in_(keys)
-    rows = conn.execute(select(*RANK_COLUMNS).where(where)).all()
+        # The key includes the workload, so the workload's groups are exactly its keys' runs; both
+        # reads are index-only (ix_runs_workload_key, then ix_runs_rank_cover).
+        keys = conn.scalars(select(runs.c.comparison_key).distinct().where(
+            runs.c.workload_id == workload_id, runs.c.comparison_key.isnot(None))).all()
+    keys = sorted(set(keys or ()))
+    if not keys:
+        return []
+    rows = conn.execute(select(*RANK_COLUMNS).where(runs.c.comparison_key.in_(keys))).all()
     superseded = _superseded(conn)
     retracted = retracted_ids(conn)
     samples = _samples(conn, [r[0] for r in rows if r[-1]])  # has_raw_evidence

@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Request
 
-from kernelindex.web import queries
+from kernelindex.web import lookup, origins, queries, same_problem
 from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args, today
 from kernelindex.web.pagination import DEFAULT_LIMIT
 from kernelindex.web.problems import Problem, check_known_params
@@ -39,9 +39,7 @@ def list_runs(request: Request, workload: str | None = None, comparisonKey: str 
 def get_run(request: Request, run_id: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
-        row = queries.find_run(conn, run_id)
-        if row is None:
-            raise not_found("run", run_id)
+        row = lookup.run_row(conn, run_id)
         return queries.run_view(conn, row, base_url(request), today())
 
 
@@ -58,10 +56,8 @@ def list_workloads(request: Request, operation: str | None = None, cursor: str |
 def get_workload(request: Request, workload_id: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
-        row = queries.find_workload(conn, workload_id)
-        if row is None:
-            raise not_found("workload", workload_id)
-        return queries.workload_view(conn, row, limit=None)
+        row = lookup.workload_row(conn, workload_id)
+        return same_problem.workload_page_view(conn, row, request.app.state.origins, limit=None)
 
 
 @router.get("/operations", summary="Operations, optionally of one family")
@@ -94,15 +90,11 @@ def get_ranking(request: Request, comparison_key: str) -> dict[str, Any]:
 
 
 @router.get("/compare", summary="Two runs side by side: comparable or not, and their ratio")
-def compare(request: Request, a: str = Query(..., description="run id or digest"),
-            b: str = Query(..., description="run id or digest")) -> dict[str, Any]:
+def compare(request: Request, a: str = Query(..., description="run id, digest or unique 8+ hex digest prefix"),
+            b: str = Query(..., description="run id, digest or unique 8+ hex digest prefix")) -> dict[str, Any]:
     check_known_params(request, {"a", "b"})
     with connection(request) as conn:
-        row_a, row_b = queries.find_run(conn, a), queries.find_run(conn, b)
-        if row_a is None:
-            raise not_found("run", a)
-        if row_b is None:
-            raise not_found("run", b)
+        row_a, row_b = lookup.run_row(conn, a), lookup.run_row(conn, b)
         return queries.compare_view(conn, row_a, row_b, base_url(request), today())
 
 
@@ -114,6 +106,14 @@ def search(request: Request, q: str = "", cursor: str | None = None, limit: int 
     with connection(request) as conn:
         items, last = queries.search_operations(conn, q, after, limit)
     return _listing(request, f"search:{q}", items, last)
+
+
+@router.get("/origins", summary="Where this index started: the seed runs and our own problem packs")
+def get_origins(request: Request) -> dict[str, Any]:
+    check_known_params(request, set())
+    with connection(request) as conn:
+        return {"seeds": origins.seed_summaries(conn, request.app.state.origins),
+                "packs": origins.pack_summaries(conn, request.app.state.origins)}
 
 
 @router.get("/sources", summary="Where the records came from")

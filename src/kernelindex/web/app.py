@@ -19,6 +19,7 @@ from fastapi.templating import Jinja2Templates
 from kernelindex import __version__
 from kernelindex.store.database import Store, open_store
 from kernelindex.web import formatting, problems
+from kernelindex.web.origins import load_origins
 from kernelindex.web.pagination import Cursors
 
 HERE = Path(__file__).parent
@@ -67,6 +68,7 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     app.state.store = store or open_store(db)
     app.state.templates = _templates()
     app.state.cursors = Cursors(cursor_key or _cursor_key(app.state.store))
+    app.state.origins = load_origins()  # seed run digests and our problem packs' record digests, once
     problems.install(app)
 
     @app.middleware("http")

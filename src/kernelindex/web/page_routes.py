@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
-from kernelindex.web import queries
+from kernelindex.web import lookup, origins, queries, same_problem
 from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args, today
 from kernelindex.web.formatting import format_value
 from kernelindex.web.pagination import DEFAULT_LIMIT
@@ -47,12 +47,15 @@ def index(request: Request, q: str = "", cursor: str | None = None, limit: int =
     with connection(request) as conn:
         ops, last = queries.search_operations(conn, q, after, limit)
         sources = queries.list_sources(conn)
-        latest = queries.latest_runs(conn) if not q and after is None else []
         first_page = after is None
+        landing = not q and first_page
+        latest = queries.latest_runs(conn) if landing else []
+        seeds = origins.seed_summaries(conn, request.app.state.origins) if landing else []
+        packs = origins.pack_summaries(conn, request.app.state.origins) if landing else []
     cursor_next = next_cursor(request, f"search:{q}", last)
     next_url = str(request.url.include_query_params(cursor=cursor_next)) if cursor_next else None
     return render(request, "index.html", q=q, operations=ops, sources=sources, latest=latest, next_url=next_url,
-                  first_page=first_page)
+                  first_page=first_page, seeds=seeds, packs=packs)
 
 
 @router.get("/runs", response_class=HTMLResponse)
@@ -69,9 +72,7 @@ def runs_page(request: Request, cursor: str | None = None, limit: int = DEFAULT_
 def run_page(request: Request, run_id: str):
     check_known_params(request, set())
     with connection(request) as conn:
-        row = queries.find_run(conn, run_id)
-        if row is None:
-            raise not_found("run", run_id)
+        row = lookup.run_row(conn, run_id)
         run = queries.run_view(conn, row, base_url(request), today())
     return render(request, "run.html", run=run)
 
@@ -80,11 +81,9 @@ def run_page(request: Request, run_id: str):
 def workload_page(request: Request, workload_id: str):
     check_known_params(request, set())
     with connection(request) as conn:
-        row = queries.find_workload(conn, workload_id)
-        if row is None:
-            raise not_found("workload", workload_id)
-        view = queries.workload_view(conn, row)
-    for group in view["groups"] + view["otherEvidence"]:
+        row = lookup.workload_row(conn, workload_id)
+        view = same_problem.workload_page_view(conn, row, request.app.state.origins)
+    for group in view["groups"] + view["otherEvidence"] + [g for p in view["ourPacks"] for g in p["groups"]]:
         with_plot(group)
     return render(request, "workload.html", workload=view)
 
@@ -103,11 +102,7 @@ def ranking_page(request: Request, comparison_key: str):
 def compare_page(request: Request, a: str, b: str):
     check_known_params(request, {"a", "b"})
     with connection(request) as conn:
-        row_a, row_b = queries.find_run(conn, a), queries.find_run(conn, b)
-        if row_a is None:
-            raise not_found("run", a)
-        if row_b is None:
-            raise not_found("run", b)
+        row_a, row_b = lookup.run_row(conn, a), lookup.run_row(conn, b)
         view = queries.compare_view(conn, row_a, row_b, base_url(request), today())
     return render(request, "compare.html", cmp=view)
 

@@ -21,6 +21,7 @@ TITLES = {
     400: "Bad request",
     404: "Not found",
     405: "Method not allowed",
+    409: "Ambiguous identifier",
     422: "Invalid parameter",
     500: "Internal error",
 }

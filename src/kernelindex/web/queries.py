@@ -47,7 +47,7 @@ from kernelindex.web.formatting import (
 GROUP_ROWS_SHOWN = 50
 
 
-def _title(column) -> ColumnElement:
+def manifest_title(column) -> ColumnElement:
     return column["metadata"]["title"].as_string()
 
 
@@ -315,7 +315,7 @@ def _run_briefs(conn: Connection, where: ColumnElement) -> dict[str, Any]:
     query = (
         select(runs.c.id, runs.c.run_digest, runs.c.comparison_key, runs.c.workload_id, runs.c.protocol_key,
                runs.c.environment_key,
-               implementations.c.title.label("impl_title"), _title(runs.c.manifest["run"]).label("run_title"))
+               implementations.c.title.label("impl_title"), manifest_title(runs.c.manifest["run"]).label("run_title"))
         .outerjoin(implementations, implementations.c.id == runs.c.implementation_id)
         .where(where)
     )
@@ -327,11 +327,11 @@ def _labels(conn: Connection, briefs) -> dict[str, dict[str, Any]]:
     pairs = {b.comparison_key: (b.protocol_key, b.environment_key) for b in briefs}
     proto = {r.protocol_digest: r for r in conn.execute(
         select(protocols.c.protocol_digest, protocols.c.name, protocols.c.family,
-               _title(protocols.c.manifest).label("title"))
+               manifest_title(protocols.c.manifest).label("title"))
         .where(protocols.c.protocol_digest.in_({p for p, _ in pairs.values()})))}
     env = {r.environment_digest: r for r in conn.execute(
         select(environments.c.environment_digest, environments.c.name, environments.c.hardware_model,
-               _title(environments.c.manifest).label("title"))
+               manifest_title(environments.c.manifest).label("title"))
         .where(environments.c.environment_digest.in_({e for _, e in pairs.values()})))}
     out = {}
     for key, (pkey, ekey) in pairs.items():
@@ -436,26 +436,12 @@ def related_operation_ids(conn: Connection, operation_id: str) -> list[str]:
 
 
 def workload_view(conn: Connection, row, limit: int | None = GROUP_ROWS_SHOWN) -> dict[str, Any]:
+    """The workload's own groups; :mod:`kernelindex.web.same_problem` adds the other evidence."""
     manifest = row.manifest or {}
     spec = manifest.get("spec") or {}
     operation = (conn.execute(select(operations).where(operations.c.id == row.operation_id)).first()
                  if row.operation_id else None)
     groups = groups_view(conn, workload_groups(conn, row.id), limit)
-    other: list[dict[str, Any]] = []
-    if row.operation_id:
-        related = related_operation_ids(conn, row.operation_id)
-        if related:
-            wl_ids = select(workloads.c.id).where(workloads.c.operation_id.in_(related))
-            other_keys = [k for (k,) in conn.execute(
-                select(runs.c.comparison_key).where(runs.c.workload_id.in_(wl_ids)).distinct())]
-            other = groups_view(conn, ranked_groups(conn, other_keys), limit)
-            titles = dict(conn.execute(select(workloads.c.id, _title(workloads.c.manifest))
-                                       .where(workloads.c.id.in_(wl_ids))).all())
-            wl_of_key = dict(conn.execute(select(runs.c.comparison_key, runs.c.workload_id)
-                                          .where(runs.c.comparison_key.in_(other_keys)).distinct()).all())
-            for g in other:
-                wid = wl_of_key.get(g["comparisonKey"])
-                g["workload"] = {"id": wid, "title": titles.get(wid)}
     return {
         "id": row.id,
         "digest": row.workload_digest,
@@ -470,7 +456,6 @@ def workload_view(conn: Connection, row, limit: int | None = GROUP_ROWS_SHOWN) -
         "operation": {"slug": operation.slug, "name": operation.name, "family": operation.family}
         if operation is not None else None,
         "groups": groups,
-        "otherEvidence": other,
         "runCount": sum(g["size"] + len(g["excluded"]) for g in groups),
         "manifest": manifest,
         "links": {"self": f"/workloads/{row.id}", "json": f"/api/v1/workloads/{row.id}"},
@@ -549,7 +534,7 @@ def run_list_item(r) -> dict[str, Any]:
 RUN_LIST_COLUMNS = (runs.c.seq, runs.c.id, runs.c.run_digest, runs.c.status, runs.c.observed_at,
                     runs.c.workload_id, runs.c.comparison_key, runs.c.source_slug, runs.c.hardware_model,
                     runs.c.primary_metric, runs.c.primary_statistic, runs.c.primary_unit, runs.c.primary_value,
-                    _title(runs.c.manifest["run"]).label("run_title"))
+                    manifest_title(runs.c.manifest["run"]).label("run_title"))
 
 
 def list_runs(conn: Connection, after: int | None, limit: int, filters: dict[str, str]) -> tuple[list, int | None]:
@@ -633,7 +618,7 @@ def operation_view(conn: Connection, row) -> dict[str, Any]:
          "runCount": run_counts.get(w.id, 0), "links": {"self": f"/workloads/{w.id}"}}
         for w in conn.execute(
             select(workloads.c.id, workloads.c.name, workloads.c.kind, workloads.c.shape_summary,
-                   _title(workloads.c.manifest).label("title"))
+                   manifest_title(workloads.c.manifest).label("title"))
             .where(workloads.c.operation_id == row.id).order_by(workloads.c.seq))
     ]
     wl.sort(key=lambda w: -w["runCount"])
@@ -652,7 +637,7 @@ def operation_view(conn: Connection, row) -> dict[str, Any]:
 
 def list_workloads(conn: Connection, after: int | None, limit: int, operation: str | None) -> tuple[list, int | None]:
     query = select(workloads.c.seq, workloads.c.id, workloads.c.workload_digest, workloads.c.kind,
-                   workloads.c.shape_summary, _title(workloads.c.manifest).label("title"), operations.c.slug) \
+                   workloads.c.shape_summary, manifest_title(workloads.c.manifest).label("title"), operations.c.slug) \
         .outerjoin(operations, operations.c.id == workloads.c.operation_id)
     if operation:
         query = query.where(operations.c.slug == operation)
