@@ -128,7 +128,7 @@ def demo(
     paths = [*sample_paths(), *(map(Path, catalog) if catalog else default_catalogs())]
     for path in paths:
         typer.echo(f"importing {path}", err=True)
-    cli_store.import_command(paths=paths, db=db, as_json=False)
+    cli_store.import_command(paths=paths, db=db, as_json=False, problem=None, solution=None)
     if verify_ours:
         _demo_rerun(db)
     if serve:

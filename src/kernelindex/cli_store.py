@@ -72,6 +72,10 @@ def import_command(
     paths: Annotated[list[Path], typer.Argument(help="catalog .jsonl.zst/.jsonl, run bundle .json, folder of bundles, problem folder, trace .jsonl")],
     db: Db = None,
     as_json: AsJson = False,
+    problem: Annotated[Path | None, typer.Option(
+        "--problem", help="for trace files: the problem folder the traces were measured on")] = None,
+    solution: Annotated[Path | None, typer.Option(
+        "--solution", help="for trace files: the solution.json the traces measured")] = None,
 ) -> None:
     """Import files into the store: each file in one transaction, refused whole on any bad record."""
     from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
@@ -93,7 +97,7 @@ def import_command(
             return bar.open(path, "rb", description=f"importing {path.name}")
 
         try:
-            reports = import_paths(store, paths, open_file=open_file)
+            reports = import_paths(store, paths, open_file=open_file, trace_problem=problem, trace_solution=solution)
         except ImportFailed as exc:
             _fail([str(p) for p in exc.problems])
         except SQLAlchemyError as exc:  # e.g. a concurrent import wrote the same rows first

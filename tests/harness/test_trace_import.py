@@ -80,3 +80,20 @@ def test_bad_trace_lines_are_refused_whole(tmp_path, store, change, field):
         from kernelindex.store.queries import RunFilter, list_runs
 
         assert list_runs(conn, RunFilter(limit=10)) == []  # nothing of the file was stored
+
+
+def test_cli_import_links_traces_to_the_problem_and_solution_given(tmp_path):
+    from typer.testing import CliRunner
+
+    from kernelindex.cli import app
+
+    db, path = str(tmp_path / "cli.db"), _write(tmp_path, [LINE])
+    runner = CliRunner()
+    result = runner.invoke(app, ["import", str(path), "--db", db, "--json", "--problem", str(PROBLEMS / "vector_add"),
+                                 "--solution", str(SOLUTIONS / "vector_add_torch" / "solution.json")])
+    assert result.exit_code == 0, result.output
+    traces = [item for item in json.loads(result.stdout) if item["kind"] == "traces"]
+    assert traces[0]["added"]["runs"] == 1 and traces[0]["added"]["workloads"] >= 1
+    shown = runner.invoke(app, ["runs", "--source", "upstream-trace", "--db", db, "--json"])
+    (run,) = json.loads(shown.stdout)
+    assert run["workload"] is not None, run

@@ -41,9 +41,14 @@ def kind_of(path: Path) -> str:
 
 
 def import_paths(
-    store: Store, paths: Iterable[Path], *, open_file: Callable | None = None
+    store: Store, paths: Iterable[Path], *, open_file: Callable | None = None,
+    trace_problem: Path | None = None, trace_solution: Path | None = None,
 ) -> list[tuple[str, ImportReport]]:
-    """Import each path in turn (each in its own transaction); stops at the first refused one."""
+    """Import each path in turn (each in its own transaction); stops at the first refused one.
+
+    Trace files are linked to ``trace_problem`` / ``trace_solution`` when given, so their runs name
+    the workload and implementation they measured.
+    """
     reports = []
     for path in paths:
         kind = kind_of(path)
@@ -58,6 +63,6 @@ def import_paths(
         else:
             from kernelindex.ingest.traces import import_traces  # trace lines, kept by the harness helper
 
-            report = import_traces(store, path)
+            report = import_traces(store, path, problem=trace_problem, solution=trace_solution)
         reports.append((kind, report))
     return reports
