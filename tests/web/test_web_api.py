@@ -233,3 +233,14 @@ def test_no_get_route_answers_500_to_junk(client):
             params = {name: rng.choice(junk) for name in ("q", "cursor", "limit", "a", "b", "workload")}
             response = client.get(path, params=params)
             assert response.status_code < 500, (seed, path, params, response.text[:300])
+
+
+def test_run_listings_carry_the_same_evidence_level_as_the_run_page(client, filled):
+    items = client.get("/api/v1/runs?limit=100").json()["items"]
+    assert items and all(item["evidence"] and item["evidence"]["level"] for item in items)
+    for item in items[:5]:
+        page = client.get(f"/api/v1/runs/{item['id']}").json()
+        assert item["evidence"]["level"] == page["evidence"]["level"]
+    assert {"reported", "verified"} <= {item["evidence"]["level"] for item in items}
+    html = client.get("/runs").text
+    assert html.count('class="evidence evidence-') == min(len(items), html.count("<tr><td><a href=\"/runs/"))

@@ -543,11 +543,21 @@ def list_runs(conn: Connection, after: int | None, limit: int, filters: dict[str
               "source": runs.c.source_slug, "hardware": runs.c.hardware_model}
     for name, value in filters.items():
         query = query.where(column[name] == value)
-    return _page(conn, query, runs.c.seq, after, limit, run_list_item)
+    items, last = _page(conn, query, runs.c.seq, after, limit, run_list_item)
+    return _with_evidence(conn, items), last
 
 
 def latest_runs(conn: Connection, n: int = 10) -> list[dict[str, Any]]:
-    return [run_list_item(r) for r in conn.execute(select(*RUN_LIST_COLUMNS).order_by(runs.c.seq.desc()).limit(n))]
+    rows = conn.execute(select(*RUN_LIST_COLUMNS).order_by(runs.c.seq.desc()).limit(n))
+    return _with_evidence(conn, [run_list_item(r) for r in rows])
+
+
+def _with_evidence(conn: Connection, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each listed run's evidence level, from one bulk call to the evidence function."""
+    levels = evidence_levels(conn, [item["digest"] for item in items])
+    for item in items:
+        item["evidence"] = levels.get(item["digest"])
+    return items
 
 
 def _page(conn, query, seq_column, after, limit, item):
