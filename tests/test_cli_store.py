@@ -37,6 +37,9 @@ def test_import_show_and_verify_the_seed_runs(db):
     assert detail["digest"].startswith("sha256:deb0ae25") and detail["digest"].endswith("8bc6")
     assert detail["protocol"]["kind"] == "BenchmarkProtocol" and detail["environment"]["kind"] == "ExecutionEnvironment"
     assert detail["measurements"][0]["value"] == 7699
+    assert detail["evidence"]["level"] == "reported" and detail["evidence"]["reasons"]
+    listed = json.loads(run("runs", "--db", db, "--json").stdout)
+    assert sorted(r["evidence"] for r in listed) == ["reported", "reported"]
     assert run("verify", "--db", db).stdout.strip() == "6 records checked, 0 mismatches"
 
 

@@ -175,11 +175,15 @@ def runs_command(
     as_json: AsJson = False,
 ) -> None:
     """List runs, filtered."""
+    from kernelindex.ranking.evidence_facts import evidence_for_runs
     from kernelindex.store.queries import RunFilter, list_runs
 
     store = _open(db)
     with store.begin() as conn:
         rows = list_runs(conn, RunFilter(operation, workload, source, hardware, status, limit or None))
+        levels = evidence_for_runs(conn, [r["run_digest"] for r in rows])
+    for r in rows:
+        r["evidence"] = levels[r["run_digest"]].level if r["run_digest"] in levels else None
     if as_json:
         _print_json(rows)
         return
@@ -187,13 +191,14 @@ def runs_command(
     from rich.table import Table
 
     table = Table(title=f"{len(rows)} runs")
-    for column in ("digest", "operation", "workload", "source", "hardware", "status", "primary"):
+    for column in ("digest", "operation", "workload", "source", "hardware", "status", "evidence", "primary"):
         table.add_column(column, overflow="fold")
     for r in rows:
         value = "" if r["primary_value"] is None else f"{r['primary_value']:.6g} {r['primary_unit']} ({r['primary_metric']}:{r['primary_statistic']})"
         table.add_row(
             r["run_digest"][:19], r["operation"] or "(pending)", r["workload"] or "(pending)", r["source"] or "",
-            r["hardware_model"] or "", r["status"] + (" (retracted)" if r["retracted"] else ""), value,
+            r["hardware_model"] or "", r["status"] + (" (retracted)" if r["retracted"] else ""), r["evidence"] or "",
+            value,
         )
     Console().print(table)
 
@@ -204,6 +209,7 @@ def show_command(
     as_json: AsJson = False,
 ) -> None:
     """Show one run with its protocol, environment, workload, implementation and measurements."""
+    from kernelindex.ranking.evidence_facts import evidence_for_runs
     from kernelindex.store.queries import LookupProblem, find_run_id, run_detail
 
     store = _open(db)
@@ -212,6 +218,8 @@ def show_command(
             detail = run_detail(conn, find_run_id(conn, id_or_digest))
         except LookupProblem as exc:
             _fail([str(exc)])
+        evidence = evidence_for_runs(conn, [detail["digest"]]).get(detail["digest"])
+    detail["evidence"] = {"level": evidence.level, "reasons": list(evidence.reasons)} if evidence else None
     if as_json:
         _print_json(detail)
         return
@@ -228,6 +236,7 @@ def show_command(
     for label, value in (
         ("run", f"{detail['digest']}  (id {detail['id']})"),
         ("status", detail["status"] + ("  RETRACTED" if detail["retracted"] else "")),
+        ("evidence", "; ".join([detail["evidence"]["level"], *detail["evidence"]["reasons"]]) if detail["evidence"] else "-"),
         ("observed", detail["observedAt"]),
         ("source", (detail["source"] or {}).get("slug", "(pending)")),
         ("primary", f"{primary['metric']}:{primary['statistic']} = {_number(primary['value'])} {primary['unit']}" if primary["metric"] else "none"),
