@@ -200,7 +200,10 @@ def runs_command(
             r["hardware_model"] or "", r["status"] + (" (retracted)" if r["retracted"] else ""), r["evidence"] or "",
             value,
         )
-    Console().print(table)
+    console = Console()
+    if not console.is_terminal:  # piped: no terminal width to fold the rows into
+        console.width = 200
+    console.print(table)
 
 
 def show_command(
