@@ -15,6 +15,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from sqlalchemy import Connection, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
 
 from kernelindex.records.attestation import new_attestation, plain_text_problem
 from kernelindex.records.errors import RecordError
@@ -211,9 +212,9 @@ def revoke_api_key(conn: Connection, kid: str) -> None:
 
 
 def list_api_keys(conn: Connection) -> list[Mapping[str, Any]]:
-    query = select(api_keys.c.key_id, api_keys.c.label, api_keys.c.scopes, api_keys.c.daily_limit,
-                   api_keys.c.created_at, api_keys.c.revoked_at).order_by(api_keys.c.seq)
-    return [row._mapping for row in conn.execute(query)]
+    """Every API key, revoked ones included; the token hash stays in the table."""
+    shown = [api_keys.c[name] for name in ("key_id", "label", "scopes", "daily_limit", "created_at", "revoked_at")]
+    return [row._mapping for row in conn.execute(select(*shown).order_by(api_keys.c.seq))]
 
 
 def authenticate(conn: Connection, token: str | None, scope: str) -> str:
@@ -235,7 +236,11 @@ def authenticate(conn: Connection, token: str | None, scope: str) -> str:
 
 
 def _check_rate(conn: Connection, table, kid: str, what: str) -> None:
-    limit = conn.execute(select(api_keys.c.daily_limit).where(api_keys.c.key_id == kid)).scalar_one()
+    # Locking the key's row (PostgreSQL; SQLite serialises writers anyway) makes concurrent writes
+    # with one key count one after another, so the limit cannot be overrun by racing requests.
+    limit = conn.execute(
+        select(api_keys.c.daily_limit).where(api_keys.c.key_id == kid).with_for_update()
+    ).scalar_one()
     since = (datetime.now(timezone.utc) - timedelta(days=1)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     used = conn.execute(
         select(func.count()).select_from(table).where(table.c.api_key_id == kid, table.c.created_at >= since)
@@ -305,7 +310,7 @@ def add_attestation(
         _check_rate(conn, attestations, api_key_id, "attestations")
     if signer is not None:
         register_signing_key(conn, public_key)
-    conn.execute(
+    insert_row = (
         insert(attestations).values(
             id=uuid7(),
             attestation_digest=digest,
@@ -320,6 +325,10 @@ def add_attestation(
             record=dump_record(model),
         )
     )
+    try:
+        conn.execute(insert_row)
+    except IntegrityError as exc:  # the same attestation stored by a concurrent request
+        raise EvidenceError("replay", f"{where}: attestation {digest} is already recorded (replayed submission)") from exc
     if envelope is not None:
         add_signature(conn, envelope, digest, kind="Attestation")
     return digest

@@ -1,0 +1,61 @@
+"""Fixtures for evidence tests: a fresh SQLite store holding the two seed runs."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from evidence_fixtures import seed_bundle
+
+from kernelindex.records.canonical import digest
+from kernelindex.store.database import open_store
+from kernelindex.store.writer import Writer
+
+
+@pytest.fixture()
+def rng() -> random.Random:
+    seed = random.randrange(2**32)
+    print(f"seed={seed}")
+    return random.Random(seed)
+
+
+def _filled(url: str):
+    opened = open_store(url)
+    with opened.begin() as conn:
+        writer = Writer(conn)
+        for name in ("sol-042-ac4k-submission-19969.json", "sol-009-sf-tensor-submission-4273.json"):
+            writer.add_run_bundle(seed_bundle(name))
+        writer.flush()
+    return opened
+
+
+@pytest.fixture()
+def store(tmp_path):
+    """SQLite: for the web, CLI and browser tests."""
+    opened = _filled(f"sqlite:///{tmp_path / 'evidence.db'}")
+    yield opened
+    opened.close()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def any_store(request, tmp_path):
+    """SQLite and PostgreSQL: for the store-level tests (the rules must hold on both)."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'evidence.db'}"
+    else:
+        from pgserver import Unavailable, shared_server
+
+        try:
+            url = shared_server().new_database()
+        except Unavailable as exc:
+            pytest.skip(f"PostgreSQL unavailable: {exc}")
+    opened = _filled(url)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture()
+def seed_digest() -> str:
+    return digest(seed_bundle()["run"])
+
+
