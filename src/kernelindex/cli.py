@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from kernelindex import cli_evidence, cli_store, cli_web
+
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 
 
@@ -14,11 +16,9 @@ def _commands() -> None:
     """Keeps `kernelindex COMMAND` form even while only one command is registered."""
 
 
-@app.command()
 def schemas(outdir: str = typer.Argument(..., help="folder for one <kind>.v1alpha1.schema.json per kind")) -> None:
     """Write the JSON Schema (Draft 2020-12) of every record kind, one file per kind."""
     import json
-    from pathlib import Path
 
     from kernelindex.records.json_schema import kind_schema, schema_file_name
     from kernelindex.records.models import KINDS
@@ -32,21 +32,6 @@ def schemas(outdir: str = typer.Argument(..., help="folder for one <kind>.v1alph
         typer.echo(f"{kind}: {path}")
 
 
-from kernelindex.cli_evidence import register as _register_evidence_commands  # noqa: E402
-
-_register_evidence_commands(app)  # keys, corrections, sign, verify-signatures
-
-
-from kernelindex import cli_store  # noqa: E402  (store commands: import, verify, runs, show, export, stats)
-
-cli_store.register(app)
-
-from kernelindex import cli_web  # noqa: E402  (web commands: serve, rank)
-
-cli_web.register(app)
-
-
-@app.command("eval")
 def eval_command(
     problem: str = typer.Argument(..., help="problem folder (definition.json + workload.jsonl)"),
     solution: str = typer.Option(..., "--solution", "-s", help="solution.json"),
@@ -100,8 +85,6 @@ def eval_command(
 
         private_key = None
         if key:
-            from pathlib import Path
-
             from kernelindex.records.signing import private_key_from_pem
 
             private_key = private_key_from_pem(Path(key).read_bytes())
@@ -111,7 +94,6 @@ def eval_command(
     raise typer.Exit(0 if all(r.passed for r in suite.cases) else 1)
 
 
-@app.command()
 def demo(
     db: str = typer.Option(None, "--db", help="database URL or SQLite file (default ./kernelindex.db)"),
     catalog: list[str] = typer.Option(
@@ -159,6 +141,15 @@ def _demo_rerun(db: str | None) -> None:
     new = sum(1 for v in stored.run_ids.values() if v)
     typer.echo(f"controlled rerun: {sum(r.passed for r in suite.cases)}/{len(suite.cases)} cases passed, "
                f"{new} verified run(s) stored", err=True)
+
+
+# Commands in the order a newcomer meets them: the demo, the store, the site, reruns, evidence.
+app.command("demo")(demo)
+cli_store.register(app)  # import, verify, runs, show, export, stats
+cli_web.register(app)  # serve, rank
+app.command("eval")(eval_command)
+cli_evidence.register(app)  # keys, corrections, sign, attest, verify-signatures
+app.command("schemas")(schemas)
 
 
 def main() -> None:
