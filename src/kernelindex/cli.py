@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import typer
@@ -41,11 +42,11 @@ def eval_command(
     record: bool = typer.Option(False, "--record", help="store the records (evidence: verified) in the store"),
     db: str = typer.Option(None, "--db", help="database URL or SQLite file, for --record"),
     key: str = typer.Option(None, "--key", help="runner's Ed25519 private key (PEM) to sign the stored runs"),
-    rounds: int = typer.Option(10, help="correctness rounds with fresh inputs"),
-    warmup: int = typer.Option(10, help="warm-up calls"),
-    iterations: int = typer.Option(50, help="timed calls"),
-    timeout: float = typer.Option(300.0, help="seconds per case and process"),
-    memory_mb: int = typer.Option(16384, "--memory-mb", help="memory limit of each worker process"),
+    rounds: int = typer.Option(10, min=1, help="correctness rounds with fresh inputs"),
+    warmup: int = typer.Option(10, min=0, help="warm-up calls"),
+    iterations: int = typer.Option(50, min=1, help="timed calls"),
+    timeout: float = typer.Option(300.0, min=0.1, help="seconds per case and process"),
+    memory_mb: int = typer.Option(16384, "--memory-mb", min=64, help="memory limit of each worker process"),
 ) -> None:
     """Run a solution on a problem in isolated processes; print a table; exit 0 only if every case passed."""
     from rich.console import Console
@@ -54,8 +55,8 @@ def eval_command(
     from kernelindex.harness.report import render
     from kernelindex.harness.runner import EvalOptions, evaluate, write_traces
 
-    err = Console(stderr=True, highlight=False)
-    if device != "cpu" and not device.startswith("cuda"):
+    err = Console(stderr=True, highlight=False, soft_wrap=True)  # an error stays one line, whatever the width
+    if not re.fullmatch(r"cpu|cuda(:\d+)?", device):
         err.print(f"error: --device must be cpu or cuda[:N], not {device!r}", markup=False)
         raise typer.Exit(2)
     try:
@@ -65,6 +66,11 @@ def eval_command(
         if options.cases:
             for uuid in options.cases:
                 loaded_problem.case(uuid)
+        # everything that could fail after the (long) evaluation is checked before it starts
+        if output and (Path(output).is_dir() or not Path(output).resolve().parent.is_dir()):
+            raise FormatError(output, None, "--output", "is a folder, or its folder does not exist")
+        private_key = _runner_key(key) if record and key else None
+        store = cli_store._open(db) if record else None  # noqa: SLF001 (the one store opener with clear errors)
     except (FormatError, KeyError) as exc:
         err.print(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}", markup=False)
         raise typer.Exit(1)
@@ -74,6 +80,9 @@ def eval_command(
         if not torch.cuda.is_available():
             err.print("error: --device cuda, but this machine has no usable GPU", markup=False)
             raise typer.Exit(1)
+        if int(device.partition(":")[2] or 0) >= torch.cuda.device_count():
+            err.print(f"error: --device {device}: this machine has {torch.cuda.device_count()} GPU(s)", markup=False)
+            raise typer.Exit(1)
     suite = evaluate(loaded_problem, loaded_solution, options,
                      progress=lambda r: err.print(f"{r.case.uuid[:8]} {r.status}", markup=False))
     render(suite, Console())
@@ -81,17 +90,22 @@ def eval_command(
         write_traces(suite, output)
     if record:
         from kernelindex.harness.records import record_evaluation
-        from kernelindex.store import open_store
 
-        private_key = None
-        if key:
-            from kernelindex.records.signing import private_key_from_pem
-
-            private_key = private_key_from_pem(Path(key).read_bytes())
-        stored = record_evaluation(open_store(db), suite, private_key=private_key)
+        stored = record_evaluation(store, suite, private_key=private_key)
         new = sum(1 for v in stored.run_ids.values() if v)
         Console().print(f"stored {new} new run(s) as verified evidence; suite run {stored.suite_run_digest}", markup=False)
     raise typer.Exit(0 if all(r.passed for r in suite.cases) else 1)
+
+
+def _runner_key(path: str):
+    """The Ed25519 private key at ``path``; a FormatError naming the file if it cannot be used."""
+    from kernelindex.harness.formats import FormatError
+    from kernelindex.records.signing import SignatureError, private_key_from_pem
+
+    try:
+        return private_key_from_pem(Path(path).read_bytes())
+    except (OSError, SignatureError) as exc:
+        raise FormatError(path, None, "--key", exc.strerror if isinstance(exc, OSError) else str(exc)) from None
 
 
 def demo(

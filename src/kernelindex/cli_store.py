@@ -170,7 +170,7 @@ def runs_command(
     source: Annotated[str | None, typer.Option(help="source slug, e.g. sol-execbench")] = None,
     hardware: Annotated[str | None, typer.Option(help="hardware model substring, architecture or vendor")] = None,
     status: Annotated[str | None, typer.Option(help="run status, e.g. passed")] = None,
-    limit: Annotated[int, typer.Option(help="at most this many runs (0: all)")] = 50,
+    limit: Annotated[int, typer.Option(min=0, help="at most this many runs (0: all)")] = 50,
     db: Db = None,
     as_json: AsJson = False,
 ) -> None:
@@ -271,6 +271,8 @@ def export_command(
 
     if not path.name.endswith(".jsonl.zst"):
         _fail([f"{path}: an export is a .jsonl.zst file"], code=2)
+    if not path.resolve().parent.is_dir():
+        _fail([f"{path}: the folder {path.resolve().parent} does not exist"])
     store = _open(db)
     with store.begin() as conn:
         total = count_rows(conn)

@@ -31,7 +31,7 @@ def rank(
     target: str = typer.Argument(..., help="workload id or digest, or a comparison key (sha256:…)"),
     db: str = typer.Option(None, "--db", help="database URL or SQLite file"),
     as_json: bool = typer.Option(False, "--json", help="print the ranking as JSON (as /api/v1 returns it)"),
-    limit: int = typer.Option(None, "--limit", help="show only the best N runs of each group"),
+    limit: int = typer.Option(None, "--limit", min=1, help="show only the best N runs of each group"),
     record_leaders: bool = typer.Option(
         False, "--record-leaders", help="first append a leader event for every group whose leader changed"),
 ) -> None:

@@ -147,10 +147,15 @@ class Problem:
     cases: list[WorkloadCase]
 
     def case(self, uuid: str) -> WorkloadCase:
-        for case in self.cases:
-            if case.uuid == uuid or case.uuid.startswith(uuid):
-                return case
-        raise KeyError(f"no case {uuid!r} in {self.root / 'workload.jsonl'}")
+        """The case with this uuid, or the one case whose uuid starts with it (never a guess)."""
+        found = [case for case in self.cases if case.uuid == uuid] or [
+            case for case in self.cases if uuid and case.uuid.startswith(uuid)]
+        if len(found) > 1:
+            raise KeyError(f"case prefix {uuid!r} matches {len(found)} cases in {self.root / 'workload.jsonl'}; "
+                           "give more characters")
+        if not found:
+            raise KeyError(f"no case {uuid!r} in {self.root / 'workload.jsonl'}")
+        return found[0]
 
 
 @dataclass(frozen=True)

@@ -143,7 +143,8 @@ def import_catalog(
 
 def _add_line(writer: Writer, report: ImportReport, number: int, obj: Any) -> None:
     if not isinstance(obj, dict) or not isinstance(obj.get("table"), str) or not isinstance(obj.get("row"), dict):
-        raise LineError(number, 'a catalog line is {"table": NAME, "row": {...}}', "table")
+        wrong = "row" if isinstance(obj, dict) and isinstance(obj.get("table"), str) else "table"
+        raise LineError(number, 'a catalog line is {"table": NAME, "row": {...}}', wrong)
     table, row = obj["table"], obj["row"]
     for extra in sorted(set(obj) - {"table", "row"}):
         report.unknown_columns[f"(line).{extra}"] += 1

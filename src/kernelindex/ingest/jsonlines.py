@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
@@ -37,10 +38,47 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return value
+
+
+# Escapes that decode to text no store can keep: NUL (PostgreSQL refuses it) and lone UTF-16 surrogates.
+_ODD_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
+
+
+def _no_odd_text(value: Any) -> None:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            if "\x00" in item:
+                raise ValueError(f"the string {item[:40]!r} holds a NUL character (\\u0000)")
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError(f"the string {item[:40]!r} holds a lone UTF-16 surrogate") from None
+
+
 def loads_strict(text: str | bytes) -> Any:
-    """``json.loads`` that refuses a key given twice in one object (the last would silently win)
-    and the NaN/Infinity that Python would otherwise accept."""
-    return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants)
+    """``json.loads`` that refuses a key given twice in one object (the last would silently win),
+    the NaN/Infinity (and 1e400) that Python would otherwise accept, text no store can hold, and
+    nesting too deep to read."""
+    try:
+        value = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants,
+                           parse_float=_finite)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    if _ODD_ESCAPE.search(text if isinstance(text, str) else text.decode("utf-8", "replace")):
+        _no_odd_text(value)
+    return value
 
 
 def _zstd_chunks(stream: BinaryIO) -> Iterator[bytes]:

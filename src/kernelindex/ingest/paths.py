@@ -29,7 +29,7 @@ def kind_of(path: Path) -> str:
         return "bundles"
     if name.endswith(".jsonl"):
         with open(path, "rb") as f:
-            first = f.readline()
+            first = next((line for line in f if line.strip()), b"")  # blank lines are skipped by every reader
         try:
             head = json.loads(first) if first.strip() else None
         except ValueError:

@@ -10,7 +10,6 @@ implementation stay pending links keyed by the upstream names.
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 from kernelindex import API_VERSION
 from kernelindex.ingest.catalog import ImportReport
+from kernelindex.ingest.jsonlines import loads_strict
 from kernelindex.ingest.problems import ImportFailed, Problem
 from kernelindex.records.canonical import canonical_json, digest, sha256_digest
 
@@ -207,18 +207,24 @@ def import_traces(store, path: str | Path, *, problem: str | Path | None = None,
     linker = _Linker(Path(problem) if problem else None, Path(solution) if solution else None)
     protocol = _protocol()
     report, problems, bundles = ImportReport(str(path)), [], []
-    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not text.strip():
+    # split bytes, not text: str.splitlines would also cut at U+2028 and friends inside a JSON string
+    for number, raw in enumerate(path.read_bytes().splitlines(), start=1):
+        if not raw.strip():
             continue
         report.lines += 1
         try:
-            line = json.loads(text)
+            line = loads_strict(raw.decode("utf-8"))  # strict JSON: no NaN, no key twice, storable text
+        except UnicodeDecodeError as exc:
+            problems.append(Problem(str(path), number, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})"))
+            continue
+        except ValueError as exc:
+            problems.append(Problem(str(path), number, None, f"invalid JSON: {getattr(exc, 'msg', exc)}"))
+            continue
+        try:
             if not isinstance(line, dict):
                 raise _LineProblem(None, "each line must be a JSON object")
             run, environment = _run(line, linker, protocol, source, path.name)
             bundles.append((number, {"run": run, "protocol": protocol, "environment": environment}))
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(str(path), number, None, f"invalid JSON: {exc.msg}"))
         except _LineProblem as exc:
             problems.append(Problem(str(path), number, exc.field, exc.reason))
         except RecordError as exc:

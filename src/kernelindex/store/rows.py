@@ -42,6 +42,16 @@ def require(row: Mapping[str, Any], key: str, kind: type | tuple[type, ...] = st
     return value
 
 
+def optional(row: Mapping[str, Any], key: str, kind: type = str, default: Any = None) -> Any:
+    """``row[key]`` if it is a ``kind``; ``default`` if absent or null."""
+    value = row.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, kind):
+        raise RowError(key, f"expected {kind.__name__} or null, got {str(value)[:40]!r}")
+    return value
+
+
 def same_digest(field: str, stated: Any, record: Mapping[str, Any]) -> str:
     actual = digest(record)
     if stated != actual:
@@ -349,11 +359,11 @@ def catalog_run_columns(row: Mapping[str, Any]) -> dict[str, Any]:
         supersedes_id=row.get("supersedesId"),
         retracted_at=row.get("retractedAt"),
         retraction_reason=row.get("retractionReason"),
-        has_raw_evidence=bool(row.get("hasRawEvidence", columns["has_raw_evidence"])),
+        has_raw_evidence=optional(row, "hasRawEvidence", bool, columns["has_raw_evidence"]),
         export_row=export_row(row),
         # stated links: checked against the digests once the rows they name are known
-        stated_workload_id=row.get("workloadId"),
-        stated_implementation_id=row.get("implementationId"),
+        stated_workload_id=optional(row, "workloadId"),
+        stated_implementation_id=optional(row, "implementationId"),
         stated_keys={k: row.get(k) for k in ("correctnessKey", "comparisonKey")},
     )
     return columns

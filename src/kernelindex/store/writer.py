@@ -10,13 +10,14 @@ digests) and filled in when those rows arrive: the one UPDATE this store ever ma
 
 from __future__ import annotations
 
+import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Table, and_, insert, select, tuple_, update
+from sqlalchemy import JSON, Connection, Table, and_, insert, select, tuple_, update
 
 from kernelindex.store import tables as t
 from kernelindex.store.ids import uuid7
@@ -71,6 +72,37 @@ SPECS: dict[str, TableSpec] = {
 }
 
 
+INT64 = range(-(2**63), 2**63)
+
+
+def _camel(column: str) -> str:
+    head, *rest = column.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _column_problem(table: Table, columns: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(field, reason) for the first value its column's SQL type cannot hold (type, range, length);
+    JSON columns take anything."""
+    for name, value in columns.items():
+        column = table.c.get(name)
+        if value is None or column is None or isinstance(column.type, JSON):
+            continue
+        kind = column.type.python_type
+        if kind is float:
+            fits = isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) <= sys.float_info.max
+        elif kind is int:
+            fits = isinstance(value, int) and not isinstance(value, bool) and value in INT64
+        else:
+            fits = isinstance(value, kind)
+        if not fits:
+            wanted = {float: "a finite number", int: "a 64-bit integer", str: "a string", bool: "true or false"}
+            return _camel(name), f"expected {wanted.get(kind, kind.__name__)}, got {str(value)[:40]!r}"
+        limit = getattr(column.type, "length", None)
+        if kind is str and limit and len(value) > limit:  # PostgreSQL enforces it; SQLite must refuse alike
+            return _camel(name), f"longer than {limit} characters: {value[:40]!r}…"
+    return None
+
+
 def now_iso() -> str:
     """UTC now in the exports' form, ``2026-05-27T05:56:21.957Z``."""
     now = datetime.now(UTC)
@@ -100,7 +132,13 @@ class Writer:
     # -- feeding rows ---------------------------------------------------------------------
 
     def add(self, table: str, line: int | None, columns: dict[str, Any]) -> None:
-        """Queue one checked row; rows are written when the table changes or a batch fills."""
+        """Queue one checked row; rows are written when the table changes or a batch fills.
+
+        A value its column cannot hold (a list for a name, 10**30 for a size) is a problem on
+        that line, not a driver error halfway through the transaction."""
+        if (bad := _column_problem(SPECS[table].table, columns)) is not None:
+            self.problem(line, *bad)
+            return
         if table != self._pending_table:
             self.flush()
             self._pending_table = table
@@ -182,10 +220,16 @@ class Writer:
             ids = [cols["id"] for _, cols in new]
             for chunk in _chunks(ids):
                 clashes.update(self.conn.scalars(select(spec.table.c.id).where(spec.table.c.id.in_(chunk))))
+            kept: dict[str, tuple[int | None, dict]] = {}
             for line, cols in new:
                 if cols["id"] in clashes:
                     self.problem(line, "id", f"{table} id {cols['id']} is already stored for a different record")
-            new = [(line, cols) for line, cols in new if cols["id"] not in clashes]
+                elif cols["id"] in kept:  # two different records under one id in this file
+                    self.problem(line, "id", f"{table} id {cols['id']} is also given to a different record "
+                                             f"on line {kept[cols['id']][0]}")
+                else:
+                    kept[cols["id"]] = (line, cols)
+            new = list(kept.values())
         return new
 
     def _check_operation_links(self, batch: list[tuple[int | None, dict]], field_: str, digest_of) -> list:
@@ -232,18 +276,35 @@ class Writer:
 
     def _write_runs(self, batch: list[tuple[int | None, dict]]) -> None:
         batch = self._split_new("runs", self._checked_runs(self._resolve_refs(SPECS["runs"], batch)))
+        protocols, environments, kept = [], [], []
+        for line, cols in batch:
+            protocol = protocol_columns(cols["manifest"]["protocol"])
+            environment = environment_columns(cols["manifest"]["environment"])
+            # their rows must fit their columns too (PostgreSQL enforces lengths; SQLite would not)
+            bad = [(f"{part}.{b[0]}", b[1]) for part, table, row in (
+                ("protocol", t.protocols, protocol), ("environment", t.environments, environment))
+                if (b := _column_problem(table, row)) is not None]
+            if bad:
+                self.problem(line, *bad[0])
+                continue
+            protocols.append(protocol)
+            environments.append(environment)
+            kept.append((line, cols))
+        batch = kept
         if not batch:
             return
-        self._add_missing(t.protocols, "protocol_digest", [protocol_columns(c["manifest"]["protocol"]) for _, c in batch])
-        self._add_missing(
-            t.environments, "environment_digest", [environment_columns(c["manifest"]["environment"]) for _, c in batch]
-        )
+        self._add_missing(t.protocols, "protocol_digest", protocols)
+        self._add_missing(t.environments, "environment_digest", environments)
         sources = self._sources_by_slug([c["source_slug"] for _, c in batch if c.get("source_id") is None])
         rows = []
         for _, cols in batch:
             if cols.get("source_id") is None and cols.get("source_slug") in sources:
                 cols["source_id"] = sources[cols["source_slug"]]
             rows.append(cols)
+        # links and keys are set only on runs whose workload/implementation is stored; one executemany
+        # takes its columns from the first row, so every row must name the same ones (absent = NULL)
+        columns = set().union(*rows)
+        rows = [{name: cols.get(name) for name in columns} for cols in rows]
         self.conn.execute(insert(t.runs), rows)
         self.added["runs"] += len(rows)
         self._known["runs"].update(c["id"] for c in rows)

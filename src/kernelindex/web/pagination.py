@@ -38,10 +38,19 @@ class Cursors:
         sig, payload = raw[:16], raw[16:]
         if len(sig) < 16 or not hmac.compare_digest(sig, self._sign(payload)):
             raise _bad(cursor, "its signature does not match (was it edited or made by hand?)")
-        data = json.loads(payload)
+        # The default key is derived from the store URL, so a signature proves no secret: check the shape too.
+        try:
+            data = json.loads(payload)
+        except ValueError:
+            raise _bad(cursor, "its payload is not JSON") from None
+        if not isinstance(data, dict) or "a" not in data:
+            raise _bad(cursor, "its payload is not a cursor")
         if data.get("l") != listing:
             raise _bad(cursor, f"it belongs to the listing {data.get('l')!r}, not {listing!r}")
-        return data["a"]
+        after = data["a"]
+        if type(after) is not int or not 0 <= after < 2**63:
+            raise _bad(cursor, "it does not name a position in this listing")
+        return after
 
 
 def _bad(cursor: str, why: str) -> Problem:

@@ -1,0 +1,35 @@
+"""Store commands with bad arguments: a clear usage error or message, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kernelindex.cli import app
+
+SAMPLE = Path(__file__).resolve().parents[1] / "src" / "kernelindex" / "sample"
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory) -> str:
+    path = str(tmp_path_factory.mktemp("cli") / "s.db")
+    assert CliRunner().invoke(app, ["import", str(SAMPLE), "--db", path]).exit_code == 0
+    return path
+
+
+@pytest.mark.parametrize("args, code, expected", [
+    # a negative LIMIT was unlimited on SQLite and a driver error on PostgreSQL
+    (["runs", "--limit", "-1"], 2, "--limit"),
+    # a negative --limit silently dropped the last runs of each group (a Python slice)
+    (["rank", "--limit", "-5", "x"], 2, "--limit"),
+    (["rank", "--limit", "0", "x"], 2, "--limit"),
+    # writing into a missing folder was a FileNotFoundError traceback
+    (["export", "/nonexistent-qa/dir/x.jsonl.zst"], 1, "does not exist"),
+])
+def test_bad_arguments_are_refused_cleanly(db, args, code, expected):
+    result = CliRunner().invoke(app, [*args, "--db", db])
+    assert isinstance(result.exception, SystemExit), repr(result.exception)
+    assert result.exit_code == code, result.output
+    assert "Traceback" not in result.output and expected in result.output, result.output
