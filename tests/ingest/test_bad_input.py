@@ -10,26 +10,11 @@ import json
 
 import pytest
 import zstandard
-from sqlalchemy import func, select
 from typer.testing import CliRunner
 
+from ingest_kit import snapshot
 from catalog_kit import bundle, catalog_lines, implementation, operation, to_text, workload, write_catalog
 from kernelindex.cli import app
-from kernelindex.ingest.catalog import import_catalog
-from kernelindex.ingest.export import export_lines
-from kernelindex.store.schema import metadata
-
-
-def snapshot(store) -> tuple:
-    with store.begin() as conn:
-        counts = {name: conn.scalar(select(func.count()).select_from(table)) for name, table in metadata.tables.items()}
-        return counts, list(export_lines(conn))
-
-
-@pytest.fixture
-def loaded(store, tmp_path):
-    import_catalog(store, write_catalog(tmp_path / "good.jsonl.zst"))
-    return store
 
 
 def refuse(loaded, db_url, path, *expected: str) -> str:

@@ -14,14 +14,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select, text
+from sqlalchemy import text
 from typer.testing import CliRunner
 
+from ingest_kit import snapshot
 from catalog_kit import catalog_lines, to_text, write_catalog
 from kernelindex.cli import app
-from kernelindex.ingest.catalog import import_catalog
-from kernelindex.ingest.export import export_lines
-from kernelindex.store.schema import metadata
 
 SEED = int(os.environ.get("KERNELINDEX_TEST_SEED", random.randrange(2**32)))
 SRC = Path(__file__).resolve().parents[2] / "src" / "kernelindex"
@@ -30,18 +28,6 @@ TRACE = {"definition": "vector_add_f32", "solution": "vector_add_torch",
          "evaluation": {"status": "PASSED", "environment": {"hardware": "NVIDIA B200", "libs": {}},
                         "timestamp": "2026-07-01T10:00:00", "log": "",
                         "performance": {"latency_ms": 0.0123, "reference_latency_ms": 0.05, "speedup_factor": 4.0}}}
-
-
-def snapshot(store) -> tuple:
-    with store.begin() as conn:
-        counts = {name: conn.scalar(select(func.count()).select_from(table)) for name, table in metadata.tables.items()}
-        return counts, list(export_lines(conn))
-
-
-@pytest.fixture
-def loaded(store, tmp_path):
-    import_catalog(store, write_catalog(tmp_path / "good.jsonl.zst"))
-    return store
 
 
 def refuse(store, db_url, path, *expected: str) -> str:
