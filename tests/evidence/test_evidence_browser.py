@@ -4,27 +4,17 @@ origin is refused."""
 
 from __future__ import annotations
 
-import os
-import socket
-import threading
-import time
-
 import pytest
-import uvicorn
 from sqlalchemy import func, select
 
+from live_kit import chromium, serving
 from kernelindex.records.signing import key_id, new_private_key
 from kernelindex.store.evidence_store import create_api_key
 from kernelindex.store.evidence_tables import attestations
 from kernelindex.store.tables import runs
 from kernelindex.web.app import create_app
 
-playwright_api = pytest.importorskip("playwright.sync_api")
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 
 
 @pytest.fixture()
@@ -32,29 +22,14 @@ def server(store):
     app = create_app(store=store)
     app.state.signing_key = new_private_key()
     app.state.signing_label = "this index (browser test)"
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    yield app, f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serving(app) as url:
+        yield app, url
 
 
 @pytest.fixture()
 def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is absent (apt-get install chromium)")
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 def test_visitor_adds_a_reproduction_through_the_page(store, server, browser, seed_digest, rng):

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import os
 import random
-import socket
-import threading
-import time
 
 import pytest
-import uvicorn
 from fastapi.testclient import TestClient
 
 from kernelindex.ingest.catalog import import_catalog
 from kernelindex.store.database import open_store
 from kernelindex.web.app import create_app
 
+from live_kit import serving
 from web_storefill import catalog_slice, fill
 
 
@@ -55,12 +52,6 @@ def client(web_filled):
         yield c
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def live_store(tmp_path_factory, request):
     """The small store, plus (when ../shared has it) the slice of the real export the seed runs
@@ -81,16 +72,5 @@ def live_store(tmp_path_factory, request):
 @pytest.fixture(scope="session")
 def live_server(live_store):
     """A real uvicorn server on a free port, in a thread; yields its base URL."""
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(store=live_store[0]), host="127.0.0.1", port=port,
-                                           log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serving(create_app(store=live_store[0])) as url:
+        yield url

@@ -8,25 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-playwright_api = pytest.importorskip("playwright.sync_api")
+from live_kit import chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
-
-
 @pytest.fixture(scope="module")
 def browser():
-    import os
-
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is absent (apt-get install chromium chromium-driver)")
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture
