@@ -23,9 +23,11 @@ def _migrated_template(server) -> str:
     return _template[0]
 
 
-def _url(kind: str, tmp_path, *, migrated: bool) -> str:
+def database_url(kind: str, folder, *, migrated: bool = False) -> str:
+    """A fresh database of ``kind`` (sqlite: a file in ``folder``; postgresql: a new database on
+    the shared throw-away server, skipping the test when none can start)."""
     if kind == "sqlite":
-        return f"sqlite:///{tmp_path / 'store.db'}"
+        return f"sqlite:///{folder / 'store.db'}"
     try:
         server = shared_server()
     except Unavailable as exc:
@@ -39,13 +41,13 @@ BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
 @pytest.fixture(params=BACKENDS)
 def db_url(request, tmp_path) -> str:
     """A database for one test (on PostgreSQL a copy of one migrated once: faster)."""
-    return _url(request.param, tmp_path, migrated=True)
+    return database_url(request.param, tmp_path, migrated=True)
 
 
 @pytest.fixture(params=BACKENDS)
 def empty_db_url(request, tmp_path) -> str:
     """A database nothing has touched yet, for tests of the migrations themselves."""
-    return _url(request.param, tmp_path, migrated=False)
+    return database_url(request.param, tmp_path)
 
 
 @pytest.fixture

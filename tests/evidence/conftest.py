@@ -6,6 +6,7 @@ import random
 
 import pytest
 from evidence_fixtures import seed_bundle
+from store_fixtures import database_url
 
 from kernelindex.records.canonical import digest
 from kernelindex.store.database import open_store
@@ -40,16 +41,7 @@ def store(tmp_path):
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def any_store(request, tmp_path):
     """SQLite and PostgreSQL: for the store-level tests (the rules must hold on both)."""
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'evidence.db'}"
-    else:
-        from pgserver import Unavailable, shared_server
-
-        try:
-            url = shared_server().new_database()
-        except Unavailable as exc:
-            pytest.skip(f"PostgreSQL unavailable: {exc}")
-    opened = _filled(url)
+    opened = _filled(database_url(request.param, tmp_path))
     yield opened
     opened.close()
 

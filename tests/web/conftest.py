@@ -13,6 +13,7 @@ from kernelindex.store.database import open_store
 from kernelindex.web.app import create_app
 
 from live_kit import serving
+from store_fixtures import database_url
 from web_storefill import catalog_slice, fill
 
 
@@ -26,16 +27,7 @@ def _seed() -> int:
 def web_filled(request, tmp_path_factory):
     """(store, Filled) of the small store: the two seed bundles plus seeded synthetic runs; every
     page and API test runs on SQLite and on PostgreSQL."""
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path_factory.mktemp('web') / 'web.db'}"
-    else:
-        from pgserver import Unavailable, shared_server
-
-        try:
-            url = shared_server().new_database()
-        except Unavailable as exc:
-            pytest.skip(f"PostgreSQL unavailable: {exc}")
-    store = open_store(url)
+    store = open_store(database_url(request.param, tmp_path_factory.mktemp("web")))
     filled = fill(store, _seed())
     yield store, filled
     store.close()
