@@ -89,12 +89,21 @@ def eval_command(
     if output:
         write_traces(suite, output)
     if record:
-        from kernelindex.harness.records import record_evaluation
-
-        stored = record_evaluation(store, suite, private_key=private_key)
-        new = sum(1 for v in stored.run_ids.values() if v)
-        Console().print(f"stored {new} new run(s) as verified evidence; suite run {stored.suite_run_digest}", markup=False)
+        Console().print(_record(store, suite, private_key), markup=False)
     raise typer.Exit(0 if all(r.passed for r in suite.cases) else 1)
+
+
+def _record(store, suite, private_key=None) -> str:
+    """Store an evaluation as verified runs, append the leader changes it caused, and say what was stored."""
+    from kernelindex.harness.records import record_evaluation
+    from kernelindex.ranking.leaders import record_leader_changes
+
+    stored = record_evaluation(store, suite, private_key=private_key)
+    with store.begin() as conn:
+        leaders = record_leader_changes(conn)
+    new = sum(1 for v in stored.run_ids.values() if v)
+    return (f"stored {new} new run(s) as verified evidence; suite run {stored.suite_run_digest}; "
+            f"{len(leaders)} comparison group(s) with a new leader")
 
 
 def _runner_key(path: str):
@@ -112,6 +121,7 @@ def demo(
     db: str = typer.Option(None, "--db", help="database URL or SQLite file (default ./kernelindex.db)"),
     catalog: list[str] = typer.Option(
         None, "--catalog", help="catalog export(s) to import too; default: ../shared/data/*.jsonl.zst when present"),
+    export: bool = typer.Option(True, "--export/--no-export", help="import the catalog export(s) at all"),
     host: str = typer.Option("127.0.0.1", help="address to listen on"),
     port: int = typer.Option(8000, help="port to listen on"),
     serve: bool = typer.Option(True, "--serve/--no-serve", help="start the web site after importing"),
@@ -121,7 +131,8 @@ def demo(
     """The main job: import the built-in sample (and the real export beside the checkout) and serve it."""
     from kernelindex.sample import default_catalogs, sample_paths
 
-    paths = [*sample_paths(), *(map(Path, catalog) if catalog else default_catalogs())]
+    exports = (list(map(Path, catalog)) if catalog else default_catalogs()) if export else []
+    paths = [*sample_paths(), *exports]
     for path in paths:
         typer.echo(f"importing {path}", err=True)
     cli_store.import_command(paths=paths, db=db, as_json=False, problem=None, solution=None)
@@ -137,24 +148,18 @@ DEMO_CASES = ["60b6e5ee", "21f99877", "30d53ea4"]  # 042's three smallest cases 
 def _demo_rerun(db: str | None) -> None:
     """A short controlled rerun, so the demo shows verified evidence beside the reported runs."""
     from kernelindex.harness.formats import load_problem, load_solution
-    from kernelindex.harness.records import record_evaluation
     from kernelindex.harness.runner import EvalOptions, evaluate
     from kernelindex.kernels import LOAD_BALANCE_BWD as solution_path
     from kernelindex.problems import LOAD_BALANCE_BWD as problem_path
-    from kernelindex.ranking.leaders import record_leader_changes
     from kernelindex.store import open_store
 
     problem, solution = load_problem(problem_path), load_solution(solution_path)
     options = EvalOptions(device="cpu", rounds=3, warmup=5, iterations=20, cases=DEMO_CASES)
     suite = evaluate(problem, solution, options,
                      progress=lambda r: typer.echo(f"rerun {r.case.uuid[:8]}: {r.status}", err=True))
-    store = open_store(db)
-    stored = record_evaluation(store, suite)
-    with store.begin() as conn:
-        record_leader_changes(conn)
-    new = sum(1 for v in stored.run_ids.values() if v)
-    typer.echo(f"controlled rerun: {sum(r.passed for r in suite.cases)}/{len(suite.cases)} cases passed, "
-               f"{new} verified run(s) stored", err=True)
+    summary = _record(open_store(db), suite)
+    typer.echo(f"controlled rerun: {sum(r.passed for r in suite.cases)}/{len(suite.cases)} cases passed; {summary}",
+               err=True)
 
 
 # Commands in the order a newcomer meets them: the demo, the store, the site, reruns, evidence.

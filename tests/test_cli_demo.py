@@ -1,0 +1,38 @@
+"""The README's main job, `kernelindex demo`, without the server: the sample, our packs, a rerun."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from kernelindex.cli import app
+
+
+def run(*args: str) -> str:
+    result = CliRunner().invoke(app, list(args))
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    return result.stdout
+
+
+def runs(db: str, *filters: str) -> list[dict]:
+    return json.loads(run("runs", "--db", db, "--limit", "0", "--json", *filters))
+
+
+def test_demo_imports_the_sample_and_stores_verified_reruns(tmp_path):
+    db = str(tmp_path / "demo.db")
+    run("demo", "--no-serve", "--no-export", "--db", db)
+    seeds = {r["run_digest"][:15] for r in runs(db, "--source", "sol-execbench")}
+    assert seeds == {"sha256:149b7c1a", "sha256:deb0ae25"}
+    ours = runs(db, "--source", "kernelindex-harness")
+    assert len(ours) == 4 and all(r["status"] == "passed" and r["evidence"] == "verified" for r in ours)
+    assert {r["operation"] for r in ours} == {"042_moe_expert_load_balancing_and_token_capacity_backward"}
+    tables = json.loads(run("stats", "--db", db, "--json"))["tables"]
+    assert tables["workloads"] == 2 * 17  # both packs: 16 cases and a suite each
+    assert tables["record_events"] >= 1  # the reruns' groups got their first leader
+    # Running it again adds the new reruns (new measurements) but never a second copy of a record.
+    run("demo", "--no-serve", "--no-export", "--db", db)
+    everything = runs(db)
+    assert len(runs(db, "--source", "kernelindex-harness")) == 8
+    assert len({r["run_digest"] for r in everything}) == len(everything) == 2 + 8
+    assert json.loads(run("stats", "--db", db, "--json"))["tables"]["workloads"] == tables["workloads"]
