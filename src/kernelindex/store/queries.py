@@ -49,7 +49,8 @@ def list_runs(conn: Connection, f: RunFilter) -> list[dict[str, Any]]:
             r.c.id, r.c.run_digest, r.c.status, r.c.observed_at, r.c.primary_metric, r.c.primary_statistic,
             r.c.primary_unit, r.c.primary_value, r.c.hardware_model, r.c.hardware_architecture,
             r.c.comparison_key, r.c.workload_digest, r.c.implementation_digest, r.c.runner_id,
-            s.c.slug.label("source"), o.c.slug.label("operation"), w.c.name.label("workload"),
+            func.coalesce(s.c.slug, r.c.source_slug).label("source"),  # the run names its source before the row arrives
+            o.c.slug.label("operation"), w.c.name.label("workload"),
             _retracted().label("retracted"),
         )
         .select_from(r.outerjoin(w, r.c.workload_id == w.c.id).outerjoin(o, w.c.operation_id == o.c.id).outerjoin(s, r.c.source_id == s.c.id))
