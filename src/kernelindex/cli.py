@@ -102,8 +102,8 @@ def _record(store, suite, private_key=None) -> str:
     with store.begin() as conn:
         leaders = record_leader_changes(conn)
     new = sum(1 for v in stored.run_ids.values() if v)
-    return (f"stored {new} new run(s) as verified evidence; suite run {stored.suite_run_digest}; "
-            f"{len(leaders)} comparison group(s) with a new leader")
+    return (f"stored {new} new run(s) as verified evidence ({len(leaders)} comparison group(s) with a new leader); "
+            f"suite run {stored.suite_run_digest}")
 
 
 def _runner_key(path: str):
