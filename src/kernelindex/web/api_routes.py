@@ -73,9 +73,7 @@ def list_operations(request: Request, family: str | None = None, cursor: str | N
 def get_operation(request: Request, slug: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
-        row = queries.find_operation(conn, slug)
-        if row is None:
-            raise not_found("operation", slug)
+        row = lookup.operation_row(conn, slug)
         return queries.operation_view(conn, row)
 
 

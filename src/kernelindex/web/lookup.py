@@ -16,6 +16,7 @@ from kernelindex.store.queries import HEX_PREFIX, UUID, LookupProblem, find_run_
 from kernelindex.store.tables import runs, workloads
 from kernelindex.web.deps import not_found
 from kernelindex.web.problems import Problem
+from kernelindex.web.queries import find_operation
 
 SHORT_HEX = re.compile(r"^(sha256:)?[0-9a-f]{1,7}$")
 FULL_DIGEST = re.compile(r"^(sha256:)?([0-9a-f]{64})$")
@@ -72,4 +73,12 @@ def workload_row(conn: Connection, ident: str):
         row = None
     if row is None:
         raise _refusal(conn, workloads, "workload_digest", "workload", text)
+    return row
+
+
+def operation_row(conn: Connection, slug: str):
+    """The operation ``slug`` names (slug, alias or name, as the store finds it), or a 404 :class:`Problem`."""
+    row = find_operation(conn, slug)
+    if row is None:
+        raise not_found("operation", slug)
     return row

@@ -111,9 +111,7 @@ def compare_page(request: Request, a: str, b: str):
 def operation_page(request: Request, slug: str):
     check_known_params(request, set())
     with connection(request) as conn:
-        row = queries.find_operation(conn, slug)
-        if row is None:
-            raise not_found("operation", slug)
+        row = lookup.operation_row(conn, slug)
         view = queries.operation_view(conn, row)
     return render(request, "operation.html", op=view)
 
