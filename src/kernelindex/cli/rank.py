@@ -1,35 +1,15 @@
-"""`kernelindex serve` (the web site and JSON API) and `kernelindex rank` (a ranking listing).
-
-`rank` prints the same view model the pages render, so the CLI and the site never disagree.
-"""
+"""`kernelindex rank`: the ranked comparison groups of a workload, as the site shows them."""
 
 from __future__ import annotations
 
 import typer
 
-
-def register(app: typer.Typer) -> None:
-    app.command("serve")(serve)
-    app.command("rank")(rank)
-
-
-def serve(
-    db: str = typer.Option(None, "--db", help="database URL or SQLite file (default ./kernelindex.db)"),
-    host: str = typer.Option("127.0.0.1", help="address to listen on"),
-    port: int = typer.Option(8000, help="port to listen on"),
-) -> None:
-    """Serve the read-only site and the JSON API (/api/v1/) over the store."""
-    import uvicorn
-
-    from kernelindex.web.app import create_app
-
-    typer.echo(f"kernelindex: serving http://{host}:{port}/ (API: /api/v1/, OpenAPI: /api/v1/openapi.json)")
-    uvicorn.run(create_app(db), host=host, port=port, log_level="warning")
+from kernelindex.cli.common import Db, open_store_or_fail
 
 
 def rank(
     target: str = typer.Argument(..., help="workload id or digest, or a comparison key (sha256:…)"),
-    db: str = typer.Option(None, "--db", help="database URL or SQLite file"),
+    db: Db = None,
     as_json: bool = typer.Option(False, "--json", help="print the ranking as JSON (as /api/v1 returns it)"),
     limit: int = typer.Option(None, "--limit", min=1, help="show only the best N runs of each group"),
     record_leaders: bool = typer.Option(
@@ -44,10 +24,9 @@ def rank(
 
     from kernelindex.ranking.leaders import record_leader_changes
     from kernelindex.ranking.reads import workload_groups
-    from kernelindex.store.database import open_store
     from kernelindex.web import queries
 
-    store = open_store(db)
+    store = open_store_or_fail(db)
     if record_leaders:
         with store.begin() as conn:
             events = record_leader_changes(conn)

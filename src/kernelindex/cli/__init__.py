@@ -1,0 +1,55 @@
+"""The `kernelindex` command line: one Typer app over the same core the web site uses.
+
+One module per noun; ``common`` holds what they share (the --db option, opening the store,
+failing with one clear line, loading keys).
+"""
+
+from __future__ import annotations
+
+import typer
+
+from kernelindex.cli import (
+    corrections,
+    demo,
+    evaluate,
+    export,
+    imports,
+    keys,
+    rank,
+    runs,
+    schemas,
+    serve,
+    signatures,
+    stats,
+    verify,
+)
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__.splitlines()[0])
+
+
+@app.callback()
+def _commands() -> None:
+    """Keeps `kernelindex COMMAND` form even while only one command is registered."""
+
+
+# Commands in the order a newcomer meets them: the demo, the store, the site, reruns, evidence.
+app.command("demo")(demo.demo)
+app.command("import")(imports.import_command)
+app.command("verify")(verify.verify_command)
+app.command("runs")(runs.runs_command)
+app.command("show")(runs.show_command)
+app.command("export")(export.export_command)
+app.command("stats")(stats.stats_command)
+app.command("serve")(serve.serve)
+app.command("rank")(rank.rank)
+app.command("eval")(evaluate.eval_command)
+app.add_typer(keys.keys_app, name="keys")
+app.add_typer(corrections.corrections_app, name="corrections")
+app.command("sign")(signatures.sign)
+app.command("attest")(signatures.attest)
+app.command("verify-signatures")(signatures.verify_signatures)
+app.command("schemas")(schemas.schemas)
+
+
+def main() -> None:
+    app()
