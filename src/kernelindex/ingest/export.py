@@ -19,6 +19,7 @@ from sqlalchemy import Connection, func, select
 from kernelindex.ingest.jsonlines import js_dumps
 from kernelindex.store import tables as t
 from kernelindex.store.database import Store
+from kernelindex.store.writer import DERIVED_FROM_RUN_ROW
 
 # export table name -> store table, in the order parents come before children
 EXPORT_ORDER = [
@@ -58,6 +59,8 @@ def export_lines(conn: Connection) -> Iterator[tuple[str, dict[str, Any]]]:
         query = select(table.c.export_row, *manifest, *extra).order_by(table.c.seq)
         for row in streaming.execute(query):
             out = dict(row.export_row)
+            if out.get("derivedFrom") == DERIVED_FROM_RUN_ROW:
+                continue  # the run's own row states this retraction (retractedAt), as it came
             if manifest:
                 out["manifest"] = row.manifest
             if table is t.runs:

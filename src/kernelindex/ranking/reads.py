@@ -26,7 +26,6 @@ RANK_COLUMNS = (
     runs.c.primary_statistic,
     runs.c.primary_unit,
     runs.c.observed_at,
-    runs.c.retracted_at,
     runs.c.has_raw_evidence,
 )
 
@@ -80,7 +79,7 @@ def rank_inputs(conn: Connection, keys: Iterable[str] | None = None, *,
     return [
         RankInput(run_id, key, status, value, metric, statistic, unit, observed, run_id in retracted,
                   run_id in superseded, samples.get(run_id), digest)
-        for (run_id, digest, key, status, value, metric, statistic, unit, observed, _retracted_at, _raw) in rows
+        for (run_id, digest, key, status, value, metric, statistic, unit, observed, _raw) in rows
     ]
 
 
