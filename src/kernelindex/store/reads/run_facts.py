@@ -1,8 +1,9 @@
 """Facts about a run that later records establish: is it retracted, is it superseded, and by what.
 
 A run row is never edited; a retraction is one fact, a ``retracted`` event (a catalog row's
-``retractedAt`` is stored as one too), and a successor is a run whose ``supersedes_id`` names it. Every reader asks here, so the ranking, the evidence level, the
-pages, the API and the CLI never disagree about either.
+``retractedAt`` is stored as one too), and a successor is a run whose ``supersedes_id`` names it.
+Every reader asks here, so the ranking, the evidence level, the pages, the API and the CLI never
+disagree about either.
 """
 
 from __future__ import annotations
