@@ -136,6 +136,11 @@ def run_ids_by_digest(conn: Connection, digests: list[str]) -> dict[str, str]:
     return dict(conn.execute(select(t.runs.c.run_digest, t.runs.c.id).where(t.runs.c.run_digest.in_(digests))).all())
 
 
+def run_digests_by_runner(conn: Connection, runner_id: str) -> list[str]:
+    """Digests of the runs a controlled runner (its key id) made, in arrival order."""
+    return list(conn.scalars(select(t.runs.c.run_digest).where(t.runs.c.runner_id == runner_id).order_by(t.runs.c.seq)))
+
+
 def measurements_of(conn: Connection, run_id: str) -> list[Row]:
     m = t.measurements
     return conn.execute(
