@@ -41,6 +41,7 @@ from kernelindex.store.evidence_store import (
     utc_now,
 )
 from kernelindex.store.evidence_tables import attestations
+from kernelindex.store.reads.serving import serving_runs_matching
 from kernelindex.web import queries
 from kernelindex.web.deps import base_url, connection, not_found, today
 from kernelindex.web.evidence_view import evidence_panel, signature_dict
@@ -335,6 +336,9 @@ def permalink(request: Request, digest: str):
             select(attestations.c.run_digest).where(attestations.c.attestation_digest == digest)
         ).first()
         run = queries.find_run(conn, found.run_digest) if found is not None else None
+        serving = serving_runs_matching(conn, digest) if run is None and digest.startswith("sha256:") else []
+    if serving:
+        return RedirectResponse(f"/serving-runs/{serving[0]['id']}", status_code=302)
     if run is None:
         raise not_found("record", digest)
     return RedirectResponse(f"/runs/{run.id}#att-{digest.removeprefix('sha256:')[:12]}", status_code=302)
