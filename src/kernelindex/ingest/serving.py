@@ -16,23 +16,28 @@ _COMMON = "id slug schemaVersion manifest createdAt"
 # export table -> (store table, row converter, columns this version understands)
 SERVING_TABLES: dict[str, tuple[str, Callable[[dict], dict], frozenset[str]]] = {
     "model_revisions": (
-        "model_revisions", serving_rows.model_revision_columns,
+        "model_revisions",
+        serving_rows.model_revision_columns,
         frozenset(f"{_COMMON} modelDigest name parameterCount contextLength tokenizer license".split()),
     ),
     "serving_stack_revisions": (
-        "serving_stack_revisions", serving_rows.stack_revision_columns,
+        "serving_stack_revisions",
+        serving_rows.stack_revision_columns,
         frozenset(f"{_COMMON} projectId stackDigest name version".split()),
     ),
     "serving_configurations": (
-        "serving_configurations", serving_rows.configuration_columns,
+        "serving_configurations",
+        serving_rows.configuration_columns,
         frozenset(f"{_COMMON} stackRevisionId configurationDigest dtype quantization tensorParallel summary".split()),
     ),
     "serving_workloads": (
-        "serving_workloads", serving_rows.serving_workload_columns,
+        "serving_workloads",
+        serving_rows.serving_workload_columns,
         frozenset(f"{_COMMON} workloadDigest name streaming loadGeneration".split()),
     ),
     "serving_runs": (
-        "serving_runs", serving_rows.check_serving_run,
+        "serving_runs",
+        serving_rows.check_serving_run,
         frozenset(
             "id runDigest modelRevisionId configurationId workloadId sourceId status observedAt publishedAt "
             "cohortKey protocolKey qualityPolicy metricSetKey scenario acceleratorVendor acceleratorModel "
@@ -41,7 +46,8 @@ SERVING_TABLES: dict[str, tuple[str, Callable[[dict], dict], frozenset[str]]] = 
         ),
     ),
     "serving_measurements": (
-        "serving_measurements", serving_rows.serving_measurement_columns,
+        "serving_measurements",
+        serving_rows.serving_measurement_columns,
         frozenset("id runId metric statistic unit value sampleCount".split()),
     ),
 }

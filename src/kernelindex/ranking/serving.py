@@ -15,7 +15,7 @@ the frontier only if nothing has more throughput per GPU.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kernelindex.records.serving_keys import metric_direction
@@ -42,8 +42,9 @@ def rank_serving_cohort(runs: Sequence[Mapping[str, Any]], metric: str, statisti
     ranked: list[tuple[str, float]] = []
     excluded: list[ServingRanked] = []
     for run in runs:
-        value = next((m["value"] for m in run["measurements"]
-                      if m["metric"] == metric and m["statistic"] == statistic), None)
+        value = next(
+            (m["value"] for m in run["measurements"] if m["metric"] == metric and m["statistic"] == statistic), None
+        )
         reasons = []
         if run.get("retracted_at"):
             reasons.append("retracted")
@@ -78,8 +79,9 @@ class Latency:
     state: str  # "measured" or "declared" (an SLO bound the workload states)
 
 
-def run_latency(measurements: Sequence[Mapping[str, Any]], slo: Sequence[Mapping[str, Any]] | None,
-                statistic: str = "p99") -> Latency | None:
+def run_latency(
+    measurements: Sequence[Mapping[str, Any]], slo: Sequence[Mapping[str, Any]] | None, statistic: str = "p99"
+) -> Latency | None:
     """The latency a run is placed at: measured at ``statistic`` if it has one, else a declared bound."""
     for metric in LATENCY_METRICS:
         for m in measurements:

@@ -37,10 +37,18 @@ def metric_direction(metric: str) -> str | None:
     return known[1] if known else None
 
 
-def protocol_key(harness_name: str, harness_version: str, placement: str | None, streaming: bool,
-                 load_generation: str) -> str:
-    return "/".join([harness_name, harness_version, placement or "unspecified",
-                     "streaming" if streaming else "non_streaming", load_generation])
+def protocol_key(
+    harness_name: str, harness_version: str, placement: str | None, streaming: bool, load_generation: str
+) -> str:
+    return "/".join(
+        [
+            harness_name,
+            harness_version,
+            placement or "unspecified",
+            "streaming" if streaming else "non_streaming",
+            load_generation,
+        ]
+    )
 
 
 def topology_key(vendor: str | None, model: str, per_node: int, nodes: int, interconnect: str | None) -> str:
@@ -52,8 +60,16 @@ def metric_set_key(measurements: Iterable[Mapping[str, Any]]) -> str:
     return ",".join(sorted({f"{m['metric']}·{m['statistic']}" for m in measurements}))
 
 
-def cohort_key(*, model_digest: str, tokenizer: str | None, workload_digest: str, protocol: str, topology: str,
-               quality_policy: str, metric_set: str) -> str:
+def cohort_key(
+    *,
+    model_digest: str,
+    tokenizer: str | None,
+    workload_digest: str,
+    protocol: str,
+    topology: str,
+    quality_policy: str,
+    metric_set: str,
+) -> str:
     parts = {
         "modelDigest": model_digest,
         "tokenizer": tokenizer,
@@ -66,20 +82,34 @@ def cohort_key(*, model_digest: str, tokenizer: str | None, workload_digest: str
     return sha256_digest(canonical_json(parts))
 
 
-def run_keys(run_spec: Mapping[str, Any], model_spec: Mapping[str, Any],
-             workload_spec: Mapping[str, Any]) -> dict[str, str]:
+def run_keys(
+    run_spec: Mapping[str, Any], model_spec: Mapping[str, Any], workload_spec: Mapping[str, Any]
+) -> dict[str, str]:
     """The keys of one serving run from its spec and the specs of its model and workload:
     ``protocolKey``, ``metricSetKey``, ``cohortKey`` (the names the export rows use)."""
     topology = run_spec["topology"]
-    protocol = protocol_key(run_spec["harness"]["name"], run_spec["harness"]["version"], run_spec.get("placement"),
-                            bool(workload_spec.get("streaming")), workload_spec["loadGeneration"])
+    protocol = protocol_key(
+        run_spec["harness"]["name"],
+        run_spec["harness"]["version"],
+        run_spec.get("placement"),
+        bool(workload_spec.get("streaming")),
+        workload_spec["loadGeneration"],
+    )
     metric_set = metric_set_key(run_spec["measurements"])
     tokenizer = (model_spec.get("tokenizer") or {}).get("name")
     cohort = cohort_key(
-        model_digest=run_spec["modelDigest"], tokenizer=tokenizer, workload_digest=run_spec["workloadDigest"],
+        model_digest=run_spec["modelDigest"],
+        tokenizer=tokenizer,
+        workload_digest=run_spec["workloadDigest"],
         protocol=protocol,
-        topology=topology_key(topology.get("acceleratorVendor"), topology["acceleratorModel"],
-                              topology["acceleratorsPerNode"], topology["nodeCount"], topology.get("interconnect")),
-        quality_policy=run_spec["qualityPolicy"], metric_set=metric_set,
+        topology=topology_key(
+            topology.get("acceleratorVendor"),
+            topology["acceleratorModel"],
+            topology["acceleratorsPerNode"],
+            topology["nodeCount"],
+            topology.get("interconnect"),
+        ),
+        quality_policy=run_spec["qualityPolicy"],
+        metric_set=metric_set,
     )
     return {"protocolKey": protocol, "metricSetKey": metric_set, "cohortKey": cohort}

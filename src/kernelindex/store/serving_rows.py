@@ -70,8 +70,9 @@ def configuration_columns(row: Mapping[str, Any]) -> dict[str, Any]:
         "configuration_digest": same_digest("configurationDigest", row.get("configurationDigest"), manifest),
         "dtype": _same("dtype", row.get("dtype"), spec.get("dtype")),
         "quantization": optional(row, "quantization"),
-        "tensor_parallel": _same("tensorParallel", row.get("tensorParallel"),
-                                 (spec.get("parallelism") or {}).get("tensor")),
+        "tensor_parallel": _same(
+            "tensorParallel", row.get("tensorParallel"), (spec.get("parallelism") or {}).get("tensor")
+        ),
         "summary": optional(row, "summary"),
         "manifest": manifest,
         "created_at": row.get("createdAt"),
@@ -102,8 +103,9 @@ def check_serving_run(row: Mapping[str, Any]) -> dict[str, Any]:
     return manifest
 
 
-def serving_run_columns(row: Mapping[str, Any], model: Mapping[str, Any],
-                        workload: Mapping[str, Any]) -> dict[str, Any]:
+def serving_run_columns(
+    row: Mapping[str, Any], model: Mapping[str, Any], workload: Mapping[str, Any]
+) -> dict[str, Any]:
     """Columns of a serving run; ``model`` and ``workload`` are the records its spec names."""
     manifest = check_serving_run(row)
     spec = manifest["spec"]

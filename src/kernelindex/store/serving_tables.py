@@ -17,8 +17,11 @@ def _seq() -> Column:
 
 
 def _record_columns() -> list[Column]:
-    return [Column("manifest", JSON, nullable=False), Column("created_at", TIME),
-            Column("export_row", JSON, nullable=False)]
+    return [
+        Column("manifest", JSON, nullable=False),
+        Column("created_at", TIME),
+        Column("export_row", JSON, nullable=False),
+    ]
 
 
 model_revisions = Table(

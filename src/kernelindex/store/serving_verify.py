@@ -26,17 +26,29 @@ def serving_checks(conn: Connection) -> Iterator[tuple[str, str, list[tuple[str,
         for row in stream.execute(select(table.c.id, table.c[column], table.c.manifest).order_by(table.c.seq)):
             yield table.name, row.id, [(column, row[1], digest(row.manifest))]
     r, m, w = st.serving_runs, st.model_revisions, st.serving_workloads
-    query = (select(r.c.id, r.c.run_digest, r.c.cohort_key, r.c.protocol_key, r.c.metric_set_key, r.c.manifest,
-                    m.c.manifest.label("model"), w.c.manifest.label("workload"))
-             .select_from(r.outerjoin(m, r.c.model_revision_id == m.c.id).outerjoin(w, r.c.workload_id == w.c.id))
-             .order_by(r.c.seq))
+    query = (
+        select(
+            r.c.id,
+            r.c.run_digest,
+            r.c.cohort_key,
+            r.c.protocol_key,
+            r.c.metric_set_key,
+            r.c.manifest,
+            m.c.manifest.label("model"),
+            w.c.manifest.label("workload"),
+        )
+        .select_from(r.outerjoin(m, r.c.model_revision_id == m.c.id).outerjoin(w, r.c.workload_id == w.c.id))
+        .order_by(r.c.seq)
+    )
     for row in stream.execute(query):
         checks = [("run_digest", row.run_digest, digest(row.manifest))]
         if row.model is not None and row.workload is not None:
             keys = run_keys(row.manifest["spec"], row.model["spec"], row.workload["spec"])
-            checks += [("cohort_key", row.cohort_key, keys["cohortKey"]),
-                       ("protocol_key", row.protocol_key, keys["protocolKey"]),
-                       ("metric_set_key", row.metric_set_key, keys["metricSetKey"])]
+            checks += [
+                ("cohort_key", row.cohort_key, keys["cohortKey"]),
+                ("protocol_key", row.protocol_key, keys["protocolKey"]),
+                ("metric_set_key", row.metric_set_key, keys["metricSetKey"]),
+            ]
         yield "serving_runs", row.id, checks
 
 

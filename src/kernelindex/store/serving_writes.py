@@ -33,11 +33,15 @@ def serving_run_row(writer: Writer, row: Mapping[str, Any]) -> dict[str, Any]:
         writer.flush()
         model, workload = serving_key_parents(writer.conn, spec["modelDigest"], spec["workloadDigest"])
     if model is None:
-        raise RowError("manifest.spec.modelDigest",
-                       f"names model {spec['modelDigest']}, which is neither in this import nor stored")
+        raise RowError(
+            "manifest.spec.modelDigest",
+            f"names model {spec['modelDigest']}, which is neither in this import nor stored",
+        )
     if workload is None:
-        raise RowError("manifest.spec.workloadDigest",
-                       f"names serving workload {spec['workloadDigest']}, which is neither in this import nor stored")
+        raise RowError(
+            "manifest.spec.workloadDigest",
+            f"names serving workload {spec['workloadDigest']}, which is neither in this import nor stored",
+        )
     return serving_rows.serving_run_columns(row, model, workload)
 
 
@@ -47,8 +51,11 @@ def adopt_foreign_serving_rows(conn: Connection) -> int:
     A row that does not pass the checks an import makes stays a foreign row (nothing is lost);
     returns how many rows were adopted."""
     names = [*CONVERTERS, "serving_runs"]
-    query = (select(t.foreign_rows.c.seq, t.foreign_rows.c.table_name, t.foreign_rows.c.row)
-             .where(t.foreign_rows.c.table_name.in_(names)).order_by(t.foreign_rows.c.seq))
+    query = (
+        select(t.foreign_rows.c.seq, t.foreign_rows.c.table_name, t.foreign_rows.c.row)
+        .where(t.foreign_rows.c.table_name.in_(names))
+        .order_by(t.foreign_rows.c.seq)
+    )
     writer = Writer(conn)
     adopted = []
     for seq, table, row in conn.execute(query).all():
@@ -62,5 +69,5 @@ def adopt_foreign_serving_rows(conn: Connection) -> int:
     failed = {problem.line for problem in writer.problems}
     moved = [seq for seq in adopted if seq not in failed]
     for start in range(0, len(moved), 500):
-        conn.execute(delete(t.foreign_rows).where(t.foreign_rows.c.seq.in_(moved[start:start + 500])))
+        conn.execute(delete(t.foreign_rows).where(t.foreign_rows.c.seq.in_(moved[start : start + 500])))
     return len(moved)

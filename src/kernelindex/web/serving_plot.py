@@ -48,27 +48,38 @@ def frontier_svg(candidates: Sequence[dict[str, Any]], caption: str) -> str:
     def py(value: float) -> float:
         return HEIGHT - BOTTOM - value / max_y * (HEIGHT - BOTTOM - TOP)
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" role="img" width="{WIDTH}" height="{HEIGHT}" '
-           f'viewBox="0 0 {WIDTH} {HEIGHT}"><title>{escape(caption)}</title>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" role="img" width="{WIDTH}" height="{HEIGHT}" '
+        f'viewBox="0 0 {WIDTH} {HEIGHT}"><title>{escape(caption)}</title>'
+    ]
     base = HEIGHT - BOTTOM
     out.append(f'<line x1="{LEFT}" y1="{base}" x2="{plot_right}" y2="{base}" stroke="#888"/>')
     out.append(f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{base}" stroke="#888"/>')
     for tick in xticks:
         x = LEFT + tick / max_x * (plot_right - LEFT)
-        out.append(f'<line x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{base}" stroke="#eee"/>'
-                   f'<text x="{x:.1f}" y="{base + 14}" font-size="10" text-anchor="middle" fill="#444">'
-                   f'{_label(tick)}</text>')
+        out.append(
+            f'<line x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{base}" stroke="#eee"/>'
+            f'<text x="{x:.1f}" y="{base + 14}" font-size="10" text-anchor="middle" fill="#444">'
+            f"{_label(tick)}</text>"
+        )
     for tick in yticks:
         y = py(tick)
-        out.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{plot_right}" y2="{y:.1f}" stroke="#eee"/>'
-                   f'<text x="{LEFT - 6}" y="{y + 3:.1f}" font-size="10" text-anchor="end" fill="#444">'
-                   f'{_label(tick)}</text>')
-    out.append(f'<text x="{unbounded_x}" y="{base + 14}" font-size="10" text-anchor="middle" fill="#444">'
-               'no bound</text>')
-    out.append(f'<text x="{(LEFT + plot_right) / 2:.0f}" y="{HEIGHT - 6}" font-size="11" text-anchor="middle" '
-               'fill="#222">p99 latency, ms (measured, else the declared SLO bound)</text>')
-    out.append(f'<text x="12" y="{(TOP + base) / 2:.0f}" font-size="11" text-anchor="middle" fill="#222" '
-               f'transform="rotate(-90 12 {(TOP + base) / 2:.0f})">output tokens/s per GPU</text>')
+        out.append(
+            f'<line x1="{LEFT}" y1="{y:.1f}" x2="{plot_right}" y2="{y:.1f}" stroke="#eee"/>'
+            f'<text x="{LEFT - 6}" y="{y + 3:.1f}" font-size="10" text-anchor="end" fill="#444">'
+            f"{_label(tick)}</text>"
+        )
+    out.append(
+        f'<text x="{unbounded_x}" y="{base + 14}" font-size="10" text-anchor="middle" fill="#444">no bound</text>'
+    )
+    out.append(
+        f'<text x="{(LEFT + plot_right) / 2:.0f}" y="{HEIGHT - 6}" font-size="11" text-anchor="middle" '
+        'fill="#222">p99 latency, ms (measured, else the declared SLO bound)</text>'
+    )
+    out.append(
+        f'<text x="12" y="{(TOP + base) / 2:.0f}" font-size="11" text-anchor="middle" fill="#222" '
+        f'transform="rotate(-90 12 {(TOP + base) / 2:.0f})">output tokens/s per GPU</text>'
+    )
     frontier = sorted((c for c in candidates if c["onFrontier"]), key=px)
     if len(frontier) > 1:
         path = " ".join(f"{px(c):.1f},{py(c['throughputPerGpu']):.1f}" for c in frontier)
@@ -76,7 +87,9 @@ def frontier_svg(candidates: Sequence[dict[str, Any]], caption: str) -> str:
     for c in sorted(candidates, key=lambda c: c["onFrontier"]):  # frontier points drawn last, on top
         colour = "#c4a000" if c["onFrontier"] else "#3465a4"
         text = f"{c['title']}: {_label(c['throughputPerGpu'])} tokens/s per GPU, {c['latencyDisplay']}"
-        out.append(f'<a href={quoteattr(c["url"])}><circle cx="{px(c):.1f}" cy="{py(c["throughputPerGpu"]):.1f}" '
-                   f'r="{5 if c["onFrontier"] else 3.5}" fill="{colour}"><title>{escape(text)}</title></circle></a>')
+        out.append(
+            f'<a href={quoteattr(c["url"])}><circle cx="{px(c):.1f}" cy="{py(c["throughputPerGpu"]):.1f}" '
+            f'r="{5 if c["onFrontier"] else 3.5}" fill="{colour}"><title>{escape(text)}</title></circle></a>'
+        )
     out.append("</svg>")
     return "".join(out)

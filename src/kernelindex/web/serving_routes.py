@@ -38,11 +38,13 @@ def _length(name: str, value: str | None) -> int | None:
     try:
         number = int(value)
     except ValueError:
-        raise Problem(400, "bad-parameter", f"{name} must be a positive integer, not {value[:40]!r}",
-                      parameter=name) from None
+        raise Problem(
+            400, "bad-parameter", f"{name} must be a positive integer, not {value[:40]!r}", parameter=name
+        ) from None
     if not 0 < number <= 10_000_000:
-        raise Problem(400, "bad-parameter", f"{name} must be a positive integer (1 to 10,000,000), got {number}",
-                      parameter=name)
+        raise Problem(
+            400, "bad-parameter", f"{name} must be a positive integer (1 to 10,000,000), got {number}", parameter=name
+        )
     return number
 
 
@@ -69,22 +71,33 @@ def _resolve(request: Request) -> dict[str, Any]:
     check_known_params(request, {"model", "gpu", "input_len", "output_len"})
     params = request.query_params
     ident, gpu = _text("model", params.get("model")), _text("gpu", params.get("gpu"))
-    input_len, output_len = _length("input_len", params.get("input_len")), _length("output_len", params.get("output_len"))
+    input_len, output_len = (
+        _length("input_len", params.get("input_len")),
+        _length("output_len", params.get("output_len")),
+    )
     with connection(request) as conn:
         model = _one_model(conn, ident)
         runs = reads.model_runs(conn, model["id"], gpu)
         if not runs:
-            raise Problem(404, "no-runs", f"no serving runs of {model['name']} on a GPU matching {gpu!r}",
-                          resource="serving runs")
+            raise Problem(
+                404, "no-runs", f"no serving runs of {model['name']} on a GPU matching {gpu!r}", resource="serving runs"
+            )
         runs = [run for run in runs if fits_lengths(run, input_len, output_len)]
         if not runs:
-            raise Problem(404, "no-runs", f"no serving run of {model['name']} on {gpu!r} admits "
-                          f"input_len={input_len} output_len={output_len}", resource="serving runs")
+            raise Problem(
+                404,
+                "no-runs",
+                f"no serving run of {model['name']} on {gpu!r} admits input_len={input_len} output_len={output_len}",
+                resource="serving runs",
+            )
         return resolve_view(conn, model, gpu, runs, input_len, output_len, base_url(request))
 
 
-@router.get("/api/v1/resolve/serving", tags=["serving"],
-            summary="Which stack and configuration serve a model best on a GPU: the Pareto frontier")
+@router.get(
+    "/api/v1/resolve/serving",
+    tags=["serving"],
+    summary="Which stack and configuration serve a model best on a GPU: the Pareto frontier",
+)
 def api_resolve(request: Request) -> dict[str, Any]:
     return _resolve(request)
 
@@ -110,8 +123,11 @@ def resolve_page(request: Request):
     return request.app.state.templates.TemplateResponse(request, "serving_resolve.html", context)
 
 
-@router.get("/api/v1/serving-runs/{run_id}", tags=["serving"],
-            summary="One serving run: rank in its cohort, measurements, SLO percentiles, identity, manifest")
+@router.get(
+    "/api/v1/serving-runs/{run_id}",
+    tags=["serving"],
+    summary="One serving run: rank in its cohort, measurements, SLO percentiles, identity, manifest",
+)
 def api_serving_run(request: Request, run_id: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
@@ -133,8 +149,9 @@ def api_models(request: Request) -> dict[str, Any]:
         return {"items": [{**m, "url": f"{base_url(request)}/models/{m['slug']}"} for m in reads.list_models(conn)]}
 
 
-@router.get("/api/v1/models/{ident}", tags=["serving"],
-            summary="A model: best known serving result per GPU, and its links")
+@router.get(
+    "/api/v1/models/{ident}", tags=["serving"], summary="A model: best known serving result per GPU, and its links"
+)
 def api_model(request: Request, ident: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:

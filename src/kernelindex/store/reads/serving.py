@@ -16,8 +16,13 @@ from kernelindex.store import serving_tables as st
 from kernelindex.store import tables as t
 
 HEX_PREFIX = re.compile(r"(sha256:)?[0-9a-f]{8,64}")
-_r, _m, _c, _s, _w = (st.serving_runs, st.model_revisions, st.serving_configurations,
-                      st.serving_stack_revisions, st.serving_workloads)
+_r, _m, _c, _s, _w = (
+    st.serving_runs,
+    st.model_revisions,
+    st.serving_configurations,
+    st.serving_stack_revisions,
+    st.serving_workloads,
+)
 
 
 def _digest_matches(column, text: str):
@@ -44,9 +49,20 @@ def models_matching(conn: Connection, ident: str) -> list[dict[str, Any]]:
     rows = conn.execute(select(*columns).where(or_(*exact)).order_by(_m.c.seq)).mappings().all()
     if not rows:
         pattern = _contains(text)
-        rows = conn.execute(select(*columns).where(or_(
-            func.lower(_m.c.slug).like(pattern, escape="\\"), func.lower(_m.c.name).like(pattern, escape="\\")
-        )).order_by(_m.c.seq)).mappings().all()
+        rows = (
+            conn.execute(
+                select(*columns)
+                .where(
+                    or_(
+                        func.lower(_m.c.slug).like(pattern, escape="\\"),
+                        func.lower(_m.c.name).like(pattern, escape="\\"),
+                    )
+                )
+                .order_by(_m.c.seq)
+            )
+            .mappings()
+            .all()
+        )
     return [dict(row) for row in rows]
 
 
@@ -61,32 +77,57 @@ def list_models(conn: Connection) -> list[dict[str, Any]]:
 
 
 def _run_select():
-    return (
-        select(
-            _r.c.id, _r.c.run_digest, _r.c.status, _r.c.observed_at, _r.c.cohort_key, _r.c.protocol_key,
-            _r.c.quality_policy, _r.c.metric_set_key, _r.c.scenario, _r.c.accelerator_vendor, _r.c.accelerator_model,
-            _r.c.accelerator_count, _r.c.node_count, _r.c.total_accelerators, _r.c.retracted_at,
-            _r.c.retraction_reason, _r.c.supersedes_id, _r.c.manifest,
-            _m.c.id.label("model_id"), _m.c.slug.label("model_slug"), _m.c.name.label("model_name"),
-            _m.c.model_digest,
-            _c.c.id.label("configuration_id"), _c.c.configuration_digest, _c.c.summary.label("configuration_summary"),
-            _c.c.dtype, _c.c.quantization, _c.c.manifest.label("configuration"),
-            _s.c.id.label("stack_id"), _s.c.name.label("stack_name"), _s.c.stack_digest,
-            _s.c.manifest.label("stack"),
-            t.projects.c.slug.label("project_slug"), t.projects.c.name.label("project_name"),
-            _w.c.id.label("workload_id"), _w.c.slug.label("workload_slug"), _w.c.name.label("workload_name"),
-            _w.c.workload_digest, _w.c.manifest.label("workload"),
-            t.sources.c.slug.label("source_slug"), t.sources.c.name.label("source_name"),
-            t.sources.c.kind.label("source_kind"), t.sources.c.policy.label("source_policy"),
-        )
-        .select_from(
-            _r.outerjoin(_m, _r.c.model_revision_id == _m.c.id)
-            .outerjoin(_c, _r.c.configuration_id == _c.c.id)
-            .outerjoin(_s, _c.c.stack_revision_id == _s.c.id)
-            .outerjoin(t.projects, _s.c.project_id == t.projects.c.id)
-            .outerjoin(_w, _r.c.workload_id == _w.c.id)
-            .outerjoin(t.sources, _r.c.source_id == t.sources.c.id)
-        )
+    return select(
+        _r.c.id,
+        _r.c.run_digest,
+        _r.c.status,
+        _r.c.observed_at,
+        _r.c.cohort_key,
+        _r.c.protocol_key,
+        _r.c.quality_policy,
+        _r.c.metric_set_key,
+        _r.c.scenario,
+        _r.c.accelerator_vendor,
+        _r.c.accelerator_model,
+        _r.c.accelerator_count,
+        _r.c.node_count,
+        _r.c.total_accelerators,
+        _r.c.retracted_at,
+        _r.c.retraction_reason,
+        _r.c.supersedes_id,
+        _r.c.manifest,
+        _m.c.id.label("model_id"),
+        _m.c.slug.label("model_slug"),
+        _m.c.name.label("model_name"),
+        _m.c.model_digest,
+        _c.c.id.label("configuration_id"),
+        _c.c.configuration_digest,
+        _c.c.summary.label("configuration_summary"),
+        _c.c.dtype,
+        _c.c.quantization,
+        _c.c.manifest.label("configuration"),
+        _s.c.id.label("stack_id"),
+        _s.c.name.label("stack_name"),
+        _s.c.stack_digest,
+        _s.c.manifest.label("stack"),
+        t.projects.c.slug.label("project_slug"),
+        t.projects.c.name.label("project_name"),
+        _w.c.id.label("workload_id"),
+        _w.c.slug.label("workload_slug"),
+        _w.c.name.label("workload_name"),
+        _w.c.workload_digest,
+        _w.c.manifest.label("workload"),
+        t.sources.c.slug.label("source_slug"),
+        t.sources.c.name.label("source_name"),
+        t.sources.c.kind.label("source_kind"),
+        t.sources.c.policy.label("source_policy"),
+    ).select_from(
+        _r.outerjoin(_m, _r.c.model_revision_id == _m.c.id)
+        .outerjoin(_c, _r.c.configuration_id == _c.c.id)
+        .outerjoin(_s, _c.c.stack_revision_id == _s.c.id)
+        .outerjoin(t.projects, _s.c.project_id == t.projects.c.id)
+        .outerjoin(_w, _r.c.workload_id == _w.c.id)
+        .outerjoin(t.sources, _r.c.source_id == t.sources.c.id)
     )
 
 
@@ -96,8 +137,11 @@ def _with_measurements(conn: Connection, rows: Sequence[Any]) -> list[dict[str, 
     ids = [row["id"] for row in out]
     ms = st.serving_measurements
     for start in range(0, len(ids), 500):
-        query = (select(ms.c.run_id, ms.c.metric, ms.c.statistic, ms.c.unit, ms.c.value, ms.c.sample_count)
-                 .where(ms.c.run_id.in_(ids[start:start + 500])).order_by(ms.c.seq))
+        query = (
+            select(ms.c.run_id, ms.c.metric, ms.c.statistic, ms.c.unit, ms.c.value, ms.c.sample_count)
+            .where(ms.c.run_id.in_(ids[start : start + 500]))
+            .order_by(ms.c.seq)
+        )
         for m in conn.execute(query).mappings():
             by_run[m["run_id"]].append({k: m[k] for k in ("metric", "statistic", "unit", "value", "sample_count")})
     for row in out:
@@ -129,5 +173,4 @@ def model_runs(conn: Connection, model_id: str, gpu: str | None = None) -> list[
 
 
 def serving_stats(conn: Connection) -> dict[str, int]:
-    return {table.name: conn.scalar(select(func.count()).select_from(table)) or 0
-            for table in (_m, _s, _c, _w, _r)}
+    return {table.name: conn.scalar(select(func.count()).select_from(table)) or 0 for table in (_m, _s, _c, _w, _r)}
