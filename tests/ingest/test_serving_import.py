@@ -109,7 +109,8 @@ def test_foreign_serving_rows_of_an_older_store_become_typed_rows(empty_db_url, 
     engine.dispose()
     store = open_store(empty_db_url)  # migrates to head
     counts = _counts(store)
-    assert counts["foreign_rows"] == 0 and counts["serving_runs"] == sum(line["table"] == "serving_runs" for line in lines)
+    assert counts["foreign_rows"] == 0
+    assert counts["serving_runs"] == sum(line["table"] == "serving_runs" for line in lines)
     import_catalog(store, source)  # the adopted rows are the same records: nothing is added twice
     assert _counts(store) == counts
     assert verify_store(store).ok
