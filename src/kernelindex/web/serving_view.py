@@ -62,7 +62,7 @@ def _primary(run: Mapping[str, Any]) -> tuple[str, str] | None:
 
 
 def _title(run: Mapping[str, Any]) -> str:
-    title = ((run.get("manifest") or {}).get("metadata") or {}).get("title")
+    title = run.get("title") or ((run.get("manifest") or {}).get("metadata") or {}).get("title")
     return title or f"{run.get('project_name') or 'unknown'} · {run.get('workload_name') or run['scenario']}"
 
 

@@ -76,7 +76,19 @@ def list_models(conn: Connection) -> list[dict[str, Any]]:
     return [{**row, "runs": counts.get(row["id"], 0), "gpus": sorted(gpus[row["id"]])} for row in rows]
 
 
-def _run_select():
+def _run_select(detail: bool = False):
+    """The run with what it names; the records of its configuration, stack and its own manifest
+    only when ``detail`` (one run's page): listings need their titles, not the records."""
+    records = (
+        [
+            _r.c.manifest,
+            _c.c.manifest.label("configuration"),
+            _s.c.manifest.label("stack"),
+            t.sources.c.policy.label("source_policy"),
+        ]
+        if detail
+        else [_r.c.manifest[("metadata", "title")].as_string().label("title")]
+    )
     return select(
         _r.c.id,
         _r.c.run_digest,
@@ -95,7 +107,7 @@ def _run_select():
         _r.c.retracted_at,
         _r.c.retraction_reason,
         _r.c.supersedes_id,
-        _r.c.manifest,
+        *records,
         _m.c.id.label("model_id"),
         _m.c.slug.label("model_slug"),
         _m.c.name.label("model_name"),
@@ -105,22 +117,18 @@ def _run_select():
         _c.c.summary.label("configuration_summary"),
         _c.c.dtype,
         _c.c.quantization,
-        _c.c.manifest.label("configuration"),
         _s.c.id.label("stack_id"),
         _s.c.name.label("stack_name"),
         _s.c.stack_digest,
-        _s.c.manifest.label("stack"),
         t.projects.c.slug.label("project_slug"),
         t.projects.c.name.label("project_name"),
         _w.c.id.label("workload_id"),
         _w.c.slug.label("workload_slug"),
         _w.c.name.label("workload_name"),
         _w.c.workload_digest,
-        _w.c.manifest.label("workload"),
         t.sources.c.slug.label("source_slug"),
         t.sources.c.name.label("source_name"),
         t.sources.c.kind.label("source_kind"),
-        t.sources.c.policy.label("source_policy"),
     ).select_from(
         _r.outerjoin(_m, _r.c.model_revision_id == _m.c.id)
         .outerjoin(_c, _r.c.configuration_id == _c.c.id)
@@ -132,7 +140,12 @@ def _run_select():
 
 
 def _with_measurements(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
+    """Rows with their measurements and their workload's record (read once per workload)."""
     out = [dict(row) for row in rows]
+    workload_ids = sorted({row["workload_id"] for row in out if row["workload_id"]})
+    workloads = dict(conn.execute(select(_w.c.id, _w.c.manifest).where(_w.c.id.in_(workload_ids))).all())
+    for row in out:
+        row["workload"] = workloads.get(row["workload_id"])
     by_run: dict[str, list[dict[str, Any]]] = defaultdict(list)
     ids = [row["id"] for row in out]
     ms = st.serving_measurements
@@ -155,7 +168,7 @@ def serving_runs_matching(conn: Connection, ident: str) -> list[dict[str, Any]]:
     where = [_r.c.id == ident.strip()]
     if HEX_PREFIX.fullmatch(text):
         where.append(_digest_matches(_r.c.run_digest, text))
-    rows = conn.execute(_run_select().where(or_(*where)).order_by(_r.c.seq).limit(2)).mappings().all()
+    rows = conn.execute(_run_select(detail=True).where(or_(*where)).order_by(_r.c.seq).limit(2)).mappings().all()
     return _with_measurements(conn, rows)
 
 
