@@ -83,7 +83,7 @@ def test_input_length_past_the_workloads_maximum_leaves_only_workloads_that_admi
     "params, status, slug",
     [
         ({"model": "no-such-model", "gpu": "H200"}, 404, "not-found"),
-        ({"model": "toy-llm", "gpu": "H200"}, 409, "ambiguous"),
+        ({"model": "toy-llm", "gpu": "H200"}, 409, "ambiguous-name"),
         ({"model": "toy-llm-7b", "gpu": "MI300X"}, 404, "no-runs"),
         ({"model": "toy-llm-7b", "gpu": "H200", "input_len": "-5"}, 400, "bad-parameter"),
         ({"model": "toy-llm-7b", "gpu": "H200", "output_len": "ten"}, 400, "bad-parameter"),
@@ -118,6 +118,7 @@ def test_serving_run_json_ranks_it_in_its_cohort(served):
         client.get(f"/r/{run['runDigest']}", follow_redirects=False).headers["location"] == f"/serving-runs/{run['id']}"
     )
     assert client.get("/api/v1/serving-runs/sha256:00000000").status_code == 404
+    assert client.get("/api/v1/serving-runs/abc").status_code == 400  # too short to be a safe prefix
 
 
 def test_model_page_lists_the_best_result_per_gpu(served):

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from kernelindex.store.reads import serving as reads
+from kernelindex.store.reads.lookup import resolve_model, resolve_serving_run
 from kernelindex.web.deps import base_url, connection
 from kernelindex.web.problems import Problem, check_known_params
 from kernelindex.web.serving_plot import frontier_svg
@@ -48,23 +49,9 @@ def _length(name: str, value: str | None) -> int | None:
     return number
 
 
-def _one_model(conn, ident: str) -> dict[str, Any]:
-    found = reads.models_matching(conn, ident)
-    if not found:
-        raise Problem(404, "not-found", f"no model {ident!r} in this index", resource="model")
-    if len(found) > 1:
-        names = ", ".join(row["slug"] for row in found[:8])
-        raise Problem(409, "ambiguous", f"{ident!r} names {len(found)} models: {names}", candidates=names)
-    return found[0]
-
-
-def _serving_run(conn, ident: str) -> dict[str, Any]:
-    found = reads.serving_runs_matching(conn, _text("id", ident))
-    if not found:
-        raise Problem(404, "not-found", f"no serving run with id or digest {ident[:80]!r}", resource="serving run")
-    if len(found) > 1:
-        raise Problem(409, "ambiguous", f"{ident!r} is a prefix of more than one serving run digest")
-    return found[0]
+def _run_view(conn, request: Request, ident: str) -> dict[str, Any]:
+    run = reads.serving_run_detail(conn, resolve_serving_run(conn, _text("id", ident)).id)
+    return serving_run_view(conn, run, base_url(request))
 
 
 def _resolve(request: Request) -> dict[str, Any]:
@@ -76,7 +63,7 @@ def _resolve(request: Request) -> dict[str, Any]:
         _length("output_len", params.get("output_len")),
     )
     with connection(request) as conn:
-        model = _one_model(conn, ident)
+        model = dict(resolve_model(conn, ident)._mapping)
         runs = reads.model_runs(conn, model["id"], gpu)
         if not runs:
             raise Problem(
@@ -131,14 +118,14 @@ def resolve_page(request: Request):
 def api_serving_run(request: Request, run_id: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
-        return serving_run_view(conn, _serving_run(conn, run_id), base_url(request))
+        return _run_view(conn, request, run_id)
 
 
 @router.get("/serving-runs/{run_id}", response_class=HTMLResponse, include_in_schema=False)
 def serving_run_page(request: Request, run_id: str):
     check_known_params(request, set())
     with connection(request) as conn:
-        view = serving_run_view(conn, _serving_run(conn, run_id), base_url(request))
+        view = _run_view(conn, request, run_id)
     return request.app.state.templates.TemplateResponse(request, "serving_run.html", {"run": view})
 
 
@@ -155,7 +142,7 @@ def api_models(request: Request) -> dict[str, Any]:
 def api_model(request: Request, ident: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
-        return model_view(conn, _one_model(conn, _text("model", ident)), base_url(request))
+        return model_view(conn, dict(resolve_model(conn, _text("model", ident))._mapping), base_url(request))
 
 
 @router.get("/models", response_class=HTMLResponse, include_in_schema=False)
@@ -170,5 +157,5 @@ def models_page(request: Request):
 def model_page(request: Request, ident: str):
     check_known_params(request, set())
     with connection(request) as conn:
-        view = model_view(conn, _one_model(conn, _text("model", ident)), base_url(request))
+        view = model_view(conn, dict(resolve_model(conn, _text("model", ident))._mapping), base_url(request))
     return request.app.state.templates.TemplateResponse(request, "model.html", {"model": view})

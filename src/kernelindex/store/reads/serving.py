@@ -5,17 +5,15 @@ Rows come back as plain dicts (JSON-ready) so the pages, the API and the ranking
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, func, or_, select
+from sqlalchemy import Connection, func, select
 
 from kernelindex.store import serving_tables as st
 from kernelindex.store import tables as t
 
-HEX_PREFIX = re.compile(r"(sha256:)?[0-9a-f]{8,64}")
 _r, _m, _c, _s, _w = (
     st.serving_runs,
     st.model_revisions,
@@ -23,47 +21,6 @@ _r, _m, _c, _s, _w = (
     st.serving_stack_revisions,
     st.serving_workloads,
 )
-
-
-def _digest_matches(column, text: str):
-    """A full digest, or a unique-prefix candidate of 8+ hex characters (with or without "sha256:")."""
-    hexpart = text.lower().removeprefix("sha256:")
-    return column.startswith("sha256:" + hexpart, autoescape=True)
-
-
-def _contains(text: str) -> str:
-    """A LIKE pattern matching ``text`` anywhere, its wildcard characters taken literally."""
-    return "%" + text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
-def models_matching(conn: Connection, ident: str) -> list[dict[str, Any]]:
-    """Models whose id, slug or name is ``ident`` (case-insensitive), or whose digest starts with it;
-    failing those, whose slug or name contains it. More than one means ambiguous."""
-    text = ident.strip()
-    if not text:
-        return []
-    exact = [_m.c.id == text, func.lower(_m.c.slug) == text.lower(), func.lower(_m.c.name) == text.lower()]
-    if HEX_PREFIX.fullmatch(text.lower()):
-        exact.append(_digest_matches(_m.c.model_digest, text))
-    columns = [_m.c.id, _m.c.slug, _m.c.model_digest, _m.c.name, _m.c.manifest]
-    rows = conn.execute(select(*columns).where(or_(*exact)).order_by(_m.c.seq)).mappings().all()
-    if not rows:
-        pattern = _contains(text)
-        rows = (
-            conn.execute(
-                select(*columns)
-                .where(
-                    or_(
-                        func.lower(_m.c.slug).like(pattern, escape="\\"),
-                        func.lower(_m.c.name).like(pattern, escape="\\"),
-                    )
-                )
-                .order_by(_m.c.seq)
-            )
-            .mappings()
-            .all()
-        )
-    return [dict(row) for row in rows]
 
 
 def list_models(conn: Connection) -> list[dict[str, Any]]:
@@ -162,14 +119,15 @@ def _with_measurements(conn: Connection, rows: Sequence[Any]) -> list[dict[str, 
     return out
 
 
-def serving_runs_matching(conn: Connection, ident: str) -> list[dict[str, Any]]:
-    """Serving runs with id ``ident`` or whose digest starts with it (8+ hex)."""
-    text = ident.strip().lower()
-    where = [_r.c.id == ident.strip()]
-    if HEX_PREFIX.fullmatch(text):
-        where.append(_digest_matches(_r.c.run_digest, text))
-    rows = conn.execute(_run_select(detail=True).where(or_(*where)).order_by(_r.c.seq).limit(2)).mappings().all()
-    return _with_measurements(conn, rows)
+def serving_run_detail(conn: Connection, run_id: str) -> dict[str, Any]:
+    """One serving run (by id, as the resolver found it) with every record it names."""
+    rows = conn.execute(_run_select(detail=True).where(_r.c.id == run_id)).mappings().all()
+    return _with_measurements(conn, rows)[0]
+
+
+def serving_run_by_digest(conn: Connection, digest: str) -> str | None:
+    """The id of the serving run with this full digest (permalinks)."""
+    return conn.scalar(select(_r.c.id).where(_r.c.run_digest == digest))
 
 
 def cohort_runs(conn: Connection, cohort_key: str) -> list[dict[str, Any]]:
@@ -181,7 +139,8 @@ def model_runs(conn: Connection, model_id: str, gpu: str | None = None) -> list[
     """A model's serving runs, optionally on GPU products whose name contains ``gpu`` (case-insensitive)."""
     query = _run_select().where(_r.c.model_revision_id == model_id)
     if gpu:
-        query = query.where(func.lower(_r.c.accelerator_model).like(_contains(gpu), escape="\\"))
+        pattern = "%" + gpu.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        query = query.where(func.lower(_r.c.accelerator_model).like(pattern, escape="\\"))
     return _with_measurements(conn, conn.execute(query.order_by(_r.c.seq)).mappings().all())
 
 
