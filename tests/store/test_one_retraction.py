@@ -61,7 +61,7 @@ def test_migration_turns_the_old_columns_into_events_and_back(tmp_path):
     try:
         import_catalog(store, path)
         with store.engine.begin() as conn:
-            command.downgrade(alembic_config(conn), "0200_rank_indexes")
+            command.downgrade(alembic_config(conn), "0400_serving_tables")
         with store.engine.connect() as conn:
             assert {"retracted_at", "retraction_reason"} <= {c["name"] for c in inspect(conn).get_columns("runs")}
             assert conn.execute(text("select retracted_at, retraction_reason from runs where id = :i"),

@@ -24,13 +24,13 @@ def rank(
     from rich.table import Table
 
     from kernelindex.ranking.reads import ranked_groups, workload_groups
-    from kernelindex.services.leaders import record_leaders
+    from kernelindex.services.leaders import record_leaders as append_leader_events
     from kernelindex.store.reads.lookup import LookupFailed, resolve_rank_target
     from kernelindex.web import views
 
     store = open_store_or_fail(db)
     if record_leaders:
-        events = record_leaders(store)
+        events = append_leader_events(store)
         typer.echo(f"recorded {len(events)} leader event(s)", err=True)
     with store.engine.connect() as conn:
         try:

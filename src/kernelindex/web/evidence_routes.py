@@ -40,6 +40,7 @@ from kernelindex.store.evidence_store import (
 from kernelindex.store.reads.attestations import attested_run_digest
 from kernelindex.store.reads.lookup import resolve_run
 from kernelindex.store.reads.runs import run_by_digest
+from kernelindex.store.reads.serving import serving_run_by_digest
 from kernelindex.web.deps import base_url, connection, not_found, today
 from kernelindex.web.evidence_view import evidence_panel, signature_dict
 from kernelindex.web.problems import Problem
@@ -318,6 +319,9 @@ def permalink(request: Request, digest: str):
             return RedirectResponse(f"/runs/{row.id}", status_code=302)
         attested = attested_run_digest(conn, digest)
         run = run_by_digest(conn, attested) if attested is not None else None
+        serving = serving_run_by_digest(conn, digest) if run is None else None
+    if serving:
+        return RedirectResponse(f"/serving-runs/{serving}", status_code=302)
     if run is None:
         raise not_found("record", digest)
     return RedirectResponse(f"/runs/{run.id}#att-{digest.removeprefix('sha256:')[:12]}", status_code=302)

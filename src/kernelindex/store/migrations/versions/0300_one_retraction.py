@@ -2,7 +2,7 @@
 runs.retraction_reason columns (which only a catalog import ever filled) become events and go.
 
 Revision ID: 0300_one_retraction
-Revises: 0200_rank_indexes
+Revises: 0400_serving_tables (merged first; the ids only name the change)
 """
 
 import sqlalchemy as sa
@@ -11,7 +11,7 @@ from alembic import op
 from kernelindex.store.ids import uuid7
 
 revision = "0300_one_retraction"
-down_revision = "0200_rank_indexes"
+down_revision = "0400_serving_tables"
 branch_labels = None
 depends_on = None
 
