@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Row, exists, func, or_, select
@@ -13,7 +14,7 @@ o, w, r, s, aliases = t.operations, t.workloads, t.runs, t.sources, t.operation_
 OPERATION_COLUMNS = (o.c.seq, o.c.id, o.c.slug, o.c.name, o.c.family, o.c.semantic_digest, o.c.tags)
 
 
-def page(conn: Connection, query, seq_column, after: int | None, limit: int) -> tuple[list[Row], int | None]:
+def page(conn: Connection, query, seq_column, after: int | None, limit: int) -> tuple[Sequence[Row], int | None]:
     """Keyset paging: up to ``limit`` rows after ``after``, and the ``seq`` to continue from (None: no more)."""
     if after is not None:
         query = query.where(seq_column > after)
@@ -35,7 +36,7 @@ def _escaped_like(q: str) -> str:
     return "%" + q.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-def search_operations(conn: Connection, q: str, after: int | None, limit: int) -> tuple[list[Row], int | None]:
+def search_operations(conn: Connection, q: str, after: int | None, limit: int) -> tuple[Sequence[Row], int | None]:
     """Operations whose name, slug, alias or family match ``q``, or that have runs from a matching
     source or on matching hardware (case-insensitive substring)."""
     query = select(*OPERATION_COLUMNS)
@@ -69,14 +70,14 @@ def search_operations(conn: Connection, q: str, after: int | None, limit: int) -
 
 def list_operations(
     conn: Connection, after: int | None, limit: int, family: str | None
-) -> tuple[list[Row], int | None]:
+) -> tuple[Sequence[Row], int | None]:
     query = select(*OPERATION_COLUMNS)
     if family:
         query = query.where(o.c.family == family)
     return page(conn, query, o.c.seq, after, limit)
 
 
-def operations_by_id(conn: Connection, ids: list[str]) -> list[Row]:
+def operations_by_id(conn: Connection, ids: list[str]) -> Sequence[Row]:
     return conn.execute(select(*OPERATION_COLUMNS).where(o.c.id.in_(ids)).order_by(o.c.seq)).all()
 
 
@@ -119,7 +120,7 @@ def workloads_of(conn: Connection, operation_id: str) -> list[tuple[Row, int]]:
 
 def list_workloads(
     conn: Connection, after: int | None, limit: int, operation: str | None
-) -> tuple[list[Row], int | None]:
+) -> tuple[Sequence[Row], int | None]:
     query = select(
         w.c.seq,
         w.c.id,
@@ -140,7 +141,7 @@ def run_counts_by_source(conn: Connection, source_id: str | None = None) -> dict
     )
 
 
-def list_sources(conn: Connection) -> list[Row]:
+def list_sources(conn: Connection) -> Sequence[Row]:
     return conn.execute(select(s).order_by(s.c.seq)).all()
 
 
@@ -148,7 +149,7 @@ def source_by_slug(conn: Connection, slug: str) -> Row | None:
     return conn.execute(select(s).where(s.c.slug == slug)).first()
 
 
-def operations_of_source(conn: Connection, source_id: str) -> list[Row]:
+def operations_of_source(conn: Connection, source_id: str) -> Sequence[Row]:
     """The operations a source has runs for, most runs first."""
     return conn.execute(
         select(o.c.slug, o.c.name, func.count(r.c.id).label("n"))

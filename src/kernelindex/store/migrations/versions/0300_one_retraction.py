@@ -21,7 +21,7 @@ RANK_COVER_WITH = ["comparison_key", "status", "primary_value", "primary_metric"
 RANK_COVER = [c for c in RANK_COVER_WITH if c != "retracted_at"]
 
 
-def _events_table() -> sa.Table:
+def _events_table() -> sa.TableClause:
     return sa.table("record_events", sa.column("id"), sa.column("comparison_key"), sa.column("run_id"),
                     sa.column("previous_run_id"), sa.column("policy_version"), sa.column("cause"),
                     sa.column("reason"), sa.column("at"), sa.column("created_at"),
