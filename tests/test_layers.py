@@ -1,5 +1,6 @@
 """The layer order of pyproject.toml's import-linter contracts holds: every import points downward
-(records -> store -> ingest | ranking | harness -> services -> web -> cli) and records do no I/O."""
+(records -> store -> ingest | ranking | harness -> services -> web -> cli), only the store speaks
+SQL, and records do no I/O."""
 
 from __future__ import annotations
 

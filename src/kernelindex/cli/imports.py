@@ -29,12 +29,12 @@ def import_command(
 ) -> None:
     """Import files into the store in one transaction: all of them, or nothing if any record is refused."""
     from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
-    from sqlalchemy.exc import SQLAlchemyError
 
     from kernelindex.ingest.catalog import ImportReport
     from kernelindex.ingest.paths import kind_of
     from kernelindex.ingest.problems import ImportFailed
     from kernelindex.services.imports import import_paths
+    from kernelindex.store.database import DatabaseError
 
     try:
         for path in paths:
@@ -52,7 +52,7 @@ def import_command(
             imported = import_paths(store, paths, open_file=open_file, trace_problem=problem, trace_solution=solution)
         except ImportFailed as exc:
             fail([str(p) for p in exc.problems])
-        except SQLAlchemyError as exc:  # e.g. a concurrent import wrote the same rows first
+        except DatabaseError as exc:  # e.g. a concurrent import wrote the same rows first
             fail([f"the database refused the import (nothing was stored): {str(exc).splitlines()[0]}"])
     leader_events = imported.leader_events
     summary = []

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-from sqlalchemy import Connection
+from typing import TYPE_CHECKING, Any
 
 from kernelindex.ranking.evidence import evidence_level
 from kernelindex.store.evidence_store import HARNESS_SOURCE, signature_checks
@@ -24,6 +22,9 @@ from kernelindex.store.reads.evidence import (
     stored_workload_ids,
 )
 from kernelindex.store.reads.run_facts import retractions
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 
 @dataclass(frozen=True)

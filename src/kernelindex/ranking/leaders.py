@@ -6,14 +6,16 @@ Called after runs are added (``kernelindex rank --record-leaders``); pages only 
 from __future__ import annotations
 
 from collections.abc import Iterable
-
-from sqlalchemy import Connection
+from typing import TYPE_CHECKING
 
 from kernelindex.ranking.history import LeaderEvent, next_leader_event
 from kernelindex.ranking.reads import rank_inputs
 from kernelindex.store.ids import uuid7
 from kernelindex.store.reads.ranking import all_comparison_keys, last_recorded_leaders
 from kernelindex.store.writer import Writer, now_iso
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 
 def record_leader_changes(conn: Connection, keys: Iterable[str] | None = None,

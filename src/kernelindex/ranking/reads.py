@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-
-from sqlalchemy import Connection
+from typing import TYPE_CHECKING
 
 from kernelindex.ranking.cohort import RankedGroup, RankInput, rank_group
 from kernelindex.store.reads.ranking import rank_rows, raw_sample_contents, workload_comparison_keys
 from kernelindex.store.reads.run_facts import retractions, superseded_ids
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 
 def parse_samples(content: bytes | None) -> tuple[float, ...] | None:

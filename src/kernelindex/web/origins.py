@@ -12,9 +12,7 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from sqlalchemy import Connection
+from typing import TYPE_CHECKING, Any
 
 from kernelindex.records.canonical import digest
 from kernelindex.sample import HERE as SAMPLE_DIR
@@ -23,6 +21,9 @@ from kernelindex.store.reads.catalog import run_counts_by_workload, workloads_by
 from kernelindex.store.reads.runs import runs_by_digest
 from kernelindex.web.formatting import format_value
 from kernelindex.web.views import source_native_display
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 log = logging.getLogger(__name__)
 

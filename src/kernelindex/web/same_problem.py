@@ -10,14 +10,15 @@ and never ranked with the page's own groups.
 
 from __future__ import annotations
 
-from typing import Any
-
-from sqlalchemy import Connection
+from typing import TYPE_CHECKING, Any
 
 from kernelindex.ranking.reads import ranked_groups
 from kernelindex.store.reads import catalog
 from kernelindex.web.origins import Origins, Pack, pack_summary
 from kernelindex.web.views import GROUP_ROWS_SHOWN, groups_view, workload_view
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 
 def _groups_of(conn: Connection, workload_ids: list[str], limit: int | None) -> list[dict[str, Any]]:
