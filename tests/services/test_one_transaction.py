@@ -19,7 +19,7 @@ from sqlalchemy import func, select
 from catalog_kit import catalog_lines, write_catalog
 from kernelindex.harness.formats import load_problem, load_solution
 from kernelindex.harness.runner import EvalOptions, evaluate
-from kernelindex.records.signing import new_private_key, private_key_to_pem
+from kernelindex.records.signing import new_private_key, private_key_from_pem, private_key_to_pem
 from kernelindex.services.keys import create_api_key
 from kernelindex.store import open_store
 from kernelindex.store.evidence_tables import api_keys, attestations, correction_requests, signatures
@@ -38,16 +38,13 @@ store = open_store(sys.argv[1])
 key = private_key_from_pem(Path(sys.argv[2]).read_bytes())
 
 
-def die_after(module, name, calls=1):
-    '''Let ``calls`` calls of module.name run, then kill the process as the last one returns.'''
-    real, seen = getattr(module, name), []
+def die_after(module, name):
+    '''Kill the process (no cleanup, no rollback of ours) as the first call of module.name returns.'''
+    real = getattr(module, name)
 
     def step(*args, **kwargs):
-        result = real(*args, **kwargs)
-        seen.append(1)
-        if len(seen) >= calls:
-            os._exit(9)
-        return result
+        real(*args, **kwargs)
+        os._exit(9)
 
     setattr(module, name, step)
 """
@@ -64,15 +61,22 @@ def counts(db: str) -> dict[str, int]:
         store.close()
 
 
-def run_child(db: str, key_file: Path, call: str, kill_after: str | None = None, calls: int = 1) -> None:
-    """Run ``call`` in a child; with ``kill_after="module:function"`` the child dies as that step returns."""
-    script = PRELUDE
-    if kill_after is not None:
-        module, name = kill_after.split(":")
-        script += f"import {module} as killed_module\ndie_after(killed_module, {name!r}, {calls})\n"
+def run_child(db: str, key_file: Path, call: str, kill_after: str | None = None) -> None:
+    """Run ``call``; with ``kill_after="module:function"`` in a child that dies as that step returns,
+    else here, to the end."""
+    if kill_after is None:
+        store = open_store(db)
+        try:
+            exec(textwrap.dedent(call), {"store": store, "key": private_key_from_pem(key_file.read_bytes()),
+                                          "pickle": pickle, "Path": Path})
+        finally:
+            store.close()
+        return
+    module, name = kill_after.split(":")
+    script = PRELUDE + f"import {module} as killed_module\ndie_after(killed_module, {name!r})\n"
     done = subprocess.run([sys.executable, "-c", script + textwrap.dedent(call), db, str(key_file)],
                           capture_output=True, text=True, timeout=300)
-    assert done.returncode == (KILLED if kill_after else 0), done.stderr
+    assert done.returncode == KILLED, done.stderr
 
 
 @pytest.fixture
