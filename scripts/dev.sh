@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# One entry point for the README's two commands: `demo` (set up, import the sample, serve)
-# and `test` (set up, then the whole test suite). Safe to run again: each step skips what is done.
+# One entry point for the README's commands: `demo` (set up, import the sample, serve), `lint`
+# (ruff, the import-layer contracts, mypy on records/ and store/) and `test` (set up, lint, then the
+# whole test suite). Safe to run again: each step skips what is done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,14 +35,25 @@ need_apt() {
     fi
 }
 
+lint() {
+    "$PY" -m ruff check src tests benchmarks
+    "$PY" -c "import sys; from importlinter.cli import lint_imports_command as c; sys.argv = ['lint-imports']; c()"
+    "$PY" -m mypy  # files and settings: [tool.mypy] in pyproject.toml
+}
+
 case "${1:-}" in
     demo)
         setup_python
         shift
         "$VENV/bin/kernelindex" demo "$@"
         ;;
+    lint)
+        setup_python
+        lint
+        ;;
     test)
         setup_python
+        lint
         # Real services for the tests: PostgreSQL (a throw-away cluster the suite starts) and
         # headless Chromium for the page tests.
         need_apt postgresql chromium chromium-driver
@@ -49,7 +61,7 @@ case "${1:-}" in
         "$VENV/bin/python" -m pytest -q -n 2 --dist loadgroup "$@"
         ;;
     *)
-        echo "usage: scripts/dev.sh demo|test [args]" >&2
+        echo "usage: scripts/dev.sh demo|lint|test [args]" >&2
         exit 2
         ;;
 esac

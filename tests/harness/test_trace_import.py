@@ -97,3 +97,19 @@ def test_cli_import_links_traces_to_the_problem_and_solution_given(tmp_path):
     shown = runner.invoke(app, ["runs", "--source", "upstream-trace", "--db", db, "--json"])
     (run,) = json.loads(shown.stdout)
     assert run["workload"] is not None, run
+
+
+@pytest.mark.parametrize(("product", "architecture"), [("NVIDIA H20", "sm_90"), ("NVIDIA L4", "sm_89"),
+                                                       ("NVIDIA GeForce RTX 4090", "sm_89")])
+def test_trace_hardware_gets_the_catalogs_architecture(tmp_path, store, product, architecture):
+    from sqlalchemy import select
+
+    from kernelindex.ingest.traces import import_traces
+    from kernelindex.store.tables import runs
+
+    line = json.loads(json.dumps(LINE))
+    line["evaluation"]["environment"]["hardware"] = product
+    import_traces(store, _write(tmp_path, [line]))
+    with store.engine.connect() as conn:
+        assert conn.execute(select(runs.c.hardware_vendor, runs.c.hardware_architecture)).one() == ("nvidia",
+                                                                                                   architecture)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
-from kernelindex.ingest.export import export_lines
+from kernelindex.store.reads.export import export_lines
 from kernelindex.store.schema import metadata
 
 

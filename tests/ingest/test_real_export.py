@@ -25,7 +25,6 @@ def decompressed(path: Path) -> bytes:
         return zstandard.ZstdDecompressor().stream_reader(f).read()
 
 
-@pytest.mark.slow
 def test_whole_export_on_sqlite(catalog_path, seeds_dir, tmp_path):
     store = open_store(f"sqlite:///{tmp_path / 'real.db'}")
     first = import_catalog(store, catalog_path)

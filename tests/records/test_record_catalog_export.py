@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 import zstandard
 from jsonschema import Draft202012Validator
 
@@ -43,7 +42,6 @@ def manifests(catalog_path: Path) -> Iterator[tuple[str, dict[str, Any], str | N
                     yield f"{where} ({part})", row["manifest"][part], row[column]
 
 
-@pytest.mark.slow
 def test_whole_export_parses_round_trips_and_matches_published_digests(catalog_path: Path) -> None:
     kinds: Counter[str] = Counter()
     mismatched, changed, compared = [], [], 0

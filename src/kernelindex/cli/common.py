@@ -12,7 +12,8 @@ import typer
 
 Db = Annotated[
     str | None,
-    typer.Option("--db", help="database URL or SQLite file (default: $KERNELINDEX_DATABASE_URL, else ./kernelindex.db)"),
+    typer.Option("--db",
+                 help="database URL or SQLite file (default: $KERNELINDEX_DATABASE_URL, else ./kernelindex.db)"),
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="machine-readable JSON on stdout")]
 MAX_SHOWN_PROBLEMS = 20
@@ -37,13 +38,12 @@ def fail(lines: list[str] | str, code: int = 1) -> NoReturn:
 
 def open_store_or_fail(db: str | None):
     """The store at ``db`` (migrated); a clean one-line error instead of a traceback."""
-    from sqlalchemy.exc import SQLAlchemyError
-
     from kernelindex.store import open_store, resolve_url
+    from kernelindex.store.database import DatabaseError
 
     try:
         return open_store(db)
-    except (SQLAlchemyError, OSError) as exc:
+    except (DatabaseError, OSError) as exc:
         fail([f"cannot open the store at {resolve_url(db)}: {str(exc).splitlines()[0]}"])
 
 

@@ -50,7 +50,7 @@ def eval_command(
         store = open_store_or_fail(db) if record else None
     except (FormatError, KeyError) as exc:
         err.print(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}", markup=False)
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     if device.startswith("cuda"):
         import torch
 
@@ -66,18 +66,13 @@ def eval_command(
     if output:
         write_traces(suite, output)
     if record:
-        Console().print(record(store, suite, private_key), markup=False)
+        from kernelindex.services.evaluations import record_evaluation
+
+        Console().print(recorded_summary(record_evaluation(store, suite, private_key=private_key)), markup=False)
     raise typer.Exit(0 if all(r.passed for r in suite.cases) else 1)
 
 
-def record(store, suite, private_key=None) -> str:
-    """Store an evaluation as verified runs, append the leader changes it caused, and say what was stored."""
-    from kernelindex.harness.records import record_evaluation
-    from kernelindex.ranking.leaders import record_leader_changes
-
-    stored = record_evaluation(store, suite, private_key=private_key)
-    with store.begin() as conn:
-        leaders = record_leader_changes(conn)
-    new = sum(1 for v in stored.run_ids.values() if v)
-    return (f"stored {new} new run(s) as verified evidence ({len(leaders)} comparison group(s) with a new leader); "
-            f"suite run {stored.suite_run_digest}")
+def recorded_summary(recorded) -> str:
+    """What an evaluation stored, in one line that ends with the suite run's digest (to copy as is)."""
+    return (f"stored {recorded.new_runs} new run(s) as verified evidence ({len(recorded.leader_events)} "
+            f"comparison group(s) with a new leader); suite run {recorded.stored.suite_run_digest}")

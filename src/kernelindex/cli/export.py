@@ -15,7 +15,8 @@ def export_command(
     db: Db = None,
 ) -> None:
     """Write the whole store as a catalog export (.jsonl.zst) in the public format."""
-    from kernelindex.ingest.export import count_rows, export_catalog
+    from kernelindex.ingest.export import export_catalog
+    from kernelindex.store.reads.export import count_rows
 
     if not path.name.endswith(".jsonl.zst"):
         fail([f"{path}: an export is a .jsonl.zst file"], code=2)

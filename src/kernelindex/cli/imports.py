@@ -18,7 +18,8 @@ from kernelindex.cli.common import (
 
 
 def import_command(
-    paths: Annotated[list[Path], typer.Argument(help="catalog .jsonl.zst/.jsonl, run bundle .json, folder of bundles, problem folder, trace .jsonl")],
+    paths: Annotated[list[Path], typer.Argument(help="catalog .jsonl.zst/.jsonl, run bundle .json, folder of "
+                                                     "bundles, problem folder, trace .jsonl")],
     db: Db = None,
     as_json: AsJson = False,
     problem: Annotated[Path | None, typer.Option(
@@ -26,13 +27,14 @@ def import_command(
     solution: Annotated[Path | None, typer.Option(
         "--solution", help="for trace files: the solution.json the traces measured")] = None,
 ) -> None:
-    """Import files into the store: each file in one transaction, refused whole on any bad record."""
+    """Import files into the store in one transaction: all of them, or nothing if any record is refused."""
     from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
-    from sqlalchemy.exc import SQLAlchemyError
 
     from kernelindex.ingest.catalog import ImportReport
-    from kernelindex.ingest.paths import import_paths, kind_of
+    from kernelindex.ingest.paths import kind_of
     from kernelindex.ingest.problems import ImportFailed
+    from kernelindex.services.imports import import_paths
+    from kernelindex.store.database import DatabaseError
 
     try:
         for path in paths:
@@ -41,22 +43,20 @@ def import_command(
         fail([str(p) for p in exc.problems])
     store = open_store_or_fail(db)
     err = stderr()
-    with Progress(*Progress.get_default_columns()[:3], DownloadColumn(), TransferSpeedColumn(), console=err, transient=True, disable=not err.is_terminal) as bar:
+    columns = (*Progress.get_default_columns()[:3], DownloadColumn(), TransferSpeedColumn())
+    with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
         def open_file(path: Path):
             return bar.open(path, "rb", description=f"importing {path.name}")
 
         try:
-            reports = import_paths(store, paths, open_file=open_file, trace_problem=problem, trace_solution=solution)
+            imported = import_paths(store, paths, open_file=open_file, trace_problem=problem, trace_solution=solution)
         except ImportFailed as exc:
             fail([str(p) for p in exc.problems])
-        except SQLAlchemyError as exc:  # e.g. a concurrent import wrote the same rows first
+        except DatabaseError as exc:  # e.g. a concurrent import wrote the same rows first
             fail([f"the database refused the import (nothing was stored): {str(exc).splitlines()[0]}"])
-    from kernelindex.ranking.leaders import record_leader_changes
-
-    with store.begin() as conn:
-        leader_events = record_leader_changes(conn)
+    leader_events = imported.leader_events
     summary = []
-    for kind, report in reports:
+    for kind, report in imported.reports:
         if not isinstance(report, ImportReport):
             summary.append({"kind": kind, "result": report})
             continue
@@ -77,7 +77,8 @@ def import_command(
             continue
         added, present = sum(item["added"].values()), sum(item["alreadyPresent"].values())
         typer.echo(f"{item['path']}: {item['lines']} lines, {added} rows added, {present} already present")
-        for name, label in (("keptForeignTables", "kept rows of unmodelled table"), ("unknownColumns", "unknown column kept")):
+        for name, label in (("keptForeignTables", "kept rows of unmodelled table"),
+                            ("unknownColumns", "unknown column kept")):
             for what, count in item[name].items():
                 typer.echo(f"  {label} {what}: {count} rows")
         for what, count in item["linked"].items():

@@ -8,7 +8,8 @@ import typer
 
 from kernelindex.cli.common import Db, fail, open_store_or_fail
 
-keys_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Signing keys (runner identities) and API keys.")
+keys_app = typer.Typer(no_args_is_help=True, add_completion=False,
+                       help="Signing keys (runner identities) and API keys.")
 
 
 @keys_app.command("new")
@@ -42,15 +43,13 @@ def keys_new(
 @keys_app.command("list")
 def keys_list(db: Db = None) -> None:
     """Signing keys this store knows, and API keys (never their tokens)."""
-    from sqlalchemy import select
-
     from kernelindex.store.evidence_store import list_api_keys
-    from kernelindex.store.evidence_tables import signing_keys
+    from kernelindex.store.reads.keys import list_signing_keys
 
     store = open_store_or_fail(db)
-    with store.begin() as conn:
+    with store.engine.connect() as conn:
         typer.echo("signing keys:")
-        for row in conn.execute(select(signing_keys).order_by(signing_keys.c.seq)):
+        for row in list_signing_keys(conn):
             typer.echo(f"  {row.key_id}  {row.label or '-'}  since {row.created_at}")
         typer.echo("API keys:")
         for row in list_api_keys(conn):
@@ -69,8 +68,9 @@ def keys_api_key(
     db: Db = None,
 ) -> None:
     """Make an API key for HTTP writes; the token is printed once and only its hash is kept."""
+    from kernelindex.services.keys import create_api_key
     from kernelindex.store.api_tokens import parse_scopes
-    from kernelindex.store.evidence_store import EvidenceError, create_api_key
+    from kernelindex.store.evidence_store import EvidenceError
 
     try:
         wanted = parse_scopes(scopes)
@@ -78,8 +78,7 @@ def keys_api_key(
         fail(f"--scopes: {exc}")
     store = open_store_or_fail(db)
     try:
-        with store.begin() as conn:
-            token = create_api_key(conn, label, wanted, daily_limit)
+        token = create_api_key(store, label, wanted, daily_limit)
     except EvidenceError as exc:
         fail(str(exc))
     typer.echo(f"API key {token.key_id} ({','.join(sorted(wanted))}, {daily_limit}/day). Token, shown once:")
@@ -89,12 +88,12 @@ def keys_api_key(
 @keys_app.command("revoke")
 def keys_revoke(key_id: str = typer.Argument(..., help="the API key id (16 hex)"), db: Db = None) -> None:
     """Revoke an API key: later writes with it are refused; what it wrote stays attributed."""
-    from kernelindex.store.evidence_store import EvidenceError, revoke_api_key
+    from kernelindex.services.keys import revoke_api_key
+    from kernelindex.store.evidence_store import EvidenceError
 
     store = open_store_or_fail(db)
     try:
-        with store.begin() as conn:
-            revoke_api_key(conn, key_id)
+        revoke_api_key(store, key_id)
     except EvidenceError as exc:
         fail(str(exc))
     typer.echo(f"revoked {key_id}")

@@ -23,15 +23,14 @@ def rank(
     from rich.console import Console
     from rich.table import Table
 
-    from kernelindex.ranking.leaders import record_leader_changes
     from kernelindex.ranking.reads import ranked_groups, workload_groups
+    from kernelindex.services.leaders import record_leaders as append_leader_events
     from kernelindex.store.reads.lookup import LookupFailed, resolve_rank_target
     from kernelindex.web import views
 
     store = open_store_or_fail(db)
     if record_leaders:
-        with store.begin() as conn:
-            events = record_leader_changes(conn)
+        events = append_leader_events(store)
         typer.echo(f"recorded {len(events)} leader event(s)", err=True)
     with store.engine.connect() as conn:
         try:

@@ -22,15 +22,10 @@ def sign(
     """Sign records (DSSE envelope over an in-toto Statement naming the record's digest)."""
     import json
 
-    from sqlalchemy import select
-
     from kernelindex.records.canonical import sha256_digest
-    from kernelindex.records.signing import key_id, sign_record_digest
-    from kernelindex.store.evidence_store import (
-        EvidenceError,
-        sign_stored_record,
-        utc_now,
-    )
+    from kernelindex.records.signing import sign_record_digest
+    from kernelindex.services.signing import sign_records
+    from kernelindex.store.evidence_store import EvidenceError, utc_now
 
     private_key = load_private_key(key)
     for path in file:
@@ -47,60 +42,40 @@ def sign(
         if not file:
             fail("nothing to sign: give record digests, --harness-runs or --file")
         return
-    from kernelindex.store.tables import runs
-
     store = open_store_or_fail(db)
     try:
-        with store.begin() as conn:
-            if harness_runs:
-                mine = key_id(private_key.public_key())
-                wanted += [row[0] for row in conn.execute(select(runs.c.run_digest).where(runs.c.runner_id == mine))]
-            for digest in wanted:
-                sign_stored_record(conn, digest, private_key, label)
-                typer.echo(f"signed {digest}")
+        signed = sign_records(store, wanted, private_key, label, harness_runs=harness_runs)
     except EvidenceError as exc:
         fail(str(exc))
+    for digest in signed:
+        typer.echo(f"signed {digest}")
 
 
 def attest(
-    run: str = typer.Argument(..., help="digest of the run the attestation concerns"),
+    run: str = typer.Argument(..., help="the run the attestation concerns: id, digest or unique 8+ hex prefix"),
     key: Path = typer.Option(..., "--key", help="private key that signs the attestation (the attester's identity)"),
     name: str = typer.Option(..., help="attester name shown on the run page"),
-    claim: str = typer.Option("reproduced", help="reproduced, could_not_reproduce, environment_note, regression_observed"),
-    reproduction: str | None = typer.Option(None, help="digest of the harness run that repeated RUN (counts toward its level)"),
+    claim: str = typer.Option(
+        "reproduced", help="reproduced, could_not_reproduce, environment_note, regression_observed"),
+    reproduction: str | None = typer.Option(
+        None, help="digest of the harness run that repeated RUN (counts toward its level)"),
     note: str | None = typer.Option(None, help="plain text, up to 4000 characters"),
     value: float | None = typer.Option(None, help="measured value"),
     unit: str | None = typer.Option(None, help="unit of --value (e.g. ns)"),
     db: Db = None,
 ) -> None:
     """Record a signed attestation about a stored run, locally (no API key: this is the store's owner)."""
-    from kernelindex.records.attestation import new_attestation
     from kernelindex.records.errors import RecordError
-    from kernelindex.records.models import dump_record, record_digest
-    from kernelindex.records.signing import key_id, sign_record_digest
-    from kernelindex.store.evidence_store import (
-        EvidenceError,
-        add_attestation,
-        record_harness_reproduction,
-        utc_now,
-    )
+    from kernelindex.services.attestations import attest as store_attestation
+    from kernelindex.store.evidence_store import EvidenceError
+    from kernelindex.store.reads.lookup import LookupFailed
 
     private_key = load_private_key(key)
     store = open_store_or_fail(db)
     try:
-        with store.begin() as conn:
-            if reproduction and claim == "reproduced" and note is None and value is None:
-                digest = record_harness_reproduction(conn, run, reproduction, private_key, name)
-            else:
-                spec = {"claim": claim, "runDigest": run, "observedAt": utc_now(),
-                        "attester": {"name": name, "keyId": key_id(private_key.public_key())}}
-                optional = {"note": note, "reproductionRunDigest": reproduction,
-                            "measured": {"value": value, "unit": unit or ""} if value is not None else None}
-                spec.update({k: v for k, v in optional.items() if v is not None})
-                record = new_attestation(spec)
-                envelope = sign_record_digest(private_key, record_digest(record), "Attestation", utc_now())
-                digest = add_attestation(conn, dump_record(record), envelope=envelope, public_key=private_key.public_key())
-    except (EvidenceError, RecordError) as exc:
+        digest = store_attestation(store, run, private_key, name, claim, reproduction=reproduction, note=note,
+                                   value=value, unit=unit)
+    except (EvidenceError, RecordError, LookupFailed) as exc:
         fail(str(exc))
     typer.echo(f"attestation {digest} on {run}")
 
@@ -168,8 +143,10 @@ def check_signatures(
 def verify_signatures(
     db: Db = None,
     file: list[Path] = typer.Option([], "--file", help="a signed file to check (its FILE.dsse.json beside it)"),
-    record: list[Path] = typer.Option([], "--record", help="a record (JSON) to check, its envelope in RECORD.dsse.json beside it"),
-    public_key: list[Path] = typer.Option([], "--public-key", help="public key file(s) trusted for --file and --record"),
+    record: list[Path] = typer.Option(
+        [], "--record", help="a record (JSON) to check, its envelope in RECORD.dsse.json beside it"),
+    public_key: list[Path] = typer.Option(
+        [], "--public-key", help="public key file(s) trusted for --file and --record"),
 ) -> None:
     """Check every stored signature, and signed files or records, without any server."""
     if check_signatures(db, file, public_key, record):

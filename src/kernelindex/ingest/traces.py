@@ -10,8 +10,7 @@ implementation stay pending links keyed by the upstream names.
 
 from __future__ import annotations
 
-import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,31 +19,17 @@ from kernelindex.ingest.catalog import ImportReport
 from kernelindex.ingest.jsonlines import loads_strict
 from kernelindex.ingest.problems import ImportFailed, Problem
 from kernelindex.records.canonical import canonical_json, digest, sha256_digest
+from kernelindex.records.normalise import RUN_STATUSES, hardware_of, run_status, slug, token
 
 SOURCE_SLUG = "upstream-trace"
 SOURCE_KIND = "trace_file"
 SOURCE_NAME = "Trace files written by the FlashInfer-Bench / SOL-ExecBench tools"
-STATUSES = {
-    "PASSED": "passed", "INCORRECT_SHAPE": "incorrect_shape", "INCORRECT_DTYPE": "incorrect_dtype",
-    "INCORRECT_NUMERICAL": "incorrect_numerical", "RUNTIME_ERROR": "runtime_error", "COMPILE_ERROR": "compile_error",
-    "TIMEOUT": "timeout", "REWARD_HACK": "suspected_reward_hack", "INVALID_REFERENCE": "invalid_reference",
-}
-_ARCH = {"b200": "sm_100", "gb200": "sm_100", "h200": "sm_90", "h100": "sm_90", "a100": "sm_80", "l40s": "sm_89"}
 
 
 class _LineProblem(Exception):
     def __init__(self, field: str, reason: str):
         super().__init__(reason)
         self.field, self.reason = field, reason
-
-
-def _token(text: str) -> str:
-    value = re.sub(r"[^a-z0-9_]+", "_", str(text).lower()).strip("_")
-    return value if value[:1].isalpha() else f"x_{value}"
-
-
-def _slug(text: str) -> str:
-    return (re.sub(r"[^a-z0-9._-]+", "-", str(text).lower()).strip("-._") or "unnamed")[:180]
 
 
 def _timestamp(value: Any) -> str:
@@ -55,31 +40,29 @@ def _timestamp(value: Any) -> str:
     except ValueError:
         raise _LineProblem("evaluation.timestamp", f"not an ISO-8601 time: {value!r}") from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)  # upstream writes naive times in UTC
-    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        moment = moment.replace(tzinfo=UTC)  # upstream writes naive times in UTC
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _record(kind: str, name: str, spec: dict, title: str | None = None) -> dict:
     from kernelindex.records.models import dump_record, parse_record
 
-    metadata = {"name": _slug(name)}
+    metadata = {"name": slug(name, 180)}
     if title:
         metadata["title"] = title[:200]
-    return dump_record(parse_record({"apiVersion": API_VERSION, "kind": kind, "metadata": metadata, "spec": spec}, where=kind))
+    record = {"apiVersion": API_VERSION, "kind": kind, "metadata": metadata, "spec": spec}
+    return dump_record(parse_record(record, where=kind))
 
 
 def _environment(env: Any) -> dict:
     if not isinstance(env, dict) or not isinstance(env.get("hardware"), str) or not env["hardware"].strip():
         raise _LineProblem("evaluation.environment.hardware", "must name the hardware")
     product = env["hardware"].strip()[:200]
-    key = re.sub(r"[^a-z0-9]", "", product.lower())
-    gpu = any(name in key for name in (*_ARCH, "nvidia", "rtx", "gpu"))
-    hardware = {"vendor": "nvidia" if gpu else "unknown", "product": product,
-                "architecture": next((a for n, a in _ARCH.items() if n in key), "unknown")}
+    hardware = hardware_of(product)
     libs = env.get("libs") or {}
     if not isinstance(libs, dict):
         raise _LineProblem("evaluation.environment.libs", "must be an object of name → version")
-    software = {"libraries": {_token(k): str(v)[:100] for k, v in libs.items()}} if libs else {}
+    software = {"libraries": {token(k): str(v)[:100] for k, v in libs.items()}} if libs else {}
     return _record("ExecutionEnvironment", f"trace-{product}", {"hardware": hardware, "software": software}, product)
 
 
@@ -132,7 +115,8 @@ class _Linker:
     def workload_digest(self, definition: str, workload: dict) -> str:
         if self.records is not None:
             if definition != self.problem.definition.name:
-                raise _LineProblem("definition", f"trace is for {definition!r}, the problem folder is {self.problem.definition.name!r}")
+                raise _LineProblem("definition", f"trace is for {definition!r}, the problem folder is "
+                                                 f"{self.problem.definition.name!r}")
             case = self.records.cases.get(workload["uuid"])
             if case is None:
                 raise _LineProblem("workload.uuid", f"no case {workload['uuid']!r} in the problem's workload.jsonl")
@@ -154,9 +138,10 @@ def _run(line: dict, linker: _Linker, protocol: dict, source: str, file_name: st
         raise _LineProblem("workload.uuid", "required string is missing")
     if not isinstance(evaluation, dict):
         raise _LineProblem("evaluation", "must be an object")
-    status = STATUSES.get(evaluation.get("status"))
+    status = run_status(evaluation.get("status"))
     if status is None:
-        raise _LineProblem("evaluation.status", f"unknown status {evaluation.get('status')!r}; one of {sorted(STATUSES)}")
+        raise _LineProblem("evaluation.status",
+                           f"unknown status {evaluation.get('status')!r}; one of {sorted(RUN_STATUSES)}")
     environment = _environment(evaluation.get("environment"))
     spec: dict[str, Any] = {
         "implementationDigest": linker.implementation_digest(str(line["definition"]), str(line["solution"])),
@@ -168,8 +153,8 @@ def _run(line: dict, linker: _Linker, protocol: dict, source: str, file_name: st
     if correctness:
         abs_err = _number(correctness.get("max_absolute_error"), "evaluation.correctness.max_absolute_error")
         rel_err = _number(correctness.get("max_relative_error"), "evaluation.correctness.max_relative_error")
-        spec["correctness"] = {"comparator": "upstream_trace", **({"maximumAbsoluteError": abs_err} if abs_err is not None else {}),
-                               **({"maximumRelativeError": rel_err} if rel_err is not None else {})}
+        errors = {"maximumAbsoluteError": abs_err, "maximumRelativeError": rel_err}
+        spec["correctness"] = {"comparator": "upstream_trace", **{k: v for k, v in errors.items() if v is not None}}
     performance = evaluation.get("performance") or {}
     metrics = {}
     latency = _number(performance.get("latency_ms"), "evaluation.performance.latency_ms")
@@ -179,7 +164,8 @@ def _run(line: dict, linker: _Linker, protocol: dict, source: str, file_name: st
     measurements = []
     reference = _number(performance.get("reference_latency_ms"), "evaluation.performance.reference_latency_ms")
     if reference is not None:
-        measurements.append({"metric": "reference_latency", "statistic": "median", "unit": "ns", "value": int(round(reference * 1e6))})
+        measurements.append({"metric": "reference_latency", "statistic": "median", "unit": "ns",
+                             "value": int(round(reference * 1e6))})
         metrics["reference_latency_ms"] = reference
     speedup = _number(performance.get("speedup_factor"), "evaluation.performance.speedup_factor")
     if speedup is not None:

@@ -10,31 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-from sqlalchemy import Connection, or_, select
+from typing import TYPE_CHECKING, Any
 
 from kernelindex.ranking.evidence import evidence_level
 from kernelindex.store.evidence_store import HARNESS_SOURCE, signature_checks
-from kernelindex.store.evidence_tables import attestations
-from kernelindex.store.reads.run_facts import retractions
-from kernelindex.store.tables import implementations, runs, sources, workloads
-
-_RUN_COLUMNS = (
-    runs.c.id,
-    runs.c.run_digest,
-    runs.c.status,
-    runs.c.source_slug,
-    runs.c.implementation_digest,
-    runs.c.implementation_id,
-    runs.c.workload_digest,
-    runs.c.workload_id,
-    runs.c.protocol_key,
-    runs.c.runner_id,
-    runs.c.runner_host,
-    runs.c.has_raw_evidence,
-    sources.c.kind.label("source_kind"),
+from kernelindex.store.reads.evidence import (
+    evidence_rows,
+    evidence_rows_measuring,
+    implementation_manifests,
+    reproductions,
+    stored_workload_ids,
 )
+from kernelindex.store.reads.run_facts import retractions
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 
 @dataclass(frozen=True)
@@ -55,57 +45,30 @@ def _has_source(manifest: Mapping[str, Any] | None) -> bool:
     return bool(stated or (revision.get("repository") and revision.get("commit")))
 
 
-def _rows(conn: Connection, condition) -> list[Any]:
-    query = select(*_RUN_COLUMNS).select_from(runs.outerjoin(sources, sources.c.id == runs.c.source_id))
-    return conn.execute(query.where(condition)).all()
-
-
 def evidence_for_runs(conn: Connection, run_digests: Iterable[str]) -> dict[str, Evidence]:
     """Run digest -> its evidence level, reasons and the facts they came from."""
     digests = sorted(set(run_digests))
     if not digests:
         return {}
-    rows = _rows(conn, runs.c.run_digest.in_(digests))
+    rows = evidence_rows(conn, digests)
     by_digest = {row.run_digest: row for row in rows}
 
     impl_ids = [r.implementation_id for r in rows if r.implementation_id]
-    has_source = {
-        row.id: _has_source(row.manifest)
-        for row in conn.execute(
-            select(implementations.c.id, implementations.c.manifest).where(implementations.c.id.in_(impl_ids))
-        )
-    }
-    stored_workloads = {
-        row[0]
-        for row in conn.execute(
-            select(workloads.c.id).where(workloads.c.id.in_([r.workload_id for r in rows if r.workload_id]))
-        )
-    }
+    manifests = implementation_manifests(conn, impl_ids)
+    has_source = {impl_id: _has_source(manifest) for impl_id, manifest in manifests.items()}
+    stored_workloads = stored_workload_ids(conn, [r.workload_id for r in rows if r.workload_id])
 
     # Harness runs that count for each run: itself, repeats linked by attestation, and harness
     # runs of the same implementation, workload and protocol (the same measurement elsewhere).
     linked: dict[str, set[str]] = {d: set() for d in digests}
-    for row in conn.execute(
-        select(attestations.c.run_digest, attestations.c.reproduction_run_digest).where(
-            attestations.c.run_digest.in_(digests), attestations.c.reproduction_run_digest.is_not(None)
-        )
-    ):
-        linked[row.run_digest].add(row.reproduction_run_digest)
+    for run_digest, reproduction in reproductions(conn, digests):
+        linked[run_digest].add(reproduction)
     harness_identity = {(r.implementation_digest, r.workload_digest, r.protocol_key) for r in rows if _is_harness(r)}
     siblings: dict[tuple, list[Any]] = {}
-    if harness_identity:
-        condition = or_(
-            *(
-                (runs.c.implementation_digest == i) & (runs.c.workload_digest == w) & (runs.c.protocol_key == p)
-                for i, w, p in sorted(harness_identity)
-            )
-        )
-        for row in _rows(conn, condition):
-            if _is_harness(row):
-                siblings.setdefault((row.implementation_digest, row.workload_digest, row.protocol_key), []).append(row)
-    linked_rows = {
-        row.run_digest: row for row in _rows(conn, runs.c.run_digest.in_(sorted(set().union(*linked.values()))))
-    }
+    for row in evidence_rows_measuring(conn, harness_identity):
+        if _is_harness(row):
+            siblings.setdefault((row.implementation_digest, row.workload_digest, row.protocol_key), []).append(row)
+    linked_rows = {row.run_digest: row for row in evidence_rows(conn, set().union(*linked.values()))}
     candidates: dict[str, list[Any]] = {}
     for digest, row in by_digest.items():
         same = siblings.get((row.implementation_digest, row.workload_digest, row.protocol_key), [])

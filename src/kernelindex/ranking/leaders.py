@@ -6,33 +6,23 @@ Called after runs are added (``kernelindex rank --record-leaders``); pages only 
 from __future__ import annotations
 
 from collections.abc import Iterable
-
-from sqlalchemy import Connection, select
+from typing import TYPE_CHECKING
 
 from kernelindex.ranking.history import LeaderEvent, next_leader_event
 from kernelindex.ranking.reads import rank_inputs
 from kernelindex.store.ids import uuid7
-from kernelindex.store.tables import record_events, runs
+from kernelindex.store.reads.ranking import all_comparison_keys, last_recorded_leaders
 from kernelindex.store.writer import Writer, now_iso
 
-RETRACTION_MARKER = "retracted"  # the store's own event for a retraction, not a change of leader
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 
-def last_recorded_leaders(conn: Connection, keys: Iterable[str]) -> dict[str, str | None]:
-    """The leader each group's newest leader event names (groups with no event are absent)."""
-    keys = sorted(set(keys))
-    query = (
-        select(record_events.c.comparison_key, record_events.c.run_id)
-        .where(record_events.c.comparison_key.in_(keys), record_events.c.cause != RETRACTION_MARKER)
-        .order_by(record_events.c.at, record_events.c.seq)
-    )
-    return {key: run_id for key, run_id in conn.execute(query)}
-
-
-def record_leader_changes(conn: Connection, keys: Iterable[str] | None = None, now: str | None = None) -> list[LeaderEvent]:
+def record_leader_changes(conn: Connection, keys: Iterable[str] | None = None,
+                          now: str | None = None) -> list[LeaderEvent]:
     """Append one event per group whose current leader differs from its last recorded one."""
     if keys is None:
-        keys = [k for (k,) in conn.execute(select(runs.c.comparison_key).where(runs.c.comparison_key.isnot(None)).distinct())]
+        keys = all_comparison_keys(conn)
     keys = sorted(set(keys))
     recorded = last_recorded_leaders(conn, keys)
     by_key: dict[str, list] = {k: [] for k in keys}

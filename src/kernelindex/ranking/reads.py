@@ -8,27 +8,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-
-from sqlalchemy import Connection, select
+from typing import TYPE_CHECKING
 
 from kernelindex.ranking.cohort import RankedGroup, RankInput, rank_group
+from kernelindex.store.reads.ranking import rank_rows, raw_sample_contents, workload_comparison_keys
 from kernelindex.store.reads.run_facts import retractions, superseded_ids
-from kernelindex.store.tables import artifacts, run_artifacts, runs
 
-RAW_SAMPLES_ROLE = "rawSamples"
-RANK_COLUMNS = (
-    runs.c.id,
-    runs.c.run_digest,
-    runs.c.comparison_key,
-    runs.c.status,
-    runs.c.primary_value,
-    runs.c.primary_metric,
-    runs.c.primary_statistic,
-    runs.c.primary_unit,
-    runs.c.observed_at,
-    runs.c.retracted_at,
-    runs.c.has_raw_evidence,
-)
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 
 def parse_samples(content: bytes | None) -> tuple[float, ...] | None:
@@ -47,19 +34,8 @@ def parse_samples(content: bytes | None) -> tuple[float, ...] | None:
 
 
 def _samples(conn: Connection, run_ids: Sequence[str]) -> dict[str, tuple[float, ...]]:
-    if not run_ids:
-        return {}
-    query = (
-        select(run_artifacts.c.run_id, artifacts.c.content)
-        .join(artifacts, artifacts.c.id == run_artifacts.c.artifact_id)
-        .where(run_artifacts.c.role == RAW_SAMPLES_ROLE, run_artifacts.c.run_id.in_(run_ids))
-    )
-    out = {}
-    for run_id, content in conn.execute(query):
-        parsed = parse_samples(content)
-        if parsed:
-            out[run_id] = parsed
-    return out
+    parsed = {run_id: parse_samples(content) for run_id, content in raw_sample_contents(conn, run_ids)}
+    return {run_id: samples for run_id, samples in parsed.items() if samples}
 
 
 def rank_inputs(conn: Connection, keys: Iterable[str] | None = None, *,
@@ -68,19 +44,18 @@ def rank_inputs(conn: Connection, keys: Iterable[str] | None = None, *,
     if workload_id is not None:
         # The key includes the workload, so the workload's groups are exactly its keys' runs; both
         # reads are index-only (ix_runs_workload_key, then ix_runs_rank_cover).
-        keys = conn.scalars(select(runs.c.comparison_key).distinct().where(
-            runs.c.workload_id == workload_id, runs.c.comparison_key.isnot(None))).all()
+        keys = workload_comparison_keys(conn, workload_id)
     keys = sorted(set(keys or ()))
     if not keys:
         return []
-    rows = conn.execute(select(*RANK_COLUMNS).where(runs.c.comparison_key.in_(keys))).all()
+    rows = rank_rows(conn, keys)
     superseded = superseded_ids(conn)
     retracted = retractions(conn)  # few: read whole rather than as a long IN list
     samples = _samples(conn, [r[0] for r in rows if r[-1]])  # has_raw_evidence
     return [
         RankInput(run_id, key, status, value, metric, statistic, unit, observed, run_id in retracted,
                   run_id in superseded, samples.get(run_id), digest)
-        for (run_id, digest, key, status, value, metric, statistic, unit, observed, _retracted_at, _raw) in rows
+        for (run_id, digest, key, status, value, metric, statistic, unit, observed, _raw) in rows
     ]
 
 

@@ -17,6 +17,7 @@ from pydantic import AfterValidator, StringConstraints, model_validator
 from kernelindex import API_VERSION
 from kernelindex.records.envelope import Metadata, Record, Strict
 from kernelindex.records.fields import Digest, Identifier, Timestamp, number, text
+from kernelindex.records.validation import validate
 
 CLAIMS = ("reproduced", "could_not_reproduce", "environment_note", "regression_observed")
 
@@ -109,10 +110,8 @@ def new_attestation(spec: Mapping[str, Any], name: str | None = None) -> Attesta
         str(spec.get("runDigest", "")).removeprefix("sha256:")[:12] or "run",
         re.sub(r"[^0-9a-z]", "", str(spec.get("observedAt", "")).lower())[:20] or "undated",
     )
-    from kernelindex.records.models import parse_record  # models registers this kind: import late
-
     record = {"apiVersion": API_VERSION, "kind": Attestation.KIND, "metadata": {"name": slug}, "spec": dict(spec)}
-    return parse_record(record, where="attestation")
+    return validate(Attestation, record, where="attestation")
 
 
 def _strings(value: Any, path: str):

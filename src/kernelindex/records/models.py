@@ -10,14 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import ValidationError
-
 from kernelindex.records.attestation import Attestation
 from kernelindex.records.canonical import canonical_json, digest
 from kernelindex.records.envelope import Metadata, Record
 from kernelindex.records.errors import RecordError
 from kernelindex.records.kernel_kinds import KERNEL_KINDS
 from kernelindex.records.serving_kinds import SERVING_KINDS
+from kernelindex.records.validation import validate
 
 KINDS: dict[str, type[Record]] = {model.KIND: model for model in (*KERNEL_KINDS, *SERVING_KINDS)}
 """kind name -> model class."""
@@ -42,14 +41,7 @@ def parse_record(data: Any, *, where: str = "") -> Record:
     if model is None:
         known = ", ".join(sorted(KINDS))
         raise RecordError(where, [("kind", f"unknown kind {kind!r} (known kinds: {known})")])
-    api_version = data.get("apiVersion")
-    if api_version != model.API_VERSION:
-        reason = f"unsupported apiVersion {api_version!r} for {kind} (expected {model.API_VERSION!r})"
-        raise RecordError(where, [("apiVersion", reason)])
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise RecordError(where, [_problem(error) for error in exc.errors()]) from None
+    return validate(model, data, where)
 
 
 def dump_record(record: Record) -> dict[str, Any]:
@@ -66,42 +58,6 @@ def record_digest(record: Record) -> str:
 def record_canonical_json(record: Record) -> bytes:
     """RFC 8785 bytes of the whole record, metadata included."""
     return canonical_json(dump_record(record))
-
-
-def _problem(error: Mapping[str, Any]) -> tuple[str, str]:
-    return _field_path(error["loc"]), _reason(error)
-
-
-def _field_path(loc: tuple[Any, ...]) -> str:
-    path = ""
-    for part in loc:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        elif part == "[key]":
-            path += " (key)"
-        else:
-            path += f".{part}" if path else str(part)
-    return path
-
-
-def _reason(error: Mapping[str, Any]) -> str:
-    kind = error["type"]
-    if kind == "extra_forbidden":
-        return "unknown field"
-    if kind == "value_error":
-        return str(error["ctx"]["error"])
-    if kind == "missing":
-        return "required field is missing"
-    if kind == "literal_error":
-        return f"{error['msg']}, got {error['input']!r}"
-    if kind in ("string_pattern_mismatch", "string_too_long", "string_type", "too_short", "too_long"):
-        return f"{error['msg']}, got {_short(error['input'])}"
-    return error["msg"]
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 __all__ = [

@@ -47,6 +47,27 @@ class Store:
         self.engine.dispose()
 
 
+@dataclass(frozen=True)
+class JoinedStore:
+    """A store whose every ``begin()`` joins one transaction already open: a use case hands it to
+    steps written against a :class:`Store` (importers, the harness's recorder) so that they all
+    commit together, with the use case's own writes, or not at all."""
+
+    conn: Connection
+
+    @property
+    def engine(self) -> Engine:
+        return self.conn.engine
+
+    @property
+    def dialect(self) -> str:
+        return self.conn.dialect.name
+
+    @contextmanager
+    def begin(self) -> Iterator[Connection]:
+        yield self.conn
+
+
 def _sqlite_pragmas(dbapi_conn, _record) -> None:
     # Foreign keys on, so SQLite refuses the same dangling links PostgreSQL refuses.
     cursor = dbapi_conn.cursor()

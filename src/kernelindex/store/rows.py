@@ -357,8 +357,8 @@ def catalog_run_columns(row: Mapping[str, Any]) -> dict[str, Any]:
         source_id=row.get("sourceId"),
         published_at=row.get("publishedAt"),
         supersedes_id=row.get("supersedesId"),
-        retracted_at=row.get("retractedAt"),
-        retraction_reason=row.get("retractionReason"),
+        # a retraction the file states becomes a ``retracted`` event (see Writer._write_runs)
+        stated_retraction=(row["retractedAt"], row.get("retractionReason")) if row.get("retractedAt") else None,
         has_raw_evidence=optional(row, "hasRawEvidence", bool, columns["has_raw_evidence"]),
         export_row=export_row(row),
         # stated links: checked against the digests once the rows they name are known

@@ -183,8 +183,6 @@ runs = Table(
     Column("hardware_model", String(200), index=True),
     Column("hardware_architecture", String(60)),
     Column("supersedes_id", ID, index=True),
-    Column("retracted_at", TIME),
-    Column("retraction_reason", Text),
     Column("runner_id", String(200), index=True),  # public-key fingerprint of a controlled runner
     Column("runner_host", String(300)),
     Column("has_raw_evidence", Boolean, nullable=False, default=False),
@@ -262,9 +260,10 @@ foreign_rows = Table(
 
 Index("ix_runs_cohort_rank", runs.c.comparison_key, runs.c.primary_value)
 # Ranking reads every run of a comparison group; this index holds every column they need, so the
-# read never touches the wide rows (manifest, export_row). Added by migration 0200_rank_indexes.
+# read never touches the wide rows (manifest, export_row). Added by migration 0200_rank_indexes;
+# 0300_one_retraction dropped retracted_at from it (a retraction is a ``retracted`` event).
 Index("ix_runs_rank_cover", runs.c.comparison_key, runs.c.status, runs.c.primary_value, runs.c.primary_metric,
-      runs.c.primary_statistic, runs.c.primary_unit, runs.c.observed_at, runs.c.retracted_at,
-      runs.c.has_raw_evidence, runs.c.id, runs.c.run_digest)
+      runs.c.primary_statistic, runs.c.primary_unit, runs.c.observed_at, runs.c.has_raw_evidence, runs.c.id,
+      runs.c.run_digest)
 # A workload's comparison groups: (workload_id, comparison_key) answers "which keys" from the index alone.
 Index("ix_runs_workload_key", runs.c.workload_id, runs.c.comparison_key)

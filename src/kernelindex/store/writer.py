@@ -116,6 +116,9 @@ def _column_problem(table: Table, columns: Mapping[str, Any]) -> tuple[str, str]
     return None
 
 
+DERIVED_FROM_RUN_ROW = "benchmark_runs.retractedAt"  # marks an event the run's own export row already states
+
+
 def now_iso() -> str:
     """UTC now in the exports' form, ``2026-05-27T05:56:21.957Z``."""
     now = datetime.now(UTC)
@@ -309,10 +312,12 @@ class Writer:
         self._add_missing(t.protocols, "protocol_digest", protocols)
         self._add_missing(t.environments, "environment_digest", environments)
         sources = self._sources_by_slug([c["source_slug"] for _, c in batch if c.get("source_id") is None])
-        rows = []
+        rows, retractions = [], []
         for _, cols in batch:
             if cols.get("source_id") is None and cols.get("source_slug") in sources:
                 cols["source_id"] = sources[cols["source_slug"]]
+            if (stated := cols.pop("stated_retraction", None)) is not None:
+                retractions.append((cols["id"], cols.get("comparison_key"), *stated))
             rows.append(cols)
         # links and keys are set only on runs whose workload/implementation is stored; one executemany
         # takes its columns from the first row, so every row must name the same ones (absent = NULL)
@@ -322,6 +327,8 @@ class Writer:
         self.added["runs"] += len(rows)
         self._known["runs"].update(c["id"] for c in rows)
         self.inserted_runs.update((c["run_digest"], c["id"]) for c in rows)
+        for run_id, comparison_key, at, reason in retractions:
+            self._insert_retraction(run_id, comparison_key, reason, at, stated_by_run=True)
 
     def _checked_runs(self, batch: list[tuple[int | None, dict]]) -> list[tuple[int | None, dict]]:
         """Link runs to stored workloads/implementations and check what the file says about them."""
@@ -526,36 +533,23 @@ class Writer:
     def retract_run(self, run_id: str, reason: str, *, at: str | None = None) -> str:
         """A retraction is a new event row; the run itself is never edited."""
         comparison = self.conn.scalar(select(t.runs.c.comparison_key).where(t.runs.c.id == run_id))
+        return self._insert_retraction(run_id, comparison, reason, at or now_iso())
+
+    def _insert_retraction(self, run_id: str, comparison_key: str | None, reason: str | None, at: str, *,
+                           stated_by_run: bool = False) -> str:
+        """The one way a retraction is stored: a ``retracted`` event. One a catalog run row states
+        (``retractedAt``) is marked ``derivedFrom`` so the export writes it back on the run row only."""
         event_id = uuid7()
-        at = at or now_iso()
-        row = {
-            "id": event_id,
-            "comparisonKey": comparison,
-            "runId": run_id,
-            "previousRunId": None,
-            "policyVersion": None,
-            "cause": "retracted",
-            "reason": reason,
-            "at": at,
-            "createdAt": at,
-        }
-        self.add(
-            "record_events",
-            None,
-            {
-                "id": event_id,
-                "comparison_key": comparison,
-                "run_id": run_id,
-                "previous_run_id": None,
-                "policy_version": None,
-                "cause": "retracted",
-                "reason": reason,
-                "at": at,
-                "created_at": at,
-                "export_row": row,
-            },
-        )
+        row = {"id": event_id, "comparisonKey": comparison_key, "runId": run_id, "previousRunId": None,
+               "policyVersion": None, "cause": "retracted", "reason": reason, "at": at, "createdAt": at}
+        if stated_by_run:
+            row["derivedFrom"] = DERIVED_FROM_RUN_ROW
         self.flush()
+        self.conn.execute(insert(t.record_events), [{
+            "id": event_id, "comparison_key": comparison_key, "run_id": run_id, "previous_run_id": None,
+            "policy_version": None, "cause": "retracted", "reason": reason, "at": at, "created_at": at,
+            "export_row": row}])
+        self.added["record_events"] += 1
         return event_id
 
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from fastapi import Request
-from sqlalchemy import Connection
 
 from kernelindex.web.pagination import check_limit
 from kernelindex.web.problems import Problem, check_known_params
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 
 @contextmanager

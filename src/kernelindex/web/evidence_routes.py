@@ -24,23 +24,20 @@ from urllib.parse import parse_qsl
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, RedirectResponse
-from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
 
 from kernelindex.records.attestation import new_attestation
 from kernelindex.records.errors import RecordError
 from kernelindex.records.models import dump_record
 from kernelindex.records.signing import SignatureError, private_key_from_pem, public_key_from_text
+from kernelindex.services.attestations import attest_with_api_key
+from kernelindex.services.corrections import report_correction
 from kernelindex.store.evidence_store import (
     EvidenceError,
-    add_attestation,
-    add_correction_request,
-    authenticate,
-    sign_stored_record,
     signature_checks,
     utc_now,
 )
-from kernelindex.store.evidence_tables import attestations
+from kernelindex.store.reads.attestations import attested_run_digest
 from kernelindex.store.reads.lookup import resolve_run
 from kernelindex.store.reads.runs import run_by_digest
 from kernelindex.store.reads.serving import serving_run_by_digest
@@ -177,19 +174,11 @@ def _run_row(conn, run_id: str):
 
 def _store_attestation(request: Request, run_id: str, token: str | None, build, envelope=None, public_key=None):
     """Authenticate, build the record for the run, store and (if configured) countersign it."""
-    store = request.app.state.store
+    state = request.app.state
     try:
-        with store.begin() as conn:
-            key_id = authenticate(conn, token, "attest")
-            row = _run_row(conn, run_id)
-            record = build(row)
-            digest = add_attestation(
-                conn, record, api_key_id=key_id, envelope=envelope, public_key=public_key, where="attestation"
-            )
-            signing_key = getattr(request.app.state, "signing_key", None)
-            if signing_key is not None:
-                sign_stored_record(conn, digest, signing_key, request.app.state.signing_label)
-            return row, digest
+        return attest_with_api_key(state.store, token, run_id, build, envelope=envelope, public_key=public_key,
+                                   countersign_key=getattr(state, "signing_key", None),
+                                   countersign_label=getattr(state, "signing_label", None))
     except EvidenceError as exc:
         raise _problem(exc) from exc
 
@@ -271,10 +260,7 @@ async def attest_api(request: Request, run_id: str):
 
 def _store_correction(request: Request, run_id: str, token: str | None, problem: str, details: str, action: str):
     try:
-        with request.app.state.store.begin() as conn:
-            key_id = authenticate(conn, token, "report")
-            row = _run_row(conn, run_id)
-            return row, add_correction_request(conn, row.run_digest, problem, details, action, key_id)
+        return report_correction(request.app.state.store, token, run_id, problem, details, action)
     except EvidenceError as exc:
         raise _problem(exc) from exc
 
@@ -331,10 +317,8 @@ def permalink(request: Request, digest: str):
         row = run_by_digest(conn, digest) if digest.startswith("sha256:") else None
         if row is not None:
             return RedirectResponse(f"/runs/{row.id}", status_code=302)
-        found = conn.execute(
-            select(attestations.c.run_digest).where(attestations.c.attestation_digest == digest)
-        ).first()
-        run = run_by_digest(conn, found.run_digest) if found is not None else None
+        attested = attested_run_digest(conn, digest)
+        run = run_by_digest(conn, attested) if attested is not None else None
         serving = serving_run_by_digest(conn, digest) if run is None else None
     if serving:
         return RedirectResponse(f"/serving-runs/{serving}", status_code=302)

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import date
-from typing import Any
-
-from sqlalchemy import Connection
+from typing import TYPE_CHECKING, Any
 
 from kernelindex.ranking.evidence_facts import evidence_for_run
 from kernelindex.records.attestation import CLAIMS
@@ -23,6 +21,9 @@ from kernelindex.store.evidence_store import (
 from kernelindex.store.reads.run_facts import facts_of_run
 from kernelindex.store.reads.runs import run_ids_by_digest
 from kernelindex.web.formatting import format_value
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 CLAIM_TEXT = {
     "reproduced": "Reproduced",

@@ -12,16 +12,18 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from sqlalchemy import Connection, func, select
+from typing import TYPE_CHECKING, Any
 
 from kernelindex.records.canonical import digest
 from kernelindex.sample import HERE as SAMPLE_DIR
 from kernelindex.sample import PROBLEMS as PROBLEMS_DIR
-from kernelindex.store.tables import runs, workloads
+from kernelindex.store.reads.catalog import run_counts_by_workload, workloads_by_digest
+from kernelindex.store.reads.runs import runs_by_digest
 from kernelindex.web.formatting import format_value
 from kernelindex.web.views import source_native_display
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 log = logging.getLogger(__name__)
 
@@ -102,10 +104,7 @@ def load_origins(sample_dir: Path = SAMPLE_DIR, problems_dir: Path = PROBLEMS_DI
 
 def seed_summaries(conn: Connection, origins: Origins) -> list[dict[str, Any]]:
     """Each seed run with its headline figures, or ``found: False`` when the store lacks it."""
-    found = {r.run_digest: r for r in conn.execute(
-        select(runs.c.id, runs.c.run_digest, runs.c.status, runs.c.primary_value, runs.c.primary_unit,
-               runs.c.workload_id, runs.c.manifest)
-        .where(runs.c.run_digest.in_([s.digest for s in origins.seeds])))}
+    found = runs_by_digest(conn, [s.digest for s in origins.seeds])
     out = []
     for seed in origins.seeds:
         row = found.get(seed.digest)
@@ -131,10 +130,9 @@ def pack_summaries(conn: Connection, origins: Origins) -> list[dict[str, Any]]:
 
 
 def pack_summary(conn: Connection, pack: Pack) -> dict[str, Any]:
-    stored = conn.execute(select(workloads.c.id, workloads.c.workload_digest, workloads.c.kind)
-                          .where(workloads.c.workload_digest.in_(sorted(pack.workload_digests)))).all()
+    stored = workloads_by_digest(conn, sorted(pack.workload_digests))
     ids = [w.id for w in stored]
-    run_count = conn.scalar(select(func.count()).select_from(runs).where(runs.c.workload_id.in_(ids))) if ids else 0
+    run_count = sum(run_counts_by_workload(conn, ids).values())
     suite = next((w for w in stored if w.workload_digest == pack.suite_digest), None)
     return {
         "folder": pack.folder, "name": pack.name, "operationDigest": pack.operation_digest,

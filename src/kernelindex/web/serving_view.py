@@ -6,10 +6,8 @@ Pages render these dicts and the API returns them as they are, so the two never 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
-
-from sqlalchemy import Connection
 
 from kernelindex.ranking.evidence import evidence_level
 from kernelindex.ranking.serving import (
@@ -22,6 +20,9 @@ from kernelindex.ranking.serving import (
 from kernelindex.records.serving_keys import SERVING_POLICY_VERSION, metric_direction
 from kernelindex.store.reads import serving as reads
 from kernelindex.web.formatting import format_date, safe_url
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 
 def _number(value: float | None) -> str:

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import date
-from typing import Any
-
-from sqlalchemy import Connection
+from typing import TYPE_CHECKING, Any
 
 from kernelindex.ranking.cohort import REASON_TEXT, RankedEntry, RankedGroup
 from kernelindex.ranking.direction import direction_phrase
@@ -29,6 +27,9 @@ from kernelindex.web.formatting import (
     safe_url,
     short_digest,
 )
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 GROUP_ROWS_SHOWN = 50
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Row, exists, func, or_, select
@@ -13,7 +14,7 @@ o, w, r, s, aliases = t.operations, t.workloads, t.runs, t.sources, t.operation_
 OPERATION_COLUMNS = (o.c.seq, o.c.id, o.c.slug, o.c.name, o.c.family, o.c.semantic_digest, o.c.tags)
 
 
-def page(conn: Connection, query, seq_column, after: int | None, limit: int) -> tuple[list[Row], int | None]:
+def page(conn: Connection, query, seq_column, after: int | None, limit: int) -> tuple[Sequence[Row], int | None]:
     """Keyset paging: up to ``limit`` rows after ``after``, and the ``seq`` to continue from (None: no more)."""
     if after is not None:
         query = query.where(seq_column > after)
@@ -35,7 +36,7 @@ def _escaped_like(q: str) -> str:
     return "%" + q.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-def search_operations(conn: Connection, q: str, after: int | None, limit: int) -> tuple[list[Row], int | None]:
+def search_operations(conn: Connection, q: str, after: int | None, limit: int) -> tuple[Sequence[Row], int | None]:
     """Operations whose name, slug, alias or family match ``q``, or that have runs from a matching
     source or on matching hardware (case-insensitive substring)."""
     query = select(*OPERATION_COLUMNS)
@@ -69,14 +70,14 @@ def search_operations(conn: Connection, q: str, after: int | None, limit: int) -
 
 def list_operations(
     conn: Connection, after: int | None, limit: int, family: str | None
-) -> tuple[list[Row], int | None]:
+) -> tuple[Sequence[Row], int | None]:
     query = select(*OPERATION_COLUMNS)
     if family:
         query = query.where(o.c.family == family)
     return page(conn, query, o.c.seq, after, limit)
 
 
-def operations_by_id(conn: Connection, ids: list[str]) -> list[Row]:
+def operations_by_id(conn: Connection, ids: list[str]) -> Sequence[Row]:
     return conn.execute(select(*OPERATION_COLUMNS).where(o.c.id.in_(ids)).order_by(o.c.seq)).all()
 
 
@@ -119,7 +120,7 @@ def workloads_of(conn: Connection, operation_id: str) -> list[tuple[Row, int]]:
 
 def list_workloads(
     conn: Connection, after: int | None, limit: int, operation: str | None
-) -> tuple[list[Row], int | None]:
+) -> tuple[Sequence[Row], int | None]:
     query = select(
         w.c.seq,
         w.c.id,
@@ -140,7 +141,7 @@ def run_counts_by_source(conn: Connection, source_id: str | None = None) -> dict
     )
 
 
-def list_sources(conn: Connection) -> list[Row]:
+def list_sources(conn: Connection) -> Sequence[Row]:
     return conn.execute(select(s).order_by(s.c.seq)).all()
 
 
@@ -148,7 +149,7 @@ def source_by_slug(conn: Connection, slug: str) -> Row | None:
     return conn.execute(select(s).where(s.c.slug == slug)).first()
 
 
-def operations_of_source(conn: Connection, source_id: str) -> list[Row]:
+def operations_of_source(conn: Connection, source_id: str) -> Sequence[Row]:
     """The operations a source has runs for, most runs first."""
     return conn.execute(
         select(o.c.slug, o.c.name, func.count(r.c.id).label("n"))
@@ -158,3 +159,39 @@ def operations_of_source(conn: Connection, source_id: str) -> list[Row]:
         .group_by(o.c.slug, o.c.name)
         .order_by(func.count(r.c.id).desc(), o.c.slug)
     ).all()
+
+
+def comparison_keys_of(conn: Connection, workload_ids: list[str]) -> list[str]:
+    """The comparison keys of the runs on these workloads."""
+    return list(conn.scalars(select(r.c.comparison_key).distinct().where(
+        r.c.workload_id.in_(workload_ids), r.c.comparison_key.is_not(None))))
+
+
+def workload_of_keys(conn: Connection, keys: list[str]) -> dict[str, str]:
+    """Comparison key -> the workload its runs are on (the key includes the workload)."""
+    return dict(conn.execute(select(r.c.comparison_key, r.c.workload_id).distinct()
+                             .where(r.c.comparison_key.in_(keys))).all())
+
+
+def workload_titles(conn: Connection, workload_ids: list[str]) -> dict[str, str | None]:
+    return {row.id: row.title or row.name for row in conn.execute(
+        select(w.c.id, w.c.name, manifest_title(w.c.manifest).label("title")).where(w.c.id.in_(workload_ids)))}
+
+
+def workloads_of_operations(conn: Connection, operation_ids: list[str]) -> Sequence[Row]:
+    """The workloads of these operations, in arrival order, with their titles."""
+    return conn.execute(
+        select(w.c.id, w.c.seq, w.c.workload_digest, w.c.kind, w.c.name, manifest_title(w.c.manifest).label("title"))
+        .where(w.c.operation_id.in_(operation_ids)).order_by(w.c.seq)).all()
+
+
+def run_counts_by_workload(conn: Connection, workload_ids: list[str]) -> dict[str, int]:
+    return count_by(conn, r.c.workload_id, r.c.workload_id.in_(workload_ids)) if workload_ids else {}
+
+
+def semantic_digests(conn: Connection, operation_ids: list[str]) -> set[str]:
+    return set(conn.scalars(select(o.c.semantic_digest).where(o.c.id.in_(operation_ids))))
+
+
+def workloads_by_digest(conn: Connection, digests: list[str]) -> Sequence[Row]:
+    return conn.execute(select(w.c.id, w.c.workload_digest, w.c.kind).where(w.c.workload_digest.in_(digests))).all()

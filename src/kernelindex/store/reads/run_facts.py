@@ -1,8 +1,9 @@
 """Facts about a run that later records establish: is it retracted, is it superseded, and by what.
 
-A run row is never edited; a retraction arrives as a ``retracted`` event and a successor as a run
-whose ``supersedes_id`` names it. Every reader asks here, so the ranking, the evidence level, the
-pages, the API and the CLI never disagree about either.
+A run row is never edited; a retraction is one fact, a ``retracted`` event (a catalog row's
+``retractedAt`` is stored as one too), and a successor is a run whose ``supersedes_id`` names it.
+Every reader asks here, so the ranking, the evidence level, the pages, the API and the CLI never
+disagree about either.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, and_, exists, or_, select
+from sqlalchemy import Connection, and_, exists, select
 from sqlalchemy.sql import ColumnElement
 
 from kernelindex.store import tables as t
@@ -45,29 +46,19 @@ class RunFacts:
 def retracted_clause(run_id: ColumnElement = t.runs.c.id) -> ColumnElement[bool]:
     """SQL: the run ``run_id`` names is retracted (for listings that filter or flag in one query)."""
     events = t.record_events
-    return or_(
-        t.runs.c.retracted_at.is_not(None),
-        exists().where(and_(events.c.run_id == run_id, events.c.cause == RETRACTED)),
-    )
+    return exists().where(and_(events.c.run_id == run_id, events.c.cause == RETRACTED))
 
 
 def retractions(conn: Connection, run_ids: Iterable[str] | None = None) -> dict[str, Retraction]:
     """Run id -> its (first) retraction, for the given runs or for every retracted run."""
-    ids = None if run_ids is None else sorted(set(run_ids))
     events = (
         select(t.record_events.c.run_id, t.record_events.c.at, t.record_events.c.reason)
         .where(t.record_events.c.cause == RETRACTED)
         .order_by(t.record_events.c.seq.desc())
     )
-    columns = select(t.runs.c.id, t.runs.c.retracted_at, t.runs.c.retraction_reason).where(
-        t.runs.c.retracted_at.is_not(None)
-    )
-    if ids is not None:
-        events = events.where(t.record_events.c.run_id.in_(ids))
-        columns = columns.where(t.runs.c.id.in_(ids))
-    out = {row.id: Retraction(row.retracted_at, row.retraction_reason) for row in conn.execute(columns)}
-    out.update({row.run_id: Retraction(row.at, row.reason) for row in conn.execute(events)})
-    return out
+    if run_ids is not None:
+        events = events.where(t.record_events.c.run_id.in_(sorted(set(run_ids))))
+    return {row.run_id: Retraction(row.at, row.reason) for row in conn.execute(events)}
 
 
 def is_retracted(conn: Connection, run_id: str) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -136,7 +136,12 @@ def run_ids_by_digest(conn: Connection, digests: list[str]) -> dict[str, str]:
     return dict(conn.execute(select(t.runs.c.run_digest, t.runs.c.id).where(t.runs.c.run_digest.in_(digests))).all())
 
 
-def measurements_of(conn: Connection, run_id: str) -> list[Row]:
+def run_digests_by_runner(conn: Connection, runner_id: str) -> list[str]:
+    """Digests of the runs a controlled runner (its key id) made, in arrival order."""
+    return list(conn.scalars(select(t.runs.c.run_digest).where(t.runs.c.runner_id == runner_id).order_by(t.runs.c.seq)))
+
+
+def measurements_of(conn: Connection, run_id: str) -> Sequence[Row]:
     m = t.measurements
     return conn.execute(
         select(m.c.metric, m.c.statistic, m.c.unit, m.c.value, m.c.sample_count)
@@ -145,7 +150,7 @@ def measurements_of(conn: Connection, run_id: str) -> list[Row]:
     ).all()
 
 
-def artifacts_of(conn: Connection, run_id: str) -> list[Row]:
+def artifacts_of(conn: Connection, run_id: str) -> Sequence[Row]:
     """The artifacts linked to a run, with the role each plays."""
     a, link = t.artifacts, t.run_artifacts
     return conn.execute(
@@ -160,14 +165,14 @@ def artifact_by_digest(conn: Connection, content_digest: str) -> Row | None:
     return conn.execute(select(t.artifacts).where(t.artifacts.c.content_digest == content_digest)).first()
 
 
-def events_of(conn: Connection, run_id: str) -> list[Row]:
+def events_of(conn: Connection, run_id: str) -> Sequence[Row]:
     e = t.record_events
     return conn.execute(
         select(e.c.cause, e.c.at, e.c.reason, e.c.previous_run_id).where(e.c.run_id == run_id).order_by(e.c.seq)
     ).all()
 
 
-def replications_of(conn: Connection, row: Any) -> list[Row]:
+def replications_of(conn: Connection, row: Any) -> Sequence[Row]:
     """Other runs of the same implementation in the same comparison group, oldest first."""
     if not (row.implementation_digest and row.comparison_key):
         return []
@@ -271,3 +276,11 @@ def run_detail(conn: Connection, run_id: str) -> dict[str, Any]:
             for a in artifacts_of(conn, run_id)
         ],
     }
+
+
+def runs_by_digest(conn: Connection, digests: list[str]) -> dict[str, Row]:
+    """Run digest -> its row (headline columns and manifest) for the digests stored."""
+    r = t.runs
+    return {row.run_digest: row for row in conn.execute(
+        select(r.c.id, r.c.run_digest, r.c.status, r.c.primary_value, r.c.primary_unit, r.c.workload_id,
+               r.c.manifest).where(r.c.run_digest.in_(digests)))}

@@ -33,14 +33,14 @@ def store_stats(conn: Connection) -> dict[str, Any]:
         "workload": conn.scalar(select(func.count()).where(r.c.workload_id.is_(None))) or 0,
         "implementation": conn.scalar(select(func.count()).where(r.c.implementation_id.is_(None))) or 0,
     }
-    by_source = dict(
+    by_source: dict[str, int] = dict(
         conn.execute(
             select(func.coalesce(t.sources.c.slug, r.c.source_slug, "(none)"), func.count())
             .select_from(r.outerjoin(t.sources, r.c.source_id == t.sources.c.id))
             .group_by(func.coalesce(t.sources.c.slug, r.c.source_slug, "(none)"))
         ).all()
     )
-    by_status = dict(conn.execute(select(r.c.status, func.count()).group_by(r.c.status)).all())
+    by_status: dict[str, int] = dict(conn.execute(select(r.c.status, func.count()).group_by(r.c.status)).all())
     cohorts = conn.scalar(select(func.count(func.distinct(r.c.comparison_key)))) or 0
     return {
         "tables": counts,

@@ -1,0 +1,33 @@
+"""Importing files (catalogs, run bundles, problem folders, trace files) with the leader changes they cause."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kernelindex.ingest.catalog import ImportReport
+from kernelindex.ingest.paths import import_paths as import_each
+from kernelindex.ingest.paths import kind_of
+from kernelindex.ranking.history import LeaderEvent
+from kernelindex.ranking.leaders import record_leader_changes
+from kernelindex.store.database import JoinedStore, Store
+
+
+@dataclass(frozen=True)
+class Imported:
+    reports: list[tuple[str, ImportReport]]  # (kind, report) per path, in order
+    leader_events: list[LeaderEvent]
+
+
+def import_paths(store: Store, paths: Iterable[Path], *, open_file: Callable | None = None,
+                 trace_problem: Path | None = None, trace_solution: Path | None = None) -> Imported:
+    """Every path, then the leader changes they cause, in one transaction: all stored, or (on any
+    refused file, raised as ``ImportFailed``) nothing."""
+    paths = list(paths)
+    for path in paths:
+        kind_of(path)  # refuse a bad path before anything is read
+    with store.begin() as conn:
+        reports = import_each(JoinedStore(conn), paths, open_file=open_file, trace_problem=trace_problem,
+                              trace_solution=trace_solution)
+        return Imported(reports, record_leader_changes(conn))
