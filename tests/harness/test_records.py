@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from harness_testkit import PROBLEMS, SOLUTIONS, problem, quick, solution
-from kernelindex.harness.records import evaluation_records, problem_records, record_evaluation
+from kernelindex.harness.records import evaluation_records, problem_records
 from kernelindex.harness.runner import evaluate
 from kernelindex.records.canonical import digest
 from kernelindex.records.models import parse_record
@@ -24,6 +24,13 @@ def store(tmp_path):
     from kernelindex.store import open_store
 
     return open_store(str(tmp_path / "ki.db"))
+
+
+def record_evaluation(store, suite, private_key=None):
+    from kernelindex.ingest.evaluations import store_evaluation
+
+    with store.begin() as conn:
+        return store_evaluation(conn, evaluation_records(suite), private_key)
 
 
 def test_problem_records_link_up():
@@ -54,6 +61,9 @@ def test_evaluation_records_are_valid_and_carry_the_evidence(moe_suite):
     protocol = records.protocol["spec"]
     assert protocol["harness"]["name"] == "kernelindex-harness" and protocol["measurement"]["timer"] == "monotonic_clock"
     assert protocol["measurement"]["warmupIterations"] == 2 and protocol["measurement"]["measuredIterations"] == 8
+    assert json.loads(raw.content)["inputNonce"] == moe_suite.nonce and len(moe_suite.nonce) == 32
+    log = next(a for a in records.artifacts if a.digest == run["evidence"]["logs"]["digest"])
+    assert moe_suite.nonce.encode() in log.content and b"sandbox: bubblewrap" in log.content
     env = records.environment["spec"]
     assert env["software"]["framework"]["name"] == "pytorch" and env["hardware"]["product"]
     suite = records.suite_run["spec"]
@@ -82,7 +92,7 @@ def test_runs_recorded_with_a_runner_key_are_signed_by_it(moe_suite, store):
     from kernelindex.records.signing import key_id, new_private_key
 
     key = new_private_key()
-    stored = record_evaluation(store, moe_suite, private_key=key)
+    stored = record_evaluation(store, moe_suite, key)
     with store.begin() as conn:
         evidence = evidence_for_runs(conn, list(stored.run_ids))
     assert {e.level for e in evidence.values()} == {"verified"}

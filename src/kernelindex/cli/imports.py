@@ -31,6 +31,7 @@ def import_command(
     from sqlalchemy.exc import SQLAlchemyError
 
     from kernelindex.ingest.catalog import ImportReport
+    from kernelindex.harness.records import problem_records
     from kernelindex.ingest.paths import import_paths, kind_of
     from kernelindex.ingest.problems import ImportFailed
 
@@ -46,7 +47,8 @@ def import_command(
             return bar.open(path, "rb", description=f"importing {path.name}")
 
         try:
-            reports = import_paths(store, paths, open_file=open_file, trace_problem=problem, trace_solution=solution)
+            reports = import_paths(store, paths, open_file=open_file, trace_problem=problem, trace_solution=solution,
+                                   problem_records=problem_records)
         except ImportFailed as exc:
             fail([str(p) for p in exc.problems])
         except SQLAlchemyError as exc:  # e.g. a concurrent import wrote the same rows first

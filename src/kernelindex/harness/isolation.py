@@ -29,6 +29,13 @@ POLL_S = 0.05
 SPAWN_VARIABLE = "KERNELINDEX_HARNESS_SPAWN"
 
 
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
+
+
 class ChildEnded(Exception):
     """kind: timeout | died | memory | desync (a reply out of turn or more replies than requests)."""
 
@@ -51,7 +58,7 @@ def child_environment(device: str) -> dict:
 class Child:
     def __init__(self, role: str, folder: Path, log_path: Path, memory_limit_bytes: int | None, device: str,
                  arena: Arena, sandboxed: bool, writable: bool):
-        self.role, self.log_path = role, log_path
+        self.role, self.log_path, self.sandboxed = role, log_path, sandboxed
         self.memory_limit = memory_limit_bytes
         request_r, self._request_w = os.pipe()
         self._reply_r, reply_w = os.pipe()
@@ -114,7 +121,9 @@ class Child:
                 chunk = os.read(self._reply_r, 1 << 20)
                 if not chunk:
                     code = self.proc.wait()
-                    how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
+                    if self.sandboxed and code > 128:  # bwrap exits 128 + N when its child died of signal N
+                        code = 128 - code
+                    how = f"signal {_signal_name(-code)}" if code < 0 else f"exit code {code}"
                     raise ChildEnded("died", f"{self.role} process ended ({how}) during {what}")
                 self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
