@@ -39,9 +39,9 @@ def _signal_name(number: int) -> str:
 class ChildEnded(Exception):
     """kind: timeout | died | memory | desync (a reply out of turn or more replies than requests)."""
 
-    def __init__(self, kind: str, detail: str):
+    def __init__(self, role: str, kind: str, detail: str):
         super().__init__(detail)
-        self.kind, self.detail = kind, detail
+        self.role, self.kind, self.detail = role, kind, detail
 
 
 def child_environment(device: str) -> dict:
@@ -112,11 +112,11 @@ class Child:
             now = time.monotonic()
             if now >= deadline:
                 self.kill()
-                raise ChildEnded("timeout", f"{self.role} process passed its time limit during {what}")
+                raise ChildEnded(self.role, "timeout", f"{self.role} process passed its time limit during {what}")
             ready, _, _ = select.select([self._reply_r], [], [], min(POLL_S, deadline - now))
             if self.memory_limit and self.members.rss_bytes() > self.memory_limit:
                 self.kill()
-                raise ChildEnded("memory", f"{self.role} process exceeded the memory limit of {self.memory_limit >> 20} MiB")
+                raise ChildEnded(self.role, "memory", f"{self.role} process exceeded the memory limit of {self.memory_limit >> 20} MiB")
             if ready:
                 chunk = os.read(self._reply_r, 1 << 20)
                 if not chunk:
@@ -124,7 +124,7 @@ class Child:
                     if self.sandboxed and code > 128:  # bwrap exits 128 + N when its child died of signal N
                         code = 128 - code
                     how = f"signal {_signal_name(-code)}" if code < 0 else f"exit code {code}"
-                    raise ChildEnded("died", f"{self.role} process ended ({how}) during {what}")
+                    raise ChildEnded(self.role, "died", f"{self.role} process ended ({how}) during {what}")
                 self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
         try:
@@ -132,7 +132,7 @@ class Child:
         except json.JSONDecodeError:
             reply = None
         if not isinstance(reply, dict) or reply.get("seq") != self._seq:
-            raise ChildEnded("desync", f"a reply on the {self.role} process's control pipe was out of turn during {what}")
+            raise ChildEnded(self.role, "desync", f"a reply on the {self.role} process's control pipe was out of turn during {what}")
         return reply
 
     def request(self, message: dict, deadline: float) -> dict:

@@ -334,7 +334,7 @@ class _CaseRun:
                              s.sandboxed, writable=True)
             self._protocol()
         except ChildEnded as ended:
-            if self.sol is not None and ended.detail.startswith("solution"):
+            if ended.role == "solution":
                 self.seen.solution_ended = (ended.kind, ended.detail)
             else:
                 self.seen.reference_ended = (ended.kind, ended.detail)

@@ -69,7 +69,7 @@ def command(inner: list[str], *, bind_rw: str | None = None, bind_ro: str | None
         args += ["--bind", bind_rw, SCRATCH]
     if bind_ro:
         args += ["--ro-bind", bind_ro, SCRATCH]
-    args += ["--chdir", SCRATCH if (bind_rw or bind_ro) else "/tmp"]
+    args += ["--remount-ro", "/", "--chdir", SCRATCH if (bind_rw or bind_ro) else "/tmp"]
     if info_fd is not None:
         args += ["--info-fd", str(info_fd)]
     return args + ["--", *inner]
