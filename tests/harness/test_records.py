@@ -128,3 +128,43 @@ def test_cli_eval_refuses_bad_files_and_fails_on_failed_cases(tmp_path):
     result = CliRunner().invoke(app, ["eval", str(PROBLEMS / "broken_reference"), "--solution", str(SOLUTIONS / "vector_add_torch" / "solution.json"),
                                       "--rounds", "1", "--warmup", "1", "--iterations", "2"])
     assert result.exit_code == 1 and "INVALID_REFERENCE" in result.output
+
+
+def test_every_artifact_a_run_names_downloads_with_its_real_content(moe_suite, store):
+    import hashlib
+
+    from fastapi.testclient import TestClient
+
+    from kernelindex.web.app import create_app
+
+    records = evaluation_records(moe_suite)
+    with store.begin() as conn:
+        from kernelindex.ingest.evaluations import store_evaluation
+
+        store_evaluation(conn, records)
+    empty = "sha256:" + hashlib.sha256(b"").hexdigest()
+    named = [ref for run in [*records.case_runs, records.suite_run] for ref in run["spec"]["evidence"].values()]
+    named.append({"digest": records.implementation["spec"]["source"]["contentDigest"]})
+    with TestClient(create_app(store=store)) as client:
+        for ref in named:
+            assert ref["digest"] != empty
+            got = client.get(f"/artifacts/{ref['digest']}")
+            assert got.status_code == 200, (ref, got.text[:200])
+            assert "sha256:" + hashlib.sha256(got.content).hexdigest() == ref["digest"]
+        log = client.get(records.case_runs[0]["spec"]["evidence"]["logs"]["uri"])
+        assert log.headers["content-type"].startswith("text/plain") and b"input nonce" in log.content
+        assert client.get("/artifacts/sha256:" + "0" * 64).status_code == 404
+        assert client.get("/artifacts/not-a-digest").status_code == 400
+        page = client.get(f"/r/{digest(records.case_runs[0])}")
+        assert page.status_code == 200 and f'href="/artifacts/{named[0]["digest"]}"' in page.text
+
+
+def test_a_partial_run_is_filed_under_its_own_suite(moe_suite):
+    from dataclasses import replace
+
+    partial = replace(moe_suite, cases=moe_suite.cases[:1])
+    records = evaluation_records(partial)
+    full = evaluation_records(moe_suite)
+    assert records.suite_run["spec"]["workloadDigest"] == digest(records.suite) != digest(full.suite)
+    assert [c["externalId"] for c in records.suite["spec"]["cases"]] == [moe_suite.cases[0].case.uuid]
+    assert "-of-2-" in records.suite["metadata"]["name"] and records.suite in records.records()

@@ -77,11 +77,11 @@ def eval_command(
     if output:
         write_traces(suite, output)
     if record:
-        Console().print(record(store, suite, private_key), markup=False)
+        Console().print(record_suite(store, suite, private_key), markup=False)
     raise typer.Exit(0 if all(r.passed for r in suite.cases) else 1)
 
 
-def record(store, suite, private_key=None) -> str:
+def record_suite(store, suite, private_key=None) -> str:
     """Store an evaluation, sign its runs and append the leader changes it caused, in one
     transaction; say what was stored."""
     from kernelindex.harness.records import evaluation_records
