@@ -143,16 +143,20 @@ class Members:
                 continue
         return total
 
-    def freeze(self) -> bool:
-        """SIGSTOP every member until a scan finds none running (a member may fork meanwhile)."""
-        for _ in range(20):
+    def freeze(self, timeout_s: float = 5.0) -> bool:
+        """SIGSTOP every member until a scan finds none running (a member may fork meanwhile);
+        False if some member still runs after `timeout_s`."""
+        deadline, pause = time.monotonic() + timeout_s, 0.0005
+        while True:
             running = [pid for pid in self.pids() if _state(pid) not in ("T", "t", "Z", "X", None)]
             if not running:
                 return True
+            if time.monotonic() > deadline:
+                return False
             for pid in running:
                 _signal(pid, signal.SIGSTOP)
-            time.sleep(0.001)
-        return False
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
 
     def thaw(self) -> None:
         for pid in self.pids():
