@@ -31,9 +31,11 @@ def import_command(
     from sqlalchemy.exc import SQLAlchemyError
 
     from kernelindex.ingest.catalog import ImportReport
-    from kernelindex.harness.records import problem_records
+    from kernelindex.harness.formats import FormatError
+    from kernelindex.harness.records import problem_records, trace_links
     from kernelindex.ingest.paths import import_paths, kind_of
     from kernelindex.ingest.problems import ImportFailed
+    from kernelindex.ingest.problems import Problem as ImportProblem
 
     try:
         for path in paths:
@@ -47,8 +49,11 @@ def import_command(
             return bar.open(path, "rb", description=f"importing {path.name}")
 
         try:
-            reports = import_paths(store, paths, open_file=open_file, trace_problem=problem, trace_solution=solution,
-                                   problem_records=problem_records)
+            try:
+                links = trace_links(problem, solution) if problem else None
+            except FormatError as exc:
+                raise ImportFailed([ImportProblem(exc.file, exc.line, exc.field, exc.reason)]) from None
+            reports = import_paths(store, paths, open_file=open_file, trace_links=links, problem_records=problem_records)
         except ImportFailed as exc:
             fail([str(p) for p in exc.problems])
         except SQLAlchemyError as exc:  # e.g. a concurrent import wrote the same rows first

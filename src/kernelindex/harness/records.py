@@ -175,6 +175,33 @@ def problem_records(problem_dir: str | Path) -> list[dict]:
     return records_for(load_problem(problem_dir)).all()
 
 
+@dataclass
+class TraceLinks:
+    """What a trace import needs to name the workload and implementation its lines measured."""
+
+    records: list[dict]  # the problem's records, stored with the trace
+    definition_name: str
+    case_digests: dict[str, str]  # uuid -> WorkloadCase digest
+    implementation: dict | None
+    solution_name: str | None
+
+
+def trace_links(problem_dir: str | Path, solution_path: str | Path | None = None) -> TraceLinks:
+    """Read a problem folder (and a solution.json) for `ingest.traces.import_traces`; raises FormatError."""
+    from kernelindex.harness.environment import read_environment
+    from kernelindex.harness.formats import load_solution
+
+    problem = load_problem(problem_dir)
+    records = records_for(problem)
+    implementation, solution_name = None, None
+    if solution_path is not None:
+        solution = load_solution(solution_path)
+        solution_name = solution.name
+        implementation = implementation_revision(solution, problem.definition, digest(records.operation), read_environment("cpu"))
+    return TraceLinks(records.all(), problem.definition.name, {u: digest(c) for u, c in records.cases.items()},
+                      implementation, solution_name)
+
+
 def sources_bundle(solution: Solution) -> bytes:
     """The solution's sources as canonical JSON: the bytes its ImplementationRevision is identified by."""
     return canonical_json({"name": solution.name, "entryPoint": solution.entry_point,

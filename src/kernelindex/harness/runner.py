@@ -353,8 +353,10 @@ class _CaseRun:
 
     # --- the two sides ---------------------------------------------------------------------
 
-    def _solution(self, message: dict, what: str) -> tuple[dict, int]:
-        """Run one request on the thawed solution, freeze it again; (reply, parent-timed ns)."""
+    def _solution(self, message: dict, what: str) -> tuple[dict, int, int]:
+        """Run one request on the thawed solution, freeze it again; (reply, parent-timed ns, of which
+        ns its threads waited for a CPU)."""
+        waited = self.sol.members.run_delay_ns()
         self.sol.thaw()
         started = time.monotonic()
         t0 = time.perf_counter_ns()
@@ -362,6 +364,7 @@ class _CaseRun:
             self.sol.send(message)
             reply = self.sol.receive(self.sol_budget.deadline(), what)
             elapsed = time.perf_counter_ns() - t0
+            waited = self.sol.members.run_delay_ns() - waited
         finally:
             self.sol_budget.spend(started)
             if not self.sol.freeze():
@@ -379,12 +382,13 @@ class _CaseRun:
             else:
                 self.seen.call_failed = (str(reply.get("kind")), f"{what}:\n{log}")
             raise _SolutionFailed()
-        return reply, elapsed
+        return reply, elapsed, waited
 
-    def _reference(self, message: dict) -> tuple[dict, int]:
+    def _reference(self, message: dict) -> tuple[dict, int, int]:
+        waited = self.ref.members.run_delay_ns()
         t0 = time.perf_counter_ns()
         reply = self.s._ask_reference(self.ref_budget, message)
-        return reply, time.perf_counter_ns() - t0
+        return reply, time.perf_counter_ns() - t0, self.ref.members.run_delay_ns() - waited
 
     def _make_inputs(self, calls: list[tuple[int, str, int]]) -> None:
         """The reference makes the inputs in its slots; the parent keeps a copy and fills the solution's."""
@@ -459,14 +463,15 @@ class _CaseRun:
             figures = {}
             for side in sides:
                 if side == "solution":
-                    reply, elapsed = self._solution(self._batch_message(timed, True), f"timed pair {pair}")
+                    reply, elapsed, waited = self._solution(self._batch_message(timed, True), f"timed pair {pair}")
                 else:
-                    reply, elapsed = self._reference(self._batch_message(timed, True))
-                figures[side] = (elapsed, reply.get("samples"))
+                    reply, elapsed, waited = self._reference(self._batch_message(timed, True))
+                figures[side] = (elapsed, reply.get("samples"), waited)
             self._check_inputs(timed)
             picked = sorted(self.s.rng.sample(range(len(timed)), min(opts.timed_checks, len(timed))))
-            self.pairs.append(PairTiming(figures["solution"][0], figures["solution"][1], figures["reference"][0],
-                                         figures["reference"][1], len(timed)))
+            self.pairs.append(PairTiming(*figures["solution"][:2], *figures["reference"][:2], len(timed),
+                                         solution_waited_ns=figures["solution"][2],
+                                         reference_waited_ns=figures["reference"][2]))
             self._check_outputs([(timed[j], f"timed-{pair * opts.batch + j}") for j in picked])
         self.seen.timing_problem = timing_problem(self.pairs)
 

@@ -143,6 +143,23 @@ class Members:
                 continue
         return total
 
+    def run_delay_ns(self) -> int:
+        """Nanoseconds the members' threads have spent runnable but waiting for a CPU (the kernel's
+        schedstat run delay): time taken from them by other load, which no member can fake."""
+        total = 0
+        for pid in self.pids():
+            try:
+                tasks = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for tid in tasks:
+                try:
+                    with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                        total += int(f.read().split()[1])
+                except (OSError, ValueError, IndexError):
+                    continue
+        return total
+
     def freeze(self, timeout_s: float = 5.0) -> bool:
         """SIGSTOP every member until a scan finds none running (a member may fork meanwhile);
         False if some member still runs after `timeout_s`."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -42,14 +44,14 @@ def kind_of(path: Path) -> str:
 
 def import_paths(
     store: Store, paths: Iterable[Path], *, open_file: Callable | None = None,
-    trace_problem: Path | None = None, trace_solution: Path | None = None,
-    problem_records: Callable | None = None,
+    trace_links: Any | None = None, problem_records: Callable | None = None,
 ) -> list[tuple[str, ImportReport]]:
     """Import each path in turn (each in its own transaction); stops at the first refused one.
 
-    Trace files are linked to ``trace_problem`` / ``trace_solution`` when given, so their runs name
-    the workload and implementation they measured. Problem folders are read by
-    ``problem_records(path)`` (the harness's reader, passed in by the caller).
+    Trace files are linked to ``trace_links`` (the harness's `trace_links(problem, solution)`) when
+    given, so their runs name the workload and implementation they measured. Problem folders are
+    read by ``problem_records(path)`` (the harness's reader, passed in by the caller): ingest does
+    not import the harness.
     """
     reports = []
     for path in paths:
@@ -67,6 +69,6 @@ def import_paths(
         else:
             from kernelindex.ingest.traces import import_traces  # trace lines, kept by the harness helper
 
-            report = import_traces(store, path, problem=trace_problem, solution=trace_solution)
+            report = import_traces(store, path, links=trace_links)
         reports.append((kind, report))
     return reports
