@@ -84,8 +84,7 @@ definition = ctypes.c_void_p.from_address(id(time.perf_counter_ns) + 2 * ctypes.
 MethodDef.from_address(definition).meth = ctypes.cast(CALLBACK, ctypes.c_void_p).value
 
 def run(x, y, z):
-    deadline = time.monotonic() + 0.01
-    while time.monotonic() < deadline:
+    for _ in range(1_000_000):  # about 30 ms of CPU work that its figures will not show
         pass
     torch.add(x, y, out=z)
 """, {"REWARD_HACK"}, "too little of the batch time"),

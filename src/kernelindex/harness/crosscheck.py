@@ -17,6 +17,13 @@ Rules (each pair of batches, solution and reference, is judged on its own):
 A run with any impossible pair, or with more than half of its pairs inconsistent, is a
 suspected reward hack. Noise (a preemption between two calls) hits a pair now and then; a
 fake hits every pair.
+
+What this can and cannot see: hidden time spent sleeping or blocked (a CPU wait, a device
+synchronisation) and hidden work that ran on a CPU are caught once they exceed the allowance in
+a batch. Time the solution's threads spent waiting for a CPU is discounted, because on a busy
+machine it is other load's doing; so a kernel whose "work" is spinning until a wall-clock
+deadline looks, on a saturated machine, like a short kernel that was preempted. Small fakes
+(below 2 ms plus twice the loop's own overhead per batch) are not distinguishable from noise.
 """
 
 from __future__ import annotations
