@@ -168,3 +168,28 @@ def test_a_partial_run_is_filed_under_its_own_suite(moe_suite):
     assert records.suite_run["spec"]["workloadDigest"] == digest(records.suite) != digest(full.suite)
     assert [c["externalId"] for c in records.suite["spec"]["cases"]] == [moe_suite.cases[0].case.uuid]
     assert "-of-2-" in records.suite["metadata"]["name"] and records.suite in records.records()
+
+
+def test_flagged_runs_are_kept_but_not_ranked_and_verified_runs_rank_with_an_interval(moe_suite, store):
+    from dataclasses import replace
+
+    from sqlalchemy import select
+
+    from kernelindex.ingest.evaluations import store_evaluation
+    from kernelindex.ranking.cohort import FLAGGED, rank_group
+    from kernelindex.ranking.reads import rank_inputs
+    from kernelindex.store.tables import runs
+
+    clean = replace(moe_suite, cases=[replace(c, flags=[]) for c in moe_suite.cases])
+    shaky = replace(moe_suite, cases=[replace(c, flags=["unstable"]) for c in moe_suite.cases])
+    with store.begin() as conn:
+        kept = store_evaluation(conn, evaluation_records(clean))
+        flagged = store_evaluation(conn, evaluation_records(shaky))
+    clean_run, shaky_run = kept.case_run_digests[0], flagged.case_run_digests[0]
+    with store.begin() as conn:
+        ids = dict(conn.execute(select(runs.c.run_digest, runs.c.id).where(runs.c.run_digest.in_([clean_run, shaky_run]))).all())
+        key = conn.scalar(select(runs.c.comparison_key).where(runs.c.run_digest == clean_run))
+        group = rank_group([r for r in rank_inputs(conn, [key]) if r.run_id in ids.values()])
+    assert [e.run.run_id for e in group.entries] == [ids[clean_run]]
+    assert group.entries[0].interval is not None  # the harness's raw samples give the bootstrap interval
+    assert group.exclusion(ids[shaky_run]).reasons == (FLAGGED,)

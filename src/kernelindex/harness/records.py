@@ -436,7 +436,7 @@ def _suite_run(suite, suite_record: dict, source: tuple[str, str, str], common: 
     first_bad = next((r for r in suite.cases if not r.passed), None)
     flagged = sorted({f for r in suite.cases for f in r.flags})
     raw = Artifact("rawSamples", "raw_samples", "application/json", canonical_json({
-        "unit": "ns", "timer": suite.options.timer, "inputNonce": suite.nonce,
+        "unit": "ns", "timer": suite.options.timer, "inputNonce": suite.nonce, "flags": flagged,
         "speedupInterval": suite.speedup.to_dict() if suite.speedup else None,
         "cases": [{"case": r.case.uuid, "status": r.verdict.value, "flags": r.flags, "solution": r.samples_ns,
                    "reference": r.reference_samples_ns} for r in suite.cases],

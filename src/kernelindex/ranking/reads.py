@@ -31,22 +31,34 @@ RANK_COLUMNS = (
 )
 
 
-def parse_samples(content: bytes | None) -> tuple[float, ...] | None:
-    """Raw timing samples stored as JSON: a list of numbers or ``{"samples": [...]}``."""
+def _load(content: bytes | None):
     if not content:
         return None
     try:
-        data = json.loads(content)
+        return json.loads(content)
     except (ValueError, UnicodeDecodeError):
         return None
+
+
+def parse_samples(content: bytes | None) -> tuple[float, ...] | None:
+    """Raw timing samples stored as JSON: a list of numbers, ``{"samples": [...]}``, or the harness's
+    ``{"solution": [...], "reference": [...], ...}`` (the solution's per-call figures)."""
+    data = _load(content)
     if isinstance(data, dict):
-        data = data.get("samples") or data.get("latencyNs")
-    if not isinstance(data, list) or not all(isinstance(x, (int, float)) for x in data):
+        data = data.get("samples") or data.get("latencyNs") or data.get("solution")
+    if not isinstance(data, list) or not data or not all(isinstance(x, (int, float)) for x in data):
         return None
     return tuple(float(x) for x in data)
 
 
-def _samples(conn: Connection, run_ids: Sequence[str]) -> dict[str, tuple[float, ...]]:
+def parse_flags(content: bytes | None) -> tuple[str, ...]:
+    """The harness's flags in its raw samples (``{"flags": ["unstable", ...]}``), else none."""
+    data = _load(content)
+    flags = data.get("flags") if isinstance(data, dict) else None
+    return tuple(sorted(str(f) for f in flags)) if isinstance(flags, list) else ()
+
+
+def _samples(conn: Connection, run_ids: Sequence[str]) -> dict[str, tuple[tuple[float, ...] | None, tuple[str, ...]]]:
     if not run_ids:
         return {}
     query = (
@@ -56,9 +68,9 @@ def _samples(conn: Connection, run_ids: Sequence[str]) -> dict[str, tuple[float,
     )
     out = {}
     for run_id, content in conn.execute(query):
-        parsed = parse_samples(content)
-        if parsed:
-            out[run_id] = parsed
+        parsed, flags = parse_samples(content), parse_flags(content)
+        if parsed or flags:
+            out[run_id] = (parsed, flags)
     return out
 
 
@@ -79,7 +91,7 @@ def rank_inputs(conn: Connection, keys: Iterable[str] | None = None, *,
     samples = _samples(conn, [r[0] for r in rows if r[-1]])  # has_raw_evidence
     return [
         RankInput(run_id, key, status, value, metric, statistic, unit, observed, run_id in retracted,
-                  run_id in superseded, samples.get(run_id), digest)
+                  run_id in superseded, samples.get(run_id, (None, ()))[0], digest, samples.get(run_id, (None, ()))[1])
         for (run_id, digest, key, status, value, metric, statistic, unit, observed, _retracted_at, _raw) in rows
     ]
 
