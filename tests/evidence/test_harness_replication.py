@@ -15,8 +15,8 @@ from fastapi.testclient import TestClient
 
 from kernelindex.harness.formats import load_problem, load_solution
 from kernelindex.harness.records import evaluation_records
-from kernelindex.ingest.evaluations import store_evaluation
 from kernelindex.harness.runner import EvalOptions, evaluate
+from kernelindex.ingest.evaluations import store_evaluation
 from kernelindex.ranking.evidence_facts import evidence_for_runs
 from kernelindex.records.signing import new_private_key
 from kernelindex.store.database import open_store

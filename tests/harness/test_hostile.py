@@ -14,8 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-
 from harness_testkit import PROBLEMS, problem, quick, write_solution
+
 from kernelindex.harness import sandbox
 from kernelindex.harness.formats import load_problem
 from kernelindex.harness.runner import PACKAGE_DIR, evaluate

@@ -24,11 +24,17 @@ def _imports(folder: str) -> dict[str, set[str]]:
 
 
 def test_harness_and_ingest_do_not_import_each_other():
-    crossing = {f: sorted(n for n in names if n.startswith("kernelindex.ingest")) for f, names in _imports("harness").items()}
-    crossing |= {f: sorted(n for n in names if n.startswith("kernelindex.harness")) for f, names in _imports("ingest").items()}
+    crossing = {
+        f: sorted(n for n in names if n.startswith("kernelindex.ingest")) for f, names in _imports("harness").items()
+    }
+    crossing |= {
+        f: sorted(n for n in names if n.startswith("kernelindex.harness")) for f, names in _imports("ingest").items()
+    }
     assert {f: n for f, n in crossing.items() if n} == {}
 
 
 def test_the_harness_does_not_store_anything():
-    stores = {f: sorted(n for n in names if n.startswith("kernelindex.store")) for f, names in _imports("harness").items()}
+    stores = {
+        f: sorted(n for n in names if n.startswith("kernelindex.store")) for f, names in _imports("harness").items()
+    }
     assert {f: n for f, n in stores.items() if n} == {}

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from harness_testkit import PROBLEMS, SOLUTIONS, problem, quick, solution
 from typer.testing import CliRunner
 
-from harness_testkit import PROBLEMS, SOLUTIONS, problem, quick, solution
 from kernelindex.harness.records import evaluation_records, problem_records
 from kernelindex.harness.runner import evaluate
 from kernelindex.records.canonical import digest

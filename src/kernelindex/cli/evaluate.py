@@ -24,8 +24,8 @@ def eval_command(
     iterations: int = typer.Option(50, min=1, help="timed calls"),
     timeout: float = typer.Option(300.0, min=0.1, help="seconds per case and process"),
     memory_mb: int = typer.Option(16384, "--memory-mb", min=64, help="memory limit of each worker process"),
-    pairs: int = typer.Option(10, min=1, help="paired batches the timed calls are split into (reference and solution interleaved)"),
-    sandbox: str = typer.Option("auto", help="auto (bubblewrap when it works), required, or off (runs are then reproducible, not verified)"),
+    pairs: int = typer.Option(10, min=1, help="paired batches of timed calls (reference and solution interleaved)"),
+    sandbox: str = typer.Option("auto", help="auto (bubblewrap when it works), required, or off (then: reproducible)"),
 ) -> None:
     """Run a solution on a problem in isolated processes; print a table; exit 0 only if every case passed."""
     from rich.console import Console
@@ -55,7 +55,7 @@ def eval_command(
         store = open_store_or_fail(db) if record else None
     except (FormatError, KeyError) as exc:
         err.print(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}", markup=False)
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     if device.startswith("cuda"):
         import torch
 
@@ -70,9 +70,10 @@ def eval_command(
             suite = evaluate(loaded_problem, loaded_solution, options, progress=shown.update)
     except RuntimeError as exc:  # sandbox "required" and none can be made
         err.print(f"error: {exc}", markup=False)
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     if not suite.sandboxed:
-        err.print(f"warning: no sandbox ({suite.sandbox_note}): these runs are reproducible, not verified", markup=False)
+        err.print(f"warning: no sandbox ({suite.sandbox_note}): these runs are reproducible, not verified",
+                  markup=False)
     render(suite, Console())
     if output:
         write_traces(suite, output)
@@ -104,8 +105,8 @@ class EvalProgress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.console = console
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[eta]}"),
-                            TimeElapsedColumn(), console=console, transient=False)
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("{task.fields[eta]}"), TimeElapsedColumn(), console=console, transient=False)
         self.tasks: dict[str, int] = {}
 
     def __enter__(self):
@@ -125,7 +126,8 @@ class EvalProgress:
             self.bar.update(task, description=f"{label} {verdict}", completed=1, total=1, eta="")
             return
         eta = f"~{event.eta_s:.0f}s left" if event.eta_s is not None else ""
-        self.bar.update(task, description=f"{label} {event.phase}", completed=event.done, total=max(1, event.total), eta=eta)
+        self.bar.update(task, description=f"{label} {event.phase}", completed=event.done, total=max(1, event.total),
+                        eta=eta)
 
 
 def progress_printer():

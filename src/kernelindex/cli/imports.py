@@ -30,9 +30,9 @@ def import_command(
     from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
     from sqlalchemy.exc import SQLAlchemyError
 
-    from kernelindex.ingest.catalog import ImportReport
     from kernelindex.harness.formats import FormatError
     from kernelindex.harness.records import problem_records, trace_links
+    from kernelindex.ingest.catalog import ImportReport
     from kernelindex.ingest.paths import import_paths, kind_of
     from kernelindex.ingest.problems import ImportFailed
     from kernelindex.ingest.problems import Problem as ImportProblem

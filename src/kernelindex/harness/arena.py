@@ -32,9 +32,9 @@ class Entry:
 
 
 def _nbytes(shape: tuple[int, ...], dtype: str) -> int:
-    from kernelindex.harness.dtypes import torch_dtype
-
     import torch
+
+    from kernelindex.harness.dtypes import torch_dtype
 
     count = 1
     for d in shape:
@@ -54,7 +54,7 @@ class Layout:
     slots: int
 
     @classmethod
-    def build(cls, definition, case, slots: int) -> "Layout":
+    def build(cls, definition, case, slots: int) -> Layout:
         axis_values = definition.resolve_axes(case.axes)
         offset, inputs, outputs = 0, [], []
         for name, spec in definition.inputs.items():
@@ -78,20 +78,28 @@ class Layout:
 
     def to_json(self) -> dict:
         entry = lambda e: [e.name, e.offset, list(e.shape), e.dtype, e.value]  # noqa: E731
-        return {"inputs": [entry(e) for e in self.inputs], "outputs": [entry(e) for e in self.outputs],
-                "slot_bytes": self.slot_bytes, "slots": self.slots}
+        return {
+            "inputs": [entry(e) for e in self.inputs],
+            "outputs": [entry(e) for e in self.outputs],
+            "slot_bytes": self.slot_bytes,
+            "slots": self.slots,
+        }
 
     @classmethod
-    def from_json(cls, data: dict) -> "Layout":
+    def from_json(cls, data: dict) -> Layout:
         entry = lambda v: Entry(v[0], v[1], tuple(v[2]), v[3], v[4])  # noqa: E731
-        return cls(tuple(entry(v) for v in data["inputs"]), tuple(entry(v) for v in data["outputs"]),
-                   data["slot_bytes"], data["slots"])
+        return cls(
+            tuple(entry(v) for v in data["inputs"]),
+            tuple(entry(v) for v in data["outputs"]),
+            data["slot_bytes"],
+            data["slots"],
+        )
 
     def _view(self, arena, slot: int, entry: Entry):
         from kernelindex.harness.dtypes import torch_dtype
 
         start = slot * self.slot_bytes + entry.offset
-        raw = arena[start:start + _nbytes(entry.shape, entry.dtype)]
+        raw = arena[start : start + _nbytes(entry.shape, entry.dtype)]
         return raw.view(torch_dtype(entry.dtype)).view(entry.shape)
 
     def args(self, arena, slot: int) -> list:

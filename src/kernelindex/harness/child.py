@@ -79,7 +79,9 @@ class Calls:
                 what = f"{type(value).__module__}.{type(value).__qualname__}"
                 raise CallFailed("runtime", f"output {entry.name!r} is a {what}, not a plain torch.Tensor")
             if tuple(value.shape) != tuple(slot.shape):
-                raise CallFailed("shape", f"output {entry.name!r} has shape {tuple(value.shape)}, expected {tuple(slot.shape)}")
+                raise CallFailed(
+                    "shape", f"output {entry.name!r} has shape {tuple(value.shape)}, expected {tuple(slot.shape)}"
+                )
             if value.dtype != slot.dtype:
                 raise CallFailed("dtype", f"output {entry.name!r} is {value.dtype}, expected {slot.dtype}")
             slot.copy_(value)
@@ -123,13 +125,22 @@ class SolutionProcess:
                 from torch.utils.cpp_extension import load
 
                 options = request.get("compile_options") or {}
-                sources = [str(Path(scratch) / p) for p in request["sources"] if p.endswith((".cu", ".cpp", ".cc", ".cxx"))]
-                module = load(name=f"kisol_{uuid_module.uuid4().hex[:12]}", sources=sources, build_directory=scratch,
-                              extra_cflags=options.get("cflags") or [], extra_cuda_cflags=options.get("cuda_cflags") or [],
-                              extra_ldflags=options.get("ld_flags") or [], verbose=False)
+                sources = [
+                    str(Path(scratch) / p) for p in request["sources"] if p.endswith((".cu", ".cpp", ".cc", ".cxx"))
+                ]
+                module = load(
+                    name=f"kisol_{uuid_module.uuid4().hex[:12]}",
+                    sources=sources,
+                    build_directory=scratch,
+                    extra_cflags=options.get("cflags") or [],
+                    extra_cuda_cflags=options.get("cuda_cflags") or [],
+                    extra_ldflags=options.get("ld_flags") or [],
+                    verbose=False,
+                )
             else:
-                spec = importlib.util.spec_from_file_location(f"kisol_{uuid_module.uuid4().hex[:12]}",
-                                                              str(Path(scratch) / request["entry_file"]))
+                spec = importlib.util.spec_from_file_location(
+                    f"kisol_{uuid_module.uuid4().hex[:12]}", str(Path(scratch) / request["entry_file"])
+                )
                 module = importlib.util.module_from_spec(spec)
                 sys.modules[spec.name] = module
                 spec.loader.exec_module(module)
@@ -166,19 +177,34 @@ class ReferenceProcess:
         layout = self.calls.layout(request["layout"])
         case = parse_case(request["case"], self.definition, Path("workload.jsonl"), 0)
         for slot, purpose, index in request["calls"]:
-            made = make_inputs(self.definition, case, purpose, index, self.calls.device, self.problem_root, self.module,
-                               nonce=request["nonce"])
+            made = make_inputs(
+                self.definition,
+                case,
+                purpose,
+                index,
+                self.calls.device,
+                self.problem_root,
+                self.module,
+                nonce=request["nonce"],
+            )
             for name, view in layout.tensor_inputs(self.calls.arena, slot).items():
                 value = made[name]
                 if not isinstance(value, torch.Tensor) or tuple(value.shape) != tuple(view.shape):
-                    raise CallFailed("shape", f"input {name!r} was made as {getattr(value, 'shape', type(value))}, "
-                                              f"the definition says {tuple(view.shape)}")
+                    raise CallFailed(
+                        "shape",
+                        f"input {name!r} was made as {getattr(value, 'shape', type(value))}, "
+                        f"the definition says {tuple(view.shape)}",
+                    )
                 view.copy_(value.to(torch_dtype(layout_dtype(layout, name))))
         return {}
 
     def batch(self, request: dict) -> dict:
-        return {"samples": self.calls.batch(self.fn, self.calls.layout(request["layout"]), request["slots"], request["timed"]),
-                "notes": []}
+        return {
+            "samples": self.calls.batch(
+                self.fn, self.calls.layout(request["layout"]), request["slots"], request["timed"]
+            ),
+            "notes": [],
+        }
 
 
 def layout_dtype(layout: Layout, name: str) -> str:
@@ -194,7 +220,9 @@ def serve(role: str, request_fd: int, reply_fd: int, arena_fd: int | None = None
             try:
                 if request["op"] == "load":
                     arena = open_arena(request["arena"], arena_fd)
-                    process = SolutionProcess(request, arena) if role == "solution" else ReferenceProcess(request, arena)
+                    process = (
+                        SolutionProcess(request, arena) if role == "solution" else ReferenceProcess(request, arena)
+                    )
                     reply = {"ok": True}
                 else:
                     reply = {"ok": True, **getattr(process, request["op"])(request)}

@@ -51,12 +51,15 @@ class PairTiming:
 def _impossible(pair: PairTiming) -> str | None:
     samples = pair.solution_samples
     if not isinstance(samples, list) or len(samples) != pair.calls or not all(isinstance(s, int) for s in samples):
-        return f"the solution process reported {len(samples) if isinstance(samples, list) else 0} figures for {pair.calls} calls"
+        count = len(samples) if isinstance(samples, list) else 0
+        return f"the solution process reported {count} figures for {pair.calls} calls"
     if any(s < 0 for s in samples):
         return "the solution process reported a negative call time"
     if sum(samples) > pair.solution_batch_ns + GRANULARITY_NS * pair.calls:
-        return (f"per-call figures add up to {sum(samples)} ns, more than the {pair.solution_batch_ns} ns the whole batch "
-                "took by the parent's clock")
+        return (
+            f"per-call figures add up to {sum(samples)} ns, more than the {pair.solution_batch_ns} ns the whole batch "
+            "took by the parent's clock"
+        )
     return None
 
 
@@ -75,7 +78,9 @@ def timing_problem(pairs: list[PairTiming]) -> str | None:
     bad = [n for n, pair in enumerate(pairs) if _inconsistent(pair)]
     if pairs and len(bad) * 2 > len(pairs):
         worst = pairs[bad[0]]
-        return (f"per-call figures account for too little of the batch time in {len(bad)} of {len(pairs)} timed pairs "
-                f"(pair {bad[0]}: {sum(worst.solution_samples)} ns of calls in a {worst.solution_batch_ns} ns batch; "
-                "the reference's loop needs far less outside its calls)")
+        return (
+            f"per-call figures account for too little of the batch time in {len(bad)} of {len(pairs)} timed pairs "
+            f"(pair {bad[0]}: {sum(worst.solution_samples)} ns of calls in a {worst.solution_batch_ns} ns batch; "
+            "the reference's loop needs far less outside its calls)"
+        )
     return None

@@ -21,7 +21,7 @@ import time
 import traceback
 
 _lock = threading.Lock()
-_server: "ForkServer | None" = None
+_server: ForkServer | None = None
 
 
 class ForkServer:
@@ -46,7 +46,7 @@ class ForkServer:
         return json.loads(data)
 
     def spawn(self, role: str, cwd: str, env: dict, memory_limit: int | None, request_r: int, reply_w: int, log_fd: int,
-              arena_fd: int | None = None) -> "Forked":
+              arena_fd: int | None = None) -> Forked:
         fds = [request_r, reply_w, log_fd] + ([arena_fd] if arena_fd is not None else [])
         reply = self._call({"op": "spawn", "role": role, "cwd": cwd, "env": env, "limit": memory_limit}, fds)
         return Forked(self, reply["pid"])

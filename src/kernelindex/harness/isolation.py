@@ -45,8 +45,15 @@ class ChildEnded(Exception):
 
 
 def child_environment(device: str) -> dict:
-    env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
-           "TRITON_CACHE_DIR": "/tmp/.triton", "TORCHINDUCTOR_CACHE_DIR": "/tmp/.inductor", "OMP_NUM_THREADS": "1"}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": "/tmp",
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "TRITON_CACHE_DIR": "/tmp/.triton",
+        "TORCHINDUCTOR_CACHE_DIR": "/tmp/.inductor",
+        "OMP_NUM_THREADS": "1",
+    }
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"
     for name in ("CUDA_VISIBLE_DEVICES", "CUDA_HOME", "LD_LIBRARY_PATH"):
@@ -56,8 +63,17 @@ def child_environment(device: str) -> dict:
 
 
 class Child:
-    def __init__(self, role: str, folder: Path, log_path: Path, memory_limit_bytes: int | None, device: str,
-                 arena: Arena, sandboxed: bool, writable: bool):
+    def __init__(
+        self,
+        role: str,
+        folder: Path,
+        log_path: Path,
+        memory_limit_bytes: int | None,
+        device: str,
+        arena: Arena,
+        sandboxed: bool,
+        writable: bool,
+    ):
         self.role, self.log_path, self.sandboxed = role, log_path, sandboxed
         self.memory_limit = memory_limit_bytes
         request_r, self._request_w = os.pipe()
@@ -78,10 +94,23 @@ class Child:
         server = None if sandboxed or os.environ.get(SPAWN_VARIABLE) == "1" else forkserver.server(BOOT)
         if sandboxed:
             info_r, info_w = os.pipe()
-            cmd = sandbox.command(inner, bind_rw=str(folder) if writable else None,
-                                  bind_ro=None if writable else str(folder), cuda=device.startswith("cuda"), info_fd=info_w)
-            self.proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-                                         pass_fds=(*fds, info_w), start_new_session=True, preexec_fn=fence)
+            cmd = sandbox.command(
+                inner,
+                bind_rw=str(folder) if writable else None,
+                bind_ro=None if writable else str(folder),
+                cuda=device.startswith("cuda"),
+                info_fd=info_w,
+            )
+            self.proc = subprocess.Popen(
+                cmd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                pass_fds=(*fds, info_w),
+                start_new_session=True,
+                preexec_fn=fence,
+            )
             os.close(info_w)
             try:
                 info = sandbox.read_info(info_r)
@@ -92,8 +121,17 @@ class Child:
             self.proc = server.spawn(role, str(folder), env, limit, request_r, reply_w, self._log.fileno(), arena_fd)
             self.members = sandbox.Members(namespace=None, group=self.proc.pid)
         else:
-            self.proc = subprocess.Popen(inner, cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=self._log,
-                                         stderr=subprocess.STDOUT, pass_fds=fds, start_new_session=True, preexec_fn=fence)
+            self.proc = subprocess.Popen(
+                inner,
+                cwd=folder,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                pass_fds=fds,
+                start_new_session=True,
+                preexec_fn=fence,
+            )
             self.members = sandbox.Members(namespace=None, group=self.proc.pid)
         os.close(request_r)
         os.close(reply_w)
@@ -116,7 +154,11 @@ class Child:
             ready, _, _ = select.select([self._reply_r], [], [], min(POLL_S, deadline - now))
             if self.memory_limit and self.members.rss_bytes() > self.memory_limit:
                 self.kill()
-                raise ChildEnded(self.role, "memory", f"{self.role} process exceeded the memory limit of {self.memory_limit >> 20} MiB")
+                raise ChildEnded(
+                    self.role,
+                    "memory",
+                    f"{self.role} process exceeded the memory limit of {self.memory_limit >> 20} MiB",
+                )
             if ready:
                 chunk = os.read(self._reply_r, 1 << 20)
                 if not chunk:
@@ -132,7 +174,9 @@ class Child:
         except json.JSONDecodeError:
             reply = None
         if not isinstance(reply, dict) or reply.get("seq") != self._seq:
-            raise ChildEnded(self.role, "desync", f"a reply on the {self.role} process's control pipe was out of turn during {what}")
+            raise ChildEnded(
+                self.role, "desync", f"a reply on the {self.role} process's control pipe was out of turn during {what}"
+            )
         return reply
 
     def request(self, message: dict, deadline: float) -> dict:

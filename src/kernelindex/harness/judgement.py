@@ -16,10 +16,17 @@ from kernelindex.harness.compare import OutputCheck
 from kernelindex.harness.verdict import Verdict
 
 _CALL_FAILURE = {"compile": Verdict.COMPILE_ERROR, "shape": Verdict.INCORRECT_SHAPE, "dtype": Verdict.INCORRECT_DTYPE}
-_ENDED = {"timeout": Verdict.TIMEOUT, "memory": Verdict.RESOURCE_EXCEEDED, "died": Verdict.RUNTIME_ERROR,
-          "desync": Verdict.SUSPECTED_REWARD_HACK}
-_COMPARE = {"INCORRECT_SHAPE": Verdict.INCORRECT_SHAPE, "INCORRECT_DTYPE": Verdict.INCORRECT_DTYPE,
-            "INCORRECT_NUMERICAL": Verdict.INCORRECT_NUMERICAL}
+_ENDED = {
+    "timeout": Verdict.TIMEOUT,
+    "memory": Verdict.RESOURCE_EXCEEDED,
+    "died": Verdict.RUNTIME_ERROR,
+    "desync": Verdict.SUSPECTED_REWARD_HACK,
+}
+_COMPARE = {
+    "INCORRECT_SHAPE": Verdict.INCORRECT_SHAPE,
+    "INCORRECT_DTYPE": Verdict.INCORRECT_DTYPE,
+    "INCORRECT_NUMERICAL": Verdict.INCORRECT_NUMERICAL,
+}
 
 
 @dataclass

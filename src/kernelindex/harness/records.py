@@ -17,7 +17,7 @@ from typing import Any
 
 from kernelindex import API_VERSION
 from kernelindex.harness.dtypes import DTYPES
-from kernelindex.harness.formats import Definition, FormatError, Problem, Solution, WorkloadCase, load_problem
+from kernelindex.harness.formats import Definition, Problem, Solution, WorkloadCase, load_problem
 from kernelindex.records.canonical import canonical_json, digest, sha256_digest
 
 # A sandboxed run is this index's verified evidence; a run without a sandbox is only reproducible

@@ -28,7 +28,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from kernelindex import __version__
@@ -42,8 +42,15 @@ from kernelindex.harness.isolation import Child, ChildEnded
 from kernelindex.harness.judgement import Observations, decide
 from kernelindex.harness.scores import CaseScore, SuiteScore, case_score, suite_score
 from kernelindex.harness.stats import (
-    IMPLAUSIBLE_SPEEDUP, UNSTABLE_INTERVAL, UNSTABLE_SPREAD, Interval, Summary, speedup_interval, spread,
-    suite_speedup_interval, summarize,
+    IMPLAUSIBLE_SPEEDUP,
+    UNSTABLE_INTERVAL,
+    UNSTABLE_SPREAD,
+    Interval,
+    Summary,
+    speedup_interval,
+    spread,
+    suite_speedup_interval,
+    summarize,
 )
 from kernelindex.harness.verdict import Verdict, upstream_name
 
@@ -151,7 +158,7 @@ class ProgressEvent:
 
 
 def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _digests(root: Path) -> dict[str, str]:
@@ -197,8 +204,11 @@ def _poison(layout: Layout, arena, slot: int, rng: random.Random) -> None:
             out.fill_(float("nan"))
         else:
             raw = out.reshape(-1).view(torch.uint8)
-            raw.copy_(torch.randint(0, 256, raw.shape, dtype=torch.uint8,
-                                    generator=torch.Generator().manual_seed(rng.getrandbits(63))).to(raw.device))
+            raw.copy_(
+                torch.randint(
+                    0, 256, raw.shape, dtype=torch.uint8, generator=torch.Generator().manual_seed(rng.getrandbits(63))
+                ).to(raw.device)
+            )
 
 
 def _same_bits(a, b) -> bool:
@@ -210,7 +220,9 @@ def _same_bits(a, b) -> bool:
 class _Session:
     def __init__(self, problem: Problem, solution: Solution, options: EvalOptions, cases: list[WorkloadCase]):
         self.problem, self.solution, self.options = problem, solution, options
-        usable, why = sandbox.available() if options.sandbox != "off" else (False, "sandbox switched off (--sandbox off)")
+        usable, why = (
+            sandbox.available() if options.sandbox != "off" else (False, "sandbox switched off (--sandbox off)")
+        )
         if options.sandbox == "required" and not usable:
             raise RuntimeError(f"no sandbox: {why}")
         self.sandboxed, self.sandbox_note = usable, why
@@ -242,11 +254,27 @@ class _Session:
         if self.reference is None or self.reference.proc.poll() is not None:
             if self.reference is not None:
                 self.reference.close()
-            self.reference = Child("reference", self.snapshot, self.base / "reference.log", self.memory, self.options.device,
-                                   self.reference_arena, self.sandboxed, writable=False)
+            self.reference = Child(
+                "reference",
+                self.snapshot,
+                self.base / "reference.log",
+                self.memory,
+                self.options.device,
+                self.reference_arena,
+                self.sandboxed,
+                writable=False,
+            )
             root = sandbox.SCRATCH if self.sandboxed else str(self.snapshot)
-            self._ask_reference(budget, {"op": "load", "arena": self.reference_arena.handle(), "device": self.options.device,
-                                         "definition_path": f"{root}/definition.json", "problem_root": root})
+            self._ask_reference(
+                budget,
+                {
+                    "op": "load",
+                    "arena": self.reference_arena.handle(),
+                    "device": self.options.device,
+                    "definition_path": f"{root}/definition.json",
+                    "problem_root": root,
+                },
+            )
         return self.reference
 
     def _ask_reference(self, budget: _Budget, message: dict) -> dict:
@@ -276,11 +304,15 @@ class _Session:
             if tail:
                 result.log = f"{result.log}\n--- solution process output ---\n{tail}".strip()
         if run.notes:
-            result.log = (result.log + "\n--- the solution process noticed (not a verdict) ---\n" + "\n".join(run.notes)).strip()
+            result.log = (
+                result.log + "\n--- the solution process noticed (not a verdict) ---\n" + "\n".join(run.notes)
+            ).strip()
         if run.pairs and verdict is Verdict.PASSED:
             result.samples_ns = [s for p in run.pairs for s in p.solution_samples]
             result.latency = summarize(result.samples_ns)
-            result.speedup = speedup_interval([p.reference_samples for p in run.pairs], [p.solution_samples for p in run.pairs])
+            result.speedup = speedup_interval(
+                [p.reference_samples for p in run.pairs], [p.solution_samples for p in run.pairs]
+            )
         if run.pairs:
             result.reference_samples_ns = [s for p in run.pairs for s in p.reference_samples]
             result.reference_latency = summarize(result.reference_samples_ns)
@@ -330,8 +362,16 @@ class _CaseRun:
         self.sol = None
         try:
             self.ref = s._reference_child(self.ref_budget)
-            self.sol = Child("solution", scratch, case_dir / "solution.log", s.memory, opts.device, self.arena,
-                             s.sandboxed, writable=True)
+            self.sol = Child(
+                "solution",
+                scratch,
+                case_dir / "solution.log",
+                s.memory,
+                opts.device,
+                self.arena,
+                s.sandboxed,
+                writable=True,
+            )
             self._protocol()
         except ChildEnded as ended:
             if ended.role == "solution":
@@ -374,7 +414,9 @@ class _CaseRun:
             raise _SolutionFailed()
         if self.seen.not_frozen:
             raise _SolutionFailed()
-        self.notes += [n for n in reply.get("notes", []) if n not in self.notes] if isinstance(reply.get("notes"), list) else []
+        self.notes += (
+            [n for n in reply.get("notes", []) if n not in self.notes] if isinstance(reply.get("notes"), list) else []
+        )
         if not reply.get("ok"):
             log = str(reply.get("log", ""))
             if message["op"] == "load":
@@ -392,8 +434,15 @@ class _CaseRun:
 
     def _make_inputs(self, calls: list[tuple[int, str, int]]) -> None:
         """The reference makes the inputs in its slots; the parent keeps a copy and fills the solution's."""
-        self._reference({"op": "inputs", "layout": self.layout.to_json(), "case": self.case.raw, "nonce": self.s.nonce,
-                         "calls": [list(c) for c in calls]})
+        self._reference(
+            {
+                "op": "inputs",
+                "layout": self.layout.to_json(),
+                "case": self.case.raw,
+                "nonce": self.s.nonce,
+                "calls": [list(c) for c in calls],
+            }
+        )
         for slot, _, _ in calls:
             made = self.layout.tensor_inputs(self.s.reference_arena.tensor, slot)
             self.pristine[slot] = {name: t.clone() for name, t in made.items()}
@@ -434,11 +483,20 @@ class _CaseRun:
         opts, s = self.s.options, self.s
         uuid, number, total = self.case.uuid, self.report.number, self.report.total
         self.report(ProgressEvent(number, total, uuid, "load", 0, 1))
-        self._solution({"op": "load", "arena": self.arena.handle(), "device": opts.device,
-                        "entry_file": s.solution.entry_file, "entry_function": s.solution.entry_function,
-                        "dps": s.solution.destination_passing_style, "compiled": s.solution.compiled,
-                        "sources": [src.path for src in s.solution.sources],
-                        "compile_options": s.solution.compile_options}, "loading the solution")
+        self._solution(
+            {
+                "op": "load",
+                "arena": self.arena.handle(),
+                "device": opts.device,
+                "entry_file": s.solution.entry_file,
+                "entry_function": s.solution.entry_function,
+                "dps": s.solution.destination_passing_style,
+                "compiled": s.solution.compiled,
+                "sources": [src.path for src in s.solution.sources],
+                "compile_options": s.solution.compile_options,
+            },
+            "loading the solution",
+        )
         rounds = list(range(opts.rounds))
         self._make_inputs([(r, "round", r) for r in rounds])
         self.report(ProgressEvent(number, total, uuid, "rounds", 0, opts.rounds))
@@ -469,9 +527,15 @@ class _CaseRun:
                 figures[side] = (elapsed, reply.get("samples"), waited)
             self._check_inputs(timed)
             picked = sorted(self.s.rng.sample(range(len(timed)), min(opts.timed_checks, len(timed))))
-            self.pairs.append(PairTiming(*figures["solution"][:2], *figures["reference"][:2], len(timed),
-                                         solution_waited_ns=figures["solution"][2],
-                                         reference_waited_ns=figures["reference"][2]))
+            self.pairs.append(
+                PairTiming(
+                    *figures["solution"][:2],
+                    *figures["reference"][:2],
+                    len(timed),
+                    solution_waited_ns=figures["solution"][2],
+                    reference_waited_ns=figures["reference"][2],
+                )
+            )
             self._check_outputs([(timed[j], f"timed-{pair * opts.batch + j}") for j in picked])
         self.seen.timing_problem = timing_problem(self.pairs)
 
@@ -499,8 +563,12 @@ class _Reporter:
             self.progress(event)
 
 
-def evaluate(problem: Problem, solution: Solution, options: EvalOptions | None = None,
-             progress: Callable[[ProgressEvent], None] | None = None) -> SuiteResult:
+def evaluate(
+    problem: Problem,
+    solution: Solution,
+    options: EvalOptions | None = None,
+    progress: Callable[[ProgressEvent], None] | None = None,
+) -> SuiteResult:
     """Run every selected case; never raises for what a solution does, only for bad arguments
     (or, with sandbox="required", when no sandbox can be made)."""
     options = options or EvalOptions()
@@ -515,7 +583,10 @@ def evaluate(problem: Problem, solution: Solution, options: EvalOptions | None =
             result = session.run_case(number, case, reporter)
             axis_values = problem.definition.resolve_axes(case.axes)
             result.score = case_score(
-                case, problem.definition, axis_values, result.passed,
+                case,
+                problem.definition,
+                axis_values,
+                result.passed,
                 result.latency.median / 1e6 if result.latency else None,
                 result.reference_latency.median / 1e6 if result.reference_latency else None,
                 environment["hardware"]["product"],
@@ -525,12 +596,22 @@ def evaluate(problem: Problem, solution: Solution, options: EvalOptions | None =
             reporter(ProgressEvent(number, len(cases), case.uuid, "done", 1, 1, 0.0, result))
     finally:
         session.close()
-    paired = [([p.reference_samples for p in r.pairs], [p.solution_samples for p in r.pairs]) for r in results if r.passed]
+    paired = [
+        ([p.reference_samples for p in r.pairs], [p.solution_samples for p in r.pairs]) for r in results if r.passed
+    ]
     return SuiteResult(
-        problem_root=str(problem.root), definition_name=problem.definition.name, solution=solution, problem=problem,
-        options=options, environment=environment, cases=results,
+        problem_root=str(problem.root),
+        definition_name=problem.definition.name,
+        solution=solution,
+        problem=problem,
+        options=options,
+        environment=environment,
+        cases=results,
         score=suite_score([r.score for r in results], [r.passed for r in results]),
-        started_at=started, finished_at=utc_now(), nonce=session.nonce, sandboxed=session.sandboxed,
+        started_at=started,
+        finished_at=utc_now(),
+        nonce=session.nonce,
+        sandboxed=session.sandboxed,
         sandbox_note=session.sandbox_note,
         speedup=suite_speedup_interval(paired) if paired and len(paired) == len(results) else None,
     )
@@ -566,23 +647,29 @@ def trace_line(suite: SuiteResult, result: CaseResult) -> dict:
             "speedup_factor": result.score.speedup if result.score else None,
         }
     workload = {
-        "uuid": case.uuid, "axes": case.axes,
+        "uuid": case.uuid,
+        "axes": case.axes,
         "inputs": {k: v for k, v in (case.raw.get("inputs") or {}).items()},
-        "tolerance": {k: getattr(case.tolerance, k) for k in ("max_atol", "max_rtol", "required_matched_ratio", "max_error_cap", "allow_negative_inf")},
-    }
-    return _clean({
-        "definition": suite.definition_name,
-        "solution": suite.solution.name,
-        "workload": workload,
-        "evaluation": {
-            "status": result.status,
-            "environment": trace_environment(suite.environment),
-            "timestamp": result.timestamp,
-            "log": result.log,
-            "correctness": correctness,
-            "performance": performance,
+        "tolerance": {
+            k: getattr(case.tolerance, k)
+            for k in ("max_atol", "max_rtol", "required_matched_ratio", "max_error_cap", "allow_negative_inf")
         },
-    })
+    }
+    return _clean(
+        {
+            "definition": suite.definition_name,
+            "solution": suite.solution.name,
+            "workload": workload,
+            "evaluation": {
+                "status": result.status,
+                "environment": trace_environment(suite.environment),
+                "timestamp": result.timestamp,
+                "log": result.log,
+                "correctness": correctness,
+                "performance": performance,
+            },
+        }
+    )
 
 
 def write_traces(suite: SuiteResult, path: str | Path) -> None:

@@ -44,8 +44,14 @@ def _python_roots() -> list[str]:
     return sorted(r for r in roots if r and r != "/" and not any(r.startswith(s + "/") or r == s for s in _SYSTEM))
 
 
-def command(inner: list[str], *, bind_rw: str | None = None, bind_ro: str | None = None, cuda: bool = False,
-            info_fd: int | None = None) -> list[str]:
+def command(
+    inner: list[str],
+    *,
+    bind_rw: str | None = None,
+    bind_ro: str | None = None,
+    cuda: bool = False,
+    info_fd: int | None = None,
+) -> list[str]:
     """The bwrap command line that runs `inner` sandboxed, with `bind_rw` or `bind_ro` at SCRATCH."""
     args = [BWRAP, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     for path in _SYSTEM:
@@ -83,8 +89,9 @@ def available() -> tuple[bool, str]:
     if not os.path.exists(BWRAP):
         return False, "bubblewrap (bwrap) is not installed"
     try:
-        probe = subprocess.run(command([sys.executable, "-I", "-B", "-c", "print('ok')"]), capture_output=True,
-                               timeout=60, text=True)
+        probe = subprocess.run(
+            command([sys.executable, "-I", "-B", "-c", "print('ok')"]), capture_output=True, timeout=60, text=True
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return False, f"bubblewrap did not start: {exc}"
     if probe.returncode != 0 or probe.stdout.strip() != "ok":

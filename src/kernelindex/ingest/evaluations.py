@@ -44,16 +44,26 @@ def store_evaluation(conn: Connection, evaluation: Any, private_key=None) -> Sto
     writer.ensure_source(*evaluation.source)
     for record in evaluation.records():
         writer.add_record(record)
-    writer.add_artifact(run_id=None, role="source", kind="implementation_source", media_type="application/json",
-                        content=evaluation.sources)
+    writer.add_artifact(
+        run_id=None,
+        role="source",
+        kind="implementation_source",
+        media_type="application/json",
+        content=evaluation.sources,
+    )
     run_ids: dict[str, str | None] = {}
     for bundle in evaluation.bundles():
         run_ids[digest(bundle["run"])] = writer.add_run_bundle(bundle, runner_id=runner_id, runner_host=runner_host)
     for artifact in evaluation.artifacts:
         run_id = run_ids.get(artifact.run_digest)
         if run_id:
-            writer.add_artifact(run_id=run_id, role=artifact.role, kind=artifact.kind, media_type=artifact.media_type,
-                                content=artifact.content)
+            writer.add_artifact(
+                run_id=run_id,
+                role=artifact.role,
+                kind=artifact.kind,
+                media_type=artifact.media_type,
+                content=artifact.content,
+            )
     if private_key is not None:
         for run_digest in run_ids:
             sign_stored_record(conn, run_digest, private_key)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from kernelindex.ingest.bundles import import_bundles
 from kernelindex.ingest.catalog import ImportReport, import_catalog

@@ -11,7 +11,7 @@ implementation stay pending links keyed by the upstream names.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +55,8 @@ def _timestamp(value: Any) -> str:
     except ValueError:
         raise _LineProblem("evaluation.timestamp", f"not an ISO-8601 time: {value!r}") from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)  # upstream writes naive times in UTC
-    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        moment = moment.replace(tzinfo=UTC)  # upstream writes naive times in UTC
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _record(kind: str, name: str, spec: dict, title: str | None = None) -> dict:

@@ -33,10 +33,17 @@ def artifact(request: Request, digest: str) -> Response:
         external = safe_url(found.uri)
         if external:
             return RedirectResponse(external, status_code=302)
-        return render_problem(request, 404, "artifact-not-kept", f"artifact {digest} is named but its bytes are not kept here")
+        return render_problem(
+            request, 404, "artifact-not-kept", f"artifact {digest} is named but its bytes are not kept here"
+        )
     base = (found.media_type or "").split(";")[0].strip().lower()
     media = _SAFE_TYPES.get(base, "application/octet-stream")
-    return Response(found.content, media_type=media, headers={
-        "Content-Disposition": f'inline; filename="{digest[7:23]}.{"json" if base == "application/json" else "txt" if base == "text/plain" else "bin"}"',
-        "Cache-Control": "public, max-age=31536000, immutable",
-    })
+    suffix = {"application/json": "json", "text/plain": "txt"}.get(base, "bin")
+    return Response(
+        found.content,
+        media_type=media,
+        headers={
+            "Content-Disposition": f'inline; filename="{digest[7:23]}.{suffix}"',
+            "Cache-Control": "public, max-age=31536000, immutable",
+        },
+    )

@@ -20,8 +20,11 @@ class StoredArtifact:
 
 def artifact_by_digest(conn: Connection, digest: str) -> StoredArtifact | None:
     row = conn.execute(
-        select(artifacts.c.content_digest, artifacts.c.media_type, artifacts.c.kind, artifacts.c.content, artifacts.c.uri)
-        .where(artifacts.c.content_digest == digest).limit(1)
+        select(
+            artifacts.c.content_digest, artifacts.c.media_type, artifacts.c.kind, artifacts.c.content, artifacts.c.uri
+        )
+        .where(artifacts.c.content_digest == digest)
+        .limit(1)
     ).first()
     if row is None:
         return None
