@@ -57,6 +57,7 @@ from kernelindex.harness.verdict import Verdict, upstream_name
 HARNESS_NAME = "kernelindex-harness"
 HARNESS_VERSION = f"{__version__}+h2"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
+STARTUP_S = 60.0  # starting a sandboxed Python with torch, on top of the time limit and not charged to it
 
 
 @dataclass
@@ -78,12 +79,23 @@ class EvalOptions:
         return "cuda_events" if self.device.startswith("cuda") else "monotonic_clock"
 
     @property
+    def pair_count(self) -> int:
+        """Paired batches actually run: never more than there are timed calls."""
+        return max(1, min(self.pairs, self.iterations))
+
+    @property
+    def batch_sizes(self) -> list[int]:
+        """Timed calls per pair: `iterations` split as evenly as possible."""
+        whole, extra = divmod(self.iterations, self.pair_count)
+        return [whole + (1 if p < extra else 0) for p in range(self.pair_count)]
+
+    @property
     def batch(self) -> int:
-        return max(1, math.ceil(self.iterations / max(1, self.pairs)))
+        return self.batch_sizes[0]
 
     @property
     def timed_calls(self) -> int:
-        return self.batch * max(1, self.pairs)
+        return sum(self.batch_sizes)
 
 
 @dataclass
@@ -250,7 +262,7 @@ class _Session:
                     changes.append(f"problem or harness file {path} was {how}")
         return changes
 
-    def _reference_child(self, budget: _Budget) -> Child:
+    def _reference_child(self) -> Child:
         if self.reference is None or self.reference.proc.poll() is not None:
             if self.reference is not None:
                 self.reference.close()
@@ -266,7 +278,7 @@ class _Session:
             )
             root = sandbox.SCRATCH if self.sandboxed else str(self.snapshot)
             self._ask_reference(
-                budget,
+                _Budget(STARTUP_S + self.options.timeout_s),  # start-up is not charged to a case
                 {
                     "op": "load",
                     "arena": self.reference_arena.handle(),
@@ -361,7 +373,8 @@ class _CaseRun:
         self.arena = Arena(self.layout.total_bytes, opts.device)
         self.sol = None
         try:
-            self.ref = s._reference_child(self.ref_budget)
+            self.report(ProgressEvent(self.report.number, self.report.total, self.case.uuid, "load", 0, 1))
+            self.ref = s._reference_child()
             self.sol = Child(
                 "solution",
                 scratch,
@@ -396,17 +409,19 @@ class _CaseRun:
     def _solution(self, message: dict, what: str) -> tuple[dict, int, int]:
         """Run one request on the thawed solution, freeze it again; (reply, parent-timed ns, of which
         ns its threads waited for a CPU)."""
+        # Starting the process and importing the solution get their own allowance, not the case's budget.
+        budget = _Budget(STARTUP_S + self.s.options.timeout_s) if message["op"] == "load" else self.sol_budget
         waited = self.sol.members.run_delay_ns()
         self.sol.thaw()
         started = time.monotonic()
         t0 = time.perf_counter_ns()
         try:
             self.sol.send(message)
-            reply = self.sol.receive(self.sol_budget.deadline(), what)
+            reply = self.sol.receive(budget.deadline(), what)
             elapsed = time.perf_counter_ns() - t0
             waited = self.sol.members.run_delay_ns() - waited
         finally:
-            self.sol_budget.spend(started)
+            budget.spend(started)
             if not self.sol.freeze():
                 self.seen.not_frozen = True
         if self.sol.pending():
@@ -482,7 +497,6 @@ class _CaseRun:
     def _protocol(self) -> None:
         opts, s = self.s.options, self.s
         uuid, number, total = self.case.uuid, self.report.number, self.report.total
-        self.report(ProgressEvent(number, total, uuid, "load", 0, 1))
         self._solution(
             {
                 "op": "load",
@@ -511,12 +525,12 @@ class _CaseRun:
                 self._make_inputs([(opts.rounds, "warmup", 0)])
             self._solution(self._batch_message(warm, False), "warm-up")
             self._reference(self._batch_message(warm, False))
-        timed = list(range(opts.rounds, opts.rounds + opts.batch))
-        started = time.monotonic()
-        for pair in range(opts.pairs):
-            eta = (time.monotonic() - started) / pair * (opts.pairs - pair) if pair else None
-            self.report(ProgressEvent(number, total, uuid, "timing", pair, opts.pairs, eta))
-            self._make_inputs([(slot, "timed", pair * opts.batch + j) for j, slot in enumerate(timed)])
+        started, first = time.monotonic(), 0
+        for pair, size in enumerate(opts.batch_sizes):
+            timed = list(range(opts.rounds, opts.rounds + size))
+            eta = (time.monotonic() - started) / pair * (opts.pair_count - pair) if pair else None
+            self.report(ProgressEvent(number, total, uuid, "timing", pair, opts.pair_count, eta))
+            self._make_inputs([(slot, "timed", first + j) for j, slot in enumerate(timed)])
             sides = ["reference", "solution"] if pair % 2 == 0 else ["solution", "reference"]
             figures = {}
             for side in sides:
@@ -536,7 +550,8 @@ class _CaseRun:
                     reference_waited_ns=figures["reference"][2],
                 )
             )
-            self._check_outputs([(timed[j], f"timed-{pair * opts.batch + j}") for j in picked])
+            self._check_outputs([(timed[j], f"timed-{first + j}") for j in picked])
+            first += size
         self.seen.timing_problem = timing_problem(self.pairs)
 
 
