@@ -193,3 +193,20 @@ def test_flagged_runs_are_kept_but_not_ranked_and_verified_runs_rank_with_an_int
     assert [e.run.run_id for e in group.entries] == [ids[clean_run]]
     assert group.entries[0].interval is not None  # the harness's raw samples give the bootstrap interval
     assert group.exclusion(ids[shaky_run]).reasons == (FLAGGED,)
+
+
+def test_an_unsandboxed_run_is_stored_as_reproducible_and_says_why(store):
+    from kernelindex.ingest.evaluations import store_evaluation
+    from kernelindex.ranking.evidence_facts import evidence_for_runs
+
+    suite = evaluate(problem("vector_add"), solution("vector_add_torch"), quick(sandbox="off", cases=["3a1f0e2c-0000-4000-8000-000000000001"]))
+    assert suite.cases[0].passed and not suite.sandboxed
+    records = evaluation_records(suite)
+    assert records.source[0] == "kernelindex-harness-unsandboxed"
+    with store.begin() as conn:
+        stored = store_evaluation(conn, records)
+    with store.begin() as conn:
+        levels = evidence_for_runs(conn, list(stored.run_ids))
+    assert {e.level for e in levels.values()} == {"reproducible"}
+    log = next(a for a in records.artifacts if a.digest == records.case_runs[0]["spec"]["evidence"]["logs"]["digest"])
+    assert b"sandbox: none (sandbox switched off" in log.content and b"reproducible, not verified" in log.content
