@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from harness_testkit import quick, solution
+
 from kernelindex.harness.formats import load_problem
 from kernelindex.harness.runner import evaluate
 
