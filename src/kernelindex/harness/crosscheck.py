@@ -12,8 +12,9 @@ Rules (each pair of batches, solution and reference, is judged on its own):
   figures that add up to more than the batch took (plus 1 µs per call of clock granularity);
 - inconsistent: per-call figures that add up to less than half of (batch time − run delay −
   allowance), where allowance = 2 × the reference's unaccounted time in its paired batch + 2 ms,
-  and run delay is the time the kernel says the side's threads sat runnable waiting for a CPU
-  (/proc schedstat; other load's doing, not theirs, and not something a process can fake).
+  and run delay is the time the kernel says the side's threads, or the parent's own thread,
+  sat runnable waiting for a CPU (/proc schedstat; other load's doing, not theirs, and not
+  something a process can fake).
 A run with any impossible pair, or with more than half of its pairs inconsistent, is a
 suspected reward hack. Noise (a preemption between two calls) hits a pair now and then; a
 fake hits every pair.

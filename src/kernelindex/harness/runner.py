@@ -411,7 +411,7 @@ class _CaseRun:
         ns its threads waited for a CPU)."""
         # Starting the process and importing the solution get their own allowance, not the case's budget.
         budget = _Budget(STARTUP_S + self.s.options.timeout_s) if message["op"] == "load" else self.sol_budget
-        waited = self.sol.members.run_delay_ns()
+        waited = self.sol.members.run_delay_ns() + sandbox.own_run_delay_ns()
         self.sol.thaw()
         started = time.monotonic()
         t0 = time.perf_counter_ns()
@@ -419,7 +419,7 @@ class _CaseRun:
             self.sol.send(message)
             reply = self.sol.receive(budget.deadline(), what)
             elapsed = time.perf_counter_ns() - t0
-            waited = self.sol.members.run_delay_ns() - waited
+            waited = self.sol.members.run_delay_ns() + sandbox.own_run_delay_ns() - waited
         finally:
             budget.spend(started)
             if not self.sol.freeze():
@@ -442,10 +442,11 @@ class _CaseRun:
         return reply, elapsed, waited
 
     def _reference(self, message: dict) -> tuple[dict, int, int]:
-        waited = self.ref.members.run_delay_ns()
+        waited = self.ref.members.run_delay_ns() + sandbox.own_run_delay_ns()
         t0 = time.perf_counter_ns()
         reply = self.s._ask_reference(self.ref_budget, message)
-        return reply, time.perf_counter_ns() - t0, self.ref.members.run_delay_ns() - waited
+        elapsed = time.perf_counter_ns() - t0
+        return reply, elapsed, self.ref.members.run_delay_ns() + sandbox.own_run_delay_ns() - waited
 
     def _make_inputs(self, calls: list[tuple[int, str, int]]) -> None:
         """The reference makes the inputs in its slots; the parent keeps a copy and fills the solution's."""

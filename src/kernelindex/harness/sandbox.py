@@ -196,6 +196,16 @@ class Members:
             time.sleep(0.01)
 
 
+def own_run_delay_ns() -> int:
+    """The calling thread's run delay: how long the parent itself waited for a CPU (for example to
+    wake up when a reply arrived), which is no side's doing either."""
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            return int(f.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def _state(pid: int) -> str | None:
     try:
         with open(f"/proc/{pid}/stat") as f:
