@@ -1,11 +1,15 @@
-"""Harness overhead per case on CPU, against the raw cost of calling the reference once.
+"""Harness overhead per case on CPU, against the raw cost of calling the reference once, and the
+spread of timing with interleaved against back-to-back batches.
 
 Measured in one run, on the vector-add and softmax fixture problems:
   - raw: one reference call in this process (median of many), input generation, one comparison;
-  - process start: a worker forked from the fork server vs a fresh `python -I` interpreter;
-  - whole case: `evaluate` of one case with the default protocol (10 rounds, 10 warm-up,
-    50 timed calls, 5 timed checks) in both start modes, and what is left once the calls
-    themselves (solution + reference, 2 × 60 + 15) are taken out.
+  - process start: a child forked from the fork server, a fresh `python -I` interpreter, and a
+    fresh interpreter inside a bubblewrap sandbox (what a verified run pays per case);
+  - whole case: `evaluate` of one case with the default protocol (10 rounds, 10 warm-up, 50 timed
+    calls in 10 paired batches) unsandboxed (fork server) and sandboxed;
+  - spread: p95/p05 of the solution's per-call samples and the spread (max/min) of the case's
+    speedup over repeated evaluations, timed interleaved (10 paired batches, A/B/B/A...) against
+    back-to-back (1 batch: every reference call, then every solution call).
 Run: .venv/bin/python benchmarks/harness_overhead.py [--repeats 3]
 """
 
@@ -24,10 +28,12 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from kernelindex.harness import sandbox  # noqa: E402
+from kernelindex.harness.arena import Arena  # noqa: E402
 from kernelindex.harness.compare import compare_output  # noqa: E402
 from kernelindex.harness.formats import load_problem, load_solution  # noqa: E402
 from kernelindex.harness.inputs import load_reference, make_inputs  # noqa: E402
-from kernelindex.harness.isolation import SPAWN_VARIABLE, Worker  # noqa: E402
+from kernelindex.harness.isolation import SPAWN_VARIABLE, Child  # noqa: E402
 from kernelindex.harness.runner import EvalOptions, evaluate  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "harness" / "fixtures"
@@ -56,24 +62,30 @@ def raw_costs(problem) -> dict:
     }
 
 
-def start_cost(spawn: bool, repeats: int) -> float:
-    os.environ[SPAWN_VARIABLE] = "1" if spawn else "0"
-    definition = FIXTURES / "problems" / "vector_add" / "definition.json"
+def start_cost(mode: str, repeats: int) -> float:
+    """Seconds from asking for a reference child to its first reply (it has imported torch and the harness)."""
+    os.environ[SPAWN_VARIABLE] = "1" if mode == "fresh interpreter" else "0"
+    problem_dir = FIXTURES / "problems" / "vector_add"
+    sandboxed = mode == "sandboxed"
+    root = sandbox.SCRATCH if sandboxed else str(problem_dir)
     times = []
     with tempfile.TemporaryDirectory() as folder:
         for i in range(repeats):
+            arena = Arena(1 << 16, "cpu")
             t0 = time.perf_counter()
-            worker = Worker("reference", Path(folder), Path(folder) / f"log{i}", 16 << 30, "cpu")
-            reply = worker.request({"op": "start", "device": "cpu", "definition_path": str(definition)}, time.monotonic() + 120)
+            child = Child("reference", problem_dir, Path(folder) / f"log{i}", 16 << 30, "cpu", arena, sandboxed, writable=False)
+            reply = child.request({"op": "load", "arena": arena.handle(), "device": "cpu",
+                                   "definition_path": f"{root}/definition.json", "problem_root": root}, time.monotonic() + 120)
             times.append(time.perf_counter() - t0)
             assert reply["ok"], reply
-            worker.close()
+            child.close()
+            arena.close()
     return statistics.median(times)
 
 
-def case_cost(problem, solution, spawn: bool, repeats: int) -> float:
-    os.environ[SPAWN_VARIABLE] = "1" if spawn else "0"
-    options = EvalOptions(cases=[problem.cases[0].uuid])
+def case_cost(problem, solution, mode: str, repeats: int) -> float:
+    os.environ[SPAWN_VARIABLE] = "0"
+    options = EvalOptions(cases=[problem.cases[0].uuid], sandbox="required" if mode == "sandboxed" else "off")
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -83,16 +95,30 @@ def case_cost(problem, solution, spawn: bool, repeats: int) -> float:
     return statistics.median(times)
 
 
+def spread_figures(problem, solution, pairs: int, repeats: int) -> tuple[float, float, float]:
+    """(median p95/p05 of per-call samples, max/min of the speedup over repeats, median interval width)."""
+    options = EvalOptions(cases=[problem.cases[0].uuid], pairs=pairs, sandbox="off")
+    spreads, speedups, widths = [], [], []
+    for _ in range(repeats):
+        case = evaluate(problem, solution, options).cases[0]
+        assert case.passed, case.log
+        spreads.append(case.latency.p95 / case.latency.p05)
+        speedups.append(case.score.speedup)
+        if case.speedup:
+            widths.append(case.speedup.relative_width)
+    return statistics.median(spreads), max(speedups) / min(speedups), statistics.median(widths) if widths else float("nan")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     torch.set_num_threads(1)
     print(f"torch {torch.__version__}, {os.cpu_count()} CPUs, repeats {args.repeats}")
-    fork_start, spawn_start = start_cost(False, args.repeats * 2), start_cost(True, args.repeats)
-    print(f"worker start: fork server {fork_start * 1e3:8.1f} ms | fresh interpreter {spawn_start * 1e3:8.1f} ms "
-          f"({spawn_start / fork_start:.0f}x)")
-    calls = 2 * (10 + 10 + 50) + 15  # solution and reference calls, plus the reference for 5 timed checks
+    starts = {mode: start_cost(mode, args.repeats) for mode in ("fork server", "fresh interpreter", "sandboxed")}
+    print("child start: " + " | ".join(f"{mode} {value * 1e3:8.1f} ms" for mode, value in starts.items())
+          + f"  (sandboxed / fork server {starts['sandboxed'] / starts['fork server']:.0f}x)")
+    calls = 2 * (10 + 10 + 50)  # solution and reference calls (the reference's timed outputs are the checks' references)
     for problem_name, solution_name in PAIRS:
         problem = load_problem(FIXTURES / "problems" / problem_name)
         solution = load_solution(FIXTURES / "solutions" / solution_name / "solution.json")
@@ -101,13 +127,14 @@ def main() -> None:
         print(f"\n{problem_name} (case {problem.cases[0].uuid[:8]}, axes {problem.cases[0].axes})")
         for name, value in raw.items():
             print(f"  {name:18s} {value * 1e6:10.1f} us  ({value / ref:8.1f}x one reference call)")
-        for spawn in (False, True):
-            total = case_cost(problem, solution, spawn, args.repeats)
-            calls_cost = calls * ref
-            label = "fresh interpreter" if spawn else "fork server"
-            print(f"  whole case, {label:17s} {total * 1e3:9.1f} ms = {total / ref:9.0f}x one reference call; "
-                  f"overhead beyond {calls} calls: {(total - calls_cost) * 1e3:8.1f} ms")
-
+        for mode in ("fork server", "sandboxed"):
+            total = case_cost(problem, solution, mode, args.repeats)
+            print(f"  whole case, {mode:11s} {total * 1e3:9.1f} ms = {total / ref:9.0f}x one reference call; "
+                  f"overhead beyond {calls} calls: {(total - calls * ref) * 1e3:8.1f} ms")
+        for label, pairs in (("interleaved, 10 pairs", 10), ("back-to-back, 1 pair", 1)):
+            p95p05, drift, width = spread_figures(problem, solution, pairs, args.repeats)
+            print(f"  {label:22s} per-call p95/p05 {p95p05:6.2f} | speedup max/min over {args.repeats} evals {drift:5.2f} "
+                  f"| 95% interval width / speedup {width:5.2f}")
 
 if __name__ == "__main__":
     main()

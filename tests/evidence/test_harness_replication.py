@@ -14,8 +14,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from kernelindex.harness.formats import load_problem, load_solution
-from kernelindex.harness.records import record_evaluation
+from kernelindex.harness.records import evaluation_records
 from kernelindex.harness.runner import EvalOptions, evaluate
+from kernelindex.ingest.evaluations import store_evaluation
 from kernelindex.ranking.evidence_facts import evidence_for_runs
 from kernelindex.records.signing import new_private_key
 from kernelindex.store.database import open_store
@@ -29,13 +30,16 @@ def test_two_harness_runners_make_the_suite_run_replicated(tmp_path):
     solution = FIXTURES / "solutions" / "vector_add_torch" / "solution.json"
     if not problem.is_dir() or not solution.is_file():
         pytest.skip("the harness test fixtures (vector_add) are absent")
-    options = EvalOptions(rounds=2, warmup=2, iterations=6, timed_checks=2, timeout_s=120)
+    options = EvalOptions(rounds=2, warmup=2, iterations=6, pairs=3, timed_checks=1, timeout_s=120)
     store = open_store(f"sqlite:///{tmp_path / 'harness.db'}")
     stored = []
     for host in ("runner-host-a", "runner-host-b"):
         suite = evaluate(load_problem(problem), load_solution(solution), options)
         assert suite.score.passed, [case.log for case in suite.cases]
-        stored.append(record_evaluation(store, suite, runner_host=host, private_key=new_private_key()))
+        records = evaluation_records(suite)
+        records.runner_host = host  # two machines, simulated on one
+        with store.begin() as conn:
+            stored.append(store_evaluation(conn, records, new_private_key()))
     first, second = (s.suite_run_digest for s in stored)
     assert first != second
     with store.begin() as conn:

@@ -64,7 +64,8 @@ def test_correct_solutions_pass(correct_results, pair):
         assert result.status == "PASSED", result.log
         assert len(result.samples_ns) == QUICK["iterations"] and len(result.reference_samples_ns) == QUICK["iterations"]
         assert result.checked_calls[: QUICK["rounds"]] == [f"round-{r}" for r in range(QUICK["rounds"])]
-        assert len([c for c in result.checked_calls if c.startswith("timed-")]) == QUICK["timed_checks"]
+        assert len([c for c in result.checked_calls if c.startswith("timed-")]) == QUICK["timed_checks"] * QUICK["pairs"]
+        assert len(result.pairs) == QUICK["pairs"] and result.speedup.low <= result.speedup.value <= result.speedup.high
         assert result.latency.min <= result.latency.median <= result.latency.max
         assert result.latency.ci95_low <= result.latency.median <= result.latency.ci95_high
         assert result.score.speedup == pytest.approx(result.reference_latency.median / result.latency.median)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from harness_testkit import PROBLEMS, SOLUTIONS, problem, quick, solution
 from typer.testing import CliRunner
 
-from harness_testkit import PROBLEMS, SOLUTIONS, problem, quick, solution
-from kernelindex.harness.records import evaluation_records, problem_records, record_evaluation
+from kernelindex.harness.records import evaluation_records, problem_records
 from kernelindex.harness.runner import evaluate
 from kernelindex.records.canonical import digest
 from kernelindex.records.models import parse_record
@@ -24,6 +24,13 @@ def store(tmp_path):
     from kernelindex.store import open_store
 
     return open_store(str(tmp_path / "ki.db"))
+
+
+def record_evaluation(store, suite, private_key=None):
+    from kernelindex.ingest.evaluations import store_evaluation
+
+    with store.begin() as conn:
+        return store_evaluation(conn, evaluation_records(suite), private_key)
 
 
 def test_problem_records_link_up():
@@ -54,6 +61,9 @@ def test_evaluation_records_are_valid_and_carry_the_evidence(moe_suite):
     protocol = records.protocol["spec"]
     assert protocol["harness"]["name"] == "kernelindex-harness" and protocol["measurement"]["timer"] == "monotonic_clock"
     assert protocol["measurement"]["warmupIterations"] == 2 and protocol["measurement"]["measuredIterations"] == 8
+    assert json.loads(raw.content)["inputNonce"] == moe_suite.nonce and len(moe_suite.nonce) == 32
+    log = next(a for a in records.artifacts if a.digest == run["evidence"]["logs"]["digest"])
+    assert moe_suite.nonce.encode() in log.content and b"sandbox: bubblewrap" in log.content
     env = records.environment["spec"]
     assert env["software"]["framework"]["name"] == "pytorch" and env["hardware"]["product"]
     suite = records.suite_run["spec"]
@@ -82,7 +92,7 @@ def test_runs_recorded_with_a_runner_key_are_signed_by_it(moe_suite, store):
     from kernelindex.records.signing import key_id, new_private_key
 
     key = new_private_key()
-    stored = record_evaluation(store, moe_suite, private_key=key)
+    stored = record_evaluation(store, moe_suite, key)
     with store.begin() as conn:
         evidence = evidence_for_runs(conn, list(stored.run_ids))
     assert {e.level for e in evidence.values()} == {"verified"}
@@ -118,3 +128,85 @@ def test_cli_eval_refuses_bad_files_and_fails_on_failed_cases(tmp_path):
     result = CliRunner().invoke(app, ["eval", str(PROBLEMS / "broken_reference"), "--solution", str(SOLUTIONS / "vector_add_torch" / "solution.json"),
                                       "--rounds", "1", "--warmup", "1", "--iterations", "2"])
     assert result.exit_code == 1 and "INVALID_REFERENCE" in result.output
+
+
+def test_every_artifact_a_run_names_downloads_with_its_real_content(moe_suite, store):
+    import hashlib
+
+    from fastapi.testclient import TestClient
+
+    from kernelindex.web.app import create_app
+
+    records = evaluation_records(moe_suite)
+    with store.begin() as conn:
+        from kernelindex.ingest.evaluations import store_evaluation
+
+        store_evaluation(conn, records)
+    empty = "sha256:" + hashlib.sha256(b"").hexdigest()
+    named = [ref for run in [*records.case_runs, records.suite_run] for ref in run["spec"]["evidence"].values()]
+    named.append({"digest": records.implementation["spec"]["source"]["contentDigest"]})
+    with TestClient(create_app(store=store)) as client:
+        for ref in named:
+            assert ref["digest"] != empty
+            got = client.get(f"/artifacts/{ref['digest']}")
+            assert got.status_code == 200, (ref, got.text[:200])
+            assert "sha256:" + hashlib.sha256(got.content).hexdigest() == ref["digest"]
+        log = client.get(records.case_runs[0]["spec"]["evidence"]["logs"]["uri"])
+        assert log.headers["content-type"].startswith("text/plain") and b"input nonce" in log.content
+        assert client.get("/artifacts/sha256:" + "0" * 64).status_code == 404
+        assert client.get("/artifacts/not-a-digest").status_code == 400
+        page = client.get(f"/r/{digest(records.case_runs[0])}")
+        assert page.status_code == 200 and f'href="/artifacts/{named[0]["digest"]}"' in page.text
+
+
+def test_a_partial_run_is_filed_under_its_own_suite(moe_suite):
+    from dataclasses import replace
+
+    partial = replace(moe_suite, cases=moe_suite.cases[:1])
+    records = evaluation_records(partial)
+    full = evaluation_records(moe_suite)
+    assert records.suite_run["spec"]["workloadDigest"] == digest(records.suite) != digest(full.suite)
+    assert [c["externalId"] for c in records.suite["spec"]["cases"]] == [moe_suite.cases[0].case.uuid]
+    assert "-of-2-" in records.suite["metadata"]["name"] and records.suite in records.records()
+
+
+def test_flagged_runs_are_kept_but_not_ranked_and_verified_runs_rank_with_an_interval(moe_suite, store):
+    from dataclasses import replace
+
+    from sqlalchemy import select
+
+    from kernelindex.ingest.evaluations import store_evaluation
+    from kernelindex.ranking.cohort import FLAGGED, rank_group
+    from kernelindex.ranking.reads import rank_inputs
+    from kernelindex.store.tables import runs
+
+    clean = replace(moe_suite, cases=[replace(c, flags=[]) for c in moe_suite.cases])
+    shaky = replace(moe_suite, cases=[replace(c, flags=["unstable"]) for c in moe_suite.cases])
+    with store.begin() as conn:
+        kept = store_evaluation(conn, evaluation_records(clean))
+        flagged = store_evaluation(conn, evaluation_records(shaky))
+    clean_run, shaky_run = kept.case_run_digests[0], flagged.case_run_digests[0]
+    with store.begin() as conn:
+        ids = dict(conn.execute(select(runs.c.run_digest, runs.c.id).where(runs.c.run_digest.in_([clean_run, shaky_run]))).all())
+        key = conn.scalar(select(runs.c.comparison_key).where(runs.c.run_digest == clean_run))
+        group = rank_group([r for r in rank_inputs(conn, [key]) if r.run_id in ids.values()])
+    assert [e.run.run_id for e in group.entries] == [ids[clean_run]]
+    assert group.entries[0].interval is not None  # the harness's raw samples give the bootstrap interval
+    assert group.exclusion(ids[shaky_run]).reasons == (FLAGGED,)
+
+
+def test_an_unsandboxed_run_is_stored_as_reproducible_and_says_why(store):
+    from kernelindex.ingest.evaluations import store_evaluation
+    from kernelindex.ranking.evidence_facts import evidence_for_runs
+
+    suite = evaluate(problem("vector_add"), solution("vector_add_torch"), quick(sandbox="off", cases=["3a1f0e2c-0000-4000-8000-000000000001"]))
+    assert suite.cases[0].passed and not suite.sandboxed
+    records = evaluation_records(suite)
+    assert records.source[0] == "kernelindex-harness-unsandboxed"
+    with store.begin() as conn:
+        stored = store_evaluation(conn, records)
+    with store.begin() as conn:
+        levels = evidence_for_runs(conn, list(stored.run_ids))
+    assert {e.level for e in levels.values()} == {"reproducible"}
+    log = next(a for a in records.artifacts if a.digest == records.case_runs[0]["spec"]["evidence"]["logs"]["digest"])
+    assert b"sandbox: none (sandbox switched off" in log.content and b"reproducible, not verified" in log.content

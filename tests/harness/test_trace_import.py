@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from harness_testkit import PROBLEMS, SOLUTIONS
 
 LINE = {
@@ -32,6 +31,7 @@ def _write(tmp_path, lines):
 
 
 def test_traces_become_reported_runs_linked_to_the_problem(tmp_path, store):
+    from kernelindex.harness.records import trace_links
     from kernelindex.ingest.traces import import_traces
     from kernelindex.ranking.evidence_facts import evidence_for_runs
     from kernelindex.store.reads.runs import RunFilter, list_runs
@@ -41,14 +41,15 @@ def test_traces_become_reported_runs_linked_to_the_problem(tmp_path, store):
     second["evaluation"]["status"] = "REWARD_HACK"
     del second["evaluation"]["performance"]
     path = _write(tmp_path, [LINE, second])
-    report = import_traces(store, path, problem=PROBLEMS / "vector_add", solution=SOLUTIONS / "vector_add_torch" / "solution.json")
+    links = trace_links(PROBLEMS / "vector_add", SOLUTIONS / "vector_add_torch" / "solution.json")
+    report = import_traces(store, path, links=links)
     assert report.added["runs"] == 2 and report.added["operations"] == 1
     with store.begin() as conn:
         runs, _ = list_runs(conn, RunFilter(source="upstream-trace", limit=10))
         assert sorted(r["status"] for r in runs) == ["passed", "suspected_reward_hack"]
         levels = evidence_for_runs(conn, [r["run_digest"] if "run_digest" in r else r["runDigest"] for r in runs])
         assert {e.level for e in levels.values()} == {"reported"}
-    again = import_traces(store, path, problem=PROBLEMS / "vector_add", solution=SOLUTIONS / "vector_add_torch" / "solution.json")
+    again = import_traces(store, path, links=links)
     assert again.added["runs"] == 0 and again.present["runs"] == 2
 
 

@@ -18,7 +18,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from kernelindex.harness.formats import load_problem
-from kernelindex.harness.records import import_problem, records_for
+from kernelindex.harness.records import problem_records, records_for
+from kernelindex.ingest.evaluations import import_problem_folder
 from kernelindex.ingest.bundles import import_bundles
 from kernelindex.problems import LOAD_BALANCE_BWD, TOKEN_SCATTER_BWD
 from kernelindex.records.canonical import digest
@@ -53,7 +54,7 @@ def world(tmp_path_factory):
     scatter = records_for(load_problem(TOKEN_SCATTER_BWD))
     balance = records_for(load_problem(LOAD_BALANCE_BWD))
     for pack in (TOKEN_SCATTER_BWD, LOAD_BALANCE_BWD):
-        import_problem(store, pack)
+        import_problem_folder(store, pack, problem_records)
     ids: dict[str, str] = {}
     with store.begin() as conn:
         w = Writer(conn)

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import typer
 
+from kernelindex.cli import evaluate as eval_cli
 from kernelindex.cli import imports
 from kernelindex.cli import serve as serve_cli
 from kernelindex.cli.common import Db, open_store_or_fail
-from kernelindex.cli.evaluate import recorded_summary
 
 
 def demo(
@@ -46,12 +46,10 @@ def _demo_rerun(db: str | None) -> None:
     from kernelindex.harness.runner import EvalOptions, evaluate
     from kernelindex.kernels import LOAD_BALANCE_BWD as solution_path
     from kernelindex.problems import LOAD_BALANCE_BWD as problem_path
-    from kernelindex.services.evaluations import record_evaluation
 
     problem, solution = load_problem(problem_path), load_solution(solution_path)
     options = EvalOptions(device="cpu", rounds=3, warmup=5, iterations=20, cases=DEMO_CASES)
-    suite = evaluate(problem, solution, options,
-                     progress=lambda r: typer.echo(f"rerun {r.case.uuid[:8]}: {r.status}", err=True))
-    summary = recorded_summary(record_evaluation(open_store_or_fail(db), suite))
+    suite = evaluate(problem, solution, options, progress=eval_cli.progress_printer())
+    summary = eval_cli.record_suite(open_store_or_fail(db), suite)
     typer.echo(f"controlled rerun: {sum(r.passed for r in suite.cases)}/{len(suite.cases)} cases passed; {summary}",
                err=True)

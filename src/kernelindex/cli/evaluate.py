@@ -24,6 +24,8 @@ def eval_command(
     iterations: int = typer.Option(50, min=1, help="timed calls"),
     timeout: float = typer.Option(300.0, min=0.1, help="seconds per case and process"),
     memory_mb: int = typer.Option(16384, "--memory-mb", min=64, help="memory limit of each worker process"),
+    pairs: int = typer.Option(10, min=1, help="paired batches of timed calls (reference and solution interleaved)"),
+    sandbox: str = typer.Option("auto", help="auto (bubblewrap when it works), required, or off (then: reproducible)"),
 ) -> None:
     """Run a solution on a problem in isolated processes; print a table; exit 0 only if every case passed."""
     from rich.console import Console
@@ -36,10 +38,13 @@ def eval_command(
     if not re.fullmatch(r"cpu|cuda(:\d+)?", device):
         err.print(f"error: --device must be cpu or cuda[:N], not {device!r}", markup=False)
         raise typer.Exit(2)
+    if sandbox not in ("auto", "required", "off"):
+        err.print(f"error: --sandbox must be auto, required or off, not {sandbox!r}", markup=False)
+        raise typer.Exit(2)
     try:
         loaded_problem, loaded_solution = load_problem(problem), load_solution(solution)
         options = EvalOptions(device=device, rounds=rounds, warmup=warmup, iterations=iterations, timeout_s=timeout,
-                              memory_limit_mb=memory_mb, cases=cases or None)
+                              memory_limit_mb=memory_mb, cases=cases or None, pairs=pairs, sandbox=sandbox)
         if options.cases:
             for uuid in options.cases:
                 loaded_problem.case(uuid)
@@ -60,19 +65,68 @@ def eval_command(
         if int(device.partition(":")[2] or 0) >= torch.cuda.device_count():
             err.print(f"error: --device {device}: this machine has {torch.cuda.device_count()} GPU(s)", markup=False)
             raise typer.Exit(1)
-    suite = evaluate(loaded_problem, loaded_solution, options,
-                     progress=lambda r: err.print(f"{r.case.uuid[:8]} {r.status}", markup=False))
+    try:
+        with EvalProgress(err) as shown:
+            suite = evaluate(loaded_problem, loaded_solution, options, progress=shown.update)
+    except RuntimeError as exc:  # sandbox "required" and none can be made
+        err.print(f"error: {exc}", markup=False)
+        raise typer.Exit(1) from None
+    if not suite.sandboxed:
+        err.print(f"warning: no sandbox ({suite.sandbox_note}): these runs are reproducible, not verified",
+                  markup=False)
     render(suite, Console())
     if output:
         write_traces(suite, output)
     if record:
-        from kernelindex.services.evaluations import record_evaluation
-
-        Console().print(recorded_summary(record_evaluation(store, suite, private_key=private_key)), markup=False)
+        Console().print(record_suite(store, suite, private_key), markup=False)
     raise typer.Exit(0 if all(r.passed for r in suite.cases) else 1)
 
 
-def recorded_summary(recorded) -> str:
-    """What an evaluation stored, in one line that ends with the suite run's digest (to copy as is)."""
-    return (f"stored {recorded.new_runs} new run(s) as verified evidence ({len(recorded.leader_events)} "
+def record_suite(store, suite, private_key=None) -> str:
+    """Store an evaluation, sign its runs and append the leader changes it caused, in one
+    transaction (the services' use case); say what was stored."""
+    from kernelindex.services.evaluations import record_evaluation
+
+    recorded = record_evaluation(store, suite, private_key=private_key)
+    return (f"stored {recorded.new_runs} new run(s) as {recorded.level} evidence ({len(recorded.leader_events)} "
             f"comparison group(s) with a new leader); suite run {recorded.stored.suite_run_digest}")
+
+
+class EvalProgress:
+    """A Rich progress bar per case: phase, calls or pairs done, and an estimate once timing has begun."""
+
+    def __init__(self, console):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.console = console
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("{task.fields[eta]}"), TimeElapsedColumn(), console=console, transient=False)
+        self.tasks: dict[str, int] = {}
+
+    def __enter__(self):
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.bar.__exit__(*exc)
+
+    def update(self, event) -> None:
+        label = f"case {event.case_number + 1}/{event.cases} {event.uuid[:8]}"
+        if event.uuid not in self.tasks:
+            self.tasks[event.uuid] = self.bar.add_task(label, total=event.total, eta="")
+        task = self.tasks[event.uuid]
+        if event.phase == "done":
+            verdict = event.result.status if event.result else ""
+            self.bar.update(task, description=f"{label} {verdict}", completed=1, total=1, eta="")
+            return
+        eta = f"~{event.eta_s:.0f}s left" if event.eta_s is not None else ""
+        self.bar.update(task, description=f"{label} {event.phase}", completed=event.done, total=max(1, event.total),
+                        eta=eta)
+
+
+def progress_printer():
+    """A plain progress callback: one line per finished case."""
+    def show(event) -> None:
+        if event.phase == "done" and event.result is not None:
+            typer.echo(f"rerun {event.uuid[:8]}: {event.result.status}", err=True)
+    return show

@@ -3,5 +3,6 @@ case in an isolated process against a reference computed elsewhere, checks for r
 times with spread and uncertainty, scores, and writes trace lines and KernelIndex records.
 
 Entry points: `formats.load_problem`, `formats.load_solution`, `runner.evaluate`,
-`runner.write_traces`, `records.record_evaluation`, `records.problem_records`.
+`runner.write_traces`, `records.evaluation_records` (pure; `ingest.evaluations.store_evaluation`
+stores what it builds), `records.problem_records`.
 """

@@ -21,7 +21,7 @@ import time
 import traceback
 
 _lock = threading.Lock()
-_server: "ForkServer | None" = None
+_server: ForkServer | None = None
 
 
 class ForkServer:
@@ -45,9 +45,10 @@ class ForkServer:
             raise OSError("the fork server ended")
         return json.loads(data)
 
-    def spawn(self, role: str, cwd: str, env: dict, memory_limit: int | None, request_r: int, reply_w: int, log_fd: int) -> "Forked":
-        reply = self._call({"op": "spawn", "role": role, "cwd": cwd, "env": env, "limit": memory_limit},
-                           [request_r, reply_w, log_fd])
+    def spawn(self, role: str, cwd: str, env: dict, memory_limit: int | None, request_r: int, reply_w: int, log_fd: int,
+              arena_fd: int | None = None) -> Forked:
+        fds = [request_r, reply_w, log_fd] + ([arena_fd] if arena_fd is not None else [])
+        reply = self._call({"op": "spawn", "role": role, "cwd": cwd, "env": env, "limit": memory_limit}, fds)
         return Forked(self, reply["pid"])
 
     def status(self, pid: int) -> int | None:
@@ -92,7 +93,7 @@ def serve(fd: int, run_worker) -> None:
     codes: dict[int, int] = {}
     while True:
         try:
-            data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 3)
+            data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 4)
         except ConnectionResetError:
             return
         if not data:
@@ -111,7 +112,7 @@ def serve(fd: int, run_worker) -> None:
         elif request["op"] == "status":
             sock.send(json.dumps({"code": codes.get(request["pid"])}).encode())
         elif request["op"] == "spawn":
-            request_r, reply_w, log_fd = fds
+            request_r, reply_w, log_fd, *arena = fds
             pid = os.fork()
             if pid == 0:
                 code = 1
@@ -127,7 +128,7 @@ def serve(fd: int, run_worker) -> None:
                     os.close(log_fd)
                     os.environ.clear()
                     os.environ.update(request["env"])
-                    run_worker(request["role"], request_r, reply_w)
+                    run_worker(request["role"], request_r, reply_w, arena[0] if arena else None)
                     code = 0
                 except BaseException:
                     traceback.print_exc()

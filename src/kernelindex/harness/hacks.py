@@ -1,9 +1,9 @@
-"""What the solution process checks around every call to catch results that are not honest.
+"""What the solution process notices about itself: replaced functions and process-wide switches.
 
-Snapshots are taken before the solution is imported; the checks compare against them after the
-import and after every call. The checks run in the solution's own process, so they stop the
-known tricks (swapped timers, process-wide switches, late work, fake tensors, mutated inputs);
-they cannot stop code that rewrites the checks themselves, which the report says plainly.
+Snapshots are taken before the solution is imported and compared after every batch. These run
+in the solution's own process, so they decide nothing (the solution could rewrite them); what
+they notice goes into the case's log for a reader. The parent's own checks (`judgement.py`)
+decide the verdict.
 """
 
 from __future__ import annotations
@@ -92,33 +92,3 @@ class SwitchGuard:
     def changed(self) -> list[str]:
         now = _switches(self._torch)
         return [f"changed process-wide switch {k}: {v} -> {now.get(k)}" for k, v in self._before.items() if now.get(k) != v]
-
-
-def output_problems(torch, value, device: str) -> list[str]:
-    """A result must be a plain, materialised tensor on the target device."""
-    if not isinstance(value, torch.Tensor):
-        return []
-    problems = []
-    if type(value) is not torch.Tensor:
-        problems.append(f"returned a {type(value).__module__}.{type(value).__qualname__}, not a plain torch.Tensor")
-    elif value.is_meta or value.device.type == "meta":
-        problems.append("returned a meta tensor (no data)")
-    elif value.device.type != torch.device(device).type:
-        problems.append(f"returned a tensor on {value.device}, expected {device}")
-    else:
-        try:
-            storage = value.untyped_storage()
-            if value.numel() and storage.data_ptr() == 0:
-                problems.append("returned a tensor without storage")
-        except Exception as exc:
-            problems.append(f"returned a tensor without usable storage ({exc})")
-    return problems
-
-
-def same_bits(torch, a, b) -> bool:
-    """Bit-for-bit equality (NaN equals NaN), for 'did this change' questions."""
-    if not isinstance(a, torch.Tensor):
-        return a == b
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    return bool(torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8)))

@@ -1,9 +1,10 @@
 """Inputs of one call, reproducible from (case uuid, purpose, index) alone.
 
-Each input gets its own generator seeded from sha256(uuid, purpose, index, input name), so a
+Each input gets its own generator seeded from sha256(uuid, purpose, index, input name, nonce), so a
 case's inputs do not depend on the cases run before it, on the order inputs are drawn, or on
-any random numbers the solution draws. The reference process regenerates exactly the inputs
-the solution saw from the same key, so tensors never travel between the two processes.
+any random numbers the solution draws. The nonce is a fresh secret of each evaluation (stored
+with its records afterwards), so a solution cannot predict its inputs, yet anyone can regenerate
+them later.
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ _PROB = re.compile(r"(^|_)(probs?|probabilities)($|_)")
 _WEIGHT = re.compile(r"(^|_)(weights?|w\d*)($|_)")
 
 
-def seed_for(uuid: str, purpose: str, index: int, name: str = "") -> int:
-    """A 63-bit seed; purpose is 'round', 'warmup' or 'timed'."""
-    digest = hashlib.sha256(f"{uuid}\x1f{purpose}\x1f{index}\x1f{name}".encode()).digest()
+def seed_for(uuid: str, purpose: str, index: int, name: str = "", nonce: str = "") -> int:
+    """A 63-bit seed; purpose is 'round', 'warmup' or 'timed'; `nonce` is the evaluation's secret."""
+    key = f"{uuid}\x1f{purpose}\x1f{index}\x1f{name}" + (f"\x1f{nonce}" if nonce else "")
+    digest = hashlib.sha256(key.encode()).digest()
     return int.from_bytes(digest[:8], "big") & ((1 << 63) - 1)
 
 
@@ -75,8 +77,9 @@ def make_inputs(
     device: str,
     problem_root: str | Path,
     reference: types.ModuleType | None = None,
+    nonce: str = "",
 ) -> dict[str, Any]:
-    """The inputs of one call, in the definition's order."""
+    """The inputs of one call, in the definition's order (unpredictable without the evaluation's nonce)."""
     import torch
 
     axis_values = definition.resolve_axes(case.axes, f"case {case.uuid}")
@@ -88,7 +91,7 @@ def make_inputs(
         fn = getattr(reference, definition.custom_inputs_entrypoint)
         devices = [torch.device(device)] if torch.device(device).type == "cuda" else []
         with torch.random.fork_rng(devices=devices):
-            torch.manual_seed(seed_for(case.uuid, purpose, index, "<custom>"))
+            torch.manual_seed(seed_for(case.uuid, purpose, index, "<custom>", nonce))
             custom = fn({**axis_values, **scalars}, device)
     result = {}
     for name, spec in definition.inputs.items():
@@ -112,5 +115,5 @@ def make_inputs(
             file = Path(given.path) if Path(given.path).is_absolute() else Path(problem_root) / given.path
             result[name] = load_file(str(file), device=str(device))[given.tensor_key]
         else:
-            result[name] = _random_tensor(torch, spec, shape, axis_values, device, seed_for(case.uuid, purpose, index, name))
+            result[name] = _random_tensor(torch, spec, shape, axis_values, device, seed_for(case.uuid, purpose, index, name, nonce))
     return result

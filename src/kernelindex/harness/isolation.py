@@ -1,9 +1,10 @@
-"""Parent side of a worker process: start it fenced off, talk to it, and end it on time.
+"""Parent side of a child process: start it (sandboxed when possible), talk to it, freeze it,
+and end it with everything it started.
 
-A worker gets its own session (so a kill takes every process it started), an address-space
-limit on CPU runs, a resident-memory watch on every run, a deadline, and two private pipes.
-Whatever happens inside (a crash, a hang, a sticky device error) ends as an exception here
-that the runner turns into that case's status; the next case gets a fresh process.
+A child gets a private request pipe and reply pipe, its arena's file descriptor, a log file,
+an address-space limit on CPU runs, a resident-memory watch summed over all of its processes,
+and a deadline. Whatever happens inside ends as a `ChildEnded` with a kind the runner turns
+into a verdict; how the child ended is observed here, never taken from what it says.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import resource
-import secrets
 import select
 import signal
 import subprocess
@@ -19,139 +19,209 @@ import sys
 import time
 from pathlib import Path
 
-import kernelindex
-from kernelindex.harness import forkserver
+from kernelindex.harness import forkserver, sandbox
+from kernelindex.harness.arena import Arena
 
-SRC_ROOT = str(Path(kernelindex.__file__).resolve().parents[1])
-BOOT = f"import sys; sys.path.insert(0, {SRC_ROOT!r}); from kernelindex.harness.worker import main; main()"
+BOOT = f"import sys; sys.path.insert(0, {sandbox.SRC_ROOT!r}); from kernelindex.harness.child import main; main()"
 POLL_S = 0.05
-# Workers are forked from a warm, clean server process (see forkserver.py); set
-# KERNELINDEX_HARNESS_SPAWN=1 to start each one as a fresh interpreter instead.
+# Without a sandbox, children are forked from a warm, clean server process (see forkserver.py);
+# set KERNELINDEX_HARNESS_SPAWN=1 to start each one as a fresh interpreter instead.
 SPAWN_VARIABLE = "KERNELINDEX_HARNESS_SPAWN"
 
 
-class WorkerError(Exception):
-    def __init__(self, status: str, log: str):
-        super().__init__(log)
-        self.status, self.log = status, log
-
-
-def _rss_bytes(pid: int) -> int:
+def _signal_name(number: int) -> str:
     try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
 
 
-class Worker:
-    def __init__(self, role: str, cwd: Path, log_path: Path, memory_limit_bytes: int | None, device: str, env: dict | None = None):
-        self.role, self.log_path, self.memory_limit = role, log_path, memory_limit_bytes
+class ChildEnded(Exception):
+    """kind: timeout | died | memory | desync (a reply out of turn or more replies than requests)."""
+
+    def __init__(self, role: str, kind: str, detail: str):
+        super().__init__(detail)
+        self.role, self.kind, self.detail = role, kind, detail
+
+
+def child_environment(device: str) -> dict:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": "/tmp",
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "TRITON_CACHE_DIR": "/tmp/.triton",
+        "TORCHINDUCTOR_CACHE_DIR": "/tmp/.inductor",
+        "OMP_NUM_THREADS": "1",
+    }
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+    for name in ("CUDA_VISIBLE_DEVICES", "CUDA_HOME", "LD_LIBRARY_PATH"):
+        if name in os.environ and device != "cpu":
+            env[name] = os.environ[name]
+    return env
+
+
+class Child:
+    def __init__(
+        self,
+        role: str,
+        folder: Path,
+        log_path: Path,
+        memory_limit_bytes: int | None,
+        device: str,
+        arena: Arena,
+        sandboxed: bool,
+        writable: bool,
+    ):
+        self.role, self.log_path, self.sandboxed = role, log_path, sandboxed
+        self.memory_limit = memory_limit_bytes
         request_r, self._request_w = os.pipe()
         self._reply_r, reply_w = os.pipe()
-        environment = {k: v for k, v in (env or os.environ).items() if not k.startswith("PYTHON")}
-        if device == "cpu":
-            environment["TRITON_INTERPRET"] = "1"
         limit = memory_limit_bytes if device == "cpu" else None  # CUDA maps far more address space than it uses
+        self._log = open(log_path, "ab")
+        self._buffer, self._seq = b"", 0
+        env = child_environment(device)
+        arena_fd = arena.fd if arena.fd >= 0 else None
+        fds = [request_r, reply_w] + ([arena_fd] if arena_fd is not None else [])
 
         def fence():
             if limit:
                 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
-        self._log = open(log_path, "ab")
-        server = forkserver.server(BOOT) if os.environ.get(SPAWN_VARIABLE) != "1" else None
-        if server is not None:
-            self.proc = server.spawn(role, str(cwd), environment, limit, request_r, reply_w, self._log.fileno())
+        inner = [sys.executable, "-I", "-B", "-c", BOOT, "child", role, str(request_r), str(reply_w)]
+        server = None if sandboxed or os.environ.get(SPAWN_VARIABLE) == "1" else forkserver.server(BOOT)
+        if sandboxed:
+            info_r, info_w = os.pipe()
+            cmd = sandbox.command(
+                inner,
+                bind_rw=str(folder) if writable else None,
+                bind_ro=None if writable else str(folder),
+                cuda=device.startswith("cuda"),
+                info_fd=info_w,
+            )
+            self.proc = subprocess.Popen(
+                cmd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                pass_fds=(*fds, info_w),
+                start_new_session=True,
+                preexec_fn=fence,
+            )
+            os.close(info_w)
+            try:
+                info = sandbox.read_info(info_r)
+            finally:
+                os.close(info_r)
+            self.members = sandbox.Members(namespace=sandbox.namespace_of(info["child-pid"]), group=None)
+        elif server is not None:
+            self.proc = server.spawn(role, str(folder), env, limit, request_r, reply_w, self._log.fileno(), arena_fd)
+            self.members = sandbox.Members(namespace=None, group=self.proc.pid)
         else:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-B", "-c", BOOT, role, str(request_r), str(reply_w)],
-                cwd=cwd, env=environment, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-                pass_fds=(request_r, reply_w), start_new_session=True, preexec_fn=fence,
+                inner,
+                cwd=folder,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                pass_fds=fds,
+                start_new_session=True,
+                preexec_fn=fence,
             )
+            self.members = sandbox.Members(namespace=None, group=self.proc.pid)
         os.close(request_r)
         os.close(reply_w)
-        self._buffer = b""
-        self._token = secrets.token_hex(16)
 
-    def request(self, message: dict, deadline: float) -> dict:
-        """Send one request and wait for its reply, which must carry this worker's token."""
+    def send(self, message: dict) -> int:
+        self._seq += 1
         try:
-            os.write(self._request_w, (json.dumps({**message, "token": self._token}) + "\n").encode())
+            os.write(self._request_w, (json.dumps({**message, "seq": self._seq}) + "\n").encode())
         except BrokenPipeError:
-            pass  # the reply loop below reports how the process ended
+            pass  # the reply loop reports how the process ended
+        return self._seq
+
+    def receive(self, deadline: float, what: str) -> dict:
+        """The reply to the last request sent; it must be the next line and echo that request's number."""
         while b"\n" not in self._buffer:
             now = time.monotonic()
             if now >= deadline:
                 self.kill()
-                raise WorkerError("TIMEOUT", f"{self.role} process passed its time limit during {message['op']!r}")
+                raise ChildEnded(self.role, "timeout", f"{self.role} process passed its time limit during {what}")
             ready, _, _ = select.select([self._reply_r], [], [], min(POLL_S, deadline - now))
-            if self.memory_limit and _rss_bytes(self.proc.pid) > self.memory_limit:
+            if self.memory_limit and self.members.rss_bytes() > self.memory_limit:
                 self.kill()
-                raise WorkerError("RUNTIME_ERROR", f"{self.role} process exceeded the memory limit of {self.memory_limit >> 20} MiB")
+                raise ChildEnded(
+                    self.role,
+                    "memory",
+                    f"{self.role} process exceeded the memory limit of {self.memory_limit >> 20} MiB",
+                )
             if ready:
-                chunk = os.read(self._reply_r, 1 << 16)
+                chunk = os.read(self._reply_r, 1 << 20)
                 if not chunk:
                     code = self.proc.wait()
-                    how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
-                    raise WorkerError("RUNTIME_ERROR", f"{self.role} process ended ({how}) during {message['op']!r}")
+                    if self.sandboxed and code > 128:  # bwrap exits 128 + N when its child died of signal N
+                        code = 128 - code
+                    how = f"signal {_signal_name(-code)}" if code < 0 else f"exit code {code}"
+                    raise ChildEnded(self.role, "died", f"{self.role} process ended ({how}) during {what}")
                 self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
         try:
             reply = json.loads(line)
         except json.JSONDecodeError:
             reply = None
-        if not isinstance(reply, dict) or reply.pop("token", None) != self._token:
-            self.kill()
-            raise WorkerError("REWARD_HACK", f"a reply on the {self.role} process's control pipe was forged during {message['op']!r}")
+        if not isinstance(reply, dict) or reply.get("seq") != self._seq:
+            raise ChildEnded(
+                self.role, "desync", f"a reply on the {self.role} process's control pipe was out of turn during {what}"
+            )
         return reply
 
-    def leftover(self, grace_s: float = 5.0) -> bool:
-        """After the last request: does anything beyond the expected replies arrive before EOF?
+    def request(self, message: dict, deadline: float) -> dict:
+        self.send(message)
+        return self.receive(deadline, repr(message["op"]))
 
-        Closing the request pipe ends a worker; a solution that wrote its own reply lines ahead
-        of the real ones leaves the real ones unread here.
-        """
-        os.close(self._request_w)
-        self._request_w = -1
-        data, deadline = self._buffer, time.monotonic() + grace_s
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([self._reply_r], [], [], POLL_S)
-            if ready:
-                chunk = os.read(self._reply_r, 1 << 16)
-                if not chunk:
-                    break
-                data += chunk
-        return bool(data.strip())
+    def pending(self) -> bool:
+        """Is there anything on the reply pipe nobody asked for? (Call with the process frozen.)"""
+        if self._buffer.strip():
+            return True
+        ready, _, _ = select.select([self._reply_r], [], [], 0)
+        if ready:
+            self._buffer += os.read(self._reply_r, 1 << 20)
+        return bool(self._buffer.strip())
+
+    def freeze(self) -> bool:
+        return self.members.freeze()
+
+    def thaw(self) -> None:
+        self.members.thaw()
 
     def kill(self) -> None:
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
+        except (ProcessLookupError, PermissionError):
             pass
+        self.members.kill()
         self.proc.wait()
 
-    def close(self, grace_s: float = 5.0) -> None:
-        """End the process: EOF on its request pipe, then a kill of its whole group."""
+    def close(self) -> None:
+        """End the process and every process it started, now."""
         for fd in (self._request_w, self._reply_r):
-            if fd >= 0:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        try:
-            self.proc.wait(grace_s)
-        except subprocess.TimeoutExpired:
-            pass
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.thaw()
         self.kill()
         self._log.close()
 
     def log_tail(self, limit: int = 8000) -> str:
         try:
-            data = Path(self.log_path).read_bytes()
+            with open(self.log_path, "rb") as f:
+                f.seek(max(0, os.path.getsize(self.log_path) - limit))
+                data = f.read()
         except OSError:
             return ""
-        return data[-limit:].decode("utf-8", "replace")
+        return data.decode("utf-8", "replace")

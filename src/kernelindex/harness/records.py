@@ -1,4 +1,5 @@
-"""KernelIndex records for problems and for evaluations, and storing them.
+"""KernelIndex records for problems and for evaluations: built here, pure (no store, no I/O
+beyond reading the problem folder); `kernelindex.ingest.evaluations` stores them.
 
 A problem folder becomes an OperationSpec, one WorkloadCase per workload line and a
 WorkloadSuite; an evaluation adds an ImplementationRevision (identified by the digest of its
@@ -9,8 +10,6 @@ Every record is validated with `kernelindex.records.models.parse_record` before 
 
 from __future__ import annotations
 
-import hashlib
-import platform
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,24 +17,18 @@ from typing import Any
 
 from kernelindex import API_VERSION
 from kernelindex.harness.dtypes import DTYPES
-from kernelindex.harness.formats import Definition, FormatError, Problem, Solution, WorkloadCase, load_problem
+from kernelindex.harness.formats import Definition, Problem, Solution, WorkloadCase, load_problem
 from kernelindex.records.canonical import canonical_json, digest, sha256_digest
 
+# A sandboxed run is this index's verified evidence; a run without a sandbox is only reproducible
+# (the source kind is what evidence levels are derived from), and its logs say why.
 SOURCE_SLUG = "kernelindex-harness"
 SOURCE_KIND = "controlled"
 SOURCE_NAME = "KernelIndex controlled harness"
+UNSANDBOXED_SLUG = "kernelindex-harness-unsandboxed"
+UNSANDBOXED_KIND = "unsandboxed_rerun"
+UNSANDBOXED_NAME = "KernelIndex harness without a sandbox (reproducible, not verified)"
 COMPARATOR = "elementwise_close"
-STATUS = {
-    "PASSED": "passed",
-    "INCORRECT_SHAPE": "incorrect_shape",
-    "INCORRECT_DTYPE": "incorrect_dtype",
-    "INCORRECT_NUMERICAL": "incorrect_numerical",
-    "RUNTIME_ERROR": "runtime_error",
-    "COMPILE_ERROR": "compile_error",
-    "TIMEOUT": "timeout",
-    "REWARD_HACK": "suspected_reward_hack",
-    "INVALID_REFERENCE": "invalid_reference",
-}
 _ARCHITECTURES = {"b200": "sm_100", "gb200": "sm_100", "b100": "sm_100", "h200": "sm_90", "h100": "sm_90",
                   "h20": "sm_90", "a100": "sm_80", "l40s": "sm_89", "l4": "sm_89", "rtx4090": "sm_89"}
 
@@ -145,14 +138,19 @@ def workload_case(definition: Definition, case: WorkloadCase, operation_digest: 
     return _envelope("WorkloadCase", f"{definition.name}-{case.uuid[:8]}", spec, f"{definition.name} · {axes_text}")
 
 
-def workload_suite(definition: Definition, cases: list[WorkloadCase], operation_digest: str) -> dict:
+def workload_suite(definition: Definition, cases: list[WorkloadCase], operation_digest: str, total: int | None = None) -> dict:
+    """The suite of exactly these cases; a subset of a problem's cases is its own suite (own name and digest)."""
     spec = {
         "operationSpecDigest": operation_digest,
         "cases": [{"externalId": c.uuid, "axes": _given_axes(definition, c)} for c in cases],
         "correctness": {"comparator": COMPARATOR, "description": "every case within its own workload tolerance"},
         "aggregation": {"metric": "latency", "statistic": "geomean"},
     }
-    return _envelope("WorkloadSuite", f"{definition.name}-suite-{len(cases)}", spec, f"{definition.name} · {len(cases)} cases")
+    if total is None or total == len(cases):
+        return _envelope("WorkloadSuite", f"{definition.name}-suite-{len(cases)}", spec, f"{definition.name} · {len(cases)} cases")
+    picked = sha256_digest(canonical_json(sorted(c.uuid for c in cases)))[7:15]
+    return _envelope("WorkloadSuite", f"{definition.name}-suite-{len(cases)}-of-{total}-{picked}", spec,
+                     f"{definition.name} · {len(cases)} of {total} cases")
 
 
 @dataclass
@@ -177,32 +175,31 @@ def problem_records(problem_dir: str | Path) -> list[dict]:
     return records_for(load_problem(problem_dir)).all()
 
 
-def import_problem(store, path: str | Path):
-    """`kernelindex import PROBLEM_DIR`: store the problem's records (idempotent, one transaction)."""
-    from kernelindex.ingest.catalog import ImportReport
-    from kernelindex.ingest.problems import ImportFailed
-    from kernelindex.ingest.problems import Problem as ImportProblem
-    from kernelindex.records.errors import RecordError
-    from kernelindex.store.rows import RowError
-    from kernelindex.store.writer import Writer
+@dataclass
+class TraceLinks:
+    """What a trace import needs to name the workload and implementation its lines measured."""
 
-    report = ImportReport(str(path))
-    try:
-        records = problem_records(path)
-    except FormatError as exc:
-        raise ImportFailed([ImportProblem(exc.file, exc.line, exc.field, exc.reason)]) from None
-    except RecordError as exc:
-        raise ImportFailed([ImportProblem(str(path), None, None, str(exc))]) from None
-    with store.begin() as conn:
-        writer = Writer(conn)
-        for record in records:
-            report.lines += 1
-            try:
-                writer.add_record(record)
-            except RowError as exc:
-                raise ImportFailed([ImportProblem(str(path), None, exc.field, exc.reason)]) from None
-        report.absorb(writer)
-    return report
+    records: list[dict]  # the problem's records, stored with the trace
+    definition_name: str
+    case_digests: dict[str, str]  # uuid -> WorkloadCase digest
+    implementation: dict | None
+    solution_name: str | None
+
+
+def trace_links(problem_dir: str | Path, solution_path: str | Path | None = None) -> TraceLinks:
+    """Read a problem folder (and a solution.json) for `ingest.traces.import_traces`; raises FormatError."""
+    from kernelindex.harness.environment import read_environment
+    from kernelindex.harness.formats import load_solution
+
+    problem = load_problem(problem_dir)
+    records = records_for(problem)
+    implementation, solution_name = None, None
+    if solution_path is not None:
+        solution = load_solution(solution_path)
+        solution_name = solution.name
+        implementation = implementation_revision(solution, problem.definition, digest(records.operation), read_environment("cpu"))
+    return TraceLinks(records.all(), problem.definition.name, {u: digest(c) for u, c in records.cases.items()},
+                      implementation, solution_name)
 
 
 def sources_bundle(solution: Solution) -> bytes:
@@ -252,25 +249,28 @@ def benchmark_protocol(options, harness_name: str, harness_version: str) -> dict
             "compileIncluded": False,
             "setupIncluded": False,
             "warmupIterations": options.warmup,
-            "measuredIterations": options.iterations,
-            "samples": options.iterations,
+            "measuredIterations": options.timed_calls,
+            "samples": options.timed_calls,
             "inputRegeneration": "per_sample",
             "outlierPolicy": "none: every sample kept; median reported with a bootstrap 95% interval",
             "primaryStatistic": "median",
         },
         "correctness": {
-            "reference": f"definition reference in a separate process; {options.rounds} rounds of fresh inputs and "
-                         f"{options.timed_checks} timed calls picked after timing",
+            "reference": f"definition reference in its own sandbox from a pristine copy; {options.rounds} rounds of fresh "
+                         f"inputs and {options.timed_checks} timed calls per batch picked by the parent after the batch",
             "comparator": COMPARATOR,
         },
         "comparability": {
             "family": "kernelindex_controlled",
-            "notes": ("Cold L2 before every call (buffer of twice the L2 size), CUDA events." if gpu else
-                      "CPU run: monotonic clock around each call, no cache flush.")
-                     + " Comparable within one harness version, timer and environment.",
+            "notes": (f"Reference and solution timed interleaved in {options.pairs} paired batches of {options.batch} calls; "
+                      "per-call figures cross-checked against the parent's batch clock. "
+                      + ("Cold L2 before every call (buffer of twice the L2 size), CUDA events." if gpu else
+                         "CPU run: monotonic clock around each call, no cache flush.")
+                      + " Comparable within one harness version, timer and environment."),
         },
     }
-    return _envelope("BenchmarkProtocol", f"{harness_name}-{harness_version}-{options.timer}-w{options.warmup}-n{options.iterations}",
+    return _envelope("BenchmarkProtocol",
+                     f"{harness_name}-{harness_version}-{options.timer}-w{options.warmup}-n{options.timed_calls}-p{options.pairs}",
                      spec, f"{harness_name} {harness_version} ({options.timer})")
 
 
@@ -278,19 +278,6 @@ def execution_environment(environment: dict) -> dict:
     hw, sw = environment["hardware"], environment["software"]
     name = f"{hw['product']}-{sw['framework']['version']}-{sw.get('cudaToolkit', 'cpu')}"
     return _envelope("ExecutionEnvironment", name, environment, f"{hw['product']} · torch {sw['framework']['version']}")
-
-
-def runner_identity() -> tuple[str, str]:
-    """(runner_id, runner_host) for runs stored without a signing key: a stable id of this machine."""
-    host = platform.node() or "unknown-host"
-    machine = ""
-    for path in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
-        try:
-            machine = Path(path).read_text().strip()
-            break
-        except OSError:
-            continue
-    return "machine:" + hashlib.sha256(f"{machine}|{host}".encode()).hexdigest()[:32], host
 
 
 @dataclass
@@ -312,7 +299,11 @@ class Artifact:
 
 @dataclass
 class EvaluationRecords:
+    """Everything one evaluation stores, as plain data: records, artifacts, the source it is filed
+    under and the machine that ran it. `kernelindex.ingest.evaluations.store_evaluation` stores it."""
+
     problem: ProblemRecords
+    suite: dict  # the WorkloadSuite of exactly the cases that ran
     implementation: dict
     protocol: dict
     environment: dict
@@ -320,6 +311,13 @@ class EvaluationRecords:
     suite_run: dict
     artifacts: list[Artifact] = field(default_factory=list)
     sources: bytes = b""
+    source: tuple[str, str, str] = (SOURCE_SLUG, SOURCE_KIND, SOURCE_NAME)  # slug, kind, name
+    runner_id: str = ""
+    runner_host: str = ""
+
+    def records(self) -> list[dict]:
+        """Problem, suite and implementation records, in the order they must be stored."""
+        return [*self.problem.all(), *([self.suite] if self.suite is not self.problem.suite else []), self.implementation]
 
     def bundles(self) -> list[dict]:
         return [{"run": run, "protocol": self.protocol, "environment": self.environment} for run in [*self.case_runs, self.suite_run]]
@@ -335,18 +333,40 @@ def _latency_ns(summary) -> dict:
             "confidence95": [_ns(summary.ci95_low), _ns(summary.ci95_high)]}
 
 
-def _run_status(result) -> str:
-    if result.status == "RUNTIME_ERROR" and "memory limit" in result.log:
-        return "resource_exceeded"
-    return STATUS.get(result.status, "runtime_error")
+def _interval_measurements(interval) -> list[dict]:
+    if interval is None:
+        return []
+    return [{"metric": "speedup", "statistic": "ci95_low", "unit": "ratio", "value": interval.low},
+            {"metric": "speedup", "statistic": "ci95_high", "unit": "ratio", "value": interval.high}]
+
+
+def _flag_metrics(flags: list[str]) -> dict:
+    return {f"flag_{flag}": 1 for flag in flags}
+
+
+def _log_text(suite, result) -> bytes:
+    """The case's log as stored: never empty, it always says how the run was made."""
+    lines = [f"verdict: {result.verdict.value} ({result.status})", f"input nonce: {suite.nonce}",
+             "sandbox: bubblewrap" if suite.sandboxed else f"sandbox: none ({suite.sandbox_note}); reproducible, not verified",
+             f"checked calls: {', '.join(result.checked_calls) or 'none'}"]
+    if result.flags:
+        lines.append(f"flags (kept, not ranked): {', '.join(result.flags)}")
+    if result.log:
+        lines += ["", result.log]
+    return ("\n".join(lines) + "\n").encode()
 
 
 def evaluation_records(suite) -> EvaluationRecords:
-    """All records of one evaluation (a `runner.SuiteResult`)."""
+    """All records of one evaluation (a `runner.SuiteResult`); pure, nothing is stored."""
+    from kernelindex.harness.machine import runner_identity
     from kernelindex.harness.runner import HARNESS_NAME, HARNESS_VERSION
 
     problem = records_for(suite.problem)
     op_digest = digest(problem.operation)
+    ran = [r.case for r in suite.cases]
+    suite_record = problem.suite if not suite.partial else workload_suite(
+        suite.problem.definition, ran, op_digest, total=len(suite.problem.cases))
+    source = (SOURCE_SLUG, SOURCE_KIND, SOURCE_NAME) if suite.sandboxed else (UNSANDBOXED_SLUG, UNSANDBOXED_KIND, UNSANDBOXED_NAME)
     implementation = implementation_revision(suite.solution, suite.problem.definition, op_digest, suite.environment)
     protocol = benchmark_protocol(suite.options, HARNESS_NAME, HARNESS_VERSION)
     environment = execution_environment(suite.environment)
@@ -355,13 +375,15 @@ def evaluation_records(suite) -> EvaluationRecords:
     artifacts, runs = [], []
     for result in suite.cases:
         case = result.case
-        log = Artifact("logs", "log", "text/plain; charset=utf-8", (result.log or "").encode())
+        log = Artifact("logs", "log", "text/plain; charset=utf-8", _log_text(suite, result))
         raw = Artifact("rawSamples", "raw_samples", "application/json", canonical_json({
-            "case": case.uuid, "unit": "ns", "timer": suite.options.timer,
+            "case": case.uuid, "unit": "ns", "timer": suite.options.timer, "inputNonce": suite.nonce,
             "solution": result.samples_ns, "reference": result.reference_samples_ns, "checkedCalls": result.checked_calls,
+            "pairs": [p.to_dict() for p in result.pairs], "flags": result.flags,
+            "speedupInterval": result.speedup.to_dict() if result.speedup else None,
             "outputs": [o.to_dict() for o in result.outputs],
         }))
-        spec: dict[str, Any] = {**common, "workloadDigest": digest(problem.cases[case.uuid]), "status": _run_status(result),
+        spec: dict[str, Any] = {**common, "workloadDigest": digest(problem.cases[case.uuid]), "status": result.verdict.value,
                                 "observedAt": result.timestamp}
         if result.outputs:
             spec["correctness"] = {
@@ -380,6 +402,7 @@ def evaluation_records(suite) -> EvaluationRecords:
         score = result.score
         if score and score.speedup:
             measurements.append({"metric": "speedup", "statistic": "ratio", "unit": "ratio", "value": score.speedup})
+            measurements += _interval_measurements(result.speedup)
         if score and score.sol is not None:
             measurements.append({"metric": "sol_score", "statistic": "value", "unit": "score", "value": score.sol})
         if measurements:
@@ -390,8 +413,9 @@ def evaluation_records(suite) -> EvaluationRecords:
             "speedup_factor": score.speedup if score else None,
             "t_sol_ms": score.t_sol_ms if score else None,
             "baseline_ms": score.baseline_ms if score else None,
+            **_flag_metrics(result.flags),
         }.items() if v is not None}
-        spec["sourceNative"] = {"source": SOURCE_SLUG, "benchmark": suite.definition_name[:200], "externalId": case.uuid}
+        spec["sourceNative"] = {"source": source[0], "benchmark": suite.definition_name[:200], "externalId": case.uuid}
         if metrics:
             spec["sourceNative"]["metrics"] = metrics
         spec["evidence"] = {"logs": log.reference, "rawSamples": raw.reference}
@@ -401,91 +425,52 @@ def evaluation_records(suite) -> EvaluationRecords:
             artifact.run_digest = digest(run)
         artifacts += [log, raw]
         runs.append(run)
-    suite_run = _suite_run(suite, problem, common, artifacts)
-    return EvaluationRecords(problem, implementation, protocol, environment, runs, suite_run, artifacts, sources_bundle(suite.solution))
+    suite_run = _suite_run(suite, suite_record, source, common, artifacts)
+    runner_id, runner_host = runner_identity()
+    return EvaluationRecords(problem, suite_record, implementation, protocol, environment, runs, suite_run, artifacts,
+                             sources_bundle(suite.solution), source, runner_id, runner_host)
 
 
-def _suite_run(suite, problem: ProblemRecords, common: dict, artifacts: list[Artifact]) -> dict:
+def _suite_run(suite, suite_record: dict, source: tuple[str, str, str], common: dict, artifacts: list[Artifact]) -> dict:
     score = suite.score
-    statuses = [r.status for r in suite.cases]
     first_bad = next((r for r in suite.cases if not r.passed), None)
+    flagged = sorted({f for r in suite.cases for f in r.flags})
     raw = Artifact("rawSamples", "raw_samples", "application/json", canonical_json({
-        "unit": "ns", "timer": suite.options.timer,
-        "cases": [{"case": r.case.uuid, "status": r.status, "solution": r.samples_ns, "reference": r.reference_samples_ns} for r in suite.cases],
+        "unit": "ns", "timer": suite.options.timer, "inputNonce": suite.nonce, "flags": flagged,
+        "speedupInterval": suite.speedup.to_dict() if suite.speedup else None,
+        "cases": [{"case": r.case.uuid, "status": r.verdict.value, "flags": r.flags, "solution": r.samples_ns,
+                   "reference": r.reference_samples_ns} for r in suite.cases],
     }))
+    log = Artifact("logs", "log", "text/plain; charset=utf-8", (
+        f"suite of {score.cases} case(s), {score.passed} passed; input nonce {suite.nonce}\n"
+        + ("sandbox: bubblewrap\n" if suite.sandboxed else f"sandbox: none ({suite.sandbox_note}); reproducible, not verified\n")
+        + "".join(f"{r.case.uuid} {r.verdict.value}{' flags ' + ','.join(r.flags) if r.flags else ''}\n" for r in suite.cases)
+    ).encode())
     measurements = []
     if score.geomean_latency_ms:
         measurements.append({"metric": "latency", "statistic": "geomean", "unit": "ns", "value": _ns(score.geomean_latency_ms * 1e6),
                              "sampleCount": score.passed})
     if score.geomean_speedup:
         measurements.append({"metric": "speedup", "statistic": "geomean", "unit": "ratio", "value": score.geomean_speedup})
+    measurements += _interval_measurements(suite.speedup)
     if score.sol_score is not None:
         measurements.append({"metric": "sol_score", "statistic": "mean", "unit": "score", "value": score.sol_score})
     measurements.append({"metric": "fast_1", "statistic": "count", "unit": "cases", "value": score.faster_than_baseline})
     metrics = {k: v for k, v in {
         "sol_score": score.sol_score, "latency_ms": score.geomean_latency_ms, "avg_speedup": score.geomean_speedup,
         "fast_1_count": score.faster_than_baseline, "fast_1_total": score.cases, "passed": score.passed,
+        **_flag_metrics(flagged),
     }.items() if v is not None}
     spec = {
-        **common, "workloadDigest": digest(problem.suite),
-        "status": "passed" if all(s == "PASSED" for s in statuses) else _run_status(first_bad),
+        **common, "workloadDigest": digest(suite_record),
+        "status": first_bad.verdict.value if first_bad else "passed",
         "observedAt": suite.finished_at, "measurements": measurements,
-        "sourceNative": {"source": SOURCE_SLUG, "benchmark": suite.definition_name[:200], "externalId": "suite", "metrics": metrics},
-        "evidence": {"rawSamples": raw.reference},
+        "sourceNative": {"source": source[0], "benchmark": suite.definition_name[:200], "externalId": "suite", "metrics": metrics},
+        "evidence": {"logs": log.reference, "rawSamples": raw.reference},
     }
     run = _envelope("BenchmarkRun", f"{suite.solution.name}-suite-{suite.finished_at}", spec,
                     f"{suite.solution.name} · {suite.definition_name} · suite of {score.cases}")
-    raw.run_digest = digest(run)
-    artifacts.append(raw)
+    for artifact in (log, raw):
+        artifact.run_digest = digest(run)
+        artifacts.append(artifact)
     return run
-
-
-@dataclass
-class StoredEvaluation:
-    run_ids: dict[str, str | None]  # run digest -> stored id (None: that digest was already stored)
-    suite_run_digest: str
-    case_run_digests: list[str]
-
-
-def record_evaluation(store, suite, *, runner_id: str | None = None, runner_host: str | None = None,
-                      private_key=None) -> StoredEvaluation:
-    """Store every record of an evaluation in one transaction (idempotent: same digests, nothing new)."""
-    from kernelindex.store.writer import Writer
-
-    records = evaluation_records(suite)
-    default_id, default_host = runner_identity()
-    if private_key is not None:
-        from kernelindex.records.signing import key_id
-
-        runner_id = key_id(private_key.public_key())
-    runner_id, runner_host = runner_id or default_id, runner_host or default_host
-    run_ids: dict[str, str | None] = {}
-    with store.begin() as conn:
-        writer = Writer(conn)
-        writer.ensure_source(SOURCE_SLUG, SOURCE_KIND, SOURCE_NAME)
-        for record in records.problem.all():
-            writer.add_record(record)
-        writer.add_record(records.implementation)
-        writer.add_artifact(run_id=None, role="source", kind="implementation_source", media_type="application/json",
-                            content=records.sources)
-        for bundle in records.bundles():
-            run_digest = digest(bundle["run"])
-            run_ids[run_digest] = writer.add_run_bundle(bundle, runner_id=runner_id, runner_host=runner_host)
-        for artifact in records.artifacts:
-            run_id = run_ids.get(artifact.run_digest)
-            if run_id:
-                writer.add_artifact(run_id=run_id, role=artifact.role, kind=artifact.kind,
-                                    media_type=artifact.media_type, content=artifact.content)
-    if private_key is not None:
-        _sign(store, list(run_ids), private_key)
-    return StoredEvaluation(run_ids, digest(records.suite_run), [digest(r) for r in records.case_runs])
-
-
-def _sign(store, run_digests: list[str], private_key) -> None:
-    """Sign the stored runs with the runner's key (the signature is what makes a runner id count)."""
-    from kernelindex.store.evidence_store import sign_stored_record
-
-    with store.begin() as conn:
-        for run_digest in run_digests:
-            sign_stored_record(conn, run_digest, private_key)
-

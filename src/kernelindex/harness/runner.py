@@ -1,10 +1,18 @@
-"""Evaluating a solution on a problem: one isolated process per case, the reference elsewhere.
+"""Evaluating a solution on a problem: the trusted parent and its two sandboxed children.
 
-Per case: write the solution's sources alone into a fresh scratch folder; run every round, the
-warm-up and the timed calls in a solution process (`worker.SolutionRunner`); pick, only after
-timing, which timed calls get checked; end that process; then let the reference process
-regenerate the same inputs, compare, and time the reference the same way. The problem folder
-and the harness's own files are digested before and after each case.
+The parent (this module) never runs solution code. Per case it cuts two arenas (one for the
+solution's sandbox, one for the reference's) into call slots, has the reference process make
+each call's inputs from the case, the slot's purpose and index and this evaluation's secret
+nonce, copies them into the solution's slots, and runs both sides in paired rounds: reference
+batch, solution batch, then the other way round, timing every batch by its own clock. The
+solution's processes are frozen (SIGSTOP to its whole PID namespace) whenever they are not
+running a batch, so nothing of theirs runs while the reference is timed or while the parent
+reads outputs. After each batch the parent picks which calls to check and compares their
+outputs with the reference's, straight from its own buffers. `judgement.decide` turns what the
+parent saw into the case's verdict.
+
+Entry points: `evaluate(problem, solution, EvalOptions, progress=...) -> SuiteResult`,
+`write_traces(suite, path)`.
 """
 
 from __future__ import annotations
@@ -13,62 +21,113 @@ import hashlib
 import json
 import math
 import random
+import secrets
 import shutil
 import stat
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from kernelindex import __version__
-from kernelindex.harness.compare import OutputCheck, merge
+from kernelindex.harness import sandbox
+from kernelindex.harness.arena import Arena, Layout
+from kernelindex.harness.compare import OutputCheck, compare_output, merge
+from kernelindex.harness.crosscheck import PairTiming, timing_problem
 from kernelindex.harness.environment import read_environment, trace_environment
 from kernelindex.harness.formats import Problem, Solution, WorkloadCase
-from kernelindex.harness.isolation import Worker, WorkerError
+from kernelindex.harness.isolation import Child, ChildEnded
+from kernelindex.harness.judgement import Observations, decide
 from kernelindex.harness.scores import CaseScore, SuiteScore, case_score, suite_score
-from kernelindex.harness.stats import Summary, summarize
+from kernelindex.harness.stats import (
+    IMPLAUSIBLE_SPEEDUP,
+    UNSTABLE_INTERVAL,
+    UNSTABLE_SPREAD,
+    Interval,
+    Summary,
+    speedup_interval,
+    spread,
+    suite_speedup_interval,
+    summarize,
+)
+from kernelindex.harness.verdict import Verdict, upstream_name
 
 HARNESS_NAME = "kernelindex-harness"
-HARNESS_VERSION = f"{__version__}+h1"
-HARNESS_DIR = Path(__file__).resolve().parent
+HARNESS_VERSION = f"{__version__}+h2"
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+STARTUP_S = 60.0  # starting a sandboxed Python with torch, on top of the time limit and not charged to it
 
 
 @dataclass
 class EvalOptions:
     device: str = "cpu"
-    rounds: int = 10
+    rounds: int = 10  # correctness calls, every one checked
     warmup: int = 10
-    iterations: int = 50
-    timed_checks: int = 5  # timed calls whose outputs are checked, chosen after timing
-    timeout_s: float = 300.0  # per case and process
+    iterations: int = 50  # timed calls of each side, in `pairs` paired batches
+    pairs: int = 10
+    timed_checks: int = 2  # timed calls checked in each batch, picked after the batch
+    timeout_s: float = 300.0  # per case, for the solution's processes and the reference's separately
     memory_limit_mb: int = 16384
-    keep_bytes: int = 4 << 30  # timed outputs the solution process may hold for the later pick
-    thread_join_s: float = 10.0  # how long threads a call started may take to finish before it counts as a hack
+    sandbox: str = "auto"  # auto: bubblewrap when it works, else run unsandboxed (recorded as reproducible);
+    #                        required: refuse to run without it; off: never (reproducible)
     cases: list[str] | None = None  # uuids (or prefixes) to run; all when None
 
     @property
     def timer(self) -> str:
         return "cuda_events" if self.device.startswith("cuda") else "monotonic_clock"
 
+    @property
+    def pair_count(self) -> int:
+        """Paired batches actually run: never more than there are timed calls."""
+        return max(1, min(self.pairs, self.iterations))
+
+    @property
+    def batch_sizes(self) -> list[int]:
+        """Timed calls per pair: `iterations` split as evenly as possible."""
+        whole, extra = divmod(self.iterations, self.pair_count)
+        return [whole + (1 if p < extra else 0) for p in range(self.pair_count)]
+
+    @property
+    def batch(self) -> int:
+        return self.batch_sizes[0]
+
+    @property
+    def timed_calls(self) -> int:
+        return sum(self.batch_sizes)
+
 
 @dataclass
 class CaseResult:
     case: WorkloadCase
-    status: str
+    verdict: Verdict
     log: str
     timestamp: str
     outputs: list[OutputCheck] = field(default_factory=list)
     samples_ns: list[int] = field(default_factory=list)
     reference_samples_ns: list[int] = field(default_factory=list)
+    pairs: list[PairTiming] = field(default_factory=list)
     checked_calls: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the solution process said about itself
     latency: Summary | None = None
     reference_latency: Summary | None = None
+    speedup: Interval | None = None
+    flags: list[str] = field(default_factory=list)  # unstable, below_speed_of_light, implausible_speedup
     score: CaseScore | None = None
 
     @property
+    def status(self) -> str:
+        """The upstream trace-line name of the verdict."""
+        return upstream_name(self.verdict)
+
+    @property
     def passed(self) -> bool:
-        return self.status == "PASSED"
+        return self.verdict is Verdict.PASSED
+
+    @property
+    def ranked(self) -> bool:
+        return self.passed and not self.flags
 
 
 @dataclass
@@ -83,13 +142,35 @@ class SuiteResult:
     score: SuiteScore
     started_at: str
     finished_at: str
+    nonce: str = ""  # the secret mixed into every input; published with the records after the run
+    sandboxed: bool = False
+    sandbox_note: str = ""  # why the run was not sandboxed (then it is reproducible, not verified)
+    speedup: Interval | None = None
+
+    @property
+    def partial(self) -> bool:
+        return len(self.cases) != len(self.problem.cases)
 
     def trace_lines(self) -> list[dict]:
         return [trace_line(self, c) for c in self.cases]
 
 
+@dataclass
+class ProgressEvent:
+    """What `evaluate` is doing now, for a progress bar."""
+
+    case_number: int
+    cases: int
+    uuid: str
+    phase: str  # load | rounds | warmup | timing | done
+    done: int  # calls or pairs finished in this phase
+    total: int
+    eta_s: float | None = None  # estimated seconds left in this case, once a timed pair has run
+    result: CaseResult | None = None  # set when phase == "done"
+
+
 def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _digests(root: Path) -> dict[str, str]:
@@ -113,166 +194,442 @@ def _writable(root: Path) -> None:
             pass
 
 
+class _Budget:
+    """Seconds one side (solution or reference) may spend in a case, counted only while it works."""
+
+    def __init__(self, seconds: float):
+        self.left = seconds
+
+    def deadline(self) -> float:
+        return time.monotonic() + max(0.0, self.left)
+
+    def spend(self, started: float) -> None:
+        self.left -= time.monotonic() - started
+
+
+def _poison(layout: Layout, arena, slot: int, rng: random.Random) -> None:
+    """Outputs start as NaN (floats) or unpredictable bytes: an untouched output cannot pass."""
+    import torch
+
+    for out in layout.outs(arena, slot):
+        if out.dtype.is_floating_point and out.element_size() > 1:
+            out.fill_(float("nan"))
+        else:
+            raw = out.reshape(-1).view(torch.uint8)
+            raw.copy_(
+                torch.randint(
+                    0, 256, raw.shape, dtype=torch.uint8, generator=torch.Generator().manual_seed(rng.getrandbits(63))
+                ).to(raw.device)
+            )
+
+
+def _same_bits(a, b) -> bool:
+    import torch
+
+    return bool(torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8)))
+
+
 class _Session:
-    def __init__(self, problem: Problem, solution: Solution, options: EvalOptions):
+    def __init__(self, problem: Problem, solution: Solution, options: EvalOptions, cases: list[WorkloadCase]):
         self.problem, self.solution, self.options = problem, solution, options
+        usable, why = (
+            sandbox.available() if options.sandbox != "off" else (False, "sandbox switched off (--sandbox off)")
+        )
+        if options.sandbox == "required" and not usable:
+            raise RuntimeError(f"no sandbox: {why}")
+        self.sandboxed, self.sandbox_note = usable, why
+        self.nonce = secrets.token_hex(16)
+        self.rng = random.SystemRandom()
         self.base = Path(tempfile.mkdtemp(prefix="kernelindex-eval-"))
         self.snapshot = self.base / "problem"
         shutil.copytree(problem.root, self.snapshot)
         _read_only(self.snapshot)
-        self.watched = [problem.root.resolve(), self.snapshot, HARNESS_DIR]
-        self.digests = {str(r): _digests(r) for r in self.watched}
-        self.reference: Worker | None = None
+        self.watched = [problem.root.resolve(), self.snapshot, PACKAGE_DIR]
+        self.baseline = {str(r): _digests(r) for r in self.watched}  # taken once, never again
         self.memory = options.memory_limit_mb << 20
+        self.slots = options.rounds + options.batch
+        self.layouts = {c.uuid: Layout.build(problem.definition, c, self.slots) for c in cases}
+        self.reference_arena = Arena(max(layout.total_bytes for layout in self.layouts.values()), options.device)
+        self.reference: Child | None = None
 
     def tampered(self) -> list[str]:
         changes = []
         for root in self.watched:
-            now = _digests(root)
-            before = self.digests[str(root)]
+            now, before = _digests(root), self.baseline[str(root)]
             for path in sorted(set(now) | set(before)):
                 if now.get(path) != before.get(path):
-                    changes.append(f"problem or harness file {path} was {'changed' if path in before and path in now else 'added or removed'}")
+                    how = "changed" if path in before and path in now else "added or removed"
+                    changes.append(f"problem or harness file {path} was {how}")
         return changes
 
-    def _reference_worker(self, deadline: float) -> Worker:
+    def _reference_child(self) -> Child:
         if self.reference is None or self.reference.proc.poll() is not None:
-            folder = self.base / "reference"
-            folder.mkdir(exist_ok=True)
-            self.reference = Worker("reference", folder, self.base / "reference.log", self.memory, self.options.device)
-            reply = self.reference.request(
-                {"op": "start", "device": self.options.device, "definition_path": str(self.snapshot / "definition.json")}, deadline)
-            if not reply["ok"]:
-                raise WorkerError(reply["status"], reply["log"])
+            if self.reference is not None:
+                self.reference.close()
+            self.reference = Child(
+                "reference",
+                self.snapshot,
+                self.base / "reference.log",
+                self.memory,
+                self.options.device,
+                self.reference_arena,
+                self.sandboxed,
+                writable=False,
+            )
+            root = sandbox.SCRATCH if self.sandboxed else str(self.snapshot)
+            self._ask_reference(
+                _Budget(STARTUP_S + self.options.timeout_s),  # start-up is not charged to a case
+                {
+                    "op": "load",
+                    "arena": self.reference_arena.handle(),
+                    "device": self.options.device,
+                    "definition_path": f"{root}/definition.json",
+                    "problem_root": root,
+                },
+            )
         return self.reference
 
-    def run_case(self, number: int, case: WorkloadCase) -> CaseResult:
-        opts = self.options
-        started = utc_now()
-        case_dir = self.base / f"case-{number}"
-        scratch, io_dir, own_problem = case_dir / "scratch", case_dir / "io", case_dir / "io" / "problem"
-        scratch.mkdir(parents=True)
-        io_dir.mkdir()
-        shutil.copytree(self.snapshot, own_problem)
-        _writable(own_problem)
-        for source in self.solution.sources:
-            target = scratch / source.path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(source.content, encoding="utf-8")
-        worker = Worker("solution", scratch, io_dir / "solution.log", self.memory, opts.device)
-        deadline = time.monotonic() + opts.timeout_s
-        status, log, samples, checked = "PASSED", "", [], []
+    def _ask_reference(self, budget: _Budget, message: dict) -> dict:
+        started = time.monotonic()
         try:
-            reply = worker.request({
-                "op": "start", "device": opts.device, "definition_path": str(own_problem / "definition.json"),
-                "problem_root": str(own_problem), "scratch": str(scratch), "entry_file": self.solution.entry_file,
-                "entry_function": self.solution.entry_function, "dps": self.solution.destination_passing_style,
-                "compiled": self.solution.compiled, "sources": [s.path for s in self.solution.sources],
-                "compile_options": self.solution.compile_options,
-            }, deadline)
-            if reply["ok"]:
-                reply = worker.request({
-                    "op": "run", "case": case.raw, "rounds": opts.rounds, "warmup": opts.warmup,
-                    "iterations": opts.iterations, "io_dir": str(io_dir), "keep_bytes": opts.keep_bytes,
-                    "thread_join_s": opts.thread_join_s,
-                }, deadline)
-            if reply["ok"]:
-                samples = reply["samples_ns"]
-                pick = random.SystemRandom().sample(reply["kept"], min(opts.timed_checks, len(reply["kept"])))
-                reply = worker.request({"op": "save_timed", "indices": sorted(pick), "io_dir": str(io_dir)}, deadline)
-                checked = [("round", r) for r in range(opts.rounds)] + [("timed", i) for i in sorted(pick)]
-            if not reply["ok"]:
-                status, log = reply["status"], reply["log"]
-            elif worker.leftover():
-                status, log = "REWARD_HACK", "extra replies on the solution process's control pipe (forged replies)"
-        except WorkerError as exc:
-            status, log = exc.status, exc.log
+            reply = self.reference.request(message, budget.deadline())
+        except ChildEnded:
+            self.reference.close()
+            self.reference = None
+            raise
         finally:
-            worker.close()
-        tampering = self.tampered()
-        if tampering:
-            status, log = "REWARD_HACK", "; ".join(tampering)
-            self.digests = {str(r): _digests(r) for r in self.watched}
-        result = CaseResult(case, status, log, started, samples_ns=samples,
-                            checked_calls=[f"{p}-{i}" for p, i in checked])
-        if status == "PASSED":
-            self._check(case, io_dir, checked, result)
-        if result.status != "PASSED":
-            tail = worker.log_tail(2000).strip()
+            budget.spend(started)
+        if not reply["ok"]:
+            raise _ReferenceFailed(reply.get("log", ""))
+        return reply
+
+    def run_case(self, number: int, case: WorkloadCase, report: Callable[..., None]) -> CaseResult:
+        started = utc_now()
+        run = _CaseRun(self, case, report)
+        seen = run.observe()
+        seen.tampering = self.tampered()
+        verdict, reason = decide(seen)
+        result = CaseResult(case, verdict, reason, started, checked_calls=run.checked, notes=run.notes, pairs=run.pairs)
+        result.outputs = [merge(v) for v in run.checks.values()]
+        if verdict is not Verdict.PASSED:
+            tail = run.solution_log.strip()
             if tail:
                 result.log = f"{result.log}\n--- solution process output ---\n{tail}".strip()
-        if result.samples_ns and result.passed:
+        if run.notes:
+            result.log = (
+                result.log + "\n--- the solution process noticed (not a verdict) ---\n" + "\n".join(run.notes)
+            ).strip()
+        if run.pairs and verdict is Verdict.PASSED:
+            result.samples_ns = [s for p in run.pairs for s in p.solution_samples]
             result.latency = summarize(result.samples_ns)
-        if result.reference_samples_ns:
+            result.speedup = speedup_interval(
+                [p.reference_samples for p in run.pairs], [p.solution_samples for p in run.pairs]
+            )
+        if run.pairs:
+            result.reference_samples_ns = [s for p in run.pairs for s in p.reference_samples]
             result.reference_latency = summarize(result.reference_samples_ns)
-        shutil.rmtree(case_dir, ignore_errors=True)
         return result
-
-    def _check(self, case: WorkloadCase, io_dir: Path, checked: list, result: CaseResult) -> None:
-        deadline = time.monotonic() + self.options.timeout_s
-        try:
-            reply = self._reference_worker(deadline).request({
-                "op": "check", "case": case.raw, "calls": checked, "io_dir": str(io_dir),
-                "problem_root": str(self.snapshot), "warmup": self.options.warmup, "iterations": self.options.iterations,
-            }, deadline)
-        except WorkerError as exc:
-            if self.reference:
-                self.reference.close()
-            self.reference = None
-            result.status, result.log = "INVALID_REFERENCE", f"reference process: {exc.log}\n{(self.base / 'reference.log').read_text(errors='replace')[-4000:]}"
-            return
-        if not reply["ok"]:
-            result.status, result.log = reply["status"], reply["log"]
-            return
-        per_output: dict[str, list[OutputCheck]] = {}
-        first_failure = None
-        for tag, checks in reply["checks"].items():
-            for item in checks:
-                check = OutputCheck(**item)
-                per_output.setdefault(check.name, []).append(check)
-                if check.status != "PASSED" and first_failure is None:
-                    first_failure = (tag, check)
-        result.outputs = [merge(v) for v in per_output.values()]
-        result.reference_samples_ns = reply["samples_ns"]
-        if first_failure:
-            tag, check = first_failure
-            result.status, result.log = check.status, f"{tag}: output {check.name!r}: {check.reason}"
 
     def close(self) -> None:
         if self.reference:
             self.reference.close()
+        self.reference_arena.close()
         _writable(self.base)
         shutil.rmtree(self.base, ignore_errors=True)
 
 
-def evaluate(problem: Problem, solution: Solution, options: EvalOptions | None = None, progress=None) -> SuiteResult:
-    """Run every selected case; never raises for what a solution does, only for bad arguments."""
+class _ReferenceFailed(Exception):
+    pass
+
+
+class _SolutionFailed(Exception):
+    pass
+
+
+class _CaseRun:
+    """One case's protocol: load, checked rounds, warm-up, paired timed batches."""
+
+    def __init__(self, session: _Session, case: WorkloadCase, report: Callable[..., None]):
+        self.s, self.case, self.report = session, case, report
+        self.layout = session.layouts[case.uuid]
+        self.seen = Observations()
+        self.checks: dict[str, list[OutputCheck]] = {}
+        self.checked: list[str] = []
+        self.notes: list[str] = []
+        self.pairs: list[PairTiming] = []
+        self.solution_log = ""
+        self.pristine: dict[int, dict] = {}
+
+    def observe(self) -> Observations:
+        opts, s = self.s.options, self.s
+        case_dir = s.base / f"case-{self.case.uuid[:8]}-{secrets.token_hex(4)}"
+        scratch = case_dir / "scratch"
+        scratch.mkdir(parents=True)
+        for source in s.solution.sources:
+            target = scratch / source.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(source.content, encoding="utf-8")
+        self.sol_budget, self.ref_budget = _Budget(opts.timeout_s), _Budget(opts.timeout_s)
+        self.arena = Arena(self.layout.total_bytes, opts.device)
+        self.sol = None
+        try:
+            self.report(ProgressEvent(self.report.number, self.report.total, self.case.uuid, "load", 0, 1))
+            self.ref = s._reference_child()
+            self.sol = Child(
+                "solution",
+                scratch,
+                case_dir / "solution.log",
+                s.memory,
+                opts.device,
+                self.arena,
+                s.sandboxed,
+                writable=True,
+            )
+            self._protocol()
+        except ChildEnded as ended:
+            if ended.role == "solution":
+                self.seen.solution_ended = (ended.kind, ended.detail)
+            else:
+                self.seen.reference_ended = (ended.kind, ended.detail)
+        except _ReferenceFailed as failed:
+            self.seen.reference_failed = f"the reference failed:\n{failed}"
+        except _SolutionFailed:
+            pass  # what failed is in self.seen already
+        finally:
+            if self.sol is not None:
+                self.solution_log = self.sol.log_tail(2000)
+                self.sol.close()
+            self.arena.close()
+            _writable(case_dir)
+            shutil.rmtree(case_dir, ignore_errors=True)
+        return self.seen
+
+    # --- the two sides ---------------------------------------------------------------------
+
+    def _solution(self, message: dict, what: str) -> tuple[dict, int, int]:
+        """Run one request on the thawed solution, freeze it again; (reply, parent-timed ns, of which
+        ns its threads waited for a CPU)."""
+        # Starting the process and importing the solution get their own allowance, not the case's budget.
+        budget = _Budget(STARTUP_S + self.s.options.timeout_s) if message["op"] == "load" else self.sol_budget
+        waited = self.sol.members.run_delay_ns() + sandbox.own_run_delay_ns()
+        self.sol.thaw()
+        started = time.monotonic()
+        t0 = time.perf_counter_ns()
+        try:
+            self.sol.send(message)
+            reply = self.sol.receive(budget.deadline(), what)
+            elapsed = time.perf_counter_ns() - t0
+            waited = self.sol.members.run_delay_ns() + sandbox.own_run_delay_ns() - waited
+        finally:
+            budget.spend(started)
+            if not self.sol.freeze():
+                self.seen.not_frozen = True
+        if self.sol.pending():
+            self.seen.unasked_replies = True
+            raise _SolutionFailed()
+        if self.seen.not_frozen:
+            raise _SolutionFailed()
+        self.notes += (
+            [n for n in reply.get("notes", []) if n not in self.notes] if isinstance(reply.get("notes"), list) else []
+        )
+        if not reply.get("ok"):
+            log = str(reply.get("log", ""))
+            if message["op"] == "load":
+                self.seen.load_failed = log
+            else:
+                self.seen.call_failed = (str(reply.get("kind")), f"{what}:\n{log}")
+            raise _SolutionFailed()
+        return reply, elapsed, waited
+
+    def _reference(self, message: dict) -> tuple[dict, int, int]:
+        waited = self.ref.members.run_delay_ns() + sandbox.own_run_delay_ns()
+        t0 = time.perf_counter_ns()
+        reply = self.s._ask_reference(self.ref_budget, message)
+        elapsed = time.perf_counter_ns() - t0
+        return reply, elapsed, self.ref.members.run_delay_ns() + sandbox.own_run_delay_ns() - waited
+
+    def _make_inputs(self, calls: list[tuple[int, str, int]]) -> None:
+        """The reference makes the inputs in its slots; the parent keeps a copy and fills the solution's."""
+        self._reference(
+            {
+                "op": "inputs",
+                "layout": self.layout.to_json(),
+                "case": self.case.raw,
+                "nonce": self.s.nonce,
+                "calls": [list(c) for c in calls],
+            }
+        )
+        for slot, _, _ in calls:
+            made = self.layout.tensor_inputs(self.s.reference_arena.tensor, slot)
+            self.pristine[slot] = {name: t.clone() for name, t in made.items()}
+            for name, view in self.layout.tensor_inputs(self.arena.tensor, slot).items():
+                view.copy_(made[name])
+            _poison(self.layout, self.arena.tensor, slot, self.s.rng)
+
+    def _batch_message(self, slots: list[int], timed: bool) -> dict:
+        return {"op": "batch", "layout": self.layout.to_json(), "slots": slots, "timed": timed}
+
+    # --- checks, all on parent memory with the solution frozen -------------------------------
+
+    def _check_inputs(self, slots: list[int]) -> None:
+        for slot in slots:
+            now = self.layout.tensor_inputs(self.arena.tensor, slot)
+            written = [n for n, t in now.items() if not _same_bits(t, self.pristine[slot][n])]
+            if written:
+                self.seen.inputs_written = written
+                raise _SolutionFailed()
+
+    def _check_outputs(self, pairs: list[tuple[int, str]]) -> None:
+        defs = self.s.problem.definition.outputs
+        for slot, tag in pairs:
+            self.checked.append(tag)
+            mine = self.layout.outs(self.arena.tensor, slot)
+            theirs = self.layout.outs(self.s.reference_arena.tensor, slot)
+            for entry, out, ref in zip(self.layout.outputs, mine, theirs):
+                check = compare_output(entry.name, defs[entry.name], out, ref, self.case.tolerance)
+                self.checks.setdefault(entry.name, []).append(check)
+                if check.status != "PASSED" and self.seen.failed_output is None:
+                    self.seen.failed_output = (tag, check)
+        if self.seen.failed_output:
+            raise _SolutionFailed()
+
+    # --- the protocol ------------------------------------------------------------------------
+
+    def _protocol(self) -> None:
+        opts, s = self.s.options, self.s
+        uuid, number, total = self.case.uuid, self.report.number, self.report.total
+        self._solution(
+            {
+                "op": "load",
+                "arena": self.arena.handle(),
+                "device": opts.device,
+                "entry_file": s.solution.entry_file,
+                "entry_function": s.solution.entry_function,
+                "dps": s.solution.destination_passing_style,
+                "compiled": s.solution.compiled,
+                "sources": [src.path for src in s.solution.sources],
+                "compile_options": s.solution.compile_options,
+            },
+            "loading the solution",
+        )
+        rounds = list(range(opts.rounds))
+        self._make_inputs([(r, "round", r) for r in rounds])
+        self.report(ProgressEvent(number, total, uuid, "rounds", 0, opts.rounds))
+        self._solution(self._batch_message(rounds, False), "correctness rounds")
+        self._check_inputs(rounds)
+        self._reference(self._batch_message(rounds, False))
+        self._check_outputs([(r, f"round-{r}") for r in rounds])
+        self.report(ProgressEvent(number, total, uuid, "warmup", 0, opts.warmup))
+        if opts.warmup:
+            warm = [rounds[i % len(rounds)] if rounds else opts.rounds for i in range(opts.warmup)]
+            if not rounds:
+                self._make_inputs([(opts.rounds, "warmup", 0)])
+            self._solution(self._batch_message(warm, False), "warm-up")
+            self._reference(self._batch_message(warm, False))
+        started, first = time.monotonic(), 0
+        for pair, size in enumerate(opts.batch_sizes):
+            timed = list(range(opts.rounds, opts.rounds + size))
+            eta = (time.monotonic() - started) / pair * (opts.pair_count - pair) if pair else None
+            self.report(ProgressEvent(number, total, uuid, "timing", pair, opts.pair_count, eta))
+            self._make_inputs([(slot, "timed", first + j) for j, slot in enumerate(timed)])
+            sides = ["reference", "solution"] if pair % 2 == 0 else ["solution", "reference"]
+            figures = {}
+            for side in sides:
+                if side == "solution":
+                    reply, elapsed, waited = self._solution(self._batch_message(timed, True), f"timed pair {pair}")
+                else:
+                    reply, elapsed, waited = self._reference(self._batch_message(timed, True))
+                figures[side] = (elapsed, reply.get("samples"), waited)
+            self._check_inputs(timed)
+            picked = sorted(self.s.rng.sample(range(len(timed)), min(opts.timed_checks, len(timed))))
+            self.pairs.append(
+                PairTiming(
+                    *figures["solution"][:2],
+                    *figures["reference"][:2],
+                    len(timed),
+                    solution_waited_ns=figures["solution"][2],
+                    reference_waited_ns=figures["reference"][2],
+                )
+            )
+            self._check_outputs([(timed[j], f"timed-{first + j}") for j in picked])
+            first += size
+        self.seen.timing_problem = timing_problem(self.pairs)
+
+
+def _flags(result: CaseResult) -> list[str]:
+    flags = []
+    if result.passed and result.latency and result.reference_latency:
+        too_wide = result.speedup is not None and result.speedup.relative_width > UNSTABLE_INTERVAL
+        if too_wide or spread(result.latency) > UNSTABLE_SPREAD or spread(result.reference_latency) > UNSTABLE_SPREAD:
+            flags.append("unstable")
+        score = result.score
+        if score and score.t_sol_ms is not None and result.latency.median / 1e6 < score.t_sol_ms:
+            flags.append("below_speed_of_light")
+        if score and score.speedup and score.speedup > IMPLAUSIBLE_SPEEDUP:
+            flags.append("implausible_speedup")
+    return flags
+
+
+class _Reporter:
+    def __init__(self, progress, number: int, total: int):
+        self.progress, self.number, self.total = progress, number, total
+
+    def __call__(self, event: ProgressEvent) -> None:
+        if self.progress:
+            self.progress(event)
+
+
+def evaluate(
+    problem: Problem,
+    solution: Solution,
+    options: EvalOptions | None = None,
+    progress: Callable[[ProgressEvent], None] | None = None,
+) -> SuiteResult:
+    """Run every selected case; never raises for what a solution does, only for bad arguments
+    (or, with sandbox="required", when no sandbox can be made)."""
     options = options or EvalOptions()
     cases = problem.cases if not options.cases else [problem.case(u) for u in options.cases]
     environment = read_environment(options.device)
     started = utc_now()
-    session = _Session(problem, solution, options)
+    session = _Session(problem, solution, options, cases)
     results = []
     try:
         for number, case in enumerate(cases):
-            result = session.run_case(number, case)
+            reporter = _Reporter(progress, number, len(cases))
+            result = session.run_case(number, case, reporter)
             axis_values = problem.definition.resolve_axes(case.axes)
             result.score = case_score(
-                case, problem.definition, axis_values, result.passed,
+                case,
+                problem.definition,
+                axis_values,
+                result.passed,
                 result.latency.median / 1e6 if result.latency else None,
                 result.reference_latency.median / 1e6 if result.reference_latency else None,
                 environment["hardware"]["product"],
             )
+            result.flags = _flags(result)
             results.append(result)
-            if progress:
-                progress(result)
+            reporter(ProgressEvent(number, len(cases), case.uuid, "done", 1, 1, 0.0, result))
     finally:
         session.close()
+    paired = [
+        ([p.reference_samples for p in r.pairs], [p.solution_samples for p in r.pairs]) for r in results if r.passed
+    ]
     return SuiteResult(
-        problem_root=str(problem.root), definition_name=problem.definition.name, solution=solution, problem=problem,
-        options=options, environment=environment, cases=results,
+        problem_root=str(problem.root),
+        definition_name=problem.definition.name,
+        solution=solution,
+        problem=problem,
+        options=options,
+        environment=environment,
+        cases=results,
         score=suite_score([r.score for r in results], [r.passed for r in results]),
-        started_at=started, finished_at=utc_now(),
+        started_at=started,
+        finished_at=utc_now(),
+        nonce=session.nonce,
+        sandboxed=session.sandboxed,
+        sandbox_note=session.sandbox_note,
+        speedup=suite_speedup_interval(paired) if paired and len(paired) == len(results) else None,
     )
 
 
@@ -306,23 +663,29 @@ def trace_line(suite: SuiteResult, result: CaseResult) -> dict:
             "speedup_factor": result.score.speedup if result.score else None,
         }
     workload = {
-        "uuid": case.uuid, "axes": case.axes,
+        "uuid": case.uuid,
+        "axes": case.axes,
         "inputs": {k: v for k, v in (case.raw.get("inputs") or {}).items()},
-        "tolerance": {k: getattr(case.tolerance, k) for k in ("max_atol", "max_rtol", "required_matched_ratio", "max_error_cap", "allow_negative_inf")},
-    }
-    return _clean({
-        "definition": suite.definition_name,
-        "solution": suite.solution.name,
-        "workload": workload,
-        "evaluation": {
-            "status": result.status,
-            "environment": trace_environment(suite.environment),
-            "timestamp": result.timestamp,
-            "log": result.log,
-            "correctness": correctness,
-            "performance": performance,
+        "tolerance": {
+            k: getattr(case.tolerance, k)
+            for k in ("max_atol", "max_rtol", "required_matched_ratio", "max_error_cap", "allow_negative_inf")
         },
-    })
+    }
+    return _clean(
+        {
+            "definition": suite.definition_name,
+            "solution": suite.solution.name,
+            "workload": workload,
+            "evaluation": {
+                "status": result.status,
+                "environment": trace_environment(suite.environment),
+                "timestamp": result.timestamp,
+                "log": result.log,
+                "correctness": correctness,
+                "performance": performance,
+            },
+        }
+    )
 
 
 def write_traces(suite: SuiteResult, path: str | Path) -> None:

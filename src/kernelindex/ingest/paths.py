@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from kernelindex.ingest.bundles import import_bundles
 from kernelindex.ingest.catalog import ImportReport, import_catalog
@@ -42,12 +43,14 @@ def kind_of(path: Path) -> str:
 
 def import_paths(
     store: Store, paths: Iterable[Path], *, open_file: Callable | None = None,
-    trace_problem: Path | None = None, trace_solution: Path | None = None,
+    trace_links: Any | None = None, problem_records: Callable | None = None,
 ) -> list[tuple[str, ImportReport]]:
     """Import each path in turn (each in its own transaction); stops at the first refused one.
 
-    Trace files are linked to ``trace_problem`` / ``trace_solution`` when given, so their runs name
-    the workload and implementation they measured.
+    Trace files are linked to ``trace_links`` (the harness's `trace_links(problem, solution)`) when
+    given, so their runs name the workload and implementation they measured. Problem folders are
+    read by ``problem_records(path)`` (the harness's reader, passed in by the caller): ingest does
+    not import the harness.
     """
     reports = []
     for path in paths:
@@ -57,12 +60,14 @@ def import_paths(
         elif kind == "bundles":
             report = import_bundles(store, [path])
         elif kind == "problem":
-            from kernelindex.harness.records import import_problem  # the harness reads problem folders
+            from kernelindex.ingest.evaluations import import_problem_folder
 
-            report = import_problem(store, path)
+            if problem_records is None:
+                raise ImportFailed([Problem(str(path), None, None, "problem folders need a problem reader (problem_records)")])
+            report = import_problem_folder(store, path, problem_records)
         else:
             from kernelindex.ingest.traces import import_traces  # trace lines, kept by the harness helper
 
-            report = import_traces(store, path, problem=trace_problem, solution=trace_solution)
+            report = import_traces(store, path, links=trace_links)
         reports.append((kind, report))
     return reports

@@ -10,6 +10,7 @@ implementation stay pending links keyed by the upstream names.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -86,41 +87,27 @@ def _number(value: Any, field: str) -> float | None:
 
 
 class _Linker:
-    """Our records for the problem and solution a trace file refers to, when we were given them."""
+    """Our records for the problem and solution a trace file refers to, when the caller gave them.
 
-    def __init__(self, problem_dir: Path | None, solution_path: Path | None):
-        self.problem = self.records = self.implementation = None
-        if problem_dir is not None:
-            from kernelindex.harness.formats import FormatError, load_problem
-            from kernelindex.harness.records import records_for
+    `links` is built by the harness (`harness.records.trace_links`) and passed in, so that ingest
+    does not import the harness: it has `records` (the problem's records), `definition_name`,
+    `case_digests` (uuid -> WorkloadCase digest), `implementation` (a record or None) and
+    `solution_name`.
+    """
 
-            try:
-                self.problem = load_problem(problem_dir)
-            except FormatError as exc:
-                raise ImportFailed([Problem(exc.file, exc.line, exc.field, exc.reason)]) from None
-            self.records = records_for(self.problem)
-        if solution_path is not None and self.records is not None:
-            from kernelindex.harness.environment import read_environment
-            from kernelindex.harness.formats import FormatError, load_solution
-            from kernelindex.harness.records import implementation_revision
-
-            try:
-                solution = load_solution(solution_path)
-            except FormatError as exc:
-                raise ImportFailed([Problem(exc.file, exc.line, exc.field, exc.reason)]) from None
-            self.solution_name = solution.name
-            self.implementation = implementation_revision(
-                solution, self.problem.definition, digest(self.records.operation), read_environment("cpu"))
+    def __init__(self, links: Any | None):
+        self.links = links
+        self.implementation = links.implementation if links is not None else None
+        self.solution_name = links.solution_name if links is not None else None
 
     def workload_digest(self, definition: str, workload: dict) -> str:
-        if self.records is not None:
-            if definition != self.problem.definition.name:
-                raise _LineProblem("definition", f"trace is for {definition!r}, the problem folder is "
-                                                 f"{self.problem.definition.name!r}")
-            case = self.records.cases.get(workload["uuid"])
-            if case is None:
+        if self.links is not None:
+            if definition != self.links.definition_name:
+                raise _LineProblem("definition", f"trace is for {definition!r}, the problem folder is {self.links.definition_name!r}")
+            case_digest = self.links.case_digests.get(workload["uuid"])
+            if case_digest is None:
                 raise _LineProblem("workload.uuid", f"no case {workload['uuid']!r} in the problem's workload.jsonl")
-            return digest(case)
+            return case_digest
         return sha256_digest(canonical_json({"upstreamDefinition": definition, "upstreamWorkload": workload["uuid"]}))
 
     def implementation_digest(self, definition: str, solution: str) -> str:
@@ -182,15 +169,14 @@ def _run(line: dict, linker: _Linker, protocol: dict, source: str, file_name: st
     return run, environment
 
 
-def import_traces(store, path: str | Path, *, problem: str | Path | None = None, solution: str | Path | None = None,
-                  source: str = SOURCE_SLUG) -> ImportReport:
+def import_traces(store, path: str | Path, *, links: Any | None = None, source: str = SOURCE_SLUG) -> ImportReport:
     """Store every line of a trace file as a reported run; one refused line refuses the file."""
     from kernelindex.records.errors import RecordError
     from kernelindex.store.rows import RowError
     from kernelindex.store.writer import Writer
 
     path = Path(path)
-    linker = _Linker(Path(problem) if problem else None, Path(solution) if solution else None)
+    linker = _Linker(links)
     protocol = _protocol()
     report, problems, bundles = ImportReport(str(path)), [], []
     # split bytes, not text: str.splitlines would also cut at U+2028 and friends inside a JSON string
@@ -220,8 +206,8 @@ def import_traces(store, path: str | Path, *, problem: str | Path | None = None,
     with store.begin() as conn:
         writer = Writer(conn)
         writer.ensure_source(source, SOURCE_KIND, SOURCE_NAME)
-        if linker.records is not None:
-            for record in linker.records.all():
+        if linker.links is not None:
+            for record in linker.links.records:
                 writer.add_record(record)
         if linker.implementation is not None:
             writer.add_record(linker.implementation)

@@ -2,7 +2,7 @@
 
 Pages, the JSON API and the CLI all rank through :func:`rank_group`, so they never disagree.
 Rules: runs are ranked only against runs with the same comparison key; runs that are not passed,
-retracted, superseded or lack a primary metric are listed apart with reason codes; ranks are dense;
+retracted, superseded, flagged by the harness or lack a primary metric are listed apart with reason codes; ranks are dense;
 two runs tie when their values are equal or, where raw samples give a bootstrap interval, when
 their intervals overlap.
 """
@@ -23,12 +23,14 @@ RETRACTED = "retracted"
 SUPERSEDED = "superseded"
 NOT_PASSED = "not_passed"
 NO_PRIMARY_METRIC = "no_primary_metric"
+FLAGGED = "flagged"
 
 REASON_TEXT = {
     RETRACTED: "retracted by its source or this index",
     SUPERSEDED: "superseded by a newer run",
     NOT_PASSED: "did not pass correctness",
     NO_PRIMARY_METRIC: "has no primary metric value",
+    FLAGGED: "flagged by the harness (unstable spread, below speed of light or implausible speedup): kept, not ranked",
 }
 
 TIE_EQUAL = "equal values"
@@ -51,6 +53,7 @@ class RankInput:
     superseded: bool = False
     samples: tuple[float, ...] | None = None
     digest: str | None = None
+    flags: tuple[str, ...] = ()  # the harness's flags from the run's raw samples (unstable, ...)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +114,8 @@ def exclusion_reasons(run: RankInput) -> tuple[str, ...]:
         reasons.append(NOT_PASSED)
     if run.value is None or not run.metric:
         reasons.append(NO_PRIMARY_METRIC)
+    if run.flags:
+        reasons.append(FLAGGED)
     return tuple(reasons)
 
 

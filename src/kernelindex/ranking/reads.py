@@ -18,24 +18,41 @@ if TYPE_CHECKING:
     from sqlalchemy import Connection
 
 
-def parse_samples(content: bytes | None) -> tuple[float, ...] | None:
-    """Raw timing samples stored as JSON: a list of numbers or ``{"samples": [...]}``."""
+def _load(content: bytes | None):
     if not content:
         return None
     try:
-        data = json.loads(content)
+        return json.loads(content)
     except (ValueError, UnicodeDecodeError):
         return None
+
+
+def parse_samples(content: bytes | None) -> tuple[float, ...] | None:
+    """Raw timing samples stored as JSON: a list of numbers, ``{"samples": [...]}``, or the harness's
+    ``{"solution": [...], "reference": [...], ...}`` (the solution's per-call figures)."""
+    data = _load(content)
     if isinstance(data, dict):
-        data = data.get("samples") or data.get("latencyNs")
-    if not isinstance(data, list) or not all(isinstance(x, (int, float)) for x in data):
+        data = data.get("samples") or data.get("latencyNs") or data.get("solution")
+    if not isinstance(data, list) or not data or not all(isinstance(x, (int, float)) for x in data):
         return None
     return tuple(float(x) for x in data)
 
 
-def _samples(conn: Connection, run_ids: Sequence[str]) -> dict[str, tuple[float, ...]]:
-    parsed = {run_id: parse_samples(content) for run_id, content in raw_sample_contents(conn, run_ids)}
-    return {run_id: samples for run_id, samples in parsed.items() if samples}
+def parse_flags(content: bytes | None) -> tuple[str, ...]:
+    """The harness's flags in its raw samples (``{"flags": ["unstable", ...]}``), else none."""
+    data = _load(content)
+    flags = data.get("flags") if isinstance(data, dict) else None
+    return tuple(sorted(str(f) for f in flags)) if isinstance(flags, list) else ()
+
+
+def _samples(conn: Connection, run_ids: Sequence[str]) -> dict[str, tuple[tuple[float, ...] | None, tuple[str, ...]]]:
+    """Per run: its raw timing samples (if any) and the harness's flags on them."""
+    out = {}
+    for run_id, content in raw_sample_contents(conn, run_ids):
+        parsed, flags = parse_samples(content), parse_flags(content)
+        if parsed or flags:
+            out[run_id] = (parsed, flags)
+    return out
 
 
 def rank_inputs(conn: Connection, keys: Iterable[str] | None = None, *,
@@ -54,7 +71,7 @@ def rank_inputs(conn: Connection, keys: Iterable[str] | None = None, *,
     samples = _samples(conn, [r[0] for r in rows if r[-1]])  # has_raw_evidence
     return [
         RankInput(run_id, key, status, value, metric, statistic, unit, observed, run_id in retracted,
-                  run_id in superseded, samples.get(run_id), digest)
+                  run_id in superseded, samples.get(run_id, (None, ()))[0], digest, samples.get(run_id, (None, ()))[1])
         for (run_id, digest, key, status, value, metric, statistic, unit, observed, _raw) in rows
     ]
 

@@ -2,30 +2,38 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from kernelindex.harness.records import StoredEvaluation
-from kernelindex.harness.records import record_evaluation as store_records
+from kernelindex.harness.records import evaluation_records
+from kernelindex.ingest.evaluations import StoredEvaluation, store_evaluation
 from kernelindex.ranking.history import LeaderEvent
 from kernelindex.ranking.leaders import record_leader_changes
-from kernelindex.store.database import JoinedStore, Store
+from kernelindex.store.database import Store
 
 
 @dataclass(frozen=True)
 class RecordedEvaluation:
     stored: StoredEvaluation
     leader_events: list[LeaderEvent]
+    level: str  # "verified", or why the runs are only reproducible (no sandbox)
 
     @property
     def new_runs(self) -> int:
-        return sum(1 for run_id in self.stored.run_ids.values() if run_id)
+        return self.stored.new_runs
 
 
 def record_evaluation(store: Store, suite: Any, *, private_key: Any = None, runner_id: str | None = None,
                       runner_host: str | None = None) -> RecordedEvaluation:
-    """The records, the runner's signatures over the runs and the leader events, in one transaction."""
+    """The records (built purely by the harness), the runner's signatures over the runs and the
+    leader events, in one transaction."""
+    records = evaluation_records(suite)
+    overrides = {k: v for k, v in (("runner_id", runner_id), ("runner_host", runner_host)) if v is not None}
+    if overrides:
+        records = dataclasses.replace(records, **overrides)
     with store.begin() as conn:
-        stored = store_records(JoinedStore(conn), suite, private_key=private_key, runner_id=runner_id,
-                               runner_host=runner_host)
-        return RecordedEvaluation(stored, record_leader_changes(conn))
+        stored = store_evaluation(conn, records, private_key)
+        leaders = record_leader_changes(conn)
+    level = "verified" if suite.sandboxed else f"reproducible, not verified: no sandbox ({suite.sandbox_note})"
+    return RecordedEvaluation(stored, leaders, level)

@@ -6,9 +6,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernelindex.harness.formats import FormatError
+from kernelindex.harness.records import problem_records, trace_links
 from kernelindex.ingest.catalog import ImportReport
 from kernelindex.ingest.paths import import_paths as import_each
 from kernelindex.ingest.paths import kind_of
+from kernelindex.ingest.problems import ImportFailed, Problem
 from kernelindex.ranking.history import LeaderEvent
 from kernelindex.ranking.leaders import record_leader_changes
 from kernelindex.store.database import JoinedStore, Store
@@ -27,7 +30,11 @@ def import_paths(store: Store, paths: Iterable[Path], *, open_file: Callable | N
     paths = list(paths)
     for path in paths:
         kind_of(path)  # refuse a bad path before anything is read
+    try:
+        links = trace_links(trace_problem, trace_solution) if trace_problem else None
+    except FormatError as exc:
+        raise ImportFailed([Problem(exc.file, exc.line, exc.field, exc.reason)]) from None
     with store.begin() as conn:
-        reports = import_each(JoinedStore(conn), paths, open_file=open_file, trace_problem=trace_problem,
-                              trace_solution=trace_solution)
+        reports = import_each(JoinedStore(conn), paths, open_file=open_file, trace_links=links,
+                              problem_records=problem_records)
         return Imported(reports, record_leader_changes(conn))

@@ -149,7 +149,7 @@ def run_view(conn: Connection, row, base_url: str, today: date) -> dict[str, Any
         uri = link.uri or stated_uris.get(link.content_digest)
         artifact_rows.append({"role": link.role, "digest": link.content_digest, "kind": link.kind,
                               "mediaType": link.media_type, "sizeBytes": link.size_bytes, "uri": uri,
-                              "href": safe_url(uri), "license": link.license})
+                              "href": safe_url(uri) or f"/artifacts/{link.content_digest}", "license": link.license})
     known = {a["digest"] for a in artifact_rows}
     for role, ref in sorted((spec.get("evidence") or {}).items()):
         if isinstance(ref, dict) and ref.get("digest") not in known:
@@ -162,7 +162,7 @@ def run_view(conn: Connection, row, base_url: str, today: date) -> dict[str, Any
         artifact_rows.append({"role": "implementation source", "digest": source_art["contentDigest"],
                               "kind": "source", "mediaType": art.media_type if art is not None else None,
                               "sizeBytes": source_art.get("sizeBytes"), "uri": art.uri if art is not None else None,
-                              "href": safe_url(art.uri) if art is not None else None,
+                              "href": (safe_url(art.uri) or f"/artifacts/{art.content_digest}") if art is not None else None,
                               "license": art.license if art is not None else None})
 
     replications = [{"runId": r.id, "status": r.status, "observedAt": r.observed_at,

@@ -1,0 +1,244 @@
+"""The sandboxed child process: runs the solution or the reference over slots of a parent's arena.
+
+Started as `python -I -B -c BOOT child ROLE REQUEST_FD REPLY_FD` (inside bubblewrap) or forked
+by the fork server when there is no sandbox. Isolated mode keeps the working directory,
+PYTHONPATH and user site-packages off sys.path; torch and the harness are imported before the
+solution's folder is appended to the END of sys.path, so a solution file named `torch.py` or
+`kernelindex.py` shadows nothing.
+
+Nothing this process says decides a verdict. Its replies carry per-call timings (cross-checked
+by the parent against the parent's own clock), notes (log lines) and, for a call that failed,
+which kind of failure it was (it can only pick among failures, never a pass). Outputs are
+written into the parent's buffers; the parent reads and compares them itself.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import threading
+import traceback
+import uuid as uuid_module
+from pathlib import Path
+
+import torch  # noqa: F401  (before any user code)
+
+from kernelindex.harness import hacks
+from kernelindex.harness.arena import Layout, open_arena
+from kernelindex.harness.dtypes import torch_dtype
+from kernelindex.harness.formats import load_definition, parse_case
+from kernelindex.harness.inputs import load_reference, make_inputs
+from kernelindex.harness.timing import make_timer
+
+_enumerate = threading.enumerate
+
+
+class CallFailed(Exception):
+    """A failed call; `kind` is one of compile, shape, dtype, runtime."""
+
+    def __init__(self, kind: str, log: str):
+        super().__init__(log)
+        self.kind, self.log = kind, log
+
+
+def _is_compile_error(exc: BaseException) -> bool:
+    names = {f"{c.__module__}.{c.__name__}" for c in type(exc).__mro__}
+    return any("CompilationError" in n or n.startswith("triton.compiler") or "BuildExtension" in n for n in names)
+
+
+def _returned(names: list[str], result) -> list:
+    if isinstance(result, dict):
+        return [result.get(n) for n in names]
+    if isinstance(result, (tuple, list)):
+        return list(result)
+    return [result]
+
+
+class Calls:
+    """Runs one callable over arena slots, timing each call with a clock bound before user code loads."""
+
+    def __init__(self, arena, device: str, dps: bool):
+        self.arena, self.device, self.dps = arena, device, dps
+        self.timer = make_timer(device)
+        self.layouts: dict[str, Layout] = {}
+
+    def layout(self, data: dict) -> Layout:
+        key = json.dumps(data, sort_keys=True)
+        if key not in self.layouts:
+            self.layouts[key] = Layout.from_json(data)
+        return self.layouts[key]
+
+    def _store(self, layout: Layout, result, outs: list) -> None:
+        got = _returned([e.name for e in layout.outputs], result)
+        if len(got) != len(outs):
+            raise CallFailed("shape", f"returned {len(got)} outputs, expected {len(outs)}")
+        for entry, value, slot in zip(layout.outputs, got, outs):
+            if type(value) is not torch.Tensor:
+                what = f"{type(value).__module__}.{type(value).__qualname__}"
+                raise CallFailed("runtime", f"output {entry.name!r} is a {what}, not a plain torch.Tensor")
+            if tuple(value.shape) != tuple(slot.shape):
+                raise CallFailed(
+                    "shape", f"output {entry.name!r} has shape {tuple(value.shape)}, expected {tuple(slot.shape)}"
+                )
+            if value.dtype != slot.dtype:
+                raise CallFailed("dtype", f"output {entry.name!r} is {value.dtype}, expected {slot.dtype}")
+            slot.copy_(value)
+
+    def batch(self, fn, layout: Layout, slots: list[int], timed: bool) -> list[int]:
+        samples = []
+        for slot in slots:
+            args, outs = layout.args(self.arena, slot), layout.outs(self.arena, slot)
+            self.timer.flush()
+            try:
+                with torch.no_grad():
+                    self.timer.start()
+                    if self.dps:
+                        fn(*args, *outs)
+                    else:
+                        self._store(layout, fn(*args), outs)  # the copy into the slot is part of the call
+                    elapsed = self.timer.stop()
+                    self.timer.barrier()
+            except CallFailed:
+                raise
+            except BaseException as exc:
+                if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                    raise
+                kind = "compile" if _is_compile_error(exc) else "runtime"
+                raise CallFailed(kind, f"call in slot {slot}:\n{traceback.format_exc()}") from None
+            if timed:
+                samples.append(elapsed())
+        return samples
+
+
+class SolutionProcess:
+    def __init__(self, request: dict, arena):
+        self.calls = Calls(arena, request["device"], request["dps"])
+        self.functions = hacks.FunctionGuard(torch)
+        self.switches = hacks.SwitchGuard(torch)
+        self.threads = set(_enumerate())
+        scratch = os.getcwd()
+        sys.path.append(scratch)  # last: installed modules win over same-named solution files
+        try:
+            if request["compiled"]:
+                from torch.utils.cpp_extension import load
+
+                options = request.get("compile_options") or {}
+                sources = [
+                    str(Path(scratch) / p) for p in request["sources"] if p.endswith((".cu", ".cpp", ".cc", ".cxx"))
+                ]
+                module = load(
+                    name=f"kisol_{uuid_module.uuid4().hex[:12]}",
+                    sources=sources,
+                    build_directory=scratch,
+                    extra_cflags=options.get("cflags") or [],
+                    extra_cuda_cflags=options.get("cuda_cflags") or [],
+                    extra_ldflags=options.get("ld_flags") or [],
+                    verbose=False,
+                )
+            else:
+                spec = importlib.util.spec_from_file_location(
+                    f"kisol_{uuid_module.uuid4().hex[:12]}", str(Path(scratch) / request["entry_file"])
+                )
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[spec.name] = module
+                spec.loader.exec_module(module)
+            self.fn = getattr(module, request["entry_function"])
+        except BaseException as exc:
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            raise CallFailed("compile", traceback.format_exc()) from None
+
+    def notes(self) -> list[str]:
+        """What this process noticed about itself: log lines for a reader, never a verdict."""
+        threads = [f"left thread {t.name!r} running" for t in _enumerate() if t not in self.threads and t.is_alive()]
+        return self.functions.changed() + self.switches.changed() + threads
+
+    def batch(self, request: dict) -> dict:
+        samples = self.calls.batch(self.fn, self.calls.layout(request["layout"]), request["slots"], request["timed"])
+        return {"samples": samples, "notes": self.notes()}
+
+
+class ReferenceProcess:
+    """Makes the inputs (the reference may define how) and runs the reference, from the pristine copy."""
+
+    def __init__(self, request: dict, arena):
+        self.calls = Calls(arena, request["device"], dps=False)
+        self.definition = load_definition(request["definition_path"])
+        self.problem_root = request["problem_root"]
+        try:
+            self.module = load_reference(self.definition)
+            self.fn = self.module.run
+        except Exception:
+            raise CallFailed("compile", f"the reference does not load:\n{traceback.format_exc()}") from None
+
+    def inputs(self, request: dict) -> dict:
+        layout = self.calls.layout(request["layout"])
+        case = parse_case(request["case"], self.definition, Path("workload.jsonl"), 0)
+        for slot, purpose, index in request["calls"]:
+            made = make_inputs(
+                self.definition,
+                case,
+                purpose,
+                index,
+                self.calls.device,
+                self.problem_root,
+                self.module,
+                nonce=request["nonce"],
+            )
+            for name, view in layout.tensor_inputs(self.calls.arena, slot).items():
+                value = made[name]
+                if not isinstance(value, torch.Tensor) or tuple(value.shape) != tuple(view.shape):
+                    raise CallFailed(
+                        "shape",
+                        f"input {name!r} was made as {getattr(value, 'shape', type(value))}, "
+                        f"the definition says {tuple(view.shape)}",
+                    )
+                view.copy_(value.to(torch_dtype(layout_dtype(layout, name))))
+        return {}
+
+    def batch(self, request: dict) -> dict:
+        return {
+            "samples": self.calls.batch(
+                self.fn, self.calls.layout(request["layout"]), request["slots"], request["timed"]
+            ),
+            "notes": [],
+        }
+
+
+def layout_dtype(layout: Layout, name: str) -> str:
+    return next(e.dtype for e in layout.inputs if e.name == name)
+
+
+def serve(role: str, request_fd: int, reply_fd: int, arena_fd: int | None = None) -> None:
+    """Answer requests until the parent closes the pipe. Every reply echoes the request's number."""
+    process = None
+    with os.fdopen(request_fd, "r") as requests, os.fdopen(reply_fd, "w") as replies:
+        for line in requests:
+            request = json.loads(line)
+            try:
+                if request["op"] == "load":
+                    arena = open_arena(request["arena"], arena_fd)
+                    process = (
+                        SolutionProcess(request, arena) if role == "solution" else ReferenceProcess(request, arena)
+                    )
+                    reply = {"ok": True}
+                else:
+                    reply = {"ok": True, **getattr(process, request["op"])(request)}
+            except CallFailed as failure:
+                reply = {"ok": False, "kind": failure.kind, "log": failure.log}
+            except Exception:
+                reply = {"ok": False, "kind": "runtime", "log": traceback.format_exc()}
+            reply["seq"] = request["seq"]
+            replies.write(json.dumps(reply) + "\n")
+            replies.flush()
+
+
+def main() -> None:
+    if sys.argv[1] == "forkserver":
+        from kernelindex.harness.forkserver import serve as serve_forks
+
+        serve_forks(int(sys.argv[2]), serve)
+    else:
+        serve(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
