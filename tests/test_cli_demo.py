@@ -28,7 +28,8 @@ def test_demo_imports_the_sample_and_stores_verified_reruns(tmp_path):
     assert len(ours) == 4 and all(r["status"] == "passed" and r["evidence"] == "verified" for r in ours)
     assert {r["operation"] for r in ours} == {"042_moe_expert_load_balancing_and_token_capacity_backward"}
     tables = json.loads(run("stats", "--db", db, "--json"))["tables"]
-    assert tables["workloads"] == 2 * 17  # both packs: 16 cases and a suite each
+    # both packs: 16 cases and a suite each, plus the suite of exactly the 3 cases the demo reruns
+    assert tables["workloads"] == 2 * 17 + 1
     assert tables["record_events"] >= 1  # the reruns' groups got their first leader
     # Running it again adds the new reruns (new measurements) but never a second copy of a record.
     run("demo", "--no-serve", "--no-export", "--db", db)

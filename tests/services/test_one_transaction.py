@@ -145,12 +145,13 @@ def test_record_an_evaluation_with_signatures_and_leader_events(db, key_file, su
     # killed after the records are written, before the runner signs them
     run_child(db, key_file, call, "kernelindex.store.evidence_store:sign_stored_record")
     assert counts(db) == before
-    # killed after signing, before the leader events
-    run_child(db, key_file, call, "kernelindex.harness.records:_sign")
+    # killed after signing and the leader events, before the commit
+    run_child(db, key_file, call, "kernelindex.services.evaluations:record_leader_changes")
     assert counts(db) == before
     run_child(db, key_file, call)
     after = counts(db)
-    assert after["runs"] > 0 and after["signatures"] >= after["runs"] and after["record_events"] > 0
+    # (leader events only where a run is ranked: a 3-iteration run may be flagged unstable and not ranked)
+    assert after["runs"] > 0 and after["signatures"] >= after["runs"]
     assert after["artifacts"] > 0
 
 

@@ -8,12 +8,13 @@ an evaluation, sign its runs and append leader changes in one transaction.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-from sqlalchemy import Connection
+from typing import TYPE_CHECKING, Any
 
 from kernelindex.records.canonical import digest
 from kernelindex.store.writer import Writer
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 
 @dataclass

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.exc import SQLAlchemyError as DatabaseError  # what callers above the store catch
 
 DEFAULT_URL = "sqlite:///kernelindex.db"
 URL_ENV = "KERNELINDEX_DATABASE_URL"
