@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from kernelindex.ingest.bundles import import_bundles
-from kernelindex.ingest.catalog import ImportReport, import_catalog
+from kernelindex.ingest.catalog import BadLines, ImportReport, import_catalog
 from kernelindex.ingest.problems import ImportFailed, Problem
 from kernelindex.store.database import Store
 
@@ -42,18 +42,19 @@ def kind_of(path: Path) -> str:
 
 def import_paths(
     store: Store, paths: Iterable[Path], *, open_file: Callable | None = None,
-    trace_problem: Path | None = None, trace_solution: Path | None = None,
+    trace_problem: Path | None = None, trace_solution: Path | None = None, bad_lines: BadLines = BadLines(),
 ) -> list[tuple[str, ImportReport]]:
     """Import each path in turn (each in its own transaction); stops at the first refused one.
 
     Trace files are linked to ``trace_problem`` / ``trace_solution`` when given, so their runs name
-    the workload and implementation they measured.
+    the workload and implementation they measured. ``bad_lines`` (skip refused lines, or a dry run)
+    applies to catalog files; every other kind is all-or-nothing.
     """
     reports = []
     for path in paths:
         kind = kind_of(path)
         if kind == "catalog":
-            report = import_catalog(store, path, open_file=open_file)
+            report = import_catalog(store, path, open_file=open_file, bad_lines=bad_lines)
         elif kind == "bundles":
             report = import_bundles(store, [path])
         elif kind == "problem":

@@ -155,6 +155,10 @@ class Writer:
             else:
                 self._write(table, batch)
 
+    def oldest_pending_line(self) -> int | None:
+        """The line number of the first row queued but not written yet (rows queue in line order)."""
+        return self._pending[0][0] if self._pending else None
+
     def problem(self, line: int | None, field_: str | None, reason: str, *, consequential: bool = False) -> None:
         self.problems.append(RowProblem(line, field_, reason, consequential))
 
