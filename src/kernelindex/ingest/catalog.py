@@ -20,7 +20,7 @@ from kernelindex.ingest.jsonlines import parse_line, read_lines
 from kernelindex.ingest.problems import ImportFailed, LineError, Problem
 from kernelindex.records.canonical import canonical_json, sha256_digest
 from kernelindex.store import rows
-from kernelindex.store.database import Store
+from kernelindex.store.database import Store, write_transaction
 from kernelindex.store.writer import BATCH, Writer
 
 MAX_PROBLEMS = 50
@@ -141,7 +141,8 @@ def import_catalog(
     name = str(path)
     skipping = bad_lines.skip_invalid and not bad_lines.check
     limit = None if bad_lines.check or skipping else MAX_PROBLEMS
-    with store.engine.connect() as conn, conn.begin() as transaction, (open_file or _open_binary)(path) as stream:
+    with store.engine.connect() as conn, write_transaction(conn), (open_file or _open_binary)(path) as stream:
+        transaction = conn.get_transaction()
         writer = Writer(conn)
         problems: list[Problem] = []
         texts = _LineTexts()

@@ -18,6 +18,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import JSON, Connection, Table, and_, insert, select, tuple_, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from kernelindex.store import tables as t
 from kernelindex.store.ids import uuid7
@@ -71,6 +73,9 @@ SPECS: dict[str, TableSpec] = {
     "foreign_rows": TableSpec(t.foreign_rows, ("table_name", "row_digest")),
 }
 
+
+# parents that writers of different files share: inserted so that two writers at once cannot clash
+SHARED_PARENTS = frozenset({"sources", "projects", "operations"})
 
 INT64 = range(-(2**63), 2**63)
 
@@ -265,7 +270,10 @@ class Writer:
         batch = self._split_new(table, batch)
         if not batch:
             return
-        self.conn.execute(insert(spec.table), [cols for _, cols in batch])
+        if table in SHARED_PARENTS:
+            batch = self._insert_race_free(table, batch)
+        else:
+            self.conn.execute(insert(spec.table), [cols for _, cols in batch])
         self.added[table] += len(batch)
         if "id" in spec.table.c:
             self._known[table].update(cols["id"] for _, cols in batch)
@@ -275,6 +283,25 @@ class Writer:
             self._link_pending_runs(t.runs.c.implementation_digest, [c["implementation_digest"] for _, c in batch])
         elif table == "sources":
             self._link_pending_runs(t.runs.c.source_slug, [c["slug"] for _, c in batch])
+
+    def _insert_race_free(self, table: str, batch: list[tuple[int | None, dict]]) -> list[tuple[int | None, dict]]:
+        """Insert rows another writer may be adding at the same moment: a conflict is skipped and the
+        stored row re-read, so a parent added by both ends up stored once and both name its id."""
+        spec = SPECS[table]
+        statement = (pg_insert if self.conn.dialect.name == "postgresql" else sqlite_insert)(spec.table)
+        self.conn.execute(statement.on_conflict_do_nothing(), [cols for _, cols in batch])
+        keys = [tuple(cols[k] for k in spec.key) for _, cols in batch]
+        stored = self._stored_keys(spec, keys)
+        inserted = []
+        for (line, cols), key in zip(batch, keys, strict=True):
+            if stored.get(key) == cols["id"]:
+                inserted.append((line, cols))
+            elif key in stored:
+                self.present[table] += 1
+                self._alias[table][cols["id"]] = stored[key]
+            else:
+                self.problem(line, "id", f"{table} id {cols['id']} is already stored for a different record")
+        return inserted
 
     # -- runs -----------------------------------------------------------------------------
 
