@@ -96,6 +96,8 @@ class ImportReport:
     unknown_columns: Counter = field(default_factory=Counter)  # "table.column" -> rows
     skipped: int = 0  # lines refused and left out (``skip_invalid``)
     checked_only: bool = False  # a dry run: everything validated, nothing stored
+    upstream_skipped: Counter = field(default_factory=Counter)  # why -> upstream rows not imported
+    refused_report: str | None = None  # where the refused lines were written (``skip_invalid``)
 
     def absorb(self, writer: Writer) -> None:
         self.added.update(writer.added)
