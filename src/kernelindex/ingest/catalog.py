@@ -21,6 +21,7 @@ from kernelindex.ingest.problems import ImportFailed, LineError, Problem
 from kernelindex.records.canonical import canonical_json, sha256_digest
 from kernelindex.store import rows
 from kernelindex.store.database import Store, write_transaction
+from kernelindex.store.refresh import record_refresh
 from kernelindex.store.writer import BATCH, Writer
 
 MAX_PROBLEMS = 50
@@ -97,6 +98,7 @@ class ImportReport:
     skipped: int = 0  # lines refused and left out (``skip_invalid``)
     checked_only: bool = False  # a dry run: everything validated, nothing stored
     upstream_skipped: Counter = field(default_factory=Counter)  # why -> upstream rows not imported
+    source_slugs: set[str] = field(default_factory=set)  # the sources whose rows the file holds
     refused_report: str | None = None  # where the refused lines were written (``skip_invalid``)
 
     def absorb(self, writer: Writer) -> None:
@@ -134,11 +136,13 @@ class _LineTexts:
 
 
 def import_catalog(
-    store: Store, path: Path, *, open_file: Callable[[Path], BinaryIO] | None = None, bad_lines: BadLines = BadLines()
+    store: Store, path: Path, *, open_file: Callable[[Path], BinaryIO] | None = None, bad_lines: BadLines = BadLines(),
+    origin: str | None = None, export_digest: str | None = None,
 ) -> ImportReport:
     """Import one export file; raises :class:`ImportFailed` (nothing stored) on any refused line,
     unless ``bad_lines.skip_invalid`` leaves refused lines out. A file that cannot be read to its end
-    (truncated, not zstd) is refused whole under any policy."""
+    (truncated, not zstd) is refused whole under any policy. The sources the file holds are noted as
+    refreshed from ``origin`` (the path unless given, e.g. a sync URL with its ``export_digest``)."""
     report = ImportReport(str(path), checked_only=bad_lines.check)
     name = str(path)
     skipping = bad_lines.skip_invalid and not bad_lines.check
@@ -197,6 +201,9 @@ def import_catalog(
         report.absorb(writer)
         if bad_lines.check:
             transaction.rollback()
+        else:
+            record_refresh(conn, report.source_slugs, origin or name, export_digest=export_digest,
+                           rows_added=sum(report.added.values()))
     return report
 
 
@@ -209,6 +216,8 @@ def _add_line(writer: Writer, report: ImportReport, number: int, obj: Any) -> No
         wrong = "row" if isinstance(obj, dict) and isinstance(obj.get("table"), str) else "table"
         raise LineError(number, 'a catalog line is {"table": NAME, "row": {...}}', wrong)
     table, row = obj["table"], obj["row"]
+    if table == "sources" and isinstance(row.get("slug"), str):
+        report.source_slugs.add(row["slug"])
     for extra in sorted(set(obj) - {"table", "row"}):
         report.unknown_columns[f"(line).{extra}"] += 1
     known = TABLES.get(table)

@@ -205,6 +205,7 @@ class Records:
 def store_records(store, records: Records, name: str, *, check: bool = False) -> ImportReport:
     """Store everything in one transaction (nothing when anything is refused, or when ``check``)."""
     from kernelindex.store.database import write_transaction
+    from kernelindex.store.refresh import record_refresh
     from kernelindex.store.rows import RowError
     from kernelindex.store.writer import Writer
 
@@ -232,4 +233,6 @@ def store_records(store, records: Records, name: str, *, check: bool = False) ->
         report.upstream_skipped.update(records.skipped)
         if check:
             conn.get_transaction().rollback()
+        else:
+            record_refresh(conn, [prov.slug], name, rows_added=sum(report.added.values()))
     return report
