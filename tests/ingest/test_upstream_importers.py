@@ -235,3 +235,23 @@ def test_cli_import_from_exits_1_with_the_message_and_0_when_good(fixtures, tmp_
     checked = runner.invoke(app, ["import", "--from", "mlperf", str(fixtures / "mlperf/summary-v5.1-slice.json"),
                                   "--db", db])
     assert checked.exit_code == 0 and "4 serving runs" in checked.stdout and "Not stored" in checked.stdout
+
+
+def test_every_snapshot_shows_on_the_site_with_its_last_refresh(fixtures, tmp_path, monkeypatch):
+    from fastapi.testclient import TestClient
+
+    from kernelindex.store import open_store
+    from kernelindex.web.app import create_app
+
+    monkeypatch.setenv("KERNELINDEX_EXPORT_CACHE", str(tmp_path / "exports"))
+    store = open_store(f"sqlite:///{tmp_path / 'site.db'}")
+    for source, (relative, runs, _) in SNAPSHOTS.items():
+        import_upstream(store, source, fixtures / relative)
+    client = TestClient(create_app(store=store))
+    listed = {s["slug"]: s for s in client.get("/api/v1/sources").json()["items"]}
+    for _, runs, slug in SNAPSHOTS.values():
+        assert listed[slug]["runCount"] == runs and listed[slug]["lastRefreshedAt"].endswith("Z")
+        page = client.get(f"/sources/{slug}")
+        assert page.status_code == 200 and "Last refreshed" in page.text
+        assert listed[slug]["lastRefreshedAt"] in page.text and listed[slug]["name"] in page.text
+    store.close()
