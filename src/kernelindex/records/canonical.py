@@ -7,7 +7,9 @@ equal the one the site publishes for the same record, byte for byte.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
+import re
 from collections.abc import Mapping
 from json.encoder import encode_basestring  # type: ignore[attr-defined]  (the C string escaper)
 from typing import Any
@@ -23,63 +25,48 @@ SAFE_INTEGER = 2**53  # RFC 8785 numbers are IEEE doubles: integers beyond this 
 
 
 class _Unusual(Exception):
-    """A value the fast writer leaves to the reference implementation (which also raises its errors)."""
+    """A value left to the reference implementation (which also raises its errors for it)."""
+
+
+# In json.dumps output, what may differ from RFC 8785: a float written "1.0" or "1e-05" (ECMAScript
+# writes "1" and "0.00001"), and an integer near or past 2**53 (refused by RFC 8785). Text inside a
+# string may trip these too: harmless, the tokens are then looked at one by one.
+_FLOAT_FORMS = re.compile(r"[0-9]\.0[,\]}]|[0-9]\.0$|[0-9]e[+-]")
+_LONG_INTEGER = re.compile(r"[:,\[]-?[0-9]{16}|^-?[0-9]{16}")
+# A character whose UTF-16 order differs from its code point order: keys holding one sort differently.
+_HIGH = re.compile(r"[\ue000-\U0010ffff]")
+# JSON tokens: a whole string (so nothing inside one is taken for a number), or a number.
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|-?[0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?')
+
+
+def _ecmascript_number(match: re.Match) -> str:
+    token = match.group(0)
+    if token[0] == '"':
+        return token
+    if "." in token or "e" in token:
+        return es_number(float(token))
+    if len(token) >= 16 and not -SAFE_INTEGER < int(token) < SAFE_INTEGER:
+        raise _Unusual
+    return token
 
 
 def canonical_json(value: Any) -> bytes:
     """RFC 8785 bytes of a JSON value (sorted keys, no whitespace, ECMAScript numbers).
 
-    Written by a fast path that uses the C string escaper (JCS escapes exactly what Python's JSON
-    escaper does when it leaves non-ASCII as is); anything unusual (a non-ASCII key, whose order is
-    by UTF-16 code units, an unsafe integer, a non-finite number, a lone surrogate, a type JSON
-    lacks) goes to the ``rfc8785`` package, which also raises its own errors for them."""
-    parts: list[str] = []
+    Written by the C JSON encoder (JCS escapes exactly what Python's escaper does when non-ASCII
+    is left as is), with its number tokens rewritten the ECMAScript way where they may differ.
+    Anything unusual (a type JSON lacks, a non-finite number, an unsafe integer, a lone surrogate, a
+    character past U+E000 that could reorder keys) goes to the ``rfc8785`` package, which also
+    raises its errors for them."""
     try:
-        _write(value, parts.append)
-        return "".join(parts).encode("utf-8")
-    except (_Unusual, UnicodeEncodeError):
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        if (".0" in text or "e-" in text or "e+" in text) and _FLOAT_FORMS.search(text) or _LONG_INTEGER.search(text):
+            text = _TOKEN.sub(_ecmascript_number, text)
+        if not text.isascii() and _HIGH.search(text):
+            raise _Unusual
+        return text.encode("utf-8")
+    except (TypeError, ValueError, _Unusual):  # UnicodeEncodeError (a lone surrogate) is a ValueError
         return rfc8785.dumps(value)
-
-
-def _write(value: Any, out) -> None:
-    if isinstance(value, str):
-        out(encode_basestring(value))
-    elif value is None:
-        out("null")
-    elif value is True:
-        out("true")
-    elif value is False:
-        out("false")
-    elif isinstance(value, int):
-        if not -SAFE_INTEGER < value < SAFE_INTEGER:
-            raise _Unusual
-        out(str(value))
-    elif isinstance(value, float):
-        if not math.isfinite(value):
-            raise _Unusual
-        out(es_number(value))
-    elif isinstance(value, Mapping):
-        keys = list(value)
-        if not all(isinstance(k, str) and k.isascii() for k in keys):
-            raise _Unusual
-        keys.sort()
-        out("{")
-        for i, key in enumerate(keys):
-            if i:
-                out(",")
-            out(encode_basestring(key))
-            out(":")
-            _write(value[key], out)
-        out("}")
-    elif isinstance(value, (list, tuple)):
-        out("[")
-        for i, item in enumerate(value):
-            if i:
-                out(",")
-            _write(item, out)
-        out("]")
-    else:
-        raise _Unusual
 
 
 def es_number(value: float) -> str:

@@ -307,19 +307,20 @@ def run_columns(bundle: Any, field: str = "manifest") -> dict[str, Any]:
     }
 
 
-def protocol_columns(protocol: Mapping[str, Any]) -> dict[str, Any]:
+def protocol_columns(protocol: Mapping[str, Any], known_digest: str | None = None) -> dict[str, Any]:
+    """``known_digest``: the protocol's digest when already checked (a run's protocolDigest)."""
     return {
-        "protocol_digest": digest(protocol),
+        "protocol_digest": known_digest or digest(protocol),
         "name": protocol["metadata"].get("name"),
         "family": (protocol["spec"].get("comparability") or {}).get("family"),
         "manifest": protocol,
     }
 
 
-def environment_columns(environment: Mapping[str, Any]) -> dict[str, Any]:
+def environment_columns(environment: Mapping[str, Any], known_digest: str | None = None) -> dict[str, Any]:
     hardware = environment["spec"].get("hardware") or {}
     return {
-        "environment_digest": digest(environment),
+        "environment_digest": known_digest or digest(environment),
         "name": environment["metadata"].get("name"),
         "hardware_vendor": hardware.get("vendor"),
         "hardware_model": hardware.get("product"),

@@ -85,14 +85,32 @@ def _camel(column: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
+_WANTED = {float: "a finite number", int: "a 64-bit integer", str: "a string", bool: "true or false"}
+_CHECKS: dict[str, dict[str, tuple[type, int | None]]] = {}  # table -> column -> (python type, length limit)
+
+
+def _checks_of(table: Table) -> dict[str, tuple[type, int | None]]:
+    checks = _CHECKS.get(table.name)
+    if checks is None:
+        checks = _CHECKS[table.name] = {
+            c.name: (c.type.python_type, getattr(c.type, "length", None))
+            for c in table.c if not isinstance(c.type, JSON)
+        }
+    return checks
+
+
 def _column_problem(table: Table, columns: Mapping[str, Any]) -> tuple[str, str] | None:
     """(field, reason) for the first value its column's SQL type cannot hold (type, range, length);
     JSON columns take anything."""
+    checks = _checks_of(table)
     for name, value in columns.items():
-        column = table.c.get(name)
-        if value is None or column is None or isinstance(column.type, JSON):
+        if value is None or name not in checks:
             continue
-        kind = column.type.python_type
+        kind, limit = checks[name]
+        if kind is str and type(value) is str:  # the common case, first
+            if limit and len(value) > limit:  # PostgreSQL enforces it; SQLite must refuse alike
+                return _camel(name), f"longer than {limit} characters: {value[:40]!r}…"
+            continue
         if kind is float:
             fits = isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) <= sys.float_info.max
         elif kind is int:
@@ -100,10 +118,8 @@ def _column_problem(table: Table, columns: Mapping[str, Any]) -> tuple[str, str]
         else:
             fits = isinstance(value, kind)
         if not fits:
-            wanted = {float: "a finite number", int: "a 64-bit integer", str: "a string", bool: "true or false"}
-            return _camel(name), f"expected {wanted.get(kind, kind.__name__)}, got {str(value)[:40]!r}"
-        limit = getattr(column.type, "length", None)
-        if kind is str and limit and len(value) > limit:  # PostgreSQL enforces it; SQLite must refuse alike
+            return _camel(name), f"expected {_WANTED.get(kind, kind.__name__)}, got {str(value)[:40]!r}"
+        if kind is str and limit and len(value) > limit:
             return _camel(name), f"longer than {limit} characters: {value[:40]!r}…"
     return None
 
@@ -309,8 +325,9 @@ class Writer:
         batch = self._split_new("runs", self._checked_runs(self._resolve_refs(SPECS["runs"], batch)))
         protocols, environments, kept = [], [], []
         for line, cols in batch:
-            protocol = protocol_columns(cols["manifest"]["protocol"])
-            environment = environment_columns(cols["manifest"]["environment"])
+            # check_bundle proved the run's protocol and environment digests: not hashed again
+            protocol = protocol_columns(cols["manifest"]["protocol"], cols["protocol_key"])
+            environment = environment_columns(cols["manifest"]["environment"], cols["environment_key"])
             # their rows must fit their columns too (PostgreSQL enforces lengths; SQLite would not)
             bad = [(f"{part}.{b[0]}", b[1]) for part, table, row in (
                 ("protocol", t.protocols, protocol), ("environment", t.environments, environment))
