@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
 from sqlalchemy import Connection, Engine, create_engine, event, text
 
 DEFAULT_URL = "sqlite:///kernelindex.db"
@@ -93,6 +95,16 @@ def _sqlite_begin(conn: Connection) -> None:
     conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(_WRITE) else "BEGIN")
 
 
+def _json_text(value) -> str:
+    """JSON column text: orjson where it can (several times faster on an import), else the standard
+    library (orjson refuses integers past 64 bits; the value is kept all the same). No NaN reaches
+    here: every reader refuses it, and orjson would write it as null."""
+    try:
+        return orjson.dumps(value).decode("utf-8")
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(value, ensure_ascii=False)
+
+
 def alembic_config(connection: Connection):
     from alembic.config import Config
 
@@ -120,7 +132,7 @@ def migrate(engine: Engine) -> None:
 def open_store(db: str | None = None, *, upgrade: bool = True) -> Store:
     """Open (and by default migrate) the store at ``db`` (a URL or path; see :func:`resolve_url`)."""
     url = resolve_url(db)
-    engine = create_engine(url)
+    engine = create_engine(url, json_serializer=_json_text)
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "begin", _sqlite_begin)
