@@ -2,14 +2,14 @@
 (model in kernelindex/store/refresh_tables.py).
 
 Revision ID: 0600_source_refresh
-Revises: 0200_rank_indexes
+Revises: 0400_serving_tables
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0600_source_refresh"
-down_revision = "0200_rank_indexes"
+down_revision = "0400_serving_tables"
 branch_labels = None
 depends_on = None
 
@@ -23,7 +23,7 @@ def upgrade() -> None:
         sa.Column("export_digest", sa.String(length=71), nullable=True),
         sa.Column("rows_added", sa.Integer(), nullable=False),
         sa.Column("refreshed_at", sa.String(length=32), nullable=False),
-        sa.PrimaryKeyConstraint("seq"),
+        sa.PrimaryKeyConstraint("seq", name=op.f("pk_source_refreshes")),
     )
     op.create_index("ix_source_refreshes_slug", "source_refreshes", ["source_slug", "refreshed_at"], unique=False)
     op.create_index("ix_source_refreshes_origin", "source_refreshes", ["origin", "seq"], unique=False)
