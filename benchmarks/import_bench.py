@@ -23,7 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-DEFAULT_EXPORT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "kernelindex-catalog-2026-08-15-167a1d6d.jsonl.zst"
+DEFAULT_EXPORT = (Path(__file__).resolve().parents[1].parent / "shared" / "data"
+                  / "kernelindex-catalog-2026-08-15-167a1d6d.jsonl.zst")
 
 
 def baseline(export: Path, _db: str) -> dict:
@@ -70,11 +71,10 @@ def export(_export: Path, db: str) -> dict:
 def sync_unchanged(_export: Path, db: str) -> dict:
     """Serve ``db`` and sync a copy of it from itself: the catalog is unchanged after the first sync."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-    from live_kit import serving
-
     from kernelindex.ingest.sync import sync
     from kernelindex.store import open_store
     from kernelindex.web.app import create_app
+    from live_kit import serving
 
     store = open_store(db)
     with serving(create_app(store=store)) as url:
@@ -126,7 +126,8 @@ def main() -> None:
         sync_result = measure("sync", args.export, db)
     pg_results = postgres_phases(args.export) if args.postgres else {}
     base = results["baseline"]
-    print(f"export: {args.export.name} ({args.export.stat().st_size / 2**20:.1f} MiB compressed, {base['lines']} lines)")
+    size = args.export.stat().st_size / 2**20
+    print(f"export: {args.export.name} ({size:.1f} MiB compressed, {base['lines']} lines)")
     print(f"{'phase':<10}{'seconds':>9}{'x baseline':>12}{'peak RSS MiB':>14}{'x baseline':>12}"
           f"{'PostgreSQL s':>14}{'x baseline':>12}  result")
     for phase, r in results.items():
@@ -143,9 +144,8 @@ def main() -> None:
 
 def postgres_phases(export_path: Path) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-    from pgserver import start_server
-
     from kernelindex.store import open_store
+    from pgserver import start_server
 
     server = start_server()
     try:

@@ -10,7 +10,6 @@ import pytest
 from fastapi import FastAPI
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from ingest_kit import snapshot
-from live_kit import serving
 from typer.testing import CliRunner
 
 from catalog_kit import catalog_lines, write_catalog
@@ -21,6 +20,7 @@ from kernelindex.ingest.sync import SyncFailed, sync
 from kernelindex.store import open_store
 from kernelindex.store.reads.refresh import last_refreshed
 from kernelindex.web.app import create_app
+from live_kit import serving
 
 
 @pytest.fixture

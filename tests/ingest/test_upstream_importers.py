@@ -177,27 +177,37 @@ def _liger(old: str, new: str):
 
 
 # (source, snapshot, file to break inside it, how, expected (line, field) of the first problem, words)
+SOL, GM, FI, LIGER, ML = "sol/api", "gpumode/api", "flashinfer/dataset", "liger/all-benchmark-data-slice.csv", \
+    "mlperf/summary-v6.0-slice.json"
+SUBS, TOP, TRACE = "submissions.json", "fp8-mm-top.json", "trace.jsonl"
+
+
+def _json(change):
+    return lambda path: _edit_json(path, change)
+
+
 BAD = [
-    ("sol-api", "sol/api", "submissions.json", _truncate, (None, None), "truncated"),
-    ("sol-api", "sol/api", "submissions.json", lambda p: _edit_json(p, _sol_rename), (None, "data.submissions[1].kernel_id"), "missing"),
-    ("sol-api", "sol/api", "submissions.json", lambda p: _edit_json(p, _sol_type), (None, "data.submissions[0].latency_ms"), "expected"),
-    ("sol-api", "sol/api", "submissions.json", lambda p: _edit_json(p, _sol_status), (None, "data.submissions[1].status"), "EXPLODED"),
-    ("gpumode", "gpumode/api", "fp8-mm-top.json", _truncate, (None, None), "truncated"),
-    ("gpumode", "gpumode/api", "fp8-mm-top.json", lambda p: _edit_json(p, _gm_rename), (None, "rows[0].row.run_passed"), "missing"),
-    ("gpumode", "gpumode/api", "fp8-mm-top.json", lambda p: _edit_json(p, _gm_type), (None, "rows[1].row.run_score"), "expected"),
-    ("gpumode", "gpumode/api", "fp8-mm-top.json", lambda p: _edit_json(p, _gm_status), (None, "rows[0].row.run_passed"), "true or false"),
-    ("flashinfer", "flashinfer/dataset", "trace.jsonl", _truncate, (3, None), "truncated"),
-    ("flashinfer", "flashinfer/dataset", "trace.jsonl", _fi_rename, (1, "evaluation"), "missing"),
-    ("flashinfer", "flashinfer/dataset", "trace.jsonl", _fi_type, (3, "evaluation.performance.latency_ms"), "number"),
-    ("flashinfer", "flashinfer/dataset", "trace.jsonl", _fi_status, (2, "evaluation.status"), "EXPLODED"),
-    ("liger", "liger/all-benchmark-data-slice.csv", None, _truncate, (7, None), "columns"),
-    ("liger", "liger/all-benchmark-data-slice.csv", None, _liger("y_value_50", "p50"), (1, "y_value_50"), "header"),
-    ("liger", "liger/all-benchmark-data-slice.csv", None, _liger("0.019999999552965164", "fast"), (3, "y_value_50"), "number"),
-    ("liger", "liger/all-benchmark-data-slice.csv", None, _liger(",memory,", ",throughput,"), (9, "metric_name"), "unknown metric"),
-    ("mlperf", "mlperf/summary-v6.0-slice.json", None, _truncate, (None, None), "truncated"),
-    ("mlperf", "mlperf/summary-v6.0-slice.json", None, lambda p: _edit_json(p, lambda d: d[2].pop("Nodes")), (None, "[2].Nodes"), "missing"),
-    ("mlperf", "mlperf/summary-v6.0-slice.json", None, lambda p: _edit_json(p, lambda d: d[0].update(Performance_Result="lots")), (None, "[0].Performance_Result"), "expected"),
-    ("mlperf", "mlperf/summary-v6.0-slice.json", None, lambda p: _edit_json(p, lambda d: d[1].update(Scenario="Burst")), (None, "[1].Scenario"), "unknown scenario"),
+    ("sol-api", SOL, SUBS, _truncate, (None, None), "truncated"),
+    ("sol-api", SOL, SUBS, _json(_sol_rename), (None, "data.submissions[1].kernel_id"), "missing"),
+    ("sol-api", SOL, SUBS, _json(_sol_type), (None, "data.submissions[0].latency_ms"), "expected"),
+    ("sol-api", SOL, SUBS, _json(_sol_status), (None, "data.submissions[1].status"), "EXPLODED"),
+    ("gpumode", GM, TOP, _truncate, (None, None), "truncated"),
+    ("gpumode", GM, TOP, _json(_gm_rename), (None, "rows[0].row.run_passed"), "missing"),
+    ("gpumode", GM, TOP, _json(_gm_type), (None, "rows[1].row.run_score"), "expected"),
+    ("gpumode", GM, TOP, _json(_gm_status), (None, "rows[0].row.run_passed"), "true or false"),
+    ("flashinfer", FI, TRACE, _truncate, (3, None), "truncated"),
+    ("flashinfer", FI, TRACE, _fi_rename, (1, "evaluation"), "missing"),
+    ("flashinfer", FI, TRACE, _fi_type, (3, "evaluation.performance.latency_ms"), "number"),
+    ("flashinfer", FI, TRACE, _fi_status, (2, "evaluation.status"), "EXPLODED"),
+    ("liger", LIGER, None, _truncate, (7, None), "columns"),
+    ("liger", LIGER, None, _liger("y_value_50", "p50"), (1, "y_value_50"), "header"),
+    ("liger", LIGER, None, _liger("0.019999999552965164", "fast"), (3, "y_value_50"), "number"),
+    ("liger", LIGER, None, _liger(",memory,", ",throughput,"), (9, "metric_name"), "unknown metric"),
+    ("mlperf", ML, None, _truncate, (None, None), "truncated"),
+    ("mlperf", ML, None, _json(lambda d: d[2].pop("Nodes")), (None, "[2].Nodes"), "missing"),
+    ("mlperf", ML, None, _json(lambda d: d[0].update(Performance_Result="lots")), (None, "[0].Performance_Result"),
+     "expected"),
+    ("mlperf", ML, None, _json(lambda d: d[1].update(Scenario="Burst")), (None, "[1].Scenario"), "unknown scenario"),
 ]
 
 
@@ -227,7 +237,8 @@ def test_cli_import_from_exits_1_with_the_message_and_0_when_good(fixtures, tmp_
     _edit_json(path / "submissions.json", _sol_status)
     runner = CliRunner()
     refused = runner.invoke(app, ["import", "--from", "sol-api", str(path), "--db", db])
-    assert refused.exit_code == 1 and "submissions.json: data.submissions[1].status: unknown submission status" in refused.stderr
+    assert refused.exit_code == 1
+    assert "submissions.json: data.submissions[1].status: unknown submission status" in refused.stderr
     good = runner.invoke(app, ["import", "--from", "auto", str(fixtures / "liger/all-benchmark-data-slice.csv"),
                                "--db", db, "--json"])
     assert good.exit_code == 0, good.stderr
@@ -245,7 +256,7 @@ def test_every_snapshot_shows_on_the_site_with_its_last_refresh(fixtures, tmp_pa
 
     monkeypatch.setenv("KERNELINDEX_EXPORT_CACHE", str(tmp_path / "exports"))
     store = open_store(f"sqlite:///{tmp_path / 'site.db'}")
-    for source, (relative, runs, _) in SNAPSHOTS.items():
+    for source, (relative, _, _) in SNAPSHOTS.items():
         import_upstream(store, source, fixtures / relative)
     client = TestClient(create_app(store=store))
     listed = {s["slug"]: s for s in client.get("/api/v1/sources").json()["items"]}

@@ -23,7 +23,7 @@ def import_command(
     source: Annotated[str | None, typer.Option(
         "--from", help="read upstream's own format: sol-api, flashinfer, gpumode, liger, mlperf, or auto")] = None,
     skip_invalid: Annotated[bool, typer.Option(
-        "--skip-invalid", help="catalogs: import the valid lines; write each refused one, with why, to --refused")] = False,
+        "--skip-invalid", help="catalogs: import the valid lines; report each refused one in --refused")] = False,
     refused_path: Annotated[Path | None, typer.Option(
         "--refused", help="with --skip-invalid: the JSON Lines report (default ./NAME.refused.jsonl)")] = None,
     check: Annotated[bool, typer.Option(

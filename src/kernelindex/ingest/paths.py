@@ -21,7 +21,8 @@ def kind_of(path: Path) -> str:
             return "problem"
         if any(path.glob("*.json")):
             return "bundles"
-        raise ImportFailed([Problem(str(path), None, None, "a directory with neither definition.json nor *.json bundles")])
+        reason = "a directory with neither definition.json nor *.json bundles"
+        raise ImportFailed([Problem(str(path), None, None, reason)])
     name = path.name
     if name.endswith(".jsonl.zst"):
         return "catalog"
@@ -37,7 +38,8 @@ def kind_of(path: Path) -> str:
         if isinstance(head, dict) and "definition" in head and "evaluation" in head:
             return "traces"
         return "catalog"
-    raise ImportFailed([Problem(str(path), None, None, "unknown file type: expected .jsonl.zst, .jsonl, .json or a directory")])
+    reason = "unknown file type: expected .jsonl.zst, .jsonl, .json or a directory"
+    raise ImportFailed([Problem(str(path), None, None, reason)])
 
 
 def import_paths(

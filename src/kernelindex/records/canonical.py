@@ -11,7 +11,6 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from json.encoder import encode_basestring  # type: ignore[attr-defined]  (the C string escaper)
 from typing import Any
 
 import rfc8785

@@ -21,10 +21,10 @@ from sqlalchemy import JSON, Connection, Table, and_, insert, select, tuple_, up
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from kernelindex.records.canonical import digest, sha256_digest
 from kernelindex.store import serving_tables as st
 from kernelindex.store import tables as t
 from kernelindex.store.ids import uuid7
-from kernelindex.records.canonical import digest, sha256_digest
 from kernelindex.store.rows import (
     RowError,
     derived_measurements,
@@ -281,7 +281,8 @@ class Writer:
         for line, cols in batch:
             stated = digest_of(cols["manifest"]["spec"])
             if cols.get("operation_id") and stated is not None and digests.get(cols["operation_id"]) != stated:
-                self.problem(line, "operationId", f"names operation {cols['operation_id']}, whose digest is not the {field_} {stated}")
+                self.problem(line, "operationId",
+                             f"names operation {cols['operation_id']}, whose digest is not the {field_} {stated}")
             else:
                 kept.append((line, cols))
         return kept
@@ -291,7 +292,8 @@ class Writer:
         batch = self._resolve_refs(spec, batch)
         # the file's claims are checked whether or not the row is stored already
         if table == "workloads":
-            batch = self._check_operation_links(batch, "spec.operationSpecDigest", lambda s: s.get("operationSpecDigest"))
+            batch = self._check_operation_links(batch, "spec.operationSpecDigest",
+                                                lambda s: s.get("operationSpecDigest"))
         elif table == "implementations":
             batch = self._check_operation_links(
                 batch, "spec.operation.specDigest", lambda s: (s.get("operation") or {}).get("specDigest")
@@ -374,7 +376,8 @@ class Writer:
     def _checked_runs(self, batch: list[tuple[int | None, dict]]) -> list[tuple[int | None, dict]]:
         """Link runs to stored workloads/implementations and check what the file says about them."""
         workloads = self._by_digest(t.workloads, "workload_digest", [c["workload_digest"] for _, c in batch])
-        impls = self._by_digest(t.implementations, "implementation_digest", [c["implementation_digest"] for _, c in batch])
+        impls = self._by_digest(t.implementations, "implementation_digest",
+                                [c["implementation_digest"] for _, c in batch])
         kept = []
         for line, cols in batch:
             stated_workload = cols.pop("stated_workload_id", None)
@@ -387,7 +390,8 @@ class Writer:
                     cols.update(run_keys(cols, workload))
                     for key, column in (("correctnessKey", "correctness_key"), ("comparisonKey", "comparison_key")):
                         if stated_keys.get(key) is not None and stated_keys[key] != cols[column]:
-                            raise RowError(key, f"key mismatch: the file says {stated_keys[key]}, recomputed {cols[column]}")
+                            raise RowError(key, f"key mismatch: the file says {stated_keys[key]}, "
+                                                f"recomputed {cols[column]}")
                 impl = impls.get(cols["implementation_digest"])
                 if impl is not None:
                     self._check_link("implementationId", "implementations", stated_impl, impl["id"])
@@ -443,13 +447,16 @@ class Writer:
                 continue
             if digest_column.name == "workload_digest":
                 targets = self._by_digest(t.workloads, "workload_digest", [r["workload_digest"] for r in waiting])
-                fill: Callable[[Mapping], dict] = lambda r: run_keys(r, targets[r["workload_digest"]])  # noqa: E731
+                fill: Callable[[Mapping], dict] = lambda r, targets=targets: run_keys(  # noqa: E731
+                    r, targets[r["workload_digest"]])
             elif digest_column.name == "implementation_digest":
-                targets = self._by_digest(t.implementations, "implementation_digest", [r["implementation_digest"] for r in waiting])
-                fill = lambda r: {"implementation_id": targets[r["implementation_digest"]]["id"]}  # noqa: E731
+                digests = [r["implementation_digest"] for r in waiting]
+                targets = self._by_digest(t.implementations, "implementation_digest", digests)
+                fill = lambda r, targets=targets: {  # noqa: E731
+                    "implementation_id": targets[r["implementation_digest"]]["id"]}
             else:
                 targets = self._sources_by_slug([r["source_slug"] for r in waiting])
-                fill = lambda r: {"source_id": targets[r["source_slug"]]}  # noqa: E731
+                fill = lambda r, targets=targets: {"source_id": targets[r["source_slug"]]}  # noqa: E731
             for run in waiting:
                 self.conn.execute(update(t.runs).where(t.runs.c.id == run["id"]).values(**fill(run)))
                 self.linked[pending_column.name] += 1

@@ -136,7 +136,8 @@ def read_json(path: Path) -> Any:
     try:
         return loads_strict(text)
     except json.JSONDecodeError as exc:
-        raise UpstreamError(path, exc.lineno, None, f"malformed or truncated JSON: {exc.msg} (column {exc.colno})") from None
+        reason = f"malformed or truncated JSON: {exc.msg} (column {exc.colno})"
+        raise UpstreamError(path, exc.lineno, None, reason) from None
     except ValueError as exc:
         raise UpstreamError(path, None, None, f"malformed JSON: {exc}") from None
 
@@ -149,7 +150,8 @@ def read_json_lines(path: Path) -> list[tuple[int, Any]]:
         try:
             out.append((number, loads_strict(raw.decode("utf-8"))))
         except (ValueError, UnicodeDecodeError) as exc:
-            raise UpstreamError(path, number, None, f"malformed or truncated JSON line: {getattr(exc, 'msg', exc)}") from None
+            reason = f"malformed or truncated JSON line: {getattr(exc, 'msg', exc)}"
+            raise UpstreamError(path, number, None, reason) from None
     if not out:
         raise UpstreamError(path, None, None, "the file is empty (no JSON lines)")
     return out

@@ -56,7 +56,8 @@ def import_upstream(store, source: str | None, path: Path, *, check: bool = Fals
         raise ImportFailed([Problem(str(path), None, None, "no such file or directory")])
     source = source or detect(path)
     if source not in SOURCES:
-        raise ImportFailed([Problem(str(path), None, "--from", f"unknown source {source!r}; one of {', '.join(SOURCES)}")])
+        reason = f"unknown source {source!r}; one of {', '.join(SOURCES)}"
+        raise ImportFailed([Problem(str(path), None, "--from", reason)])
     try:
         if source == "mlperf":
             parsed = mlperf.read(path)

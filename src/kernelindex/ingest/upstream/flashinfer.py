@@ -50,7 +50,7 @@ def read(path: Path, *, retrieved: str | None = None) -> Records:
     from kernelindex.ingest import traces
 
     if not path.is_dir():
-        raise UpstreamError(path, None, None, "--from flashinfer reads a dataset folder (definitions, solutions, traces)")
+        raise UpstreamError(path, None, None, "--from flashinfer reads a folder (definitions, solutions, traces)")
     files = sorted(p for p in path.rglob("*") if p.is_file())
     kinds = {p: _kind(p) for p in files}
     definitions = {read_json(p).get("name"): p for p, k in kinds.items() if k == "definition"}
@@ -70,8 +70,9 @@ def read(path: Path, *, retrieved: str | None = None) -> Records:
             first_line, first = lines[0]
             definition = first.get("definition") if isinstance(first, dict) else None
             if definition not in definitions:
+                known = sorted(map(str, definitions))
                 raise UpstreamError(trace_file, first_line, "definition",
-                                    f"no definition {definition!r} in the folder (known: {sorted(map(str, definitions))})")
+                                    f"no definition {definition!r} in the folder (known: {known})")
             problem_dir = Path(scratch) / str(trace_file.stem)
             problem_dir.mkdir()
             (problem_dir / "definition.json").write_bytes(definitions[definition].read_bytes())

@@ -103,7 +103,8 @@ def _cases(file: Path, index: int, row: dict) -> list[dict]:
         for part in text.split(";"):
             match = _SPEC_ITEM.match(part)
             if not match:
-                raise UpstreamError(file, None, f"{where}.benchmark.{n}.spec", f"expected 'name: integer; ...', got {text!r}")
+                raise UpstreamError(file, None, f"{where}.benchmark.{n}.spec",
+                                    f"expected 'name: integer; ...', got {text!r}")
             axes[match.group(1)] = int(match.group(2))
         cases.append({"externalId": str(n), "axes": axes})
     if not cases:
@@ -149,9 +150,9 @@ def _run(records: Records, file: Path, index: int, row: dict, board: dict, suite
         "correctness": {"reference": "problem reference implementation", "comparator": "kernelbot_eval"},
         "measurement": {"timer": "wall_clock", "primaryStatistic": "geomean"},
         "comparability": {"family": "gpumode_kernelbot",
-                          "notes": "Aggregate leaderboard score in seconds over the problem's published benchmark suite, "
-                                   "as computed by the upstream ranked run. Comparable only within one leaderboard "
-                                   "problem and runner type."},
+                          "notes": "Aggregate leaderboard score in seconds over the problem's published benchmark "
+                                   "suite, as computed by the upstream ranked run. Comparable only within one "
+                                   "leaderboard problem and runner type."},
     }, meta("gpumode-kernelbot-leaderboard-geomean", "GPU MODE KernelBot ranked leaderboard run"), file, None)
     environment = record("ExecutionEnvironment", {
         "hardware": {"vendor": vendor(product), "product": product[:200], "architecture": arch},
@@ -161,7 +162,8 @@ def _run(records: Records, file: Path, index: int, row: dict, board: dict, suite
     run = record("BenchmarkRun", {
         "implementationDigest": digest(impl), "workloadDigest": suite_digest, "protocolDigest": digest(protocol),
         "environmentDigest": digest(environment), "status": "passed",
-        "observedAt": iso_time(row.get("run_end_time") or row.get("submission_time"), file, None, f"{where}.run_end_time"),
+        "observedAt": iso_time(row.get("run_end_time") or row.get("submission_time"), file, None,
+                               f"{where}.run_end_time"),
         "measurements": [{"metric": "score", "statistic": "geomean", "unit": "s", "value": score}],
         "sourceNative": {"source": PROVENANCE.slug, "benchmark": str(board["name"])[:200],
                          "externalId": f"submission/{sid}", "metrics": {"leaderboard_score_s": score}},

@@ -52,7 +52,8 @@ def read(path: Path, *, retrieved: str | None = None) -> Records:
     reader = csv.DictReader(io.StringIO(text, newline=""))
     missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
     if missing:
-        raise UpstreamError(path, 1, missing[0], f"the header lacks the column {missing[0]!r} (expected {', '.join(COLUMNS)})")
+        reason = f"the header lacks the column {missing[0]!r} (expected {', '.join(COLUMNS)})"
+        raise UpstreamError(path, 1, missing[0], reason)
     records = Records(Provenance(**{**PROVENANCE.__dict__, "retrieved_at": retrieved or retrieved_at(path)}))
     for row in reader:
         line = reader.line_num
@@ -126,15 +127,17 @@ def _speed_row(records: Records, path: Path, line: int, row: dict) -> None:
     impl = record("ImplementationRevision", {
         "projectRevision": {"repository": REPOSITORY, "version": version} if row["kernel_provider"].startswith("liger")
         else {"version": f"{row['kernel_provider']} (Liger-Kernel benchmark {version})"},
-        "operation": {"specDigest": op_digest}, "callable": {"language": "python", "symbol": row["kernel_provider"][:200]},
+        "operation": {"specDigest": op_digest},
+        "callable": {"language": "python", "symbol": row["kernel_provider"][:200]},
         "support": {"dtypes": [dtype], "productsTested": [gpu[:100]], "hardwareArchitectures": [arch]},
         "licensing": {"declared": "BSD-2-Clause"} if row["kernel_provider"].startswith("liger") else {},
-    }, meta(f"liger-{kernel}-{mode}-{row['kernel_provider']}-{version}", f"{row['kernel_provider']} · {kernel} ({mode})"),
-        path, line)
+    }, meta(f"liger-{kernel}-{mode}-{row['kernel_provider']}-{version}",
+            f"{row['kernel_provider']} · {kernel} ({mode})"), path, line)
     records.parent(line, impl)
     protocol = record("BenchmarkProtocol", {
         "harness": {"name": "Liger-Kernel benchmark scripts", "repository": REPOSITORY},
-        "correctness": {"reference": "none: speed benchmarks do not check outputs", "comparator": "liger_benchmark_unchecked"},
+        "correctness": {"reference": "none: speed benchmarks do not check outputs",
+                        "comparator": "liger_benchmark_unchecked"},
         "measurement": {"timer": "triton_do_bench", "primaryStatistic": "median"},
         "comparability": {"family": "liger_benchmark",
                           "notes": "triton.testing.do_bench quantiles (0.2, 0.5, 0.8) as the CSV records them; "

@@ -96,7 +96,8 @@ def _row(out: ServingRecords, path: Path, index: int, row: Any, when: str) -> No
     if units != "Tokens/s":
         return _skip(out, "not a token throughput")
     if scenario not in SCENARIOS:
-        raise UpstreamError(path, None, f"{where}.Scenario", f"unknown scenario {scenario!r}; one of {sorted(SCENARIOS)}")
+        raise UpstreamError(path, None, f"{where}.Scenario",
+                            f"unknown scenario {scenario!r}; one of {sorted(SCENARIOS)}")
     value = need(row, "Performance_Result", (int, float), path, None, where)
     nodes = need(row, "Nodes", int, path, None, where)
     per_node = need(row, "a#", int, path, None, where)
@@ -129,7 +130,8 @@ def _row(out: ServingRecords, path: Path, index: int, row: Any, when: str) -> No
         "streaming": streaming, "loadGeneration": load, **({"arrival": "poisson"} if load == "open_loop" else {}),
     }, meta(f"mlperf-{model}-{scenario}", f"{model} · {scenario}", RULES), path, None)
     run = record("ServingRun", {
-        "modelDigest": out.keep(out.models, model_rec), "configurationDigest": out.keep(out.configurations, configuration),
+        "modelDigest": out.keep(out.models, model_rec),
+        "configurationDigest": out.keep(out.configurations, configuration),
         "workloadDigest": out.keep(out.workloads, workload),
         "topology": {"acceleratorVendor": vendor(accelerator), "acceleratorModel": accelerator[:200],
                      "acceleratorsPerNode": per_node, "nodeCount": nodes},

@@ -33,7 +33,8 @@ PROVENANCE = Provenance(
     terms="Public leaderboard API results; kernels' source code is not redistributed.",
 )
 DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float64": "fp64", "float8_e4m3fn": "fp8_e4m3",
-          "float8_e5m2": "fp8_e5m2", "int8": "int8", "int32": "int32", "int64": "int64", "bool": "bool", "uint8": "uint8"}
+          "float8_e5m2": "fp8_e5m2", "int8": "int8", "int32": "int32", "int64": "int64", "bool": "bool",
+          "uint8": "uint8"}
 # submission status -> run status (COMPLETED is split by is_correct); statuses of unfinished work are skipped
 STATUSES = {"COMPLETED": None, "FAILED": "runtime_error", "RUNTIME_ERROR": "runtime_error",
             "COMPILE_ERROR": "compile_error", "TIMEOUT": "timeout"}
@@ -60,7 +61,8 @@ def read(path: Path, *, retrieved: str | None = None) -> Records:
         elif "workloads" in data or "axes" in data:
             kernels[need(data, "id", int, file, None, "data")] = (file, data)
         else:
-            raise UpstreamError(file, None, "data", "neither a kernel (axes, workloads), a kernel listing nor submissions")
+            raise UpstreamError(file, None, "data",
+                                "neither a kernel (axes, workloads), a kernel listing nor submissions")
     records = Records(Provenance(**{**PROVENANCE.__dict__, "retrieved_at": retrieved or retrieved_at(files[0])}))
     records.lines = len(submissions)
     operations = {kid: _kernel(records, file, data) for kid, (file, data) in kernels.items()}
@@ -92,7 +94,8 @@ def _kernel(records: Records, file: Path, data: dict) -> tuple[str, str, dict]:
     for name, axis in need(data, "axes", dict, file, None, "data").items():
         kind = need(axis, "type", str, file, None, f"data.axes.{name}")
         if kind == "const":
-            axes[name] = {"role": "constant", "type": "integer", "value": need(axis, "value", int, file, None, f"data.axes.{name}")}
+            value = need(axis, "value", int, file, None, f"data.axes.{name}")
+            axes[name] = {"role": "constant", "type": "integer", "value": value}
         elif kind == "var":
             axes[name] = {"role": "variable", "type": "integer"}
         else:
@@ -128,8 +131,8 @@ def _submission(records: Records, file: Path, index: int, item: Any, operations:
         records.skip("submission not finished")
         return
     if status_text not in STATUSES:
-        raise UpstreamError(file, None, f"{where}.status",
-                            f"unknown submission status {status_text!r}; one of {sorted(STATUSES | dict.fromkeys(UNFINISHED))}")
+        known = sorted([*STATUSES, *UNFINISHED])
+        raise UpstreamError(file, None, f"{where}.status", f"unknown submission status {status_text!r}; one of {known}")
     correct = need(item, "is_correct", bool, file, None, where) if status_text == "COMPLETED" else False
     status = STATUSES[status_text] or ("passed" if correct else "incorrect_numerical")
     if item.get("is_disqualified") is True:
