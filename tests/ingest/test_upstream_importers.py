@@ -239,8 +239,12 @@ def test_cli_import_from_exits_1_with_the_message_and_0_when_good(fixtures, tmp_
     refused = runner.invoke(app, ["import", "--from", "sol-api", str(path), "--db", db])
     assert refused.exit_code == 1
     assert "submissions.json: data.submissions[1].status: unknown submission status" in refused.stderr
-    good = runner.invoke(app, ["import", "--from", "auto", str(fixtures / "liger/all-benchmark-data-slice.csv"),
-                               "--db", db, "--json"])
+    liger_csv = str(fixtures / "liger/all-benchmark-data-slice.csv")
+    dry = runner.invoke(app, ["import", "--from", "liger", liger_csv, "--db", db, "--check", "--json"])
+    assert dry.exit_code == 0 and json.loads(dry.stdout)[0]["checkedOnly"] is True
+    assert json.loads(dry.stdout)[0]["added"]["runs"] == 8
+    assert json.loads(runner.invoke(app, ["stats", "--db", db, "--json"]).stdout)["tables"]["runs"] == 0
+    good = runner.invoke(app, ["import", "--from", "auto", liger_csv, "--db", db, "--json"])
     assert good.exit_code == 0, good.stderr
     assert json.loads(good.stdout)[0]["upstreamRowsSkipped"] == {"memory rows (not a latency)": 1}
     checked = runner.invoke(app, ["import", "--from", "mlperf", str(fixtures / "mlperf/summary-v5.1-slice.json"),
