@@ -50,7 +50,7 @@ def eval_command(
         store = open_store_or_fail(db) if record else None
     except (FormatError, KeyError) as exc:
         err.print(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}", markup=False)
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     if device.startswith("cuda"):
         import torch
 
