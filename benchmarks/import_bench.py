@@ -1,10 +1,15 @@
-"""Import, re-import, verify and export of the real catalog export into SQLite: time and peak memory.
+"""Import, re-import, verify and export of the real catalog export (SQLite, and PostgreSQL beside it
+with --postgres), and a sync of an unchanged catalog: time and peak memory.
 
 Each phase runs in its own fresh Python process, so its peak RSS is its own. The baseline is the
 least any importer must do: decompress the file as a stream, parse each line and hash each record's
 sorted-key JSON (zstandard for the decompression, the standard library for the rest).
 
-    .venv/bin/python benchmarks/import_bench.py [EXPORT.jsonl.zst] [--db-dir DIR]
+    .venv/bin/python benchmarks/import_bench.py [EXPORT.jsonl.zst] [--db-dir DIR] [--postgres]
+
+``--postgres`` starts a throw-away PostgreSQL (tests/pgserver.py) for the same phases. The sync
+phase serves the imported SQLite store with our own app on 127.0.0.1 and syncs a store that already
+holds the catalog: the figure to look at is its request count (1) and time.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-DEFAULT_EXPORT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "kernelindex-catalog-2026-08-15-167a1d6d.jsonl.zst"
+DEFAULT_EXPORT = (Path(__file__).resolve().parents[1].parent / "shared" / "data"
+                  / "kernelindex-catalog-2026-08-15-167a1d6d.jsonl.zst")
 
 
 def baseline(export: Path, _db: str) -> dict:
@@ -62,12 +68,31 @@ def export(_export: Path, db: str) -> dict:
     return {"rows": sum(counts.values())}
 
 
+def sync_unchanged(_export: Path, db: str) -> dict:
+    """Serve ``db`` and sync a copy of it from itself: the catalog is unchanged after the first sync."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from kernelindex.ingest.sync import sync
+    from kernelindex.store import open_store
+    from kernelindex.web.app import create_app
+    from live_kit import serving
+
+    store = open_store(db)
+    with serving(create_app(store=store)) as url:
+        first = sync(store, url)  # records the export digest (nothing new: the store already holds it)
+        start = time.perf_counter()
+        again = sync(store, url)
+        seconds = time.perf_counter() - start
+    return {"first_sync_requests": first.requests, "requests": again.requests, "up_to_date": again.up_to_date,
+            "unchanged_sync_seconds": round(seconds, 4)}
+
+
 PHASES = {"baseline": baseline, "import": import_, "reimport": import_, "verify": verify, "export": export}
+EXTRA = {"sync": sync_unchanged}
 
 
 def child(phase: str, export_path: Path, db: str) -> None:
     start = time.perf_counter()
-    result = PHASES[phase](export_path, db)
+    result = {**PHASES, **EXTRA}[phase](export_path, db)
     result["seconds"] = time.perf_counter() - start
     result["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(result))
@@ -84,7 +109,8 @@ def measure(phase: str, export_path: Path, db: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("export", nargs="?", type=Path, default=DEFAULT_EXPORT)
-    parser.add_argument("--phase", choices=PHASES)
+    parser.add_argument("--phase", choices=[*PHASES, *EXTRA])
+    parser.add_argument("--postgres", action="store_true", help="also run the phases on a throw-away PostgreSQL")
     parser.add_argument("--db")
     parser.add_argument("--db-dir", type=Path)
     args = parser.parse_args()
@@ -97,16 +123,37 @@ def main() -> None:
 
         open_store(db).close()  # schema made outside the timed phases
         results = {phase: measure(phase, args.export, db) for phase in PHASES}
+        sync_result = measure("sync", args.export, db)
+    pg_results = postgres_phases(args.export) if args.postgres else {}
     base = results["baseline"]
-    print(f"export: {args.export.name} ({args.export.stat().st_size / 2**20:.1f} MiB compressed, {base['lines']} lines)")
-    print(f"{'phase':<10}{'seconds':>9}{'x baseline':>12}{'peak RSS MiB':>14}{'x baseline':>12}  result")
+    size = args.export.stat().st_size / 2**20
+    print(f"export: {args.export.name} ({size:.1f} MiB compressed, {base['lines']} lines)")
+    print(f"{'phase':<10}{'seconds':>9}{'x baseline':>12}{'peak RSS MiB':>14}{'x baseline':>12}"
+          f"{'PostgreSQL s':>14}{'x baseline':>12}  result")
     for phase, r in results.items():
         extra = {k: v for k, v in r.items() if k not in ("seconds", "peak_rss_mib")}
+        pg = pg_results.get(phase)
+        pg_text = f"{pg['seconds']:>14.2f}{pg['seconds'] / base['seconds']:>12.2f}" if pg else f"{'-':>14}{'-':>12}"
         print(
             f"{phase:<10}{r['seconds']:>9.2f}{r['seconds'] / base['seconds']:>12.2f}"
-            f"{r['peak_rss_mib']:>14.0f}{r['peak_rss_mib'] / base['peak_rss_mib']:>12.2f}  {extra}"
+            f"{r['peak_rss_mib']:>14.0f}{r['peak_rss_mib'] / base['peak_rss_mib']:>12.2f}{pg_text}  {extra}"
         )
-    print("targets: import < 30 s and < 1024 MiB peak; verify < 10 s")
+    print(f"sync of an unchanged catalog (SQLite store served by our app): {sync_result}")
+    print("targets: import < 30 s and < 1024 MiB peak, <= 2x baseline; verify < 10 s; unchanged sync: 1 request")
+
+
+def postgres_phases(export_path: Path) -> dict:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from kernelindex.store import open_store
+    from pgserver import start_server
+
+    server = start_server()
+    try:
+        db = server.new_database()
+        open_store(db).close()
+        return {phase: measure(phase, export_path, db) for phase in ("import", "reimport", "verify")}
+    finally:
+        server.stop()
 
 
 if __name__ == "__main__":

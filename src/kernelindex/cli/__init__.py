@@ -21,6 +21,7 @@ from kernelindex.cli import (
     serve,
     signatures,
     stats,
+    sync,
     verify,
 )
 
@@ -39,6 +40,7 @@ app.command("verify")(verify.verify_command)
 app.command("runs")(runs.runs_command)
 app.command("show")(runs.show_command)
 app.command("export")(export.export_command)
+app.command("sync")(sync.sync_command)
 app.command("stats")(stats.stats_command)
 app.command("serve")(serve.serve)
 app.command("rank")(rank.rank)

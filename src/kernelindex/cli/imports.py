@@ -1,4 +1,4 @@
-"""`kernelindex import`: catalog exports, run bundles, problem packs and traces into the store."""
+"""`kernelindex import`: catalog exports, run bundles, problem packs, traces and upstream formats into the store."""
 
 from __future__ import annotations
 
@@ -7,67 +7,119 @@ from typing import Annotated
 
 import typer
 
-from kernelindex.cli.common import (
-    AsJson,
-    Db,
-    fail,
-    open_store_or_fail,
-    print_json,
-    stderr,
-)
+from kernelindex.cli.common import AsJson, Db, fail, open_store_or_fail, print_json, stderr
+
+PathsHelp = "catalog .jsonl.zst/.jsonl, run bundle .json, folder of bundles, problem folder, trace .jsonl"
 
 
 def import_command(
-    paths: Annotated[list[Path], typer.Argument(help="catalog .jsonl.zst/.jsonl, run bundle .json, folder of "
-                                                     "bundles, problem folder, trace .jsonl")],
+    paths: Annotated[list[Path], typer.Argument(help=PathsHelp)],
     db: Db = None,
     as_json: AsJson = False,
     problem: Annotated[Path | None, typer.Option(
         "--problem", help="for trace files: the problem folder the traces were measured on")] = None,
     solution: Annotated[Path | None, typer.Option(
         "--solution", help="for trace files: the solution.json the traces measured")] = None,
+    source: Annotated[str | None, typer.Option(
+        "--from", help="read upstream's own format: sol-api, flashinfer, gpumode, liger, mlperf, or auto")] = None,
+    skip_invalid: Annotated[bool, typer.Option(
+        "--skip-invalid", help="catalogs: import the valid lines; report each refused one in --refused")] = False,
+    refused_path: Annotated[Path | None, typer.Option(
+        "--refused", help="with --skip-invalid: the JSON Lines report (default ./NAME.refused.jsonl)")] = None,
+    check: Annotated[bool, typer.Option(
+        "--check", help="read and validate everything, store nothing; exit 1 if anything is refused")] = False,
 ) -> None:
-    """Import files into the store in one transaction: all of them, or nothing if any record is refused."""
-    from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
-
-    from kernelindex.ingest.catalog import ImportReport
-    from kernelindex.ingest.paths import kind_of
+    """Import files into the store: each file in one transaction, refused whole on any bad record
+    (unless --skip-invalid)."""
     from kernelindex.ingest.problems import ImportFailed
-    from kernelindex.services.imports import import_paths
     from kernelindex.store.database import DatabaseError
 
+    if refused_path is not None and not skip_invalid:
+        fail("--refused names the report of --skip-invalid; give --skip-invalid too")
+    if source is not None and skip_invalid:
+        fail("--skip-invalid applies to catalog files; an upstream import is all or nothing")
+    store = None
     try:
-        for path in paths:
-            kind_of(path)  # refuse a bad path before anything is imported
+        if source is None:
+            _check_paths(paths, skip_invalid or check)
+        store = open_store_or_fail(db)
+        if source is not None:
+            reports, leaders = _import_upstream(store, source, paths, check), None
+        else:
+            reports, leaders = _import_files(store, paths, problem, solution, skip_invalid, refused_path, check)
     except ImportFailed as exc:
         fail([str(p) for p in exc.problems])
-    store = open_store_or_fail(db)
+    except DatabaseError as exc:
+        fail([f"the database refused the import (nothing was stored): {str(exc).splitlines()[0]}"])
+    _summarise(store, reports, leaders, as_json, check)
+
+
+def _check_paths(paths: list[Path], catalog_only: bool) -> None:
+    from kernelindex.ingest.paths import kind_of
+
+    for path in paths:
+        kind = kind_of(path)  # refuse a bad path before anything is imported
+        if catalog_only and kind != "catalog":
+            fail(f"{path}: --skip-invalid and --check apply to catalog files (.jsonl.zst/.jsonl), not a {kind}")
+
+
+def _import_upstream(store, source: str, paths: list[Path], check: bool) -> list:
+    from kernelindex.ingest.upstream.dispatch import import_upstream
+
+    return [(f"upstream:{source}", import_upstream(store, None if source == "auto" else source, path, check=check))
+            for path in paths]
+
+
+def _import_files(store, paths, problem, solution, skip_invalid, refused_path, check) -> list:
+    from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
+
+    from kernelindex.ingest.catalog import BadLines
+    from kernelindex.ingest.refused import RefusedLines
+    from kernelindex.services.imports import import_paths
+
     err = stderr()
     columns = (*Progress.get_default_columns()[:3], DownloadColumn(), TransferSpeedColumn())
     with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
         def open_file(path: Path):
             return bar.open(path, "rb", description=f"importing {path.name}")
 
-        try:
-            imported = import_paths(store, paths, open_file=open_file, trace_problem=problem, trace_solution=solution)
-        except ImportFailed as exc:
-            fail([str(p) for p in exc.problems])
-        except DatabaseError as exc:  # e.g. a concurrent import wrote the same rows first
-            fail([f"the database refused the import (nothing was stored): {str(exc).splitlines()[0]}"])
-    leader_events = imported.leader_events
+        with RefusedLines(refused_path, paths) as refused:
+            bad_lines = BadLines(skip_invalid=skip_invalid, check=check, on_refused=refused.write)
+            imported = import_paths(store, paths, open_file=open_file, trace_problem=problem,
+                                    trace_solution=solution, bad_lines=bad_lines)
+    if skip_invalid:
+        for _, report in imported.reports:
+            report.refused_report = str(refused.path_for(report.path)) if report.skipped else None
+    return imported.reports, imported.leader_events
+
+
+def _summarise(store, reports: list, leader_events: list | None, as_json: bool, check: bool) -> None:
+    """Print what was imported; ``leader_events`` are those the import's own transaction recorded
+    (None: an upstream import, whose leader changes are recorded here, after it)."""
+    from kernelindex.ingest.catalog import ImportReport
+    from kernelindex.ranking.leaders import record_leader_changes
+
     summary = []
-    for kind, report in imported.reports:
+    for kind, report in reports:
         if not isinstance(report, ImportReport):
             summary.append({"kind": kind, "result": report})
             continue
-        summary.append(
-            {
-                "kind": kind, "path": report.path, "lines": report.lines,
-                "added": dict(report.added), "alreadyPresent": dict(report.present), "linked": dict(report.linked),
-                "keptForeignTables": dict(report.foreign_tables), "unknownColumns": dict(report.unknown_columns),
-            }
-        )
-    summary.append({"kind": "leader-changes", "result": f"{len(leader_events)} comparison group(s) with a new leader"})
+        item = {
+            "kind": kind, "path": report.path, "lines": report.lines,
+            "added": dict(report.added), "alreadyPresent": dict(report.present), "linked": dict(report.linked),
+            "keptForeignTables": dict(report.foreign_tables), "unknownColumns": dict(report.unknown_columns),
+            "skipped": report.skipped, "checkedOnly": report.checked_only,
+            "upstreamRowsSkipped": dict(report.upstream_skipped),
+        }
+        if getattr(report, "refused_report", None):
+            item["refusedReport"] = report.refused_report
+        summary.append(item)
+    if not check:
+        if leader_events is None:
+            with store.begin() as conn:
+                leader_events = record_leader_changes(conn)
+        summary.append({"kind": "leader-changes",
+                        "result": f"{len(leader_events)} comparison group(s) with a new leader"})
     if as_json:
         print_json(summary)
         return
@@ -76,9 +128,15 @@ def import_command(
             typer.echo(f"{item['kind']}: {item['result']}")
             continue
         added, present = sum(item["added"].values()), sum(item["alreadyPresent"].values())
-        typer.echo(f"{item['path']}: {item['lines']} lines, {added} rows added, {present} already present")
-        for name, label in (("keptForeignTables", "kept rows of unmodelled table"),
-                            ("unknownColumns", "unknown column kept")):
+        if item["checkedOnly"]:
+            typer.echo(f"{item['path']}: {item['lines']} lines checked, all valid ({added} rows would be added, "
+                       f"{present} already present); nothing stored")
+            continue
+        skipped = f", {item['skipped']} refused lines skipped (see {item['refusedReport']})" if item["skipped"] else ""
+        typer.echo(f"{item['path']}: {item['lines']} lines, {added} rows added, {present} already present{skipped}")
+        labels = (("keptForeignTables", "kept rows of unmodelled table"), ("unknownColumns", "unknown column kept"),
+                  ("upstreamRowsSkipped", "upstream rows not imported:"))
+        for name, label in labels:
             for what, count in item[name].items():
                 typer.echo(f"  {label} {what}: {count} rows")
         for what, count in item["linked"].items():

@@ -16,8 +16,10 @@ from typing import Any
 from kernelindex.harness import axes as axis_math
 from kernelindex.harness.dtypes import DTYPES
 
-PYTHON_LANGUAGES = {"pytorch", "triton", "cute_dsl", "cutile", "cudnn_frontend"}
-COMPILED_LANGUAGES = {"cuda_cpp", "cutlass", "cudnn", "cublas"}
+# SOL-ExecBench solutions list ``spec.languages``; FlashInfer-Bench solutions name one ``spec.language``
+# (python, triton, cpp, cuda, tilelang). Both vocabularies are read; each name is Python-side or compiled.
+PYTHON_LANGUAGES = {"pytorch", "triton", "cute_dsl", "cutile", "cudnn_frontend", "python", "tilelang"}
+COMPILED_LANGUAGES = {"cuda_cpp", "cutlass", "cudnn", "cublas", "cpp", "cuda"}
 INPUT_TYPES = {"random", "scalar", "safetensors", "custom"}
 TOLERANCE_DEFAULTS = {
     "max_atol": 1e-2,
@@ -400,6 +402,25 @@ def _safe_relative(path: Any) -> bool:
     return not pure.is_absolute() and ".." not in pure.parts and pure.parts[0] not in ("", ".")
 
 
+def _solution_languages(path: Path, text: str, spec: dict) -> tuple[list[str], str]:
+    """The languages of a solution and the key that named them: SOL-ExecBench's ``languages`` (a list)
+    or FlashInfer-Bench's ``language`` (one string); a solution giving both must say the same."""
+    listed, single = spec.get("languages"), spec.get("language")
+    if single is not None and not isinstance(single, str):
+        raise FormatError(path, _line_of(text, "language"), "spec.language", "must be one language name (a string)")
+    if listed is not None and (not isinstance(listed, list) or not all(isinstance(x, str) for x in listed)):
+        raise FormatError(path, _line_of(text, "languages"), "spec.languages", "must be a list of language names")
+    if listed and single and listed != [single]:
+        raise FormatError(path, _line_of(text, "language"), "spec.language",
+                          f"says {single!r} but spec.languages says {listed!r}")
+    if listed:
+        return listed, "languages"
+    if single:
+        return [single], "language"
+    raise FormatError(path, _line_of(text, "languages") or _line_of(text, "language"), "spec.languages",
+                      "must name the solution's language (spec.languages, or spec.language)")
+
+
 def load_solution(path: str | Path) -> Solution:
     """solution.json; a source entry without content is read from the file beside it."""
     path = Path(path)
@@ -410,15 +431,14 @@ def load_solution(path: str | Path) -> Solution:
     spec = raw["spec"]
     if not isinstance(spec, dict):
         raise FormatError(path, _line_of(text, "spec"), "spec", "must be an object")
-    languages = spec.get("languages") or ([spec["language"]] if spec.get("language") else [])
-    if not languages or not all(isinstance(x, str) for x in languages):
-        raise FormatError(path, _line_of(text, "languages"), "spec.languages", "must list at least one language")
+    languages, key = _solution_languages(path, text, spec)
     known = PYTHON_LANGUAGES | COMPILED_LANGUAGES
     for language in languages:
         if language not in known:
-            raise FormatError(path, _line_of(text, "languages"), "spec.languages", f"unknown language {language!r}; one of {sorted(known)}")
+            raise FormatError(path, _line_of(text, key), f"spec.{key}",
+                              f"unknown language {language!r}; one of {sorted(known)}")
     if set(languages) & PYTHON_LANGUAGES and set(languages) & COMPILED_LANGUAGES:
-        raise FormatError(path, _line_of(text, "languages"), "spec.languages",
+        raise FormatError(path, _line_of(text, key), f"spec.{key}",
                           "mixes Python-side and compiled languages; a solution uses one group")
     entry = spec.get("entry_point")
     if not isinstance(entry, str) or entry.count("::") != 1:

@@ -22,8 +22,9 @@ from kernelindex.ingest.serving import SERVING_TABLES
 from kernelindex.records.canonical import canonical_json, sha256_digest
 from kernelindex.store import rows
 from kernelindex.store.database import Store
+from kernelindex.store.refresh import record_refresh
 from kernelindex.store.serving_writes import serving_run_row
-from kernelindex.store.writer import Writer
+from kernelindex.store.writer import BATCH, Writer
 
 MAX_PROBLEMS = 50
 
@@ -97,6 +98,11 @@ class ImportReport:
     linked: Counter = field(default_factory=Counter)
     foreign_tables: Counter = field(default_factory=Counter)  # rows kept for tables not modelled
     unknown_columns: Counter = field(default_factory=Counter)  # "table.column" -> rows
+    skipped: int = 0  # lines refused and left out (``skip_invalid``)
+    checked_only: bool = False  # a dry run: everything validated, nothing stored
+    upstream_skipped: Counter = field(default_factory=Counter)  # why -> upstream rows not imported
+    source_slugs: set[str] = field(default_factory=set)  # the sources whose rows the file holds
+    refused_report: str | None = None  # where the refused lines were written (``skip_invalid``)
 
     def absorb(self, writer: Writer) -> None:
         self.added.update(writer.added)
@@ -104,44 +110,111 @@ class ImportReport:
         self.linked.update(writer.linked)
 
 
+@dataclass(frozen=True)
+class BadLines:
+    """What to do with refused lines: refuse the file (the default), or leave them out and hand each
+    to ``on_refused`` with its text; ``check`` validates everything and stores nothing."""
+
+    skip_invalid: bool = False
+    check: bool = False
+    on_refused: Callable[[Problem, str | None], None] | None = None
+
+
 def _foreign_row(table: str, row: Any) -> dict[str, Any]:
     return {"table_name": table, "row_digest": sha256_digest(canonical_json(row)), "row": row}
 
 
+class _LineTexts:
+    """The text of each line the writer may still refuse (not yet written), for the refused-lines report."""
+
+    def __init__(self) -> None:
+        self.texts: dict[int, str] = {}
+
+    def prune(self, writer: Writer) -> None:
+        oldest = writer.oldest_pending_line()
+        if oldest is None:
+            self.texts.clear()
+        elif len(self.texts) > 2 * BATCH:
+            self.texts = {n: text for n, text in self.texts.items() if n >= oldest}
+
+
 def import_catalog(
-    store: Store, path: Path, *, open_file: Callable[[Path], BinaryIO] | None = None
+    store: Store, path: Path, *, open_file: Callable[[Path], BinaryIO] | None = None, bad_lines: BadLines = BadLines(),
+    origin: str | None = None, export_digest: str | None = None,
 ) -> ImportReport:
-    """Import one export file; raises :class:`ImportFailed` (nothing stored) on any refused line."""
-    report = ImportReport(str(path))
-    problems: list[Problem] = []
+    """Import one export file; raises :class:`ImportFailed` (nothing stored) on any refused line,
+    unless ``bad_lines.skip_invalid`` leaves refused lines out. A file that cannot be read to its end
+    (truncated, not zstd) is refused whole under any policy. The sources the file holds are noted as
+    refreshed from ``origin`` (the path unless given, e.g. a sync URL with its ``export_digest``)."""
+    report = ImportReport(str(path), checked_only=bad_lines.check)
     name = str(path)
-    with store.begin() as conn, (open_file or (lambda p: open(p, "rb")))(path) as stream:
+    skipping = bad_lines.skip_invalid and not bad_lines.check
+    limit = None if bad_lines.check or skipping else MAX_PROBLEMS
+    # a savepoint inside the store's transaction: a refused or checked file is rolled back alone,
+    # and a use case that joined a larger transaction (services.imports) keeps its other steps
+    with store.begin() as conn, (open_file or _open_binary)(path) as stream:
+        transaction = conn.begin_nested()
         writer = Writer(conn)
+        problems: list[Problem] = []
+        texts = _LineTexts()
+        seen = 0  # writer problems already collected
+
+        def refuse(problem: Problem, text: str | None) -> None:
+            problems.append(problem)
+            if skipping and bad_lines.on_refused:
+                bad_lines.on_refused(problem, text)
+
+        def collect_writer_problems() -> None:
+            nonlocal seen
+            for p in writer.problems[seen:]:
+                if skipping or not p.consequential:
+                    refuse(Problem(name, p.line, p.field, p.reason), texts.texts.get(p.line or -1))
+                else:
+                    deferred.append(Problem(name, p.line, p.field, p.reason))
+            seen = len(writer.problems)
+
+        deferred: list[Problem] = []  # dangling references: usually the echo of a refused parent line
         try:
             for number, text in read_lines(path, stream):
                 report.lines += 1
                 try:
                     _add_line(writer, report, number, parse_line(number, text))
                 except LineError as exc:
-                    problems.append(Problem(name, exc.line, exc.field, exc.reason))
+                    refuse(Problem(name, exc.line, exc.field, exc.reason), text)
                 except rows.RowError as exc:
-                    problems.append(Problem(name, number, exc.field, exc.reason))
+                    refuse(Problem(name, number, exc.field, exc.reason), text)
                 except rfc8785.CanonicalizationError as exc:
-                    problems.append(Problem(name, number, None, f"has no canonical JSON form: {exc}"))
-                if len(problems) + len(writer.problems) >= MAX_PROBLEMS:
+                    refuse(Problem(name, number, None, f"has no canonical JSON form: {exc}"), text)
+                texts.texts[number] = text
+                collect_writer_problems()
+                texts.prune(writer)
+                if limit is not None and len(problems) + len(deferred) >= limit:
                     break
             writer.flush()
-        except LineError as exc:
-            problems.append(Problem(name, exc.line, exc.field, exc.reason))
-        # a dangling reference is reported only when nothing else went wrong: it is usually the
-        # echo of a parent line refused above, and one clear message beats a cascade
-        primary = bool(problems) or any(not p.consequential for p in writer.problems)
-        problems += [Problem(name, p.line, p.field, p.reason) for p in writer.problems if not (primary and p.consequential)]
-        if problems:
+            collect_writer_problems()
+        except LineError as exc:  # the file itself, not one line: refused whole
+            transaction.rollback()
+            raise ImportFailed([Problem(name, exc.line, exc.field, exc.reason)]) from exc
+        # one clear message beats a cascade: dangling references count only when nothing else went wrong
+        if not problems:
+            problems = deferred
+        if problems and not skipping:
+            transaction.rollback()
             problems.sort(key=lambda p: p.line or 0)
             raise ImportFailed(problems)
+        report.skipped = len({p.line for p in problems})
         report.absorb(writer)
+        if bad_lines.check:
+            transaction.rollback()
+        else:
+            record_refresh(conn, report.source_slugs, origin or name, export_digest=export_digest,
+                           rows_added=sum(report.added.values()))
+            transaction.commit()
     return report
+
+
+def _open_binary(path: Path) -> BinaryIO:
+    return open(path, "rb")
 
 
 def _add_line(writer: Writer, report: ImportReport, number: int, obj: Any) -> None:
@@ -149,6 +222,8 @@ def _add_line(writer: Writer, report: ImportReport, number: int, obj: Any) -> No
         wrong = "row" if isinstance(obj, dict) and isinstance(obj.get("table"), str) else "table"
         raise LineError(number, 'a catalog line is {"table": NAME, "row": {...}}', wrong)
     table, row = obj["table"], obj["row"]
+    if table == "sources" and isinstance(row.get("slug"), str):
+        report.source_slugs.add(row["slug"])
     for extra in sorted(set(obj) - {"table", "row"}):
         report.unknown_columns[f"(line).{extra}"] += 1
     known = TABLES.get(table)

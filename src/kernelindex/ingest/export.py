@@ -23,7 +23,7 @@ def export_catalog(store: Store, path: Path, *, on_row: Callable[[], None] | Non
     """Write the whole store to ``path`` (written beside it, then renamed: never half a file)."""
     counts: Counter = Counter()
     partial = path.with_name(path.name + ".partial")
-    with store.begin() as conn, open(partial, "wb") as raw:
+    with store.read() as conn, open(partial, "wb") as raw:
         with zstandard.ZstdCompressor(level=10).stream_writer(raw, closefd=False) as out:
             for table, row in export_lines(conn):
                 out.write((js_dumps({"table": table, "row": row}) + "\n").encode("utf-8"))

@@ -18,6 +18,7 @@ from typing import Any, BinaryIO
 import zstandard
 
 from kernelindex.ingest.problems import LineError
+from kernelindex.records.canonical import es_number
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 CHUNK = 1 << 20
@@ -152,31 +153,6 @@ def parse_line(number: int, text: str) -> Any:
         return loads_strict(text)
     except ValueError as exc:
         raise LineError(number, f"malformed JSON: {exc}") from exc
-
-
-def es_number(value: float) -> str:
-    """A float as ECMAScript's Number::toString writes it (shortest round-trip digits)."""
-    if not math.isfinite(value):
-        raise ValueError(f"{value!r} has no JSON form")
-    if value == 0:
-        return "0"
-    sign = "-" if value < 0 else ""
-    mantissa, _, exp = repr(abs(value)).partition("e")
-    whole, _, frac = mantissa.partition(".")
-    digits = (whole + frac).lstrip("0")
-    point = len(whole) + int(exp or 0) - (len(whole + frac) - len((whole + frac).lstrip("0")))
-    digits = digits.rstrip("0") or "0"
-    k, n = len(digits), point
-    if k <= n <= 21:
-        text = digits + "0" * (n - k)
-    elif 0 < n <= 21:
-        text = digits[:n] + "." + digits[n:]
-    elif -6 < n <= 0:
-        text = "0." + "0" * -n + digits
-    else:
-        e = n - 1
-        text = digits[0] + ("." + digits[1:] if k > 1 else "") + ("e+" if e > 0 else "e-") + str(abs(e))
-    return sign + text
 
 
 def js_dumps(value: Any) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelindex.ingest.bundles import import_bundles
-from kernelindex.ingest.catalog import ImportReport, import_catalog
+from kernelindex.ingest.catalog import BadLines, ImportReport, import_catalog
 from kernelindex.ingest.problems import ImportFailed, Problem
 from kernelindex.store.database import Store
 
@@ -22,7 +22,8 @@ def kind_of(path: Path) -> str:
             return "problem"
         if any(path.glob("*.json")):
             return "bundles"
-        raise ImportFailed([Problem(str(path), None, None, "a directory with neither definition.json nor *.json bundles")])
+        reason = "a directory with neither definition.json nor *.json bundles"
+        raise ImportFailed([Problem(str(path), None, None, reason)])
     name = path.name
     if name.endswith(".jsonl.zst"):
         return "catalog"
@@ -38,14 +39,16 @@ def kind_of(path: Path) -> str:
         if isinstance(head, dict) and "definition" in head and "evaluation" in head:
             return "traces"
         return "catalog"
-    raise ImportFailed([Problem(str(path), None, None, "unknown file type: expected .jsonl.zst, .jsonl, .json or a directory")])
+    reason = "unknown file type: expected .jsonl.zst, .jsonl, .json or a directory"
+    raise ImportFailed([Problem(str(path), None, None, reason)])
 
 
 def import_paths(
     store: Store, paths: Iterable[Path], *, open_file: Callable | None = None,
-    trace_links: Any | None = None, problem_records: Callable | None = None,
+    trace_links: Any | None = None, problem_records: Callable | None = None, bad_lines: BadLines | None = None,
 ) -> list[tuple[str, ImportReport]]:
-    """Import each path in turn (each in its own transaction); stops at the first refused one.
+    """Import each path in turn; stops at the first refused one. ``bad_lines`` (skip refused lines,
+    or a dry run) applies to catalog files; every other kind is all-or-nothing.
 
     Trace files are linked to ``trace_links`` (the harness's `trace_links(problem, solution)`) when
     given, so their runs name the workload and implementation they measured. Problem folders are
@@ -56,7 +59,7 @@ def import_paths(
     for path in paths:
         kind = kind_of(path)
         if kind == "catalog":
-            report = import_catalog(store, path, open_file=open_file)
+            report = import_catalog(store, path, open_file=open_file, bad_lines=bad_lines or BadLines())
         elif kind == "bundles":
             report = import_bundles(store, [path])
         elif kind == "problem":

@@ -7,6 +7,9 @@ equal the one the site publishes for the same record, byte for byte.
 from __future__ import annotations
 
 import hashlib
+import json
+import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,9 +20,77 @@ from kernelindex import API_VERSION
 DIGEST_PREFIX = "sha256:"
 
 
+SAFE_INTEGER = 2**53  # RFC 8785 numbers are IEEE doubles: integers beyond this are refused
+
+
+class _Unusual(Exception):
+    """A value left to the reference implementation (which also raises its errors for it)."""
+
+
+# In json.dumps output, what may differ from RFC 8785: a float written "1.0" or "1e-05" (ECMAScript
+# writes "1" and "0.00001"), and an integer near or past 2**53 (refused by RFC 8785). Text inside a
+# string may trip these too: harmless, the tokens are then looked at one by one.
+_FLOAT_FORMS = re.compile(r"[0-9]\.0[,\]}]|[0-9]\.0$|[0-9]e[+-]")
+_LONG_INTEGER = re.compile(r"[:,\[]-?[0-9]{16}|^-?[0-9]{16}")
+# A character whose UTF-16 order differs from its code point order: keys holding one sort differently.
+_HIGH = re.compile(r"[\ue000-\U0010ffff]")
+# JSON tokens: a whole string (so nothing inside one is taken for a number), or a number.
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|-?[0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?')
+
+
+def _ecmascript_number(match: re.Match) -> str:
+    token = match.group(0)
+    if token[0] == '"':
+        return token
+    if "." in token or "e" in token:
+        return es_number(float(token))
+    if len(token) >= 16 and not -SAFE_INTEGER < int(token) < SAFE_INTEGER:
+        raise _Unusual
+    return token
+
+
 def canonical_json(value: Any) -> bytes:
-    """RFC 8785 bytes of a JSON value (sorted keys, no whitespace, ECMAScript numbers)."""
-    return rfc8785.dumps(value)
+    """RFC 8785 bytes of a JSON value (sorted keys, no whitespace, ECMAScript numbers).
+
+    Written by the C JSON encoder (JCS escapes exactly what Python's escaper does when non-ASCII
+    is left as is), with its number tokens rewritten the ECMAScript way where they may differ.
+    Anything unusual (a type JSON lacks, a non-finite number, an unsafe integer, a lone surrogate, a
+    character past U+E000 that could reorder keys) goes to the ``rfc8785`` package, which also
+    raises its errors for them."""
+    try:
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        if (".0" in text or "e-" in text or "e+" in text) and _FLOAT_FORMS.search(text) or _LONG_INTEGER.search(text):
+            text = _TOKEN.sub(_ecmascript_number, text)
+        if not text.isascii() and _HIGH.search(text):
+            raise _Unusual
+        return text.encode("utf-8")
+    except (TypeError, ValueError, _Unusual):  # UnicodeEncodeError (a lone surrogate) is a ValueError
+        return rfc8785.dumps(value)
+
+
+def es_number(value: float) -> str:
+    """A float as ECMAScript's Number::toString writes it (shortest round-trip digits)."""
+    if not math.isfinite(value):
+        raise ValueError(f"{value!r} has no JSON form")
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    mantissa, _, exp = repr(abs(value)).partition("e")
+    whole, _, frac = mantissa.partition(".")
+    digits = (whole + frac).lstrip("0")
+    point = len(whole) + int(exp or 0) - (len(whole + frac) - len((whole + frac).lstrip("0")))
+    digits = digits.rstrip("0") or "0"
+    k, n = len(digits), point
+    if k <= n <= 21:
+        text = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        text = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        text = "0." + "0" * -n + digits
+    else:
+        e = n - 1
+        text = digits[0] + ("." + digits[1:] if k > 1 else "") + ("e+" if e > 0 else "e-") + str(abs(e))
+    return sign + text
 
 
 def sha256_digest(data: bytes) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kernelindex.harness.formats import FormatError
 from kernelindex.harness.records import problem_records, trace_links
-from kernelindex.ingest.catalog import ImportReport
+from kernelindex.ingest.catalog import BadLines, ImportReport
 from kernelindex.ingest.paths import import_paths as import_each
 from kernelindex.ingest.paths import kind_of
 from kernelindex.ingest.problems import ImportFailed, Problem
@@ -24,7 +24,8 @@ class Imported:
 
 
 def import_paths(store: Store, paths: Iterable[Path], *, open_file: Callable | None = None,
-                 trace_problem: Path | None = None, trace_solution: Path | None = None) -> Imported:
+                 trace_problem: Path | None = None, trace_solution: Path | None = None,
+                 bad_lines: BadLines | None = None) -> Imported:
     """Every path, then the leader changes they cause, in one transaction: all stored, or (on any
     refused file, raised as ``ImportFailed``) nothing."""
     paths = list(paths)
@@ -36,5 +37,6 @@ def import_paths(store: Store, paths: Iterable[Path], *, open_file: Callable | N
         raise ImportFailed([Problem(exc.file, exc.line, exc.field, exc.reason)]) from None
     with store.begin() as conn:
         reports = import_each(JoinedStore(conn), paths, open_file=open_file, trace_links=links,
-                              problem_records=problem_records)
-        return Imported(reports, record_leader_changes(conn))
+                              problem_records=problem_records, bad_lines=bad_lines)
+        checking = bad_lines is not None and bad_lines.check
+        return Imported(reports, [] if checking else record_leader_changes(conn))

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import Connection, Engine, create_engine, event
+import orjson
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.exc import SQLAlchemyError as DatabaseError  # what callers above the store catch
 
 DEFAULT_URL = "sqlite:///kernelindex.db"
+BUSY_TIMEOUT_MS = 300_000  # how long a writer waits for another one (a large import) before giving up
+# PostgreSQL advisory lock keys: one for schema changes, one for writes (one writer at a time, as on SQLite)
+MIGRATION_LOCK = 0x6B690001
+WRITE_LOCK = 0x6B690002
+_WRITE = "kernelindex_write"
 URL_ENV = "KERNELINDEX_DATABASE_URL"
 MIGRATIONS = Path(__file__).with_name("migrations")
 
@@ -40,8 +47,18 @@ class Store:
 
     @contextmanager
     def begin(self) -> Iterator[Connection]:
-        """One transaction: committed when the block ends, rolled back if it raises."""
-        with self.engine.begin() as conn:
+        """One writing transaction: committed when the block ends, rolled back if it raises.
+
+        Writers take turns (SQLite: ``BEGIN IMMEDIATE``; PostgreSQL: an advisory transaction lock),
+        so two imports at once run one after the other and the second finds the first's rows."""
+        with self.engine.connect() as conn:
+            with write_transaction(conn):
+                yield conn
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        """A transaction that only reads (no turn to wait for)."""
+        with self.engine.connect() as conn, conn.begin():
             yield conn
 
     def close(self) -> None:
@@ -67,14 +84,45 @@ class JoinedStore:
     @contextmanager
     def begin(self) -> Iterator[Connection]:
         yield self.conn
+@contextmanager
+def write_transaction(conn: Connection) -> Iterator[Connection]:
+    """Begin a writing transaction on ``conn`` (see :meth:`Store.begin`)."""
+    conn.execution_options(**{_WRITE: True})
+    try:
+        with conn.begin():
+            if conn.dialect.name == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": WRITE_LOCK})
+            yield conn
+    finally:
+        conn.execution_options(**{_WRITE: False})
 
 
 def _sqlite_pragmas(dbapi_conn, _record) -> None:
-    # Foreign keys on, so SQLite refuses the same dangling links PostgreSQL refuses.
+    # The driver's own transaction handling is off: transactions are begun in _sqlite_begin, so
+    # schema changes are transactional too and a writer can take the write lock up front.
+    dbapi_conn.isolation_level = None
     cursor = dbapi_conn.cursor()
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    # Foreign keys on, so SQLite refuses the same dangling links PostgreSQL refuses.
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.close()
+
+
+def _sqlite_begin(conn: Connection) -> None:
+    # a writer takes the write lock at BEGIN: a deferred transaction that read first could not
+    # take it later once another writer had committed (SQLITE_BUSY_SNAPSHOT)
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(_WRITE) else "BEGIN")
+
+
+def _json_text(value) -> str:
+    """JSON column text: orjson where it can (several times faster on an import), else the standard
+    library (orjson refuses integers past 64 bits; the value is kept all the same). No NaN reaches
+    here: every reader refuses it, and orjson would write it as null."""
+    try:
+        return orjson.dumps(value).decode("utf-8")
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(value, ensure_ascii=False)
 
 
 def alembic_config(connection: Connection):
@@ -87,19 +135,27 @@ def alembic_config(connection: Connection):
 
 
 def migrate(engine: Engine) -> None:
-    """Upgrade the schema to the newest Alembic revision (a no-op when it is already there)."""
+    """Upgrade the schema to the newest Alembic revision (a no-op when it is already there).
+
+    Under a lock (SQLite: the write lock; PostgreSQL: an advisory lock), so processes opening a
+    fresh store at once migrate it once: the others wait, then find it at the newest revision."""
     from alembic import command
 
-    with engine.begin() as conn:
-        command.upgrade(alembic_config(conn), "head")
+    with engine.connect() as conn:
+        conn.execution_options(**{_WRITE: True})
+        with conn.begin():
+            if conn.dialect.name == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
+            command.upgrade(alembic_config(conn), "head")
 
 
 def open_store(db: str | None = None, *, upgrade: bool = True) -> Store:
     """Open (and by default migrate) the store at ``db`` (a URL or path; see :func:`resolve_url`)."""
     url = resolve_url(db)
-    engine = create_engine(url)
+    engine = create_engine(url, json_serializer=_json_text)
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "begin", _sqlite_begin)
     if upgrade:
         migrate(engine)
     return Store(engine)

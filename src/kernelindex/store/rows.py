@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kernelindex.records.models import RecordError, parse_record
 from kernelindex.records.canonical import comparison_key, correctness_key, digest, metric_key
+from kernelindex.records.models import RecordError, parse_record
 
 # latencyNs statistic names as runs write them -> the statistic names of measurement rows
 _STATISTIC = {"minimum": "min", "maximum": "max"}
@@ -241,7 +241,8 @@ def derived_measurements(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     timing = spec.get("timing") or {}
     samples = timing.get("samples")
     rows = [
-        {"metric": "latency", "statistic": _STATISTIC.get(name, name), "unit": "ns", "value": value, "sampleCount": samples}
+        {"metric": "latency", "statistic": _STATISTIC.get(name, name), "unit": "ns", "value": value,
+         "sampleCount": samples}
         for name, value in (timing.get("latencyNs") or {}).items()
         if not isinstance(value, (list, tuple))  # confidence95 is an interval, not one measurement
     ]
@@ -306,19 +307,20 @@ def run_columns(bundle: Any, field: str = "manifest") -> dict[str, Any]:
     }
 
 
-def protocol_columns(protocol: Mapping[str, Any]) -> dict[str, Any]:
+def protocol_columns(protocol: Mapping[str, Any], known_digest: str | None = None) -> dict[str, Any]:
+    """``known_digest``: the protocol's digest when already checked (a run's protocolDigest)."""
     return {
-        "protocol_digest": digest(protocol),
+        "protocol_digest": known_digest or digest(protocol),
         "name": protocol["metadata"].get("name"),
         "family": (protocol["spec"].get("comparability") or {}).get("family"),
         "manifest": protocol,
     }
 
 
-def environment_columns(environment: Mapping[str, Any]) -> dict[str, Any]:
+def environment_columns(environment: Mapping[str, Any], known_digest: str | None = None) -> dict[str, Any]:
     hardware = environment["spec"].get("hardware") or {}
     return {
-        "environment_digest": digest(environment),
+        "environment_digest": known_digest or digest(environment),
         "name": environment["metadata"].get("name"),
         "hardware_vendor": hardware.get("vendor"),
         "hardware_model": hardware.get("product"),
@@ -345,11 +347,25 @@ _RUN_RESTATED = {
 }
 
 
+# Summary columns whose absence the public exporter may also spell "none" (a run with no primary
+# metric: failed runs and the like); the public schema allows both, so both mean the same fact.
+_NONE_MEANS_ABSENT = frozenset({"primaryMetric", "primaryStatistic", "primaryUnit"})
+
+
+def same_restated(key: str, stated: Any, recomputed: Any) -> bool:
+    """Whether a row's restated value says what the manifest says: absent, null and (where the
+    public export writes it) ``"none"`` are one fact; anything else must be equal."""
+    if key in _NONE_MEANS_ABSENT:
+        stated = None if stated == "none" else stated
+        recomputed = None if recomputed == "none" else recomputed
+    return stated == recomputed
+
+
 def catalog_run_columns(row: Mapping[str, Any]) -> dict[str, Any]:
     """Columns of a ``benchmark_runs`` row; every restated digest and value is checked."""
     columns = run_columns(row.get("manifest"))
     for key, column in _RUN_RESTATED.items():
-        if key in row and row[key] != columns[column]:
+        if key in row and not same_restated(key, row[key], columns[column]):
             what = "digest mismatch" if key.endswith(("Digest", "Key")) else "does not match the manifest"
             raise RowError(key, f"{what}: the file says {row[key]!r}, the manifest gives {columns[column]!r}")
     columns.update(

@@ -18,11 +18,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import JSON, Connection, Table, and_, insert, select, tuple_, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from kernelindex.records.canonical import digest, sha256_digest
 from kernelindex.store import serving_tables as st
 from kernelindex.store import tables as t
 from kernelindex.store.ids import uuid7
-from kernelindex.records.canonical import digest, sha256_digest
 from kernelindex.store.rows import (
     RowError,
     derived_measurements,
@@ -85,6 +87,9 @@ SPECS: dict[str, TableSpec] = {
 }
 
 
+# parents that writers of different files share: inserted so that two writers at once cannot clash
+SHARED_PARENTS = frozenset({"sources", "projects", "operations"})
+
 INT64 = range(-(2**63), 2**63)
 
 
@@ -93,14 +98,32 @@ def _camel(column: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
+_WANTED = {float: "a finite number", int: "a 64-bit integer", str: "a string", bool: "true or false"}
+_CHECKS: dict[str, dict[str, tuple[type, int | None]]] = {}  # table -> column -> (python type, length limit)
+
+
+def _checks_of(table: Table) -> dict[str, tuple[type, int | None]]:
+    checks = _CHECKS.get(table.name)
+    if checks is None:
+        checks = _CHECKS[table.name] = {
+            c.name: (c.type.python_type, getattr(c.type, "length", None))
+            for c in table.c if not isinstance(c.type, JSON)
+        }
+    return checks
+
+
 def _column_problem(table: Table, columns: Mapping[str, Any]) -> tuple[str, str] | None:
     """(field, reason) for the first value its column's SQL type cannot hold (type, range, length);
     JSON columns take anything."""
+    checks = _checks_of(table)
     for name, value in columns.items():
-        column = table.c.get(name)
-        if value is None or column is None or isinstance(column.type, JSON):
+        if value is None or name not in checks:
             continue
-        kind = column.type.python_type
+        kind, limit = checks[name]
+        if kind is str and type(value) is str:  # the common case, first
+            if limit and len(value) > limit:  # PostgreSQL enforces it; SQLite must refuse alike
+                return _camel(name), f"longer than {limit} characters: {value[:40]!r}…"
+            continue
         if kind is float:
             fits = isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) <= sys.float_info.max
         elif kind is int:
@@ -108,10 +131,8 @@ def _column_problem(table: Table, columns: Mapping[str, Any]) -> tuple[str, str]
         else:
             fits = isinstance(value, kind)
         if not fits:
-            wanted = {float: "a finite number", int: "a 64-bit integer", str: "a string", bool: "true or false"}
-            return _camel(name), f"expected {wanted.get(kind, kind.__name__)}, got {str(value)[:40]!r}"
-        limit = getattr(column.type, "length", None)
-        if kind is str and limit and len(value) > limit:  # PostgreSQL enforces it; SQLite must refuse alike
+            return _camel(name), f"expected {_WANTED.get(kind, kind.__name__)}, got {str(value)[:40]!r}"
+        if kind is str and limit and len(value) > limit:
             return _camel(name), f"longer than {limit} characters: {value[:40]!r}…"
     return None
 
@@ -170,6 +191,10 @@ class Writer:
                 self._write_runs(batch)
             else:
                 self._write(table, batch)
+
+    def oldest_pending_line(self) -> int | None:
+        """The line number of the first row queued but not written yet (rows queue in line order)."""
+        return self._pending[0][0] if self._pending else None
 
     def problem(self, line: int | None, field_: str | None, reason: str, *, consequential: bool = False) -> None:
         self.problems.append(RowProblem(line, field_, reason, consequential))
@@ -259,7 +284,8 @@ class Writer:
         for line, cols in batch:
             stated = digest_of(cols["manifest"]["spec"])
             if cols.get("operation_id") and stated is not None and digests.get(cols["operation_id"]) != stated:
-                self.problem(line, "operationId", f"names operation {cols['operation_id']}, whose digest is not the {field_} {stated}")
+                self.problem(line, "operationId",
+                             f"names operation {cols['operation_id']}, whose digest is not the {field_} {stated}")
             else:
                 kept.append((line, cols))
         return kept
@@ -269,7 +295,8 @@ class Writer:
         batch = self._resolve_refs(spec, batch)
         # the file's claims are checked whether or not the row is stored already
         if table == "workloads":
-            batch = self._check_operation_links(batch, "spec.operationSpecDigest", lambda s: s.get("operationSpecDigest"))
+            batch = self._check_operation_links(batch, "spec.operationSpecDigest",
+                                                lambda s: s.get("operationSpecDigest"))
         elif table == "implementations":
             batch = self._check_operation_links(
                 batch, "spec.operation.specDigest", lambda s: (s.get("operation") or {}).get("specDigest")
@@ -277,7 +304,10 @@ class Writer:
         batch = self._split_new(table, batch)
         if not batch:
             return
-        self.conn.execute(insert(spec.table), [cols for _, cols in batch])
+        if table in SHARED_PARENTS:
+            batch = self._insert_race_free(table, batch)
+        else:
+            self.conn.execute(insert(spec.table), [cols for _, cols in batch])
         self.added[table] += len(batch)
         if "id" in spec.table.c:
             self._known[table].update(cols["id"] for _, cols in batch)
@@ -288,14 +318,34 @@ class Writer:
         elif table == "sources":
             self._link_pending_runs(t.runs.c.source_slug, [c["slug"] for _, c in batch])
 
+    def _insert_race_free(self, table: str, batch: list[tuple[int | None, dict]]) -> list[tuple[int | None, dict]]:
+        """Insert rows another writer may be adding at the same moment: a conflict is skipped and the
+        stored row re-read, so a parent added by both ends up stored once and both name its id."""
+        spec = SPECS[table]
+        statement = (pg_insert if self.conn.dialect.name == "postgresql" else sqlite_insert)(spec.table)
+        self.conn.execute(statement.on_conflict_do_nothing(), [cols for _, cols in batch])
+        keys = [tuple(cols[k] for k in spec.key) for _, cols in batch]
+        stored = self._stored_keys(spec, keys)
+        inserted = []
+        for (line, cols), key in zip(batch, keys, strict=True):
+            if stored.get(key) == cols["id"]:
+                inserted.append((line, cols))
+            elif key in stored:
+                self.present[table] += 1
+                self._alias[table][cols["id"]] = stored[key]
+            else:
+                self.problem(line, "id", f"{table} id {cols['id']} is already stored for a different record")
+        return inserted
+
     # -- runs -----------------------------------------------------------------------------
 
     def _write_runs(self, batch: list[tuple[int | None, dict]]) -> None:
         batch = self._split_new("runs", self._checked_runs(self._resolve_refs(SPECS["runs"], batch)))
         protocols, environments, kept = [], [], []
         for line, cols in batch:
-            protocol = protocol_columns(cols["manifest"]["protocol"])
-            environment = environment_columns(cols["manifest"]["environment"])
+            # check_bundle proved the run's protocol and environment digests: not hashed again
+            protocol = protocol_columns(cols["manifest"]["protocol"], cols["protocol_key"])
+            environment = environment_columns(cols["manifest"]["environment"], cols["environment_key"])
             # their rows must fit their columns too (PostgreSQL enforces lengths; SQLite would not)
             bad = [(f"{part}.{b[0]}", b[1]) for part, table, row in (
                 ("protocol", t.protocols, protocol), ("environment", t.environments, environment))
@@ -333,7 +383,8 @@ class Writer:
     def _checked_runs(self, batch: list[tuple[int | None, dict]]) -> list[tuple[int | None, dict]]:
         """Link runs to stored workloads/implementations and check what the file says about them."""
         workloads = self._by_digest(t.workloads, "workload_digest", [c["workload_digest"] for _, c in batch])
-        impls = self._by_digest(t.implementations, "implementation_digest", [c["implementation_digest"] for _, c in batch])
+        impls = self._by_digest(t.implementations, "implementation_digest",
+                                [c["implementation_digest"] for _, c in batch])
         kept = []
         for line, cols in batch:
             stated_workload = cols.pop("stated_workload_id", None)
@@ -346,7 +397,8 @@ class Writer:
                     cols.update(run_keys(cols, workload))
                     for key, column in (("correctnessKey", "correctness_key"), ("comparisonKey", "comparison_key")):
                         if stated_keys.get(key) is not None and stated_keys[key] != cols[column]:
-                            raise RowError(key, f"key mismatch: the file says {stated_keys[key]}, recomputed {cols[column]}")
+                            raise RowError(key, f"key mismatch: the file says {stated_keys[key]}, "
+                                                f"recomputed {cols[column]}")
                 impl = impls.get(cols["implementation_digest"])
                 if impl is not None:
                     self._check_link("implementationId", "implementations", stated_impl, impl["id"])
@@ -402,13 +454,16 @@ class Writer:
                 continue
             if digest_column.name == "workload_digest":
                 targets = self._by_digest(t.workloads, "workload_digest", [r["workload_digest"] for r in waiting])
-                fill: Callable[[Mapping], dict] = lambda r: run_keys(r, targets[r["workload_digest"]])  # noqa: E731
+                fill: Callable[[Mapping], dict] = lambda r, targets=targets: run_keys(  # noqa: E731
+                    r, targets[r["workload_digest"]])
             elif digest_column.name == "implementation_digest":
-                targets = self._by_digest(t.implementations, "implementation_digest", [r["implementation_digest"] for r in waiting])
-                fill = lambda r: {"implementation_id": targets[r["implementation_digest"]]["id"]}  # noqa: E731
+                digests = [r["implementation_digest"] for r in waiting]
+                targets = self._by_digest(t.implementations, "implementation_digest", digests)
+                fill = lambda r, targets=targets: {  # noqa: E731
+                    "implementation_id": targets[r["implementation_digest"]]["id"]}
             else:
                 targets = self._sources_by_slug([r["source_slug"] for r in waiting])
-                fill = lambda r: {"source_id": targets[r["source_slug"]]}  # noqa: E731
+                fill = lambda r, targets=targets: {"source_id": targets[r["source_slug"]]}  # noqa: E731
             for run in waiting:
                 self.conn.execute(update(t.runs).where(t.runs.c.id == run["id"]).values(**fill(run)))
                 self.linked[pending_column.name] += 1

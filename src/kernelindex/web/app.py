@@ -53,9 +53,24 @@ def _cursor_key(store: Store) -> bytes:
     return hashlib.sha256(b"kernelindex-cursor:" + str(store.engine.url).encode()).digest()
 
 
+def export_cache(store: Store):
+    """The store's exports, kept in $KERNELINDEX_EXPORT_CACHE (else a temporary folder made on first use)."""
+    from kernelindex.ingest.export_cache import ExportCache
+
+    folder = os.environ.get("KERNELINDEX_EXPORT_CACHE")
+    return ExportCache(store, Path(folder) if folder else None)
+
+
 def create_app(db: str | None = None, *, store: Store | None = None, cursor_key: bytes | None = None) -> FastAPI:
     """An app over ``store`` (or the store at ``db``; see :func:`kernelindex.store.database.resolve_url`)."""
-    from kernelindex.web import api_routes, artifact_routes, evidence_routes, page_routes, serving_routes
+    from kernelindex.web import (
+        api_routes,
+        artifact_routes,
+        evidence_routes,
+        export_routes,
+        page_routes,
+        serving_routes,
+    )
 
     app = FastAPI(
         title="kernelindex",
@@ -69,6 +84,7 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     app.state.templates = _templates()
     app.state.cursors = Cursors(cursor_key or _cursor_key(app.state.store))
     app.state.origins = load_origins()  # seed run digests and our problem packs' record digests, once
+    app.state.export_cache = export_cache(app.state.store)
     problems.install(app)
 
     @app.middleware("http")
@@ -89,5 +105,6 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     app.include_router(page_routes.router)
     app.include_router(serving_routes.router)
     app.include_router(artifact_routes.router)
+    app.include_router(export_routes.router)
     evidence_routes.install(app)  # writes, permalinks, anti-forgery cookie (evidence helper)
     return app

@@ -16,7 +16,7 @@ from kernelindex.ranking.evidence_facts import evidence_for_runs
 from kernelindex.ranking.reads import ranked_group, ranked_groups, workload_groups
 from kernelindex.records.canonical import metric_key
 from kernelindex.records.citation import bibtex, citation_for
-from kernelindex.store.reads import catalog, groups, runs
+from kernelindex.store.reads import catalog, groups, refresh, runs
 from kernelindex.store.reads.run_facts import facts_of_run
 from kernelindex.web.evidence_view import evidence_panel
 from kernelindex.web.formatting import (
@@ -504,16 +504,17 @@ def list_operations(conn: Connection, after: int | None, limit: int, family: str
     return [operation_item(r, counts) for r in rows], nxt
 
 
-def source_item(r, counts: dict[str, int]) -> dict[str, Any]:
+def source_item(r, counts: dict[str, int], refreshed: dict[str, str] | None = None) -> dict[str, Any]:
     policy = r.policy or {}
     return {"slug": r.slug, "name": r.name, "kind": r.kind, "runCount": counts.get(r.id, 0),
+            "lastRefreshedAt": (refreshed or {}).get(r.slug),
             "policy": {**policy, "href": safe_url(policy.get("url"))} if policy else None,
             "links": {"self": f"/sources/{r.slug}", "json": f"/api/v1/sources/{r.slug}"}}
 
 
 def list_sources(conn: Connection) -> list[dict[str, Any]]:
-    counts = catalog.run_counts_by_source(conn)
-    return [source_item(r, counts) for r in catalog.list_sources(conn)]
+    counts, refreshed = catalog.run_counts_by_source(conn), refresh.last_refreshed(conn)
+    return [source_item(r, counts, refreshed) for r in catalog.list_sources(conn)]
 
 
 def source_view(conn: Connection, slug: str) -> dict[str, Any] | None:
@@ -522,6 +523,6 @@ def source_view(conn: Connection, slug: str) -> dict[str, Any] | None:
         return None
     counts = catalog.run_counts_by_source(conn, row.id)
     ops = catalog.operations_of_source(conn, row.id)
-    return {**source_item(row, counts),
+    return {**source_item(row, counts, refresh.last_refreshed(conn)),
             "operations": [{"slug": o.slug, "name": o.name, "runCount": o.n,
                             "links": {"self": f"/operations/{o.slug}"}} for o in ops]}

@@ -1,0 +1,140 @@
+"""``kernelindex sync URL``: bring this store up to date with a KernelIndex-style server's catalog export.
+
+One request answers the usual case: ``/api/v1/exports/latest.json`` names the newest export's
+digest, and when it equals the digest this store last synced from that server nothing else is
+fetched. Otherwise the export (``/api/v1/exports/catalog.jsonl.zst``, redirects followed) is
+streamed to a temporary file while it is hashed, checked against every digest the server states
+(the pointer, the ``X-Content-Digest`` header, the digest in the file's name) and imported: the
+import is idempotent, so only rows not stored yet are added. Anything wrong (HTML instead of an
+export, a digest that does not match, a cut-off download, 404, a redirect loop) refuses the sync
+with a message naming the URL, and the store is left as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urljoin
+
+import httpx
+
+from kernelindex.ingest.catalog import ImportReport, import_catalog
+from kernelindex.ingest.jsonlines import ZSTD_MAGIC
+from kernelindex.ingest.problems import ImportFailed, Problem
+from kernelindex.store.database import Store
+from kernelindex.store.reads.refresh import last_synced_digest
+
+POINTER = "/api/v1/exports/latest.json"
+EXPORT = "/api/v1/exports/catalog.jsonl.zst"
+MAX_REDIRECTS = 5
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+_NAMED = re.compile(r"([0-9a-f]{64})\.jsonl\.zst$")
+
+
+class SyncFailed(Exception):
+    """The sync was refused; nothing was stored."""
+
+
+@dataclass
+class SyncResult:
+    url: str
+    digest: str
+    up_to_date: bool
+    requests: int
+    report: ImportReport | None = None
+
+
+def _get(http: httpx.Client, url: str) -> httpx.Response:
+    try:
+        return http.get(url)
+    except httpx.TooManyRedirects:
+        raise SyncFailed(f"{url}: too many redirects (a redirect loop?)") from None
+    except httpx.HTTPError as exc:
+        raise SyncFailed(f"{url}: {type(exc).__name__}: {exc}") from None
+
+
+def _pointer(http: httpx.Client, base: str) -> tuple[str | None, str | None]:
+    """(digest, export URL) from ``latest.json``; (None, None) when the server has no pointer."""
+    url = base + POINTER
+    response = _get(http, url)
+    if response.status_code == 404:
+        return None, None
+    if response.status_code != 200:
+        raise SyncFailed(f"{url}: HTTP {response.status_code}")
+    if "json" not in response.headers.get("content-type", ""):
+        raise SyncFailed(f"{url}: serves {response.headers.get('content-type') or 'no content type'}, not JSON")
+    try:
+        body = response.json()
+    except ValueError:
+        raise SyncFailed(f"{url}: not JSON") from None
+    digest = body.get("digest") if isinstance(body, dict) else None
+    if not isinstance(digest, str) or not _DIGEST.fullmatch(digest):
+        raise SyncFailed(f"{url}: field digest: expected 'sha256:<64 hex>', got {str(digest)[:80]!r}")
+    target = body.get("url")
+    if target is not None and not isinstance(target, str):
+        raise SyncFailed(f"{url}: field url: expected a string")
+    return digest, urljoin(str(response.url), target) if target else None
+
+
+def _download(http: httpx.Client, url: str, into: Path) -> tuple[str, str, list[str]]:
+    """Stream ``url`` to ``into``; (sha256 digest, final URL, digests the server stated for it)."""
+    sha = hashlib.sha256()
+    try:
+        with http.stream("GET", url) as response:
+            if response.status_code != 200:
+                raise SyncFailed(f"{response.url}: HTTP {response.status_code}")
+            kind = response.headers.get("content-type", "")
+            if "html" in kind or "json" in kind:
+                raise SyncFailed(f"{response.url}: serves {kind}, not a catalog export (.jsonl.zst)")
+            stated = [response.headers[h] for h in ("x-content-digest",) if h in response.headers]
+            named = _NAMED.search(response.url.path)
+            if named:
+                stated.append("sha256:" + named.group(1))
+            with open(into, "wb") as out:
+                for chunk in response.iter_bytes(1 << 20):
+                    sha.update(chunk)
+                    out.write(chunk)
+            final = str(response.url)
+    except httpx.TooManyRedirects:
+        raise SyncFailed(f"{url}: too many redirects (a redirect loop?)") from None
+    except httpx.HTTPError as exc:  # a connection cut mid-body: the download is incomplete
+        raise SyncFailed(f"{url}: the download broke off ({type(exc).__name__}: {exc})") from None
+    return "sha256:" + sha.hexdigest(), final, stated
+
+
+def sync(store: Store, url: str, *, timeout: float = 120.0) -> SyncResult:
+    """Import what is new in the newest export of the server at ``url`` (raises :class:`SyncFailed`)."""
+    base = url.rstrip("/")
+    if not base.startswith(("http://", "https://")):
+        raise SyncFailed(f"{url}: not an http(s) URL")
+    with httpx.Client(follow_redirects=True, max_redirects=MAX_REDIRECTS, timeout=timeout) as http:
+        expected, target = _pointer(http, base)
+        with store.read() as conn:
+            last = last_synced_digest(conn, base)
+        if expected is not None and expected == last:
+            return SyncResult(base, expected, up_to_date=True, requests=1)
+        with tempfile.TemporaryDirectory(prefix="kernelindex-sync-") as scratch:
+            path = Path(scratch) / "catalog.jsonl.zst"
+            got, final, stated = _download(http, target or base + EXPORT, path)
+            claims = ([expected] if expected else []) + stated
+            if not claims:
+                raise SyncFailed(f"{final}: the server states no digest for its export (latest.json, "
+                                 "X-Content-Digest or a digest-named file), so the download cannot be checked")
+            for claim in claims:
+                if claim != got:
+                    raise SyncFailed(f"{final}: digest mismatch: the server says {claim}, the {path.stat().st_size} "
+                                     f"bytes downloaded hash to {got} (a truncated or altered download)")
+            with open(path, "rb") as f:
+                head = f.read(4)
+            if head != ZSTD_MAGIC:
+                raise SyncFailed(f"{final}: not a catalog export (the bytes are not zstd: {head[:4]!r})")
+            if got == last:
+                return SyncResult(base, got, up_to_date=True, requests=2)
+            try:
+                report = import_catalog(store, path, origin=base, export_digest=got)
+            except ImportFailed as exc:
+                raise ImportFailed([Problem(final, p.line, p.field, p.reason) for p in exc.problems]) from None
+    return SyncResult(base, got, up_to_date=False, requests=2, report=report)

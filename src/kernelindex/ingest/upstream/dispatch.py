@@ -1,0 +1,71 @@
+"""``kernelindex import --from SOURCE PATH``: pick the upstream reader (named, or told by content) and store.
+
+Every importer is all-or-nothing: one thing it cannot read refuses the whole path, naming file,
+line and field, and the store is left as it was.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kernelindex.ingest.catalog import ImportReport
+from kernelindex.ingest.problems import ImportFailed, Problem
+from kernelindex.ingest.upstream import flashinfer, gpumode, liger, mlperf, sol_api
+from kernelindex.ingest.upstream.common import UpstreamError, store_records
+
+READERS = {"sol-api": sol_api.read, "flashinfer": flashinfer.read, "gpumode": gpumode.read, "liger": liger.read}
+SOURCES = (*READERS, "mlperf")
+
+
+def detect(path: Path) -> str:
+    """Which upstream format ``path`` holds, from its content (raises ImportFailed when none fits)."""
+    if path.is_dir():
+        if any(path.rglob("*.jsonl")) and any(p.name != "info.json" for p in path.rglob("*.json")):
+            return "flashinfer"
+        files = sorted(path.glob("*.json"))
+    else:
+        files = [path]
+    if path.suffix == ".csv":
+        head = path.read_text(encoding="utf-8", errors="replace").split("\n", 1)[0]
+        if head.startswith("kernel_name,"):
+            return "liger"
+    for file in files:
+        try:
+            head = file.read_text(encoding="utf-8", errors="replace")[:4096]
+        except OSError:
+            continue
+        if '"Performance_Result"' in head or '"Performance_Units"' in head:
+            return "mlperf"
+        if '"rows"' in head and ('"leaderboard_id"' in head or '"gpu_types"' in head):
+            return "gpumode"
+        if '"data"' in head and ('"submissions"' in head or '"kernels"' in head or '"workloads"' in head):
+            return "sol-api"
+        try:
+            if isinstance(json.loads(file.read_text()), list):
+                return "mlperf"
+        except (ValueError, OSError):
+            pass
+    raise ImportFailed([Problem(str(path), None, None, f"not a format --from knows ({', '.join(SOURCES)}); name one")])
+
+
+def import_upstream(store, source: str | None, path: Path, *, check: bool = False) -> ImportReport | str:
+    """Read ``path`` as ``source`` (detected when None) and store it; MLPerf is only validated (the
+    serving tables do not exist yet) and answers with a one-line summary."""
+    if not path.exists():
+        raise ImportFailed([Problem(str(path), None, None, "no such file or directory")])
+    source = source or detect(path)
+    if source not in SOURCES:
+        reason = f"unknown source {source!r}; one of {', '.join(SOURCES)}"
+        raise ImportFailed([Problem(str(path), None, "--from", reason)])
+    try:
+        if source == "mlperf":
+            parsed = mlperf.read(path)
+            skipped = ", ".join(f"{n} {why}" for why, n in parsed.skipped.items()) or "none"
+            return (f"{path}: {parsed.rows} MLPerf rows read and validated: {len(parsed.runs)} serving runs, "
+                    f"{len(parsed.models)} models, {len(parsed.configurations)} configurations; skipped: {skipped}. "
+                    "Not stored: serving results wait for the serving tables")
+        records = READERS[source](path)
+    except UpstreamError as exc:
+        raise ImportFailed([exc.problem]) from None
+    return store_records(store, records, str(path), check=check)

@@ -1,0 +1,117 @@
+"""A FlashInfer-Bench dataset folder (``flashinfer-ai/flashinfer-trace`` layout, or its files side by
+side): definitions, solutions and trace JSONL into v1alpha1 records.
+
+The definition and the workloads its traces measured become the same OperationSpec and
+WorkloadCases our harness writes for that problem; each solution an ImplementationRevision; each
+trace line a reported BenchmarkRun (the trace-line rules of ``ingest.traces``).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from kernelindex.ingest.problems import ImportFailed
+from kernelindex.ingest.upstream.common import (
+    Provenance,
+    Records,
+    UpstreamError,
+    read_json,
+    read_json_lines,
+    retrieved_at,
+)
+from kernelindex.records.errors import RecordError
+
+DATASET = "https://huggingface.co/datasets/flashinfer-ai/flashinfer-trace"
+PROVENANCE = Provenance(
+    slug="flashinfer-bench", kind="dataset", name="FlashInfer-Bench (flashinfer-trace dataset)", url=DATASET,
+    license="Apache-2.0", terms="Apache-2.0: redistribution with the licence and notices retained.",
+    attribution="FlashInfer-Bench, flashinfer-ai",
+)
+
+
+def _kind(path: Path) -> str | None:
+    if path.suffix == ".jsonl":
+        return "trace"
+    if path.suffix != ".json" or path.name == "info.json":
+        return None
+    doc = read_json(path)
+    if isinstance(doc, dict) and "reference" in doc and "axes" in doc:
+        return "definition"
+    if isinstance(doc, dict) and "spec" in doc and "definition" in doc:
+        return "solution"
+    raise UpstreamError(path, None, None, "neither a definition (axes, reference) nor a solution (definition, spec)")
+
+
+def read(path: Path, *, retrieved: str | None = None) -> Records:
+    from kernelindex.harness.formats import FormatError, load_problem, load_solution
+    from kernelindex.harness.records import records_for
+    from kernelindex.ingest import traces
+
+    if not path.is_dir():
+        raise UpstreamError(path, None, None, "--from flashinfer reads a folder (definitions, solutions, traces)")
+    files = sorted(p for p in path.rglob("*") if p.is_file())
+    kinds = {p: _kind(p) for p in files}
+    definitions = {read_json(p).get("name"): p for p, k in kinds.items() if k == "definition"}
+    records = Records(Provenance(**{**PROVENANCE.__dict__,
+                                    "retrieved_at": retrieved or retrieved_at(next(iter(definitions.values()), path))}))
+    solutions = {}
+    for p, k in kinds.items():
+        if k == "solution":
+            try:
+                solutions[read_json(p).get("name")] = (p, load_solution(p))
+            except FormatError as exc:
+                raise UpstreamError(exc.file, exc.line, exc.field, exc.reason) from None
+    with tempfile.TemporaryDirectory() as scratch:
+        for trace_file in (p for p, k in kinds.items() if k == "trace"):
+            lines = read_json_lines(trace_file)
+            records.lines += len(lines)
+            first_line, first = lines[0]
+            definition = first.get("definition") if isinstance(first, dict) else None
+            if definition not in definitions:
+                known = sorted(map(str, definitions))
+                raise UpstreamError(trace_file, first_line, "definition",
+                                    f"no definition {definition!r} in the folder (known: {known})")
+            problem_dir = Path(scratch) / str(trace_file.stem)
+            problem_dir.mkdir()
+            (problem_dir / "definition.json").write_bytes(definitions[definition].read_bytes())
+            workloads = {}
+            for number, line in lines:
+                workload = line.get("workload") if isinstance(line, dict) else None
+                if not isinstance(workload, dict) or not isinstance(workload.get("uuid"), str):
+                    raise UpstreamError(trace_file, number, "workload.uuid", "required string is missing")
+                workloads.setdefault(workload["uuid"], workload)
+            (problem_dir / "workload.jsonl").write_text("".join(json.dumps(w) + "\n" for w in workloads.values()))
+            try:
+                problem = load_problem(problem_dir)
+            except FormatError as exc:
+                raise UpstreamError(trace_file, None, exc.field, f"its definition or workloads: {exc.reason}") from None
+            for record in records_for(problem).all():
+                records.parent(None, record)
+            _trace_runs(records, trace_file, lines, problem_dir, solutions, traces)
+    return records
+
+
+def _trace_runs(records: Records, trace_file: Path, lines: list, problem_dir: Path, solutions: dict, traces) -> None:
+    names = {line.get("solution") for _, line in lines if isinstance(line, dict)}
+    solution_path = next((solutions[n][0] for n in names if n in solutions), None)
+    try:
+        linker = traces._Linker(problem_dir, solution_path)
+    except ImportFailed as exc:
+        p = exc.problems[0]
+        raise UpstreamError(trace_file, p.line, p.field, p.reason) from None
+    if linker.implementation is not None:
+        records.parent(None, linker.implementation)
+    protocol = traces._protocol()
+    for number, line in lines:
+        if not isinstance(line, dict):
+            raise UpstreamError(trace_file, number, None, "each line must be a JSON object")
+        try:
+            run, environment = traces._run(line, linker, protocol, PROVENANCE.slug, trace_file.name)
+        except traces._LineProblem as exc:
+            raise UpstreamError(trace_file, number, exc.field, exc.reason) from None
+        except RecordError as exc:
+            field_, reason = exc.problems[0] if exc.problems else (None, str(exc))
+            raise UpstreamError(trace_file, number, field_, reason) from None
+        records.run(number, run, protocol, environment)

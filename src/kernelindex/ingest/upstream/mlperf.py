@@ -1,0 +1,149 @@
+"""MLPerf Inference ``summary_results.json`` rows into the serving kinds (ModelRevision,
+ServingStackRevision, ServingConfiguration, ServingWorkload, ServingRun): parsed and validated
+only. Serving results belong in the serving tables, which the store does not have yet, so this
+module stores nothing; ``kernelindex import --from mlperf --check`` reads and validates a file.
+
+Only closed-division datacenter LLM rows measured in tokens per second are serving results the
+index compares; other rows (open division, edge, non-LLM models, other units) are counted and skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernelindex.ingest.upstream.common import (
+    Provenance,
+    UpstreamError,
+    meta,
+    need,
+    read_json,
+    record,
+    retrieved_at,
+    slug,
+    token,
+    vendor,
+)
+from kernelindex.records.canonical import digest
+
+RULES = "https://github.com/mlcommons/inference_policies/blob/master/inference_rules.adoc"
+PROVENANCE = Provenance(
+    slug="mlperf-inference", kind="benchmark", name="MLPerf Inference",
+    url="https://mlcommons.org/benchmarks/inference-datacenter/", license="Apache-2.0",
+    terms="Apache-2.0 result repos; official published results shown unmodified with round, division, submitter, "
+          "system, and entry ID per the MLPerf Results Messaging Guidelines.",
+    attribution="MLPerf™ Inference results by MLCommons; MLPerf™ is a trademark of MLCommons",
+)
+LLM_MODELS = re.compile(r"^(llama|mixtral|deepseek|gpt-|qwen|gpt-j)", re.IGNORECASE)
+SCENARIOS = {"Offline": ("offline", False), "Server": ("open_loop", True), "Interactive": ("open_loop", True)}
+# results of a round appear in public on its publication day
+ROUND_PUBLISHED = {"v5.0": "2025-04-02T00:00:00.000Z", "v5.1": "2025-09-09T00:00:00.000Z"}
+
+
+@dataclass
+class ServingRecords:
+    """The serving records of one file, each kind de-duplicated by digest, and the rows skipped."""
+
+    provenance: Provenance
+    models: dict[str, dict] = field(default_factory=dict)
+    stacks: dict[str, dict] = field(default_factory=dict)
+    configurations: dict[str, dict] = field(default_factory=dict)
+    workloads: dict[str, dict] = field(default_factory=dict)
+    runs: list[tuple[str, dict]] = field(default_factory=list)  # (row ID, ServingRun)
+    skipped: dict[str, int] = field(default_factory=dict)
+    rows: int = 0
+
+    def keep(self, kind: dict[str, dict], rec: dict) -> str:
+        key = digest(rec)
+        kind.setdefault(key, self.provenance.stamp(rec))
+        return key
+
+
+def read(path: Path, *, retrieved: str | None = None) -> ServingRecords:
+    rows = read_json(path)
+    if not isinstance(rows, list):
+        raise UpstreamError(path, None, None, "expected a JSON list of summary rows")
+    when = retrieved or retrieved_at(path)
+    out = ServingRecords(Provenance(**{**PROVENANCE.__dict__, "retrieved_at": when}), rows=len(rows))
+    for index, row in enumerate(rows):
+        _row(out, path, index, row, when)
+    return out
+
+
+def _skip(out: ServingRecords, reason: str) -> None:
+    out.skipped[reason] = out.skipped.get(reason, 0) + 1
+
+
+def _row(out: ServingRecords, path: Path, index: int, row: Any, when: str) -> None:
+    where = f"[{index}]"
+    if not isinstance(row, dict):
+        raise UpstreamError(path, None, where, "expected a summary row object")
+    division = need(row, "Category", str, path, None, where)
+    suite = need(row, "Suite", str, path, None, where)
+    model = need(row, "Model", str, path, None, where)
+    units = need(row, "Performance_Units", str, path, None, where)
+    scenario = need(row, "Scenario", str, path, None, where)
+    if division not in ("closed", "open"):
+        raise UpstreamError(path, None, f"{where}.Category", f"unknown division {division!r}; one of closed, open")
+    if division != "closed":
+        return _skip(out, "open division")
+    if suite != "datacenter":
+        return _skip(out, "not a datacenter result")
+    if not LLM_MODELS.match(model):
+        return _skip(out, "not an LLM")
+    if units != "Tokens/s":
+        return _skip(out, "not a token throughput")
+    if scenario not in SCENARIOS:
+        raise UpstreamError(path, None, f"{where}.Scenario",
+                            f"unknown scenario {scenario!r}; one of {sorted(SCENARIOS)}")
+    value = need(row, "Performance_Result", (int, float), path, None, where)
+    nodes = need(row, "Nodes", int, path, None, where)
+    per_node = need(row, "a#", int, path, None, where)
+    total = row.get("Total Accelerators")
+    if total is not None:
+        per_node = need(row, "Total Accelerators", int, path, None, where) // max(nodes, 1) or per_node
+    errors = need(row, "errors", int, path, None, where)
+    version = need(row, "version", str, path, None, where)
+    submitter = need(row, "Submitter", str, path, None, where)
+    software = str(row.get("Software") or "unspecified")
+    system = str(row.get("System") or "unspecified")
+    accelerator = re.sub(r"\s*\(x\d+\)$", "", need(row, "Accelerator", str, path, None, where)).strip()
+    base = model.removesuffix("-99.9").removesuffix("-99")
+    model_rec = record("ModelRevision", {"model": f"{base} (MLPerf reference)"},
+                       meta(f"mlperf-{base}", f"{base} (MLPerf reference)", RULES), path, None)
+    stack = record("ServingStackRevision", {
+        "project": {"name": f"{submitter} (MLPerf submitter)"[:200]}, "revision": {"version": software[:120]},
+        "apiProtocol": "loadgen_sut",
+    }, meta(f"mlperf-stack-{submitter}-{software}"[:180]), path, None)
+    stack_digest = out.keep(out.stacks, stack)
+    options = {"system": system[:500], "software": software[:500]}
+    if row.get("Availability"):
+        options["availability"] = str(row["Availability"])[:500]
+    dtype = row.get("weight_data_types")
+    configuration = record("ServingConfiguration", {
+        "stackDigest": stack_digest, **({"dtype": token(dtype)} if dtype else {}), "options": options,
+    }, meta(f"mlperf-{submitter}-{system}"), path, None)
+    load, streaming = SCENARIOS[scenario]
+    workload = record("ServingWorkload", {
+        "streaming": streaming, "loadGeneration": load, **({"arrival": "poisson"} if load == "open_loop" else {}),
+    }, meta(f"mlperf-{model}-{scenario}", f"{model} · {scenario}", RULES), path, None)
+    run = record("ServingRun", {
+        "modelDigest": out.keep(out.models, model_rec),
+        "configurationDigest": out.keep(out.configurations, configuration),
+        "workloadDigest": out.keep(out.workloads, workload),
+        "topology": {"acceleratorVendor": vendor(accelerator), "acceleratorModel": accelerator[:200],
+                     "acceleratorsPerNode": per_node, "nodeCount": nodes},
+        "harness": {"name": "mlperf_loadgen", "version": version},
+        "qualityPolicy": "mlperf_closed_999" if model.endswith("-99.9") else "mlperf_closed_99",
+        "status": "valid" if errors == 0 else "invalid",
+        "measurements": [{"metric": "output_token_throughput_tps", "unit": "tokens_s", "statistic": "reported",
+                          "value": value}],
+        "sourceNative": {"source": PROVENANCE.slug, "benchmark": model[:200], "scenario": token(scenario),
+                         "division": division, "category": suite, "externalId": str(row.get("ID") or index)[:500],
+                         "metrics": {"performance_result": value, "performance_units": units}},
+        "observedAt": ROUND_PUBLISHED.get(version, when),
+    }, meta(f"mlperf-{row.get('ID') or index}-{slug(model)}", f"{submitter} · {system} · {model} {scenario}",
+            str(row.get("Details") or "") or None), path, None)
+    out.runs.append((str(row.get("ID") or index), out.provenance.stamp(run)))

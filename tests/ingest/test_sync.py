@@ -1,0 +1,138 @@
+"""``kernelindex sync`` against live servers on 127.0.0.1: one of ours mirrored into another store,
+an unchanged catalog costing one request, and misbehaving servers refused with the store unchanged."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+from fastapi import FastAPI
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from ingest_kit import snapshot
+from typer.testing import CliRunner
+
+from catalog_kit import catalog_lines, write_catalog
+from kernelindex.cli import app as cli
+from kernelindex.ingest.catalog import import_catalog
+from kernelindex.ingest.export import export_lines
+from kernelindex.ingest.sync import SyncFailed, sync
+from kernelindex.store import open_store
+from kernelindex.store.reads.refresh import last_refreshed
+from kernelindex.web.app import create_app
+from live_kit import serving
+
+
+@pytest.fixture
+def origin(tmp_path, monkeypatch):
+    """A store holding the small catalog, served by our own app on a free port."""
+    monkeypatch.setenv("KERNELINDEX_EXPORT_CACHE", str(tmp_path / "exports"))
+    store = open_store(f"sqlite:///{tmp_path / 'origin.db'}")
+    import_catalog(store, write_catalog(tmp_path / "small.jsonl.zst"))
+    with serving(create_app(store=store)) as url:
+        yield store, url
+    store.close()
+
+
+def lines_of(store):
+    with store.read() as conn:
+        return list(export_lines(conn))
+
+
+def test_sync_mirrors_our_server_and_an_unchanged_catalog_costs_one_request(origin, store, tmp_path):
+    source_store, url = origin
+    first = sync(store, url)
+    assert not first.up_to_date and first.report.added["runs"] == 2
+    assert lines_of(store) == lines_of(source_store)
+    again = sync(store, url)
+    assert again.up_to_date and again.requests == 1 and again.digest == first.digest
+    with store.read() as conn:
+        assert set(last_refreshed(conn)) == {"toy-source"}
+    # a new run on the origin: the next sync adds only it
+    lines = catalog_lines()
+    run = next(line for line in lines if line["table"] == "benchmark_runs")
+    bundle = run["row"]["manifest"]
+    bundle["run"]["spec"]["observedAt"] = "2026-02-02T00:00:00.000Z"
+    from kernelindex.records.canonical import digest
+
+    run["row"].update(id="01900000-0000-7000-8000-000000000999", runDigest=digest(bundle["run"]),
+                      observedAt="2026-02-02T00:00:00.000Z")
+    import_catalog(source_store, write_catalog(tmp_path / "more.jsonl", [*lines[:6], run]))
+    third = sync(store, url)
+    assert not third.up_to_date and third.report.added == {"runs": 1}
+    assert lines_of(store) == lines_of(source_store)
+    # and the mirror serves the same export: the two servers mirror each other
+    with serving(create_app(store=store)) as mirror_url:
+        mirrored = sync(open_store(f"sqlite:///{tmp_path / 'third.db'}"), mirror_url)
+    assert mirrored.digest == third.digest
+
+
+def _hostile(export: bytes) -> FastAPI:
+    """A server that gets the export wrong in every way a sync must refuse."""
+    good = "sha256:" + hashlib.sha256(export).hexdigest()
+    app = FastAPI()
+
+    @app.get("/html/api/v1/exports/latest.json")
+    def html_pointer():
+        return HTMLResponse("<html><body>maintenance</body></html>")
+
+    @app.get("/html2/api/v1/exports/catalog.jsonl.zst")
+    def html_export():
+        return HTMLResponse("<html><body>not here</body></html>")
+
+    @app.get("/wrong/api/v1/exports/latest.json")
+    def wrong_pointer():
+        return {"digest": "sha256:" + "0" * 64, "url": "/wrong/file.jsonl.zst"}
+
+    @app.get("/wrong/file.jsonl.zst")
+    def wrong_file():
+        return Response(export, media_type="application/zstd")
+
+    @app.get("/cut/api/v1/exports/latest.json")
+    def cut_pointer():
+        return {"digest": good, "url": "/cut/file.jsonl.zst"}
+
+    @app.get("/cut/file.jsonl.zst")
+    def cut_file():
+        return Response(export[: len(export) // 2], media_type="application/zstd")
+
+    @app.get("/loop/api/v1/exports/catalog.jsonl.zst")
+    def loop():
+        return RedirectResponse("/loop/api/v1/exports/catalog.jsonl.zst", status_code=302)
+
+    return app
+
+
+@pytest.mark.parametrize(("prefix", "words"), [
+    ("/html", "not JSON"),
+    ("/html2", "not a catalog export"),
+    ("/wrong", "digest mismatch"),
+    ("/cut", "truncated or altered"),
+    ("/nowhere", "HTTP 404"),
+    ("/loop", "redirect loop"),
+])
+def test_bad_servers_are_refused_by_url_and_store_nothing(origin, store, tmp_path, prefix, words):
+    source_store, url = origin
+    export = (tmp_path / "exports").glob("catalog-*.jsonl.zst")
+    sync(open_store(f"sqlite:///{tmp_path / 'warm.db'}"), url)  # makes the origin build its export
+    data = next(export).read_bytes()
+    before = snapshot(store)
+    with serving(_hostile(data)) as bad:
+        with pytest.raises(SyncFailed) as refused:
+            sync(store, bad + prefix)
+    assert bad + prefix in str(refused.value) and words in str(refused.value)
+    assert snapshot(store) == before
+
+
+def test_cli_sync_exit_codes_and_json(origin, tmp_path):
+    _, url = origin
+    db = str(tmp_path / "cli.db")
+    runner = CliRunner()
+    done = runner.invoke(cli, ["sync", url, "--db", db, "--json"])
+    assert done.exit_code == 0, done.stderr
+    assert json.loads(done.stdout)["added"]["runs"] == 2
+    again = runner.invoke(cli, ["sync", url, "--db", db])
+    assert again.exit_code == 0 and "up to date" in again.stdout
+    refused = runner.invoke(cli, ["sync", url + "/nowhere", "--db", db])
+    assert refused.exit_code == 1 and "HTTP 404" in refused.stderr
+    assert runner.invoke(cli, ["sync", url, "--db", db, "--every", "soon"]).exit_code == 2

@@ -1,0 +1,272 @@
+"""Upstream importers on the real snapshots in ../shared/data/upstream-fixtures, and on bad variants.
+
+Every snapshot imports with provenance on every record (labels source/retrieved_at/license and a
+source URL) and upstream's ids in ``sourceNative``; re-importing adds nothing. A truncated file, a
+renamed field, a changed type or an unknown status is refused naming file, line and field, with
+the store unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from ingest_kit import snapshot
+from sqlalchemy import select
+from typer.testing import CliRunner
+
+from kernelindex.cli import app
+from kernelindex.ingest.problems import ImportFailed
+from kernelindex.ingest.upstream import mlperf
+from kernelindex.ingest.upstream.dispatch import detect, import_upstream
+from kernelindex.records.models import parse_record
+from kernelindex.store import tables as t
+
+# source -> (snapshot path under upstream-fixtures, runs it stores, the sourceNative source slug)
+SNAPSHOTS = {
+    "sol-api": ("sol/api", 2, "sol-execbench"),
+    "gpumode": ("gpumode/api", 1, "gpumode-kernelbot"),
+    "liger": ("liger/all-benchmark-data-slice.csv", 8, "liger-kernel"),
+    "flashinfer": ("flashinfer/dataset", 5, "flashinfer-bench"),
+}
+
+
+@pytest.fixture(scope="module")
+def fixtures(shared_dir) -> Path:
+    path = shared_dir / "data" / "upstream-fixtures"
+    if not path.is_dir():
+        pytest.skip(f"upstream snapshots {path} are absent")
+    return path
+
+
+def copy_of(fixtures: Path, relative: str, tmp_path: Path) -> Path:
+    source = fixtures / relative
+    target = tmp_path / source.name
+    if source.is_dir():
+        shutil.copytree(source, target)
+        for p in target.rglob("*"):
+            p.chmod(0o644 if p.is_file() else 0o755)
+    else:
+        shutil.copy(source, target)
+        target.chmod(0o644)
+    return target
+
+
+@pytest.mark.parametrize("source", SNAPSHOTS)
+def test_each_snapshot_imports_with_provenance_and_upstream_ids(store, fixtures, source):
+    relative, runs, slug = SNAPSHOTS[source]
+    path = fixtures / relative
+    assert detect(path) == source
+    report = import_upstream(store, source, path)
+    assert report.added["runs"] == runs
+    with store.begin() as conn:
+        stored_source = conn.execute(select(t.sources).where(t.sources.c.slug == slug)).mappings().one()
+        manifests = [m for (m,) in conn.execute(select(t.runs.c.manifest))]
+        parents = [m for table in (t.operations, t.workloads, t.implementations)
+                   for (m,) in conn.execute(select(table.c.manifest))]
+    assert stored_source["policy"]["license"] and stored_source["policy"]["url"].startswith("https://")
+    assert len(manifests) == runs
+    for record in [r for bundle in manifests for r in bundle.values()] + parents:
+        parse_record(record)
+        labels = record["metadata"]["labels"]
+        assert labels["source"] == slug and labels["retrieved_at"].endswith("Z") and labels["license"]
+        assert record["metadata"]["sourceRefs"][0]["url"].startswith("https://")
+    for bundle in manifests:
+        native = bundle["run"]["spec"]["sourceNative"]
+        assert native["source"] == slug and native["externalId"]
+    assert sum(import_upstream(store, source, path).added.values()) == 0  # idempotent
+
+
+def test_sol_records_match_the_public_catalogs_protocol(store, fixtures):
+    """The SOL leaderboard protocol hashes to the one the public export carries for SOL runs."""
+    import_upstream(store, "sol-api", fixtures / "sol/api")
+    with store.begin() as conn:
+        keys = set(conn.scalars(select(t.runs.c.protocol_key)))
+    assert keys == {"sha256:6383f62490dad270ad2146a94f67b48fba5cfcbc0b9b180f02665c69cc4433a0"}
+
+
+def test_gpumode_keeps_each_users_best_ranked_run(store, fixtures):
+    report = import_upstream(store, "gpumode", fixtures / "gpumode/api")
+    assert report.upstream_skipped == {"not the user's best ranked run on the board": 1}
+    with store.begin() as conn:
+        (native,) = [m["run"]["spec"]["sourceNative"] for (m,) in conn.execute(select(t.runs.c.manifest))]
+    rows = json.loads((fixtures / "gpumode/api/fp8-mm-top.json").read_text())["rows"]
+    best = min(rows, key=lambda r: r["row"]["run_score"])["row"]
+    assert native["externalId"] == f"submission/{best['submission_id']}"
+    assert native["metrics"]["leaderboard_score_s"] == best["run_score"]
+
+
+def test_mlperf_rows_parse_into_serving_records_only(fixtures):
+    parsed = mlperf.read(fixtures / "mlperf/summary-v6.0-slice.json")
+    assert len(parsed.runs) == 9
+    assert parsed.skipped == {"open division": 1, "not a datacenter result": 1, "not an LLM": 2}
+    multi = next(run for rid, run in parsed.runs if rid == "6.0-0001")["spec"]["topology"]
+    assert multi == {"acceleratorVendor": "amd", "acceleratorModel": "AMD Instinct MI355X 288GB HBM3e",
+                     "acceleratorsPerNode": 8, "nodeCount": 11}
+    for rec in [*parsed.models.values(), *parsed.configurations.values(), *parsed.workloads.values(),
+                *parsed.stacks.values(), *(r for _, r in parsed.runs)]:
+        parse_record(rec)
+        assert rec["metadata"]["labels"]["source"] == "mlperf-inference"
+    older = mlperf.read(fixtures / "mlperf/summary-v5.1-slice.json")
+    assert len(older.runs) == 4 and all(r["spec"]["observedAt"].startswith("2025-09") for _, r in older.runs)
+
+
+def _edit_json(path: Path, change) -> None:
+    doc = json.loads(path.read_text())
+    change(doc)
+    path.write_text(json.dumps(doc, indent=2))
+
+
+def _truncate(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) * 2 // 3])
+
+
+def _sol_rename(d):
+    d["data"]["submissions"][1]["kernel_identifier"] = d["data"]["submissions"][1].pop("kernel_id")
+
+
+def _sol_type(d):
+    d["data"]["submissions"][0]["latency_ms"] = "0.05 ms"
+
+
+def _sol_status(d):
+    d["data"]["submissions"][1]["status"] = "EXPLODED"
+
+
+def _gm_rename(d):
+    d["rows"][0]["row"]["passed"] = d["rows"][0]["row"].pop("run_passed")
+
+
+def _gm_type(d):
+    d["rows"][1]["row"]["run_score"] = "fast"
+
+
+def _gm_status(d):
+    d["rows"][0]["row"]["run_passed"] = "maybe"
+
+
+def _fi_status(path: Path) -> None:
+    lines = path.read_text().splitlines()
+    lines[1] = lines[1].replace('"PASSED"', '"EXPLODED"')
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _fi_type(path: Path) -> None:
+    lines = path.read_text().splitlines()
+    doc = json.loads(lines[2])
+    doc["evaluation"]["performance"]["latency_ms"] = "fast"
+    lines[2] = json.dumps(doc)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _fi_rename(path: Path) -> None:
+    lines = path.read_text().splitlines()
+    doc = json.loads(lines[0])
+    doc["evaluations"] = doc.pop("evaluation")
+    lines[0] = json.dumps(doc)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _liger(old: str, new: str):
+    def change(path: Path) -> None:
+        path.write_text(path.read_text().replace(old, new, 1))
+    return change
+
+
+# (source, snapshot, file to break inside it, how, expected (line, field) of the first problem, words)
+SOL, GM, FI, LIGER, ML = "sol/api", "gpumode/api", "flashinfer/dataset", "liger/all-benchmark-data-slice.csv", \
+    "mlperf/summary-v6.0-slice.json"
+SUBS, TOP, TRACE = "submissions.json", "fp8-mm-top.json", "trace.jsonl"
+
+
+def _json(change):
+    return lambda path: _edit_json(path, change)
+
+
+BAD = [
+    ("sol-api", SOL, SUBS, _truncate, (None, None), "truncated"),
+    ("sol-api", SOL, SUBS, _json(_sol_rename), (None, "data.submissions[1].kernel_id"), "missing"),
+    ("sol-api", SOL, SUBS, _json(_sol_type), (None, "data.submissions[0].latency_ms"), "expected"),
+    ("sol-api", SOL, SUBS, _json(_sol_status), (None, "data.submissions[1].status"), "EXPLODED"),
+    ("gpumode", GM, TOP, _truncate, (None, None), "truncated"),
+    ("gpumode", GM, TOP, _json(_gm_rename), (None, "rows[0].row.run_passed"), "missing"),
+    ("gpumode", GM, TOP, _json(_gm_type), (None, "rows[1].row.run_score"), "expected"),
+    ("gpumode", GM, TOP, _json(_gm_status), (None, "rows[0].row.run_passed"), "true or false"),
+    ("flashinfer", FI, TRACE, _truncate, (3, None), "truncated"),
+    ("flashinfer", FI, TRACE, _fi_rename, (1, "evaluation"), "missing"),
+    ("flashinfer", FI, TRACE, _fi_type, (3, "evaluation.performance.latency_ms"), "number"),
+    ("flashinfer", FI, TRACE, _fi_status, (2, "evaluation.status"), "EXPLODED"),
+    ("liger", LIGER, None, _truncate, (7, None), "columns"),
+    ("liger", LIGER, None, _liger("y_value_50", "p50"), (1, "y_value_50"), "header"),
+    ("liger", LIGER, None, _liger("0.019999999552965164", "fast"), (3, "y_value_50"), "number"),
+    ("liger", LIGER, None, _liger(",memory,", ",throughput,"), (9, "metric_name"), "unknown metric"),
+    ("mlperf", ML, None, _truncate, (None, None), "truncated"),
+    ("mlperf", ML, None, _json(lambda d: d[2].pop("Nodes")), (None, "[2].Nodes"), "missing"),
+    ("mlperf", ML, None, _json(lambda d: d[0].update(Performance_Result="lots")), (None, "[0].Performance_Result"),
+     "expected"),
+    ("mlperf", ML, None, _json(lambda d: d[1].update(Scenario="Burst")), (None, "[1].Scenario"), "unknown scenario"),
+]
+
+
+@pytest.mark.parametrize(("source", "relative", "inner", "breaks", "where", "words"), BAD,
+                         ids=[f"{b[0]}-{i}" for i, b in enumerate(BAD)])
+def test_bad_variants_are_refused_by_file_line_field_and_store_nothing(store, fixtures, tmp_path, source, relative,
+                                                                       inner, breaks, where, words):
+    path = copy_of(fixtures, relative, tmp_path)
+    broken = path / inner if inner else path
+    breaks(broken)
+    before = snapshot(store)
+    with pytest.raises(ImportFailed) as refused:
+        import_upstream(store, source, path)
+    problem = refused.value.problems[0]
+    assert problem.file == str(broken), problem
+    line, field = where
+    if line is not None:
+        assert problem.line == line, problem
+    assert problem.field == field, problem
+    assert words in str(problem), problem
+    assert snapshot(store) == before
+
+
+def test_cli_import_from_exits_1_with_the_message_and_0_when_good(fixtures, tmp_path):
+    db = str(tmp_path / "u.db")
+    path = copy_of(fixtures, "sol/api", tmp_path)
+    _edit_json(path / "submissions.json", _sol_status)
+    runner = CliRunner()
+    refused = runner.invoke(app, ["import", "--from", "sol-api", str(path), "--db", db])
+    assert refused.exit_code == 1
+    assert "submissions.json: data.submissions[1].status: unknown submission status" in refused.stderr
+    liger_csv = str(fixtures / "liger/all-benchmark-data-slice.csv")
+    dry = runner.invoke(app, ["import", "--from", "liger", liger_csv, "--db", db, "--check", "--json"])
+    assert dry.exit_code == 0 and json.loads(dry.stdout)[0]["checkedOnly"] is True
+    assert json.loads(dry.stdout)[0]["added"]["runs"] == 8
+    assert json.loads(runner.invoke(app, ["stats", "--db", db, "--json"]).stdout)["tables"]["runs"] == 0
+    good = runner.invoke(app, ["import", "--from", "auto", liger_csv, "--db", db, "--json"])
+    assert good.exit_code == 0, good.stderr
+    assert json.loads(good.stdout)[0]["upstreamRowsSkipped"] == {"memory rows (not a latency)": 1}
+    checked = runner.invoke(app, ["import", "--from", "mlperf", str(fixtures / "mlperf/summary-v5.1-slice.json"),
+                                  "--db", db])
+    assert checked.exit_code == 0 and "4 serving runs" in checked.stdout and "Not stored" in checked.stdout
+
+
+def test_every_snapshot_shows_on_the_site_with_its_last_refresh(fixtures, tmp_path, monkeypatch):
+    from fastapi.testclient import TestClient
+
+    from kernelindex.store import open_store
+    from kernelindex.web.app import create_app
+
+    monkeypatch.setenv("KERNELINDEX_EXPORT_CACHE", str(tmp_path / "exports"))
+    store = open_store(f"sqlite:///{tmp_path / 'site.db'}")
+    for source, (relative, _, _) in SNAPSHOTS.items():
+        import_upstream(store, source, fixtures / relative)
+    client = TestClient(create_app(store=store))
+    listed = {s["slug"]: s for s in client.get("/api/v1/sources").json()["items"]}
+    for _, runs, slug in SNAPSHOTS.values():
+        assert listed[slug]["runCount"] == runs and listed[slug]["lastRefreshedAt"].endswith("Z")
+        page = client.get(f"/sources/{slug}")
+        assert page.status_code == 200 and "Last refreshed" in page.text
+        assert listed[slug]["lastRefreshedAt"] in page.text and listed[slug]["name"] in page.text
+    store.close()

@@ -1,0 +1,56 @@
+"""The fast canonical JSON writer gives exactly the rfc8785 package's bytes (and its errors)."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+
+import pytest
+import rfc8785
+import zstandard
+
+from kernelindex.records.canonical import canonical_json
+
+ALPHABET = ["a", "Z", "é", "\u2028", "\x7f", "\x1f", "\n", '"', "\\", "😀", "\ue000", "\x00", "/"]
+
+
+def random_value(rng: random.Random, depth: int = 0):
+    kind = rng.randrange(9 if depth < 4 else 6)
+    if kind == 0:
+        return rng.choice([None, True, False])
+    if kind == 1:
+        return rng.randint(-(2**53) + 1, 2**53 - 1)
+    if kind == 2:
+        return rng.choice([0.0, -0.0, 1e21, 1e-7, 5e-324, 1.7976931348623157e308]) * rng.choice([1, -1])
+    if kind == 3:
+        return rng.uniform(-1e6, 1e6) * 10 ** rng.randint(-30, 30)
+    if kind in (4, 5):
+        return "".join(rng.choice(ALPHABET) for _ in range(rng.randrange(6)))
+    if kind == 6:
+        return [random_value(rng, depth + 1) for _ in range(rng.randrange(4))]
+    keys = ["".join(rng.choice(ALPHABET[:2] if rng.random() < 0.8 else ALPHABET) for _ in range(rng.randrange(1, 4)))
+            for _ in range(rng.randrange(5))]
+    return {k: random_value(rng, depth + 1) for k in keys}
+
+
+def test_random_values_match_rfc8785():
+    rng = random.Random(8785)
+    for _ in range(3000):
+        value = random_value(rng)
+        assert canonical_json(value) == rfc8785.dumps(value), value
+
+
+@pytest.mark.parametrize("value", [2**53, -(2**53), 10**30, float("nan"), float("inf"), {"x": [1, "\ud800"]}])
+def test_values_rfc8785_refuses_are_refused_alike(value):
+    with pytest.raises(rfc8785.CanonicalizationError):
+        rfc8785.dumps(value)
+    with pytest.raises(rfc8785.CanonicalizationError):
+        canonical_json(value)
+
+
+def test_every_row_of_the_real_export_matches(catalog_path):
+    with open(catalog_path, "rb") as raw:
+        for line in io.TextIOWrapper(zstandard.ZstdDecompressor().stream_reader(raw), encoding="utf-8"):
+            row = json.loads(line)["row"]
+            assert canonical_json(row) == rfc8785.dumps(row)
