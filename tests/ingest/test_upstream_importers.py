@@ -18,11 +18,18 @@ from sqlalchemy import select
 from typer.testing import CliRunner
 
 from kernelindex.cli import app
+from kernelindex.harness.records import trace_links
 from kernelindex.ingest.problems import ImportFailed
-from kernelindex.ingest.upstream import mlperf
-from kernelindex.ingest.upstream.dispatch import detect, import_upstream
+from kernelindex.ingest.upstream import dispatch, mlperf
+from kernelindex.ingest.upstream.dispatch import detect
 from kernelindex.records.models import parse_record
 from kernelindex.store import tables as t
+
+
+def import_upstream(store, source, path, **options):
+    """The CLI's call: the harness's problem reader passed in for FlashInfer-Bench folders."""
+    return dispatch.import_upstream(store, source, path, links_for=trace_links, **options)
+
 
 # source -> (snapshot path under upstream-fixtures, runs it stores, the sourceNative source slug)
 SNAPSHOTS = {

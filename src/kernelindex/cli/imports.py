@@ -64,10 +64,11 @@ def _check_paths(paths: list[Path], catalog_only: bool) -> None:
 
 
 def _import_upstream(store, source: str, paths: list[Path], check: bool) -> list:
+    from kernelindex.harness.records import trace_links
     from kernelindex.ingest.upstream.dispatch import import_upstream
 
-    return [(f"upstream:{source}", import_upstream(store, None if source == "auto" else source, path, check=check))
-            for path in paths]
+    return [(f"upstream:{source}", import_upstream(store, None if source == "auto" else source, path, check=check,
+                                                   links_for=trace_links)) for path in paths]
 
 
 def _import_files(store, paths, problem, solution, skip_invalid, refused_path, check) -> list:

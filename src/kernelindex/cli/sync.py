@@ -43,10 +43,9 @@ def sync_command(
 
 
 def _once(store, url: str, as_json: bool) -> bool:
-    from sqlalchemy.exc import SQLAlchemyError
-
     from kernelindex.ingest.problems import ImportFailed
     from kernelindex.ingest.sync import SyncFailed, sync
+    from kernelindex.store.database import DatabaseError
 
     try:
         result = sync(store, url)
@@ -54,7 +53,7 @@ def _once(store, url: str, as_json: bool) -> bool:
         return _refused([str(exc)])
     except ImportFailed as exc:
         return _refused([str(p) for p in exc.problems])
-    except SQLAlchemyError as exc:
+    except DatabaseError as exc:
         return _refused([f"the database refused the import (nothing was stored): {str(exc).splitlines()[0]}"])
     added = sum(result.report.added.values()) if result.report else 0
     if result.report is not None:

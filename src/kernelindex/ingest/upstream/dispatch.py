@@ -49,9 +49,12 @@ def detect(path: Path) -> str:
     raise ImportFailed([Problem(str(path), None, None, f"not a format --from knows ({', '.join(SOURCES)}); name one")])
 
 
-def import_upstream(store, source: str | None, path: Path, *, check: bool = False) -> ImportReport | str:
+def import_upstream(store, source: str | None, path: Path, *, check: bool = False,
+                    links_for=None) -> ImportReport | str:
     """Read ``path`` as ``source`` (detected when None) and store it; MLPerf is only validated (the
-    serving tables do not exist yet) and answers with a one-line summary."""
+    serving tables do not exist yet) and answers with a one-line summary. FlashInfer-Bench folders
+    need ``links_for`` (the harness's ``trace_links``), which the caller passes: ingest does not
+    import the harness."""
     if not path.exists():
         raise ImportFailed([Problem(str(path), None, None, "no such file or directory")])
     source = source or detect(path)
@@ -65,7 +68,7 @@ def import_upstream(store, source: str | None, path: Path, *, check: bool = Fals
             return (f"{path}: {parsed.rows} MLPerf rows read and validated: {len(parsed.runs)} serving runs, "
                     f"{len(parsed.models)} models, {len(parsed.configurations)} configurations; skipped: {skipped}. "
                     "Not stored: serving results wait for the serving tables")
-        records = READERS[source](path)
+        records = flashinfer.read(path, links_for=links_for) if source == "flashinfer" else READERS[source](path)
     except UpstreamError as exc:
         raise ImportFailed([exc.problem]) from None
     return store_records(store, records, str(path), check=check)

@@ -12,7 +12,6 @@ import json
 import tempfile
 from pathlib import Path
 
-from kernelindex.ingest.problems import ImportFailed
 from kernelindex.ingest.upstream.common import (
     Provenance,
     Records,
@@ -44,10 +43,14 @@ def _kind(path: Path) -> str | None:
     raise UpstreamError(path, None, None, "neither a definition (axes, reference) nor a solution (definition, spec)")
 
 
-def read(path: Path, *, retrieved: str | None = None) -> Records:
-    from kernelindex.harness.formats import FormatError, load_problem, load_solution
-    from kernelindex.harness.records import records_for
+def read(path: Path, *, retrieved: str | None = None, links_for=None) -> Records:
+    """``links_for(problem_dir, solution_path)`` is the harness's ``trace_links`` (passed in: ingest
+    does not import the harness); it reads the problem and solution and raises an error carrying
+    ``file``, ``line``, ``field`` and ``reason`` when it cannot."""
     from kernelindex.ingest import traces
+
+    if links_for is None:
+        raise UpstreamError(path, None, None, "FlashInfer-Bench folders need the harness's problem reader")
 
     if not path.is_dir():
         raise UpstreamError(path, None, None, "--from flashinfer reads a folder (definitions, solutions, traces)")
@@ -59,10 +62,7 @@ def read(path: Path, *, retrieved: str | None = None) -> Records:
     solutions = {}
     for p, k in kinds.items():
         if k == "solution":
-            try:
-                solutions[read_json(p).get("name")] = (p, load_solution(p))
-            except FormatError as exc:
-                raise UpstreamError(exc.file, exc.line, exc.field, exc.reason) from None
+            solutions[read_json(p).get("name")] = (p, None)  # read (and checked) by links_for
     with tempfile.TemporaryDirectory() as scratch:
         for trace_file in (p for p, k in kinds.items() if k == "trace"):
             lines = read_json_lines(trace_file)
@@ -83,24 +83,25 @@ def read(path: Path, *, retrieved: str | None = None) -> Records:
                     raise UpstreamError(trace_file, number, "workload.uuid", "required string is missing")
                 workloads.setdefault(workload["uuid"], workload)
             (problem_dir / "workload.jsonl").write_text("".join(json.dumps(w) + "\n" for w in workloads.values()))
-            try:
-                problem = load_problem(problem_dir)
-            except FormatError as exc:
-                raise UpstreamError(trace_file, None, exc.field, f"its definition or workloads: {exc.reason}") from None
-            for record in records_for(problem).all():
-                records.parent(None, record)
-            _trace_runs(records, trace_file, lines, problem_dir, solutions, traces)
+            _trace_runs(records, trace_file, lines, problem_dir, solutions, traces, links_for)
     return records
 
 
-def _trace_runs(records: Records, trace_file: Path, lines: list, problem_dir: Path, solutions: dict, traces) -> None:
+def _trace_runs(records: Records, trace_file: Path, lines: list, problem_dir: Path, solutions: dict, traces,
+                links_for) -> None:
     names = {line.get("solution") for _, line in lines if isinstance(line, dict)}
     solution_path = next((solutions[n][0] for n in names if n in solutions), None)
     try:
-        linker = traces._Linker(problem_dir, solution_path)
-    except ImportFailed as exc:
-        p = exc.problems[0]
-        raise UpstreamError(trace_file, p.line, p.field, p.reason) from None
+        links = links_for(problem_dir, solution_path)
+    except Exception as exc:  # the harness's FormatError: file, line, field, reason
+        if not hasattr(exc, "reason"):
+            raise
+        where = trace_file if str(exc.file).startswith(str(problem_dir)) else Path(exc.file)
+        reason = f"its definition, workloads or solution: {exc.reason}"
+        raise UpstreamError(where, exc.line, exc.field, reason) from None
+    for record in links.records:
+        records.parent(None, record)
+    linker = traces._Linker(links)
     if linker.implementation is not None:
         records.parent(None, linker.implementation)
     protocol = traces._protocol()
