@@ -36,6 +36,7 @@ rerun_requests = Table(
     Column("problem_digest", DIGEST, nullable=False),  # artifact: the problem folder's files
     Column("solution_name", String(300), nullable=False),
     Column("solution_digest", DIGEST, nullable=False, index=True),  # artifact: the sources bundle
+    Column("document_digest", DIGEST, nullable=False),  # artifact: solution.json with its sources inline
     Column("entry_point", String(300), nullable=False),
     Column("hardware", String(120), nullable=False),  # GPU product wanted, or "cpu"
     Column("replicas", Integer, nullable=False),  # independent runner keys that must complete it

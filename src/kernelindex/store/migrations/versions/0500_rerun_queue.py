@@ -40,6 +40,7 @@ def upgrade() -> None:
         sa.Column("problem_digest", DIGEST, nullable=False),
         sa.Column("solution_name", sa.String(length=300), nullable=False),
         sa.Column("solution_digest", DIGEST, nullable=False),
+        sa.Column("document_digest", DIGEST, nullable=False),
         sa.Column("entry_point", sa.String(length=300), nullable=False),
         sa.Column("hardware", sa.String(length=120), nullable=False),
         sa.Column("replicas", sa.Integer(), nullable=False),
