@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from kernelindex.cli import (
+    campaign,
     corrections,
     demo,
     evaluate,
@@ -47,6 +48,7 @@ app.command("rank")(rank.rank)
 app.command("eval")(evaluate.eval_command)
 app.command("submit")(queue.submit_command)
 app.command("runner")(runner.runner_command)
+app.command("campaign")(campaign.campaign_command)
 app.add_typer(queue.queue_app, name="queue")
 app.add_typer(queue.runners_app, name="runners")
 app.add_typer(keys.keys_app, name="keys")
