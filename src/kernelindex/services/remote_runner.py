@@ -86,7 +86,7 @@ class _Heartbeat(threading.Thread):
                 continue  # the server may come back before the lease expires
 
 
-def _signed_result(suite, private_key) -> dict[str, Any]:
+def signed_result(suite, private_key) -> dict[str, Any]:
     payload = harness.evaluation_payload(suite)
     stamp = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     payload["signatures"] = {
@@ -125,7 +125,7 @@ def run_one(client: Client, device: str = "cpu", progress=None) -> Outcome | Non
                 client.call("POST", f"/api/v1/runner/leases/{lease_id}/fail", {"reason": f"{type(exc).__name__}: {exc}"})
                 return Outcome(lease_id, job["request"], False, f"harness failed: {exc}")
             timings["harnessS"] = time.perf_counter() - started
-        result = _signed_result(suite, client.key)
+        result = signed_result(suite, client.key)
     finally:
         beat.stopped.set()
     if beat.lost:
