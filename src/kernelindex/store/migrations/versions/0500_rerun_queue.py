@@ -2,14 +2,14 @@
 (models in kernelindex/store/queue_tables.py).
 
 Revision ID: 0500_rerun_queue
-Revises: 0200_rank_indexes
+Revises: 0400_serving_tables
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0500_rerun_queue"
-down_revision = "0200_rank_indexes"
+down_revision = "0400_serving_tables"
 branch_labels = None
 depends_on = None
 
