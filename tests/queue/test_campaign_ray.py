@@ -54,20 +54,47 @@ def _descendants(root: int) -> list[int]:
 def test_campaign_survives_a_killed_worker_and_stores_once(tmp_path):
     ray = pytest.importorskip("ray")
     solution = tmp_path / "solution.json"
-    solution.write_text(json.dumps({
-        "name": "vector_add_slow", "definition": "vector_add_f32",
-        "spec": {"languages": ["pytorch"], "entry_point": "add.py::run", "destination_passing_style": True},
-        "sources": [{"path": "add.py", "content": "import time\n\nimport torch\n\n\ndef run(x, y, z):\n"
-                                                  "    time.sleep(0.3)\n    torch.add(x, y, out=z)\n"}],
-    }))
+    solution.write_text(
+        json.dumps(
+            {
+                "name": "vector_add_slow",
+                "definition": "vector_add_f32",
+                "spec": {"languages": ["pytorch"], "entry_point": "add.py::run", "destination_passing_style": True},
+                "sources": [
+                    {
+                        "path": "add.py",
+                        "content": "import time\n\nimport torch\n\n\ndef run(x, y, z):\n"
+                        "    time.sleep(0.3)\n    torch.add(x, y, out=z)\n",
+                    }
+                ],
+            }
+        )
+    )
     db = tmp_path / "campaign.db"
     killed: list[int] = []
     stop = threading.Event()
     killer = threading.Thread(target=_kill_first_running_task, args=(killed, stop), daemon=True)
     killer.start()
     try:
-        result = CliRunner().invoke(app, ["campaign", str(VECTOR_ADD), "--solutions", str(solution), "--batch", "1",
-                                          "--rounds", "1", "--warmup", "1", "--iterations", "3", "--db", str(db)])
+        result = CliRunner().invoke(
+            app,
+            [
+                "campaign",
+                str(VECTOR_ADD),
+                "--solutions",
+                str(solution),
+                "--batch",
+                "1",
+                "--rounds",
+                "1",
+                "--warmup",
+                "1",
+                "--iterations",
+                "3",
+                "--db",
+                str(db),
+            ],
+        )
     finally:
         stop.set()
         killer.join()

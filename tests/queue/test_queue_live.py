@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 
 import httpx
 import pytest
-from live_kit import serving
 from queue_kit import VECTOR_ADD, counts, vector_add_submission
 
 from kernelindex.records.signing import new_private_key, private_key_to_pem, public_key_to_text
@@ -22,6 +21,7 @@ from kernelindex.services import queue as service
 from kernelindex.store.evidence_store import create_api_key
 from kernelindex.store.reads import queue as reads
 from kernelindex.web.app import create_app
+from live_kit import serving
 
 pytestmark = pytest.mark.slow
 
@@ -31,8 +31,9 @@ def _runner_key(store, folder, name: str) -> str:
     private_key = new_private_key()
     path = folder / f"{name}.key"
     path.write_bytes(private_key_to_pem(private_key))
-    service.register_runner(store, public_key_to_text(private_key.public_key()), label=name, machine=f"machine-{name}",
-                            hardware="cpu")
+    service.register_runner(
+        store, public_key_to_text(private_key.public_key()), label=name, machine=f"machine-{name}", hardware="cpu"
+    )
     return str(path)
 
 
@@ -63,7 +64,9 @@ def test_two_runners_with_different_keys_make_a_replicated_run(store, tmp_path):
         assert page.count('data-signature="valid"') >= 2  # its own signature, and both runners' in the queue panel
         for signer in signers:
             assert signer[:19] in page
-        evidence = httpx.get(url + detail["leases"][1]["runPage"].replace("/runs/", "/api/v1/runs/") + "/evidence").json()
+        evidence = httpx.get(
+            url + detail["leases"][1]["runPage"].replace("/runs/", "/api/v1/runs/") + "/evidence"
+        ).json()
         assert evidence["level"] == "replicated"
         assert httpx.get(f"{url}/queue/{request_id}").status_code == 200
         assert request_id in httpx.get(f"{url}/queue").text
@@ -73,9 +76,13 @@ def _slow_solution(folder) -> dict:
     """The vector-add solution, but every call takes a while: time to kill its runner mid-job."""
     document = harness.inline_solution(VECTOR_ADD.parent.parent / "solutions" / "vector_add_torch" / "solution.json")
     document["name"] = "vector_add_slow"
-    document["sources"] = [{"path": "add.py", "content":
-                            "import time\n\nimport torch\n\n\ndef run(x, y, z):\n    time.sleep(0.4)\n"
-                            "    torch.add(x, y, out=z)\n"}]
+    document["sources"] = [
+        {
+            "path": "add.py",
+            "content": "import time\n\nimport torch\n\n\ndef run(x, y, z):\n    time.sleep(0.4)\n"
+            "    torch.add(x, y, out=z)\n",
+        }
+    ]
     return document
 
 
@@ -111,9 +118,15 @@ def test_submissions_over_http(store):
         token = create_api_key(conn, "submitter", frozenset({"submit"}), daily_limit=3).token
         attest_only = create_api_key(conn, "attester", frozenset({"attest"})).token
     good = vector_add_submission()
-    body = {"problem": good.problem_files, "solution": good.solution, "hardware": "cpu", "replicas": 2,
-            "protocol": good.protocol}
+    body = {
+        "problem": good.problem_files,
+        "solution": good.solution,
+        "hardware": "cpu",
+        "replicas": 2,
+        "protocol": good.protocol,
+    }
     with serving(create_app(store=store)) as url:
+
         def post(data, key=token, **kw):
             headers = {"Authorization": f"Bearer {key}"} if key else {}
             return httpx.post(f"{url}/api/v1/rerun-requests", json=data, headers=headers, **kw)
@@ -122,7 +135,10 @@ def test_submissions_over_http(store):
         assert post(body, key=None).status_code == 401
         assert post(body, key=attest_only).status_code == 403
         assert post({**body, "problem": "no_such_problem"}).json()["type"].endswith("unknown-problem")
-        missing_entry = {**body, "solution": {**good.solution, "spec": {**good.solution["spec"], "entry_point": "x.py::run"}}}
+        missing_entry = {
+            **body,
+            "solution": {**good.solution, "spec": {**good.solution["spec"], "entry_point": "x.py::run"}},
+        }
         refused = post(missing_entry)
         assert refused.status_code == 422 and "x.py" in refused.json()["detail"]
         big = {**body, "solution": {**good.solution, "sources": [{"path": "add.py", "content": "#" * 600_000}]}}
@@ -142,3 +158,58 @@ def test_submissions_over_http(store):
         assert httpx.get(f"{url}/api/v1/rerun-requests/unknown").status_code == 404
         lease = httpx.post(f"{url}/api/v1/runner/lease")
         assert lease.status_code == 401  # unsigned runner call
+
+
+def _form(client: httpx.Client, path: str, fields: dict) -> httpx.Response:
+    """Post a same-origin form the way the browser does: the anti-forgery cookie from a page, then the form."""
+    client.get("/submit")
+    return client.post(
+        path, data={"csrf_token": client.cookies["ki_csrf"], **fields}, headers={"Sec-Fetch-Site": "same-origin"}
+    )
+
+
+def test_submit_page_and_rerun_this_run(store, vector_suite):
+    from sqlalchemy import select
+
+    from kernelindex.store.tables import runs
+
+    with store.begin() as conn:
+        token = create_api_key(conn, "submitter", frozenset({"submit"})).token
+    service.submit(store, vector_add_submission())  # the problem is known here from now on
+    suite_run, _ = harness.record(store, vector_suite)
+    good = vector_add_submission()
+    with serving(create_app(store=store)) as url, httpx.Client(base_url=url) as client:
+        assert "Submit a kernel for verification" in client.get("/submit").text
+        made = _form(
+            client,
+            "/submit",
+            {
+                "api_key": token,
+                "problem": "vector_add_f32",
+                "solution": json.dumps(good.solution),
+                "hardware": "cpu",
+                "replicas": "2",
+            },
+        )
+        assert made.status_code == 303 and made.headers["location"].startswith("/queue/")
+        assert (
+            _form(
+                client,
+                "/submit",
+                {"api_key": token, "problem": "vector_add_f32", "solution": "{", "hardware": "cpu", "replicas": "1"},
+            ).status_code
+            == 422
+        )
+        with store.engine.connect() as conn:
+            run_id = conn.execute(select(runs.c.id).where(runs.c.run_digest == suite_run)).scalar_one()
+        page = client.get(f"/runs/{run_id}").text
+        assert "Rerun this run" in page and f'action="/runs/{suite_run}/rerun"' in page
+        rerun = _form(client, f"/runs/{suite_run}/rerun", {"api_key": token, "hardware": "cpu", "replicas": "1"})
+        assert rerun.status_code == 303
+        request_id = rerun.headers["location"].rsplit("/", 1)[1]
+        detail = client.get(f"/api/v1/rerun-requests/{request_id}").json()
+    implementation = next(
+        r for r in harness.evaluation_payload(vector_suite)["records"] if r["kind"] == "ImplementationRevision"
+    )
+    assert detail["rerunOf"] == suite_run and detail["state"] == "queued"
+    assert detail["solutionDigest"] == implementation["spec"]["source"]["contentDigest"]

@@ -46,7 +46,9 @@ def test_accepted_once_then_a_second_post_is_refused(store, vector_suite):
     assert counts(store) == before
     with store.engine.connect() as conn:
         lease = reads.lease_row(conn, job["lease"])
-    assert lease.state == "completed" and lease.timings["harnessS"] == 1.5 and lease.suite_run_digest == stored["suiteRun"]
+    assert (
+        lease.state == "completed" and lease.timings["harnessS"] == 1.5 and lease.suite_run_digest == stored["suiteRun"]
+    )
 
 
 def test_a_lease_held_by_another_runner(store, vector_suite):

@@ -47,8 +47,11 @@ def test_same_sources_are_stored_once(store):
     assert counts(store)["artifacts"] == after_first["artifacts"]  # problem, document, sources: one copy each
     with store.engine.connect() as conn:
         a, b = reads.request_row(conn, first), reads.request_row(conn, second)
-    assert (a.solution_digest, a.problem_digest, a.document_digest) == (b.solution_digest, b.problem_digest,
-                                                                         b.document_digest)
+    assert (a.solution_digest, a.problem_digest, a.document_digest) == (
+        b.solution_digest,
+        b.problem_digest,
+        b.document_digest,
+    )
 
 
 def test_a_submitted_problem_can_be_named_later(store):

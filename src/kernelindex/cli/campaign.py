@@ -11,9 +11,12 @@ from kernelindex.cli.common import Db, fail, load_private_key, open_store_or_fai
 
 def campaign_command(
     problems: list[str] = typer.Argument(..., help="problem folders or shipped pack names"),
-    solutions: list[Path] = typer.Option(..., "--solutions", "-s", help="solution.json files; each runs on its problem"),
-    ray_address: str = typer.Option(None, "--ray-address", help="a Ray cluster (auto, ray://host:10001); "
-                                    "default: start a local Ray with 2 CPUs"),
+    solutions: list[Path] = typer.Option(
+        ..., "--solutions", "-s", help="solution.json files; each runs on its problem"
+    ),
+    ray_address: str = typer.Option(
+        None, "--ray-address", help="a Ray cluster (auto, ray://host:10001); default: start a local Ray with 2 CPUs"
+    ),
     hardware: str = typer.Option("cpu", "--hardware", help="cpu, or the GPU product the tasks need"),
     batch: int = typer.Option(4, "--batch", min=1, help="cases per Ray task"),
     rounds: int = typer.Option(10, min=1, help="correctness rounds with fresh inputs"),
@@ -43,8 +46,11 @@ def campaign_command(
         hardware = hardware_name(hardware)
     except (harness.FormatError, ValueError) as exc:
         fail(str(exc))
-    pairs = [Pair(loaded[doc["definition"]][0], doc, loaded[doc["definition"]][1], f"{doc['name']} on {doc['definition']}")
-             for doc in documents if doc["definition"] in loaded]
+    pairs = [
+        Pair(loaded[doc["definition"]][0], doc, loaded[doc["definition"]][1], f"{doc['name']} on {doc['definition']}")
+        for doc in documents
+        if doc["definition"] in loaded
+    ]
     unmatched = [str(path) for path, doc in zip(solutions, documents) if doc["definition"] not in loaded]
     if unmatched:
         fail([f"{path}: its definition is none of the given problems" for path in unmatched])
@@ -60,15 +66,25 @@ def campaign_command(
     total = sum(len(pair.cases) for pair in pairs)
     with progress() as bar:
         task = bar.add_task(f"campaign: {len(pairs)} pair(s) on Ray", total=total)
-        run_campaign(pairs, hardware=hardware, protocol=protocol, batch_size=batch,
-                     store_pair=store_pair, advance=lambda n: bar.advance(task, n))
+        run_campaign(
+            pairs,
+            hardware=hardware,
+            protocol=protocol,
+            batch_size=batch,
+            store_pair=store_pair,
+            advance=lambda n: bar.advance(task, n),
+        )
     table = Table("solution", "problem", "cases", "passed", "geomean latency ms", "suite run / failure")
     for pair in pairs:
         suite = pair.parts[0] if pair.stored else None
-        table.add_row(pair.solution["name"], pair.solution["definition"][:40], str(len(pair.cases)),
-                      str(sum(c.passed for c in suite.cases)) if suite else "—",
-                      f"{suite.score.geomean_latency_ms:.4f}" if suite and suite.score.geomean_latency_ms else "—",
-                      pair.stored[0] if pair.stored else (pair.failure or "not stored"))
+        table.add_row(
+            pair.solution["name"],
+            pair.solution["definition"][:40],
+            str(len(pair.cases)),
+            str(sum(c.passed for c in suite.cases)) if suite else "—",
+            f"{suite.score.geomean_latency_ms:.4f}" if suite and suite.score.geomean_latency_ms else "—",
+            pair.stored[0] if pair.stored else (pair.failure or "not stored"),
+        )
     Console().print(table)
     ok = all(pair.stored and all(c.passed for c in pair.parts[0].cases) for pair in pairs)
     raise typer.Exit(0 if ok else 1)

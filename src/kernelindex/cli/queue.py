@@ -13,7 +13,9 @@ runners_app = typer.Typer(no_args_is_help=True, help="Runner keys allowed to tak
 
 
 def submit_command(
-    problem: str = typer.Argument(..., help="a problem folder, or the name of a problem pack (shipped or submitted before)"),
+    problem: str = typer.Argument(
+        ..., help="a problem folder, or the name of a problem pack (shipped or submitted before)"
+    ),
     solution: Path = typer.Option(..., "--solution", "-s", help="solution.json (sources beside it are inlined)"),
     hardware: str = typer.Option("cpu", "--hardware", help="GPU product (H200, B200, ...) or cpu"),
     replicas: int = typer.Option(1, "--replicas", help="independent runner keys that must repeat it (2+ = replicated)"),
@@ -21,7 +23,9 @@ def submit_command(
     warmup: int = typer.Option(10, help="warm-up calls"),
     iterations: int = typer.Option(50, help="timed calls"),
     timeout: float = typer.Option(300.0, help="seconds per case and process"),
-    max_attempts: int = typer.Option(None, "--max-attempts", help="leases allowed before it fails (default 3 x replicas)"),
+    max_attempts: int = typer.Option(
+        None, "--max-attempts", help="leases allowed before it fails (default 3 x replicas)"
+    ),
     db: Db = None,
     as_json: AsJson = False,
 ) -> None:
@@ -35,8 +39,12 @@ def submit_command(
     except harness.FormatError as exc:
         fail(str(exc))
     submission = Submission(
-        solution=document, problem_name=None if files else problem, problem_files=files, hardware=hardware,
-        replicas=replicas, max_attempts=max_attempts,
+        solution=document,
+        problem_name=None if files else problem,
+        problem_files=files,
+        hardware=hardware,
+        replicas=replicas,
+        max_attempts=max_attempts,
         protocol={"rounds": rounds, "warmup": warmup, "iterations": iterations, "timeout_s": timeout},
     )
     store = open_store_or_fail(db)
@@ -51,8 +59,12 @@ def submit_command(
 
 
 @queue_app.command("list")
-def queue_list(state: str = typer.Option(None, help="queued, leased, done, failed or cancelled"),
-               limit: int = typer.Option(50, min=1, max=1000), db: Db = None, as_json: AsJson = False) -> None:
+def queue_list(
+    state: str = typer.Option(None, help="queued, leased, done, failed or cancelled"),
+    limit: int = typer.Option(50, min=1, max=1000),
+    db: Db = None,
+    as_json: AsJson = False,
+) -> None:
     """The newest rerun requests."""
     from rich.console import Console
     from rich.table import Table
@@ -68,8 +80,16 @@ def queue_list(state: str = typer.Option(None, help="queued, leased, done, faile
         return
     table = Table("request", "state", "problem", "solution", "hardware", "runners", "attempts", "queued")
     for r in items:
-        table.add_row(r["id"], r["state"], r["problem"], r["solution"], r["hardware"], str(r["replicas"]),
-                      f"{r['attempts']}/{r['maxAttempts']}", r["createdAt"])
+        table.add_row(
+            r["id"],
+            r["state"],
+            r["problem"],
+            r["solution"],
+            r["hardware"],
+            str(r["replicas"]),
+            f"{r['attempts']}/{r['maxAttempts']}",
+            r["createdAt"],
+        )
     Console().print(table)
 
 
@@ -123,8 +143,9 @@ def runners_add(
     except OSError as exc:
         fail(f"{public_key}: cannot read: {exc.strerror}")
     try:
-        kid = register_runner(open_store_or_fail(db), text, label=label or public_key.stem, machine=machine,
-                              hardware=hardware)
+        kid = register_runner(
+            open_store_or_fail(db), text, label=label or public_key.stem, machine=machine, hardware=hardware
+        )
     except QueueError as exc:
         fail(f"{public_key}: {exc}")
     typer.echo(f"registered runner key {kid} ({hardware} on {machine})")
@@ -149,11 +170,22 @@ def runners_list(db: Db = None, as_json: AsJson = False) -> None:
 
     store = open_store_or_fail(db)
     with store.engine.connect() as conn:
-        rows = [{"keyId": r.key_id, "label": r.label, "machine": r.machine, "hardware": r.hardware,
-                 "createdAt": r.created_at, "revokedAt": r.revoked_at} for r in reads.all_runner_keys(conn)]
+        rows = [
+            {
+                "keyId": r.key_id,
+                "label": r.label,
+                "machine": r.machine,
+                "hardware": r.hardware,
+                "createdAt": r.created_at,
+                "revokedAt": r.revoked_at,
+            }
+            for r in reads.all_runner_keys(conn)
+        ]
     if as_json:
         print_json(rows)
         return
     for r in rows:
-        typer.echo(f"{r['keyId']}  {r['label']}  {r['hardware']} on {r['machine']}"
-                   + (f"  revoked {r['revokedAt']}" if r["revokedAt"] else ""))
+        typer.echo(
+            f"{r['keyId']}  {r['label']}  {r['hardware']} on {r['machine']}"
+            + (f"  revoked {r['revokedAt']}" if r["revokedAt"] else "")
+        )

@@ -13,7 +13,9 @@ from kernelindex.cli.common import fail, load_private_key, stderr
 
 def runner_command(
     server: str = typer.Option(..., "--server", help="the kernelindex site, e.g. https://kernelindex.example"),
-    key: Path = typer.Option(..., "--key", help="this runner's Ed25519 private key (registered with kernelindex runners add)"),
+    key: Path = typer.Option(
+        ..., "--key", help="this runner's Ed25519 private key (registered with kernelindex runners add)"
+    ),
     gpus: str = typer.Option(None, "--gpus", help="GPU indices to use, e.g. 0,1 (one job per GPU at a time)"),
     hardware: str = typer.Option("cpu", "--hardware", help="cpu, or the GPU product this runner was registered for"),
     once: bool = typer.Option(False, "--once", help="take at most one job, then exit"),
@@ -35,8 +37,11 @@ def runner_command(
         try:
             while not stop.is_set():
                 try:
-                    outcome = run_one(client, device, progress=lambda r: err.print(f"{device} {r.case.uuid[:8]} {r.status}",
-                                                                                     markup=False))
+                    outcome = run_one(
+                        client,
+                        device,
+                        progress=lambda r: err.print(f"{device} {r.case.uuid[:8]} {r.status}", markup=False),
+                    )
                 except RunnerError as exc:
                     failures.append(str(exc))
                     err.print(f"error: {exc}", markup=False)

@@ -30,17 +30,22 @@ class RequestSignatureError(ValueError):
 
 
 def _message(method: str, path: str, timestamp: str, body: bytes) -> bytes:
-    return b"\n".join([_DOMAIN, method.upper().encode(), path.encode(), timestamp.encode(),
-                       hashlib.sha256(body).hexdigest().encode()])
+    return b"\n".join(
+        [_DOMAIN, method.upper().encode(), path.encode(), timestamp.encode(), hashlib.sha256(body).hexdigest().encode()]
+    )
 
 
-def sign_request(private_key: Ed25519PrivateKey, method: str, path: str, body: bytes,
-                 now: datetime | None = None) -> dict[str, str]:
+def sign_request(
+    private_key: Ed25519PrivateKey, method: str, path: str, body: bytes, now: datetime | None = None
+) -> dict[str, str]:
     """The headers that sign this request."""
     timestamp = (now or datetime.now(UTC)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     signature = private_key.sign(_message(method, path, timestamp, body))
-    return {KEY_HEADER: key_id(private_key.public_key()), TIME_HEADER: timestamp,
-            SIGNATURE_HEADER: base64.b64encode(signature).decode("ascii")}
+    return {
+        KEY_HEADER: key_id(private_key.public_key()),
+        TIME_HEADER: timestamp,
+        SIGNATURE_HEADER: base64.b64encode(signature).decode("ascii"),
+    }
 
 
 def claimed_key_id(headers) -> str:
@@ -50,8 +55,9 @@ def claimed_key_id(headers) -> str:
     return kid
 
 
-def verify_request(public_key: Ed25519PublicKey, headers, method: str, path: str, body: bytes,
-                   now: datetime | None = None) -> None:
+def verify_request(
+    public_key: Ed25519PublicKey, headers, method: str, path: str, body: bytes, now: datetime | None = None
+) -> None:
     """Raise RequestSignatureError unless the headers sign exactly this request, recently."""
     timestamp, signature = headers.get(TIME_HEADER), headers.get(SIGNATURE_HEADER)
     if not timestamp or not signature:
@@ -65,7 +71,9 @@ def verify_request(public_key: Ed25519PublicKey, headers, method: str, path: str
         raise RequestSignatureError(f"{TIME_HEADER} must carry a time zone")
     skew = abs(((now or datetime.now(UTC)) - sent).total_seconds())
     if skew > MAX_SKEW_S:
-        raise RequestSignatureError(f"request signed {skew:.0f} s away from the server's clock (allowed {MAX_SKEW_S:.0f} s)")
+        raise RequestSignatureError(
+            f"request signed {skew:.0f} s away from the server's clock (allowed {MAX_SKEW_S:.0f} s)"
+        )
     try:
         public_key.verify(raw, _message(method, path, timestamp, body))
     except InvalidSignature as exc:

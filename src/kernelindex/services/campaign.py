@@ -40,8 +40,9 @@ class Pair:
     stored: tuple[str, list[str]] | None = None
 
 
-def evaluate_batch(problem_files: dict[str, str], solution: dict[str, Any], protocol: dict[str, Any], device: str,
-                   cases: list[str]):
+def evaluate_batch(
+    problem_files: dict[str, str], solution: dict[str, Any], protocol: dict[str, Any], device: str, cases: list[str]
+):
     """A Ray task body: rebuild the job in a scratch folder, run these cases, return the suite result."""
     with tempfile.TemporaryDirectory(prefix="kernelindex-campaign-") as tmp:
         problem_dir = harness.write_problem(problem_files, Path(tmp) / "problem")
@@ -50,7 +51,7 @@ def evaluate_batch(problem_files: dict[str, str], solution: dict[str, Any], prot
 
 
 def batches(cases: list[str], size: int) -> list[list[str]]:
-    return [cases[i:i + size] for i in range(0, len(cases), size)]
+    return [cases[i : i + size] for i in range(0, len(cases), size)]
 
 
 def start_ray(address: str | None, hardware: str) -> None:
@@ -62,20 +63,37 @@ def start_ray(address: str | None, hardware: str) -> None:
     if address:
         ray.init(address=address, logging_level="ERROR", log_to_driver=False)
     else:
-        ray.init(num_cpus=2, resources={resource_name(hardware): 2}, include_dashboard=False,
-                 logging_level="ERROR", log_to_driver=False)
+        ray.init(
+            num_cpus=2,
+            resources={resource_name(hardware): 2},
+            include_dashboard=False,
+            logging_level="ERROR",
+            log_to_driver=False,
+        )
 
 
-def run_campaign(pairs: list[Pair], *, hardware: str, protocol: dict[str, Any], batch_size: int,
-                 store_pair: Callable[[Pair, Any], None], advance: Callable[[int], None]) -> None:
+def run_campaign(
+    pairs: list[Pair],
+    *,
+    hardware: str,
+    protocol: dict[str, Any],
+    batch_size: int,
+    store_pair: Callable[[Pair, Any], None],
+    advance: Callable[[int], None],
+) -> None:
     """Fan every pair's case batches out as Ray tasks; store each pair once all its batches are back."""
     import ray
     from ray.exceptions import RayError
 
     gpu = hardware != "cpu"
     task = ray.remote(evaluate_batch).options(
-        name="evaluate_batch", num_cpus=1, num_gpus=1 if gpu else 0, resources={resource_name(hardware): 1},
-        max_retries=MAX_RETRIES, retry_exceptions=False)
+        name="evaluate_batch",
+        num_cpus=1,
+        num_gpus=1 if gpu else 0,
+        resources={resource_name(hardware): 1},
+        max_retries=MAX_RETRIES,
+        retry_exceptions=False,
+    )
     device = "cuda" if gpu else "cpu"
     owner: dict[Any, tuple[Pair, int]] = {}
     for pair in pairs:

@@ -84,18 +84,29 @@ def solution_bundle(document: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]
     """
     with tempfile.TemporaryDirectory(prefix="kernelindex-solution-") as tmp:
         solution = load_solution(write_solution(document, Path(tmp)))
-    facts = {"name": solution.name, "definition": solution.definition, "entry_point": solution.entry_point,
-             "source_bytes": sum(len(s.content.encode()) for s in solution.sources)}
+    facts = {
+        "name": solution.name,
+        "definition": solution.definition,
+        "entry_point": solution.entry_point,
+        "source_bytes": sum(len(s.content.encode()) for s in solution.sources),
+    }
     return sources_bundle(solution), facts
 
 
 def evaluation_options(protocol: Mapping[str, Any], device: str, cases: list[str] | None = None) -> EvalOptions:
-    return EvalOptions(device=device, rounds=int(protocol["rounds"]), warmup=int(protocol["warmup"]),
-                       iterations=int(protocol["iterations"]), timeout_s=float(protocol["timeout_s"]), cases=cases)
+    return EvalOptions(
+        device=device,
+        rounds=int(protocol["rounds"]),
+        warmup=int(protocol["warmup"]),
+        iterations=int(protocol["iterations"]),
+        timeout_s=float(protocol["timeout_s"]),
+        cases=cases,
+    )
 
 
-def run(problem_dir: Path, solution_path: Path, options: EvalOptions,
-        progress: Callable[[Any], None] | None = None) -> SuiteResult:
+def run(
+    problem_dir: Path, solution_path: Path, options: EvalOptions, progress: Callable[[Any], None] | None = None
+) -> SuiteResult:
     return evaluate(load_problem(problem_dir), load_solution(solution_path), options, progress=progress)
 
 
@@ -104,9 +115,14 @@ def merge(parts: list[SuiteResult]) -> SuiteResult:
     order = {case.uuid: n for n, case in enumerate(parts[0].problem.cases)}
     cases = sorted((c for part in parts for c in part.cases), key=lambda c: order[c.case.uuid])
     first = parts[0]
-    return replace(first, cases=cases, options=replace(first.options, cases=None),
-                   score=suite_score([c.score for c in cases], [c.passed for c in cases]),
-                   started_at=min(p.started_at for p in parts), finished_at=max(p.finished_at for p in parts))
+    return replace(
+        first,
+        cases=cases,
+        options=replace(first.options, cases=None),
+        score=suite_score([c.score for c in cases], [c.passed for c in cases]),
+        started_at=min(p.started_at for p in parts),
+        finished_at=max(p.finished_at for p in parts),
+    )
 
 
 def evaluation_payload(suite: SuiteResult) -> dict[str, Any]:
@@ -116,13 +132,22 @@ def evaluation_payload(suite: SuiteResult) -> dict[str, Any]:
         "records": [*records.problem.all(), records.implementation],
         "bundles": records.bundles(),
         "suiteRun": digest(records.suite_run),
-        "artifacts": [{"runDigest": a.run_digest, "role": a.role, "kind": a.kind, "mediaType": a.media_type,
-                       "content": base64.b64encode(a.content).decode("ascii")} for a in records.artifacts],
+        "artifacts": [
+            {
+                "runDigest": a.run_digest,
+                "role": a.role,
+                "kind": a.kind,
+                "mediaType": a.media_type,
+                "content": base64.b64encode(a.content).decode("ascii"),
+            }
+            for a in records.artifacts
+        ],
     }
 
 
-def record(store, suite: SuiteResult, *, runner_id: str | None = None, runner_host: str | None = None,
-           private_key=None) -> tuple[str, list[str]]:
+def record(
+    store, suite: SuiteResult, *, runner_id: str | None = None, runner_host: str | None = None, private_key=None
+) -> tuple[str, list[str]]:
     """Store an evaluation through the harness's own writer: (suite run digest, every run digest stored)."""
     stored = record_evaluation(store, suite, runner_id=runner_id, runner_host=runner_host, private_key=private_key)
     return stored.suite_run_digest, list(stored.run_ids)

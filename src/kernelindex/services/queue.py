@@ -125,7 +125,9 @@ def _problem_files(conn, submission: Submission) -> dict[str, str]:
         elif stored is not None:
             files = json.loads(reads.blob(conn, stored) or b"{}").get("files", {})
         else:
-            raise QueueError("unknown_problem", f"problem {name!r}: not a pack shipped here nor a problem submitted before")
+            raise QueueError(
+                "unknown_problem", f"problem {name!r}: not a pack shipped here nor a problem submitted before"
+            )
     if set(files) != set(harness.PROBLEM_FILES) or not all(isinstance(v, str) for v in files.values()):
         raise QueueError("bad_request", f"problem: expected the text of {', '.join(harness.PROBLEM_FILES)}")
     size = sum(len(v.encode()) for v in files.values())
@@ -145,7 +147,9 @@ def submit(store: Store, submission: Submission) -> str:
         raise QueueError("bad_solution", "solution: expected a solution.json object")
     document = canonical_json(submission.solution)
     if len(document) > MAX_SOLUTION_BYTES:
-        raise QueueError("too_large", f"solution: {len(document)} bytes with its sources, over the limit of {MAX_SOLUTION_BYTES}")
+        raise QueueError(
+            "too_large", f"solution: {len(document)} bytes with its sources, over the limit of {MAX_SOLUTION_BYTES}"
+        )
     try:
         bundle, facts = harness.solution_bundle(submission.solution)
     except harness.FormatError as exc:
@@ -155,18 +159,28 @@ def submit(store: Store, submission: Submission) -> str:
     try:
         definition, cases = harness.problem_summary(files)
     except harness.FormatError as exc:
-        raise QueueError("bad_problem", f"problem: {Path(str(exc.file)).name}: {exc.field or ''} {exc.reason}") from None
+        raise QueueError(
+            "bad_problem", f"problem: {Path(str(exc.file)).name}: {exc.field or ''} {exc.reason}"
+        ) from None
     if facts["definition"] != definition:
-        raise QueueError("bad_solution", f"solution is for definition {facts['definition']!r}, the problem is {definition!r}")
+        raise QueueError(
+            "bad_solution", f"solution is for definition {facts['definition']!r}, the problem is {definition!r}"
+        )
     values = {
-        "problem_name": definition[:300], "solution_name": facts["name"][:300], "entry_point": facts["entry_point"][:300],
-        "hardware": hardware, "replicas": submission.replicas, "protocol": protocol,
+        "problem_name": definition[:300],
+        "solution_name": facts["name"][:300],
+        "entry_point": facts["entry_point"][:300],
+        "hardware": hardware,
+        "replicas": submission.replicas,
+        "protocol": protocol,
         "max_attempts": submission.max_attempts or 3 * submission.replicas,
-        "submitted_by": submission.submitted_by[:200], "rerun_of": submission.rerun_of,
+        "submitted_by": submission.submitted_by[:200],
+        "rerun_of": submission.rerun_of,
     }
     with qs.write_transaction(store) as conn:
-        values["problem_digest"] = qs.store_blob(conn, "problem_bundle", "application/json",
-                                                 canonical_json({"files": files}))
+        values["problem_digest"] = qs.store_blob(
+            conn, "problem_bundle", "application/json", canonical_json({"files": files})
+        )
         values["document_digest"] = qs.store_blob(conn, "solution_document", "application/json", document)
         values["solution_digest"] = qs.store_blob(conn, "implementation_source", "application/json", bundle)
         return qs.insert_request(conn, values)
@@ -183,7 +197,9 @@ def check_submit_rate(conn, api_key_id: str) -> None:
     limit = conn.execute(select(api_keys.c.daily_limit).where(api_keys.c.key_id == api_key_id)).scalar_one()
     since = qs.time_text(qs.now() - timedelta(days=1))
     if reads.submissions_since(conn, api_key_id, since) >= limit:
-        raise QueueError("rate_limited", f"API key {api_key_id} reached its limit of {limit} rerun requests per 24 hours")
+        raise QueueError(
+            "rate_limited", f"API key {api_key_id} reached its limit of {limit} rerun requests per 24 hours"
+        )
 
 
 def rerun_submission(store: Store, run_digest: str, **options: Any) -> Submission:
@@ -202,10 +218,14 @@ def rerun_submission(store: Store, run_digest: str, **options: Any) -> Submissio
         raise QueueError("no_sources", f"run {run_digest}: its implementation's sources are not stored here")
     call = spec.get("callable") or {}
     document = {
-        "name": sources["name"], "definition": row.operation or "",
-        "spec": {"languages": [call.get("language", "pytorch")], "entry_point": sources["entryPoint"],
-                 "destination_passing_style": call.get("interface") != "value_returning",
-                 "target_hardware": (spec.get("support") or {}).get("productsTested") or []},
+        "name": sources["name"],
+        "definition": row.operation or "",
+        "spec": {
+            "languages": [call.get("language", "pytorch")],
+            "entry_point": sources["entryPoint"],
+            "destination_passing_style": call.get("interface") != "value_returning",
+            "target_hardware": (spec.get("support") or {}).get("productsTested") or [],
+        },
         "sources": sources["sources"],
     }
     return Submission(solution=document, problem_name=row.operation, rerun_of=run_digest, **options)
@@ -272,11 +292,19 @@ def lease(store: Store, kid: str, seconds: float = DEFAULT_LEASE_S) -> dict[str,
             return None
         held, request = taken
         return {
-            "lease": held.id, "request": request.id, "attempt": held.attempt, "expiresAt": held.expires_at,
-            "heartbeatEveryS": max(0.5, seconds / 3), "hardware": request.hardware, "protocol": request.protocol,
+            "lease": held.id,
+            "request": request.id,
+            "attempt": held.attempt,
+            "expiresAt": held.expires_at,
+            "heartbeatEveryS": max(0.5, seconds / 3),
+            "hardware": request.hardware,
+            "protocol": request.protocol,
             "problem": {"name": request.problem_name, "digest": request.problem_digest},
-            "solution": {"name": request.solution_name, "digest": request.solution_digest,
-                         "document": request.document_digest},
+            "solution": {
+                "name": request.solution_name,
+                "digest": request.solution_digest,
+                "document": request.document_digest,
+            },
         }
 
 
@@ -308,7 +336,13 @@ def _bad(message: str) -> QueueError:
 
 def _check_result(conn, request, runner, payload: Mapping[str, Any]) -> _Checked:
     """Everything a posted result must satisfy, checked before anything is written."""
-    for name, kind in (("records", list), ("bundles", list), ("artifacts", list), ("signatures", dict), ("suiteRun", str)):
+    for name, kind in (
+        ("records", list),
+        ("bundles", list),
+        ("artifacts", list),
+        ("signatures", dict),
+        ("suiteRun", str),
+    ):
         if not isinstance(payload.get(name), kind):
             raise _bad(f"result.{name}: required, a {kind.__name__}")
     records = []
@@ -327,7 +361,9 @@ def _check_result(conn, request, runner, payload: Mapping[str, Any]) -> _Checked
         raise _bad("result.records: expected exactly one ImplementationRevision")
     implementation = implementations[0]
     if (implementation["spec"].get("source") or {}).get("contentDigest") != request.solution_digest:
-        raise _bad(f"result.records: the implementation's sources are not the submitted solution {request.solution_digest}")
+        raise _bad(
+            f"result.records: the implementation's sources are not the submitted solution {request.solution_digest}"
+        )
     workloads = {digest(r) for r in records if r["kind"] in ("WorkloadCase", "WorkloadSuite")}
     bundles, run_digests = [], []
     for index, bundle in enumerate(payload["bundles"]):
@@ -345,17 +381,24 @@ def _check_result(conn, request, runner, payload: Mapping[str, Any]) -> _Checked
             raise _bad(f"{where}.run: spec.sourceNative.source must be {HARNESS_SOURCE}")
         measurement = parsed["protocol"]["spec"].get("measurement") or {}
         wanted = request.protocol
-        if (measurement.get("warmupIterations"), measurement.get("measuredIterations")) != (wanted["warmup"], wanted["iterations"]):
+        if (measurement.get("warmupIterations"), measurement.get("measuredIterations")) != (
+            wanted["warmup"],
+            wanted["iterations"],
+        ):
             raise _bad(f"{where}.protocol: warm-up/measured iterations differ from the request's protocol")
         if not hardware_matches(request.hardware, parsed["environment"]["spec"]):
             product = (parsed["environment"]["spec"].get("hardware") or {}).get("product")
-            raise QueueError("environment_mismatch",
-                             f"{where}.environment: measured on {product!r}, the request asked for {request.hardware!r}")
+            raise QueueError(
+                "environment_mismatch",
+                f"{where}.environment: measured on {product!r}, the request asked for {request.hardware!r}",
+            )
         bundles.append(parsed)
         run_digests.append(digest(parsed["run"]))
     if len(set(run_digests)) != len(expected) - 1 or payload["suiteRun"] not in run_digests:
-        raise _bad(f"result.bundles: expected one run per case and one for the suite ({len(expected) - 1}), "
-                   f"got {len(set(run_digests))}")
+        raise _bad(
+            f"result.bundles: expected one run per case and one for the suite ({len(expected) - 1}), "
+            f"got {len(set(run_digests))}"
+        )
     public_key = public_key_from_text(runner.public_key)
     for run_digest in run_digests:
         envelope = payload["signatures"].get(run_digest)
@@ -378,20 +421,25 @@ def _check_result(conn, request, runner, payload: Mapping[str, Any]) -> _Checked
             content = base64.b64decode(item["content"], validate=True)
         except (binascii.Error, ValueError):
             raise _bad(f"{where}.content: not base64") from None
-        artifacts.append((item["runDigest"], item["role"], str(item.get("kind", "")), str(item.get("mediaType", "")), content))
+        artifacts.append(
+            (item["runDigest"], item["role"], str(item.get("kind", "")), str(item.get("mediaType", "")), content)
+        )
     evidence = {d for b in bundles for d in _evidence_digests(b["run"]["spec"])}
     missing = evidence - {sha256_digest(a[4]) for a in artifacts}
     if missing:
         raise _bad(f"result.artifacts: the runs cite evidence that was not posted: {sorted(missing)[:3]}")
-    return _Checked(records, bundles, artifacts, {d: payload["signatures"][d] for d in run_digests}, payload["suiteRun"])
+    return _Checked(
+        records, bundles, artifacts, {d: payload["signatures"][d] for d in run_digests}, payload["suiteRun"]
+    )
 
 
 def _evidence_digests(spec: Mapping[str, Any]) -> list[str]:
     return [ref["digest"] for ref in (spec.get("evidence") or {}).values() if isinstance(ref, dict) and "digest" in ref]
 
 
-def complete(store: Store, kid: str, lease_id: str, payload: Mapping[str, Any],
-             timings: Mapping[str, float] | None = None) -> dict[str, Any]:
+def complete(
+    store: Store, kid: str, lease_id: str, payload: Mapping[str, Any], timings: Mapping[str, float] | None = None
+) -> dict[str, Any]:
     """Store a runner's signed result for the lease it holds, in one transaction; what was stored.
 
     A result refused for what it contains (records, signatures, environment) also closes the lease
@@ -408,10 +456,16 @@ def complete(store: Store, kid: str, lease_id: str, payload: Mapping[str, Any],
             stored = _store_result(conn, checked, kid, runner.machine)
             spent = {k: float(v) for k, v in (timings or {}).items() if isinstance(v, (int, float))}
             spent["storeS"] = time.perf_counter() - started
-            state = qs.close_lease(conn, lease_id, "completed", suite_run_digest=checked.suite_run,
-                                   run_digests=stored, timings=spent)
-            return {"lease": lease_id, "request": request.id, "state": state, "suiteRun": checked.suite_run,
-                    "runs": stored}
+            state = qs.close_lease(
+                conn, lease_id, "completed", suite_run_digest=checked.suite_run, run_digests=stored, timings=spent
+            )
+            return {
+                "lease": lease_id,
+                "request": request.id,
+                "state": state,
+                "suiteRun": checked.suite_run,
+                "runs": stored,
+            }
     except QueueError as exc:
         if exc.code in HOLDER_FAULTS:
             with qs.write_transaction(store) as conn:
@@ -434,8 +488,13 @@ def _store_result(conn, checked: _Checked, kid: str, machine: str) -> list[str]:
             if run_ids[run_digest] is None:
                 raise QueueError("duplicate", f"run {run_digest} is already stored (a result is posted once)")
         for run_digest, role, kind, media_type, content in checked.artifacts:
-            writer.add_artifact(run_id=run_ids[run_digest], role=role, kind=kind or "artifact",
-                                media_type=media_type or "application/octet-stream", content=content)
+            writer.add_artifact(
+                run_id=run_ids[run_digest],
+                role=role,
+                kind=kind or "artifact",
+                media_type=media_type or "application/octet-stream",
+                content=content,
+            )
         for run_digest, envelope in checked.envelopes.items():
             add_signature(conn, envelope, run_digest, kind="BenchmarkRun")
     except (RowError, EvidenceError) as exc:

@@ -11,7 +11,7 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -88,7 +88,7 @@ class _Heartbeat(threading.Thread):
 
 def signed_result(suite, private_key) -> dict[str, Any]:
     payload = harness.evaluation_payload(suite)
-    stamp = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     payload["signatures"] = {
         json_digest: sign_record_digest(private_key, json_digest, "BenchmarkRun", stamp)
         for json_digest in (_digest(bundle["run"]) for bundle in payload["bundles"])
@@ -119,10 +119,13 @@ def run_one(client: Client, device: str = "cpu", progress=None) -> Outcome | Non
         with holder:
             started = time.perf_counter()
             try:
-                suite = harness.run(problem_dir, solution_path, harness.evaluation_options(job["protocol"], device),
-                                    progress=progress)
+                suite = harness.run(
+                    problem_dir, solution_path, harness.evaluation_options(job["protocol"], device), progress=progress
+                )
             except Exception as exc:  # the harness itself failed here: give the job back with the reason
-                client.call("POST", f"/api/v1/runner/leases/{lease_id}/fail", {"reason": f"{type(exc).__name__}: {exc}"})
+                client.call(
+                    "POST", f"/api/v1/runner/leases/{lease_id}/fail", {"reason": f"{type(exc).__name__}: {exc}"}
+                )
                 return Outcome(lease_id, job["request"], False, f"harness failed: {exc}")
             timings["harnessS"] = time.perf_counter() - started
         result = signed_result(suite, client.key)
@@ -132,16 +135,32 @@ def run_one(client: Client, device: str = "cpu", progress=None) -> Outcome | Non
         return Outcome(lease_id, job["request"], False, f"lease lost while running: {beat.lost}", timings=timings)
     started = time.perf_counter()
     try:
-        stored = client.call("POST", f"/api/v1/runner/leases/{lease_id}/result",
-                             {"result": result, "timings": timings}).json()
+        stored = client.call(
+            "POST", f"/api/v1/runner/leases/{lease_id}/result", {"result": result, "timings": timings}
+        ).json()
     except RunnerError as exc:
         return Outcome(lease_id, job["request"], False, str(exc), timings=timings)
     timings["uploadS"] = time.perf_counter() - started
-    return Outcome(lease_id, job["request"], True, f"stored {len(stored['runs'])} run(s)", stored["state"],
-                   stored["suiteRun"], timings)
+    return Outcome(
+        lease_id,
+        job["request"],
+        True,
+        f"stored {len(stored['runs'])} run(s)",
+        stored["state"],
+        stored["suiteRun"],
+        timings,
+    )
 
 
 def summary(outcome: Outcome) -> str:
-    return json.dumps({"lease": outcome.lease, "request": outcome.request, "accepted": outcome.accepted,
-                       "detail": outcome.detail, "requestState": outcome.request_state,
-                       "suiteRun": outcome.suite_run, "timings": {k: round(v, 3) for k, v in outcome.timings.items()}})
+    return json.dumps(
+        {
+            "lease": outcome.lease,
+            "request": outcome.request,
+            "accepted": outcome.accepted,
+            "detail": outcome.detail,
+            "requestState": outcome.request_state,
+            "suiteRun": outcome.suite_run,
+            "timings": {k: round(v, 3) for k, v in outcome.timings.items()},
+        }
+    )

@@ -20,6 +20,7 @@ from kernelindex.services import queue as service
 from kernelindex.services.queue import QueueError, Submission
 from kernelindex.store.evidence_store import EvidenceError, authenticate
 from kernelindex.store.reads import queue as reads
+from kernelindex.store.reads.lookup import resolve_run
 from kernelindex.web.deps import connection, not_found
 from kernelindex.web.evidence_routes import _problem as evidence_problem
 from kernelindex.web.evidence_routes import bearer, read_form, read_limited
@@ -31,10 +32,25 @@ MAX_RESULT_BYTES = 16 * 1024 * 1024
 LEASE_ENV = "KERNELINDEX_LEASE_SECONDS"
 STATES = ("queued", "leased", "done", "failed", "cancelled")
 STATUS = {
-    "bad_request": 400, "bad_solution": 422, "bad_problem": 422, "unknown_problem": 422, "too_large": 413,
-    "unknown_run": 404, "no_sources": 422, "conflict": 409, "unknown_runner": 404, "unauthorized": 401,
-    "revoked": 403, "unknown_lease": 404, "not_holder": 403, "lease_closed": 409, "bad_result": 422,
-    "bad_signature": 422, "environment_mismatch": 422, "duplicate": 409, "rate_limited": 429,
+    "bad_request": 400,
+    "bad_solution": 422,
+    "bad_problem": 422,
+    "unknown_problem": 422,
+    "too_large": 413,
+    "unknown_run": 404,
+    "no_sources": 422,
+    "conflict": 409,
+    "unknown_runner": 404,
+    "unauthorized": 401,
+    "revoked": 403,
+    "unknown_lease": 404,
+    "not_holder": 403,
+    "lease_closed": 409,
+    "bad_result": 422,
+    "bad_signature": 422,
+    "environment_mismatch": 422,
+    "duplicate": 409,
+    "rate_limited": 429,
 }
 SUBMIT_FORM_FIELDS = {"csrf_token", "api_key", "problem", "solution", "hardware", "replicas"}
 RERUN_FORM_FIELDS = {"csrf_token", "api_key", "hardware", "replicas"}
@@ -101,15 +117,23 @@ async def submit_api(request: Request):
         if not isinstance(data.get("protocol", {}), dict):
             raise QueueError("bad_request", "protocol: expected an object")
         return Submission(
-            solution=data["solution"], hardware=str(data.get("hardware", "cpu")),
-            replicas=_int(data.get("replicas", 1), "replicas"), protocol=data.get("protocol") or {},
+            solution=data["solution"],
+            hardware=str(data.get("hardware", "cpu")),
+            replicas=_int(data.get("replicas", 1), "replicas"),
+            protocol=data.get("protocol") or {},
             problem_name=problem if isinstance(problem, str) else None,
             problem_files=problem if isinstance(problem, dict) else None,
         )
 
     request_id = await run_in_threadpool(_submit, request, bearer(request), build)
-    return JSONResponse({"id": request_id, "state": "queued", "links": {
-        "page": f"/queue/{request_id}", "api": f"/api/v1/rerun-requests/{request_id}"}}, status_code=201)
+    return JSONResponse(
+        {
+            "id": request_id,
+            "state": "queued",
+            "links": {"page": f"/queue/{request_id}", "api": f"/api/v1/rerun-requests/{request_id}"},
+        },
+        status_code=201,
+    )
 
 
 @router.post("/submit", include_in_schema=False)
@@ -121,8 +145,12 @@ async def submit_form(request: Request):
             solution = json.loads(form.get("solution", ""))
         except ValueError as exc:
             raise QueueError("bad_solution", f"solution: not JSON: {exc}") from None
-        return Submission(solution=solution, problem_name=form.get("problem", "").strip(),
-                          hardware=form.get("hardware", "cpu"), replicas=_int(form.get("replicas", "1"), "replicas"))
+        return Submission(
+            solution=solution,
+            problem_name=form.get("problem", "").strip(),
+            hardware=form.get("hardware", "cpu"),
+            replicas=_int(form.get("replicas", "1"), "replicas"),
+        )
 
     request_id = await run_in_threadpool(_submit, request, form.get("api_key", "").strip() or None, build)
     return RedirectResponse(f"/queue/{request_id}", status_code=303)
@@ -131,14 +159,16 @@ async def submit_form(request: Request):
 @router.post("/runs/{run_id}/rerun", include_in_schema=False)
 async def rerun_form(request: Request, run_id: str):
     form = await read_form(request, RERUN_FORM_FIELDS)
-    from kernelindex.web import lookup
-
     with connection(request) as conn:
-        row = lookup.run_row(conn, run_id)
+        row = resolve_run(conn, run_id)
 
     def build() -> Submission:
-        return service.rerun_submission(request.app.state.store, row.run_digest, hardware=form.get("hardware", "cpu"),
-                                        replicas=_int(form.get("replicas", "1"), "replicas"))
+        return service.rerun_submission(
+            request.app.state.store,
+            row.run_digest,
+            hardware=form.get("hardware", "cpu"),
+            replicas=_int(form.get("replicas", "1"), "replicas"),
+        )
 
     request_id = await run_in_threadpool(_submit, request, form.get("api_key", "").strip() or None, build)
     return RedirectResponse(f"/queue/{request_id}", status_code=303)
@@ -175,8 +205,11 @@ def list_api(request: Request, state: str | None = None, before: int | None = No
 def queue_page(request: Request, state: str | None = None, before: int | None = None, limit: int = 50):
     rows, counts = _listing(request, state, before, limit)
     more = f"/queue?before={rows[-1].seq}&limit={limit}" if len(rows) == limit else None
-    return request.app.state.templates.TemplateResponse(request, "queue.html", {
-        "items": [request_summary(r) for r in rows], "counts": counts, "next_url": more, "state": state})
+    return request.app.state.templates.TemplateResponse(
+        request,
+        "queue.html",
+        {"items": [request_summary(r) for r in rows], "counts": counts, "next_url": more, "state": state},
+    )
 
 
 def _detail(request: Request, request_id: str) -> dict[str, Any]:
@@ -195,7 +228,9 @@ def request_api(request: Request, request_id: str):
 
 @router.get("/queue/{request_id}", response_class=HTMLResponse, include_in_schema=False)
 def request_page(request: Request, request_id: str):
-    return request.app.state.templates.TemplateResponse(request, "queue_request.html", {"req": _detail(request, request_id)})
+    return request.app.state.templates.TemplateResponse(
+        request, "queue_request.html", {"req": _detail(request, request_id)}
+    )
 
 
 # --- the runner protocol -------------------------------------------------------------------
@@ -204,8 +239,14 @@ def request_page(request: Request, request_id: str):
 async def _runner(request: Request, limit: int = 64 * 1024) -> tuple[str, bytes]:
     body = await read_limited(request, limit)
     try:
-        kid = await run_in_threadpool(service.authenticate_runner, request.app.state.store, request.headers,
-                                      request.method, request.url.path, body)
+        kid = await run_in_threadpool(
+            service.authenticate_runner,
+            request.app.state.store,
+            request.headers,
+            request.method,
+            request.url.path,
+            body,
+        )
     except QueueError as exc:
         raise _problem(exc) from exc
     return kid, body

@@ -22,12 +22,24 @@ def _seconds(start: str | None, end: str | None) -> float | None:
 
 def request_summary(row: Any) -> dict[str, Any]:
     return {
-        "id": row.id, "state": row.state, "problem": row.problem_name, "solution": row.solution_name,
-        "entryPoint": row.entry_point, "hardware": row.hardware, "replicas": row.replicas,
-        "protocol": row.protocol, "attempts": row.attempts, "maxAttempts": row.max_attempts,
-        "submittedBy": row.submitted_by, "rerunOf": row.rerun_of, "createdAt": row.created_at,
-        "updatedAt": row.updated_at, "finishedAt": row.finished_at, "failure": row.failure,
-        "solutionDigest": row.solution_digest, "problemDigest": row.problem_digest,
+        "id": row.id,
+        "state": row.state,
+        "problem": row.problem_name,
+        "solution": row.solution_name,
+        "entryPoint": row.entry_point,
+        "hardware": row.hardware,
+        "replicas": row.replicas,
+        "protocol": row.protocol,
+        "attempts": row.attempts,
+        "maxAttempts": row.max_attempts,
+        "submittedBy": row.submitted_by,
+        "rerunOf": row.rerun_of,
+        "createdAt": row.created_at,
+        "updatedAt": row.updated_at,
+        "finishedAt": row.finished_at,
+        "failure": row.failure,
+        "solutionDigest": row.solution_digest,
+        "problemDigest": row.problem_digest,
         "links": {"page": f"/queue/{row.id}", "api": f"/api/v1/rerun-requests/{row.id}"},
     }
 
@@ -40,21 +52,38 @@ def request_detail(conn: Connection, row: Any) -> dict[str, Any]:
     ids = dict(conn.execute(select(runs.c.run_digest, runs.c.id).where(runs.c.run_digest.in_(suite_runs))).all())
     checks = signature_checks(conn, suite_runs)
     levels = evidence_for_runs(conn, suite_runs)
-    out["leases"] = [{
-        "id": lease.id, "attempt": lease.attempt, "state": lease.state, "runner": lease.runner_key_id,
-        "runnerLabel": lease.label, "machine": lease.machine, "leasedAt": lease.leased_at,
-        "heartbeatAt": lease.heartbeat_at, "expiresAt": lease.expires_at, "finishedAt": lease.finished_at,
-        "reason": lease.reason, "queueWaitS": _seconds(row.created_at, lease.leased_at), "timings": lease.timings,
-        "suiteRun": lease.suite_run_digest, "runCount": len(lease.run_digests or []),
-        "runPage": f"/runs/{ids[lease.suite_run_digest]}" if lease.suite_run_digest in ids else None,
-        "evidence": levels[lease.suite_run_digest].level if lease.suite_run_digest in levels else None,
-        "signatures": [{"keyId": c.key_id, "signer": c.label, "valid": c.valid, "signedAt": c.signed_at}
-                       for c in checks.get(lease.suite_run_digest, [])],
-    } for lease in leases]
+    out["leases"] = [
+        {
+            "id": lease.id,
+            "attempt": lease.attempt,
+            "state": lease.state,
+            "runner": lease.runner_key_id,
+            "runnerLabel": lease.label,
+            "machine": lease.machine,
+            "leasedAt": lease.leased_at,
+            "heartbeatAt": lease.heartbeat_at,
+            "expiresAt": lease.expires_at,
+            "finishedAt": lease.finished_at,
+            "reason": lease.reason,
+            "queueWaitS": _seconds(row.created_at, lease.leased_at),
+            "timings": lease.timings,
+            "suiteRun": lease.suite_run_digest,
+            "runCount": len(lease.run_digests or []),
+            "runPage": f"/runs/{ids[lease.suite_run_digest]}" if lease.suite_run_digest in ids else None,
+            "evidence": levels[lease.suite_run_digest].level if lease.suite_run_digest in levels else None,
+            "signatures": [
+                {"keyId": c.key_id, "signer": c.label, "valid": c.valid, "signedAt": c.signed_at}
+                for c in checks.get(lease.suite_run_digest, [])
+            ],
+        }
+        for lease in leases
+    ]
     return out
 
 
 def run_requests(conn: Connection, run_digest: str) -> list[dict[str, Any]]:
     """Requests that produced this run or that repeat it (for the run page)."""
-    rows = {r.id: r for r in [*reads.requests_with_result(conn, run_digest), *reads.requests_repeating(conn, run_digest)]}
+    rows = {
+        r.id: r for r in [*reads.requests_with_result(conn, run_digest), *reads.requests_repeating(conn, run_digest)]
+    }
     return [request_detail(conn, row) for row in rows.values()]

@@ -22,8 +22,9 @@ def request_row(conn: Connection, request_id: str) -> Any:
     return conn.execute(select(rerun_requests).where(rerun_requests.c.id == request_id)).first()
 
 
-def requests_page(conn: Connection, *, state: str | None = None, before: int | None = None,
-                  limit: int = 50) -> list[Any]:
+def requests_page(
+    conn: Connection, *, state: str | None = None, before: int | None = None, limit: int = 50
+) -> list[Any]:
     """Newest first, keyset-paged on ``seq``."""
     query = select(rerun_requests).order_by(rerun_requests.c.seq.desc()).limit(limit)
     if state:
@@ -38,9 +39,12 @@ def state_counts(conn: Connection) -> dict[str, int]:
 
 
 def leases_of(conn: Connection, request_id: str) -> list[Any]:
-    query = (select(rerun_leases, runner_keys.c.label, runner_keys.c.machine)
-             .join(runner_keys, runner_keys.c.key_id == rerun_leases.c.runner_key_id)
-             .where(rerun_leases.c.request_id == request_id).order_by(rerun_leases.c.seq))
+    query = (
+        select(rerun_leases, runner_keys.c.label, runner_keys.c.machine)
+        .join(runner_keys, runner_keys.c.key_id == rerun_leases.c.runner_key_id)
+        .where(rerun_leases.c.request_id == request_id)
+        .order_by(rerun_leases.c.seq)
+    )
     return conn.execute(query).all()
 
 
@@ -55,17 +59,26 @@ def blob(conn: Connection, content_digest: str) -> bytes | None:
 
 def stored_problem(conn: Connection, name: str) -> str | None:
     """The problem bundle digest most recently submitted under definition ``name``."""
-    query = (select(rerun_requests.c.problem_digest).where(rerun_requests.c.problem_name == name)
-             .order_by(rerun_requests.c.seq.desc()).limit(1))
+    query = (
+        select(rerun_requests.c.problem_digest)
+        .where(rerun_requests.c.problem_name == name)
+        .order_by(rerun_requests.c.seq.desc())
+        .limit(1)
+    )
     return conn.execute(query).scalar()
 
 
 def run_source(conn: Connection, run_digest: str) -> Any:
     """A run with its implementation's manifest and its operation's name (None if no such run)."""
-    query = (select(runs.c.id, runs.c.run_digest, implementations.c.manifest, operations.c.name.label("operation"))
-             .select_from(runs.outerjoin(implementations, implementations.c.id == runs.c.implementation_id)
-                          .outerjoin(operations, operations.c.semantic_digest == runs.c.operation_digest))
-             .where(runs.c.run_digest == run_digest))
+    query = (
+        select(runs.c.id, runs.c.run_digest, implementations.c.manifest, operations.c.name.label("operation"))
+        .select_from(
+            runs.outerjoin(implementations, implementations.c.id == runs.c.implementation_id).outerjoin(
+                operations, operations.c.semantic_digest == runs.c.operation_digest
+            )
+        )
+        .where(runs.c.run_digest == run_digest)
+    )
     return conn.execute(query).first()
 
 
@@ -76,12 +89,18 @@ def requests_repeating(conn: Connection, run_digest: str) -> list[Any]:
 
 def requests_with_result(conn: Connection, run_digest: str) -> list[Any]:
     """Requests whose completed leases stored ``run_digest`` as their suite run."""
-    query = (select(rerun_requests).join(rerun_leases, rerun_leases.c.request_id == rerun_requests.c.id)
-             .where(rerun_leases.c.suite_run_digest == run_digest))
+    query = (
+        select(rerun_requests)
+        .join(rerun_leases, rerun_leases.c.request_id == rerun_requests.c.id)
+        .where(rerun_leases.c.suite_run_digest == run_digest)
+    )
     return conn.execute(query).all()
 
 
 def submissions_since(conn: Connection, submitted_by: str, since: str) -> int:
-    query = select(func.count()).select_from(rerun_requests).where(
-        rerun_requests.c.submitted_by == submitted_by, rerun_requests.c.created_at >= since)
+    query = (
+        select(func.count())
+        .select_from(rerun_requests)
+        .where(rerun_requests.c.submitted_by == submitted_by, rerun_requests.c.created_at >= since)
+    )
     return conn.execute(query).scalar_one()

@@ -76,9 +76,12 @@ def upgrade() -> None:
         sa.Column("suite_run_digest", DIGEST, nullable=True),
         sa.Column("run_digests", sa.JSON(), nullable=True),
         sa.Column("timings", sa.JSON(), nullable=True),
-        sa.ForeignKeyConstraint(["request_id"], ["rerun_requests.id"], name=op.f("fk_rerun_leases_request_id_rerun_requests")),
-        sa.ForeignKeyConstraint(["runner_key_id"], ["runner_keys.key_id"],
-                                name=op.f("fk_rerun_leases_runner_key_id_runner_keys")),
+        sa.ForeignKeyConstraint(
+            ["request_id"], ["rerun_requests.id"], name=op.f("fk_rerun_leases_request_id_rerun_requests")
+        ),
+        sa.ForeignKeyConstraint(
+            ["runner_key_id"], ["runner_keys.key_id"], name=op.f("fk_rerun_leases_runner_key_id_runner_keys")
+        ),
         sa.PrimaryKeyConstraint("seq", name=op.f("pk_rerun_leases")),
         sa.UniqueConstraint("id", name=op.f("uq_rerun_leases_id")),
     )
