@@ -1,5 +1,5 @@
-"""`kernelindex campaign` on a local Ray: a worker killed mid-task is retried by Ray, and the driver
-stores the (problem, solution) once. One test, because starting Ray costs seconds."""
+"""Ray, started once for this module (it costs seconds): `kernelindex campaign` survives a worker killed
+mid-task and stores the (problem, solution) once; a runner leases several jobs and runs them as Ray tasks."""
 
 from __future__ import annotations
 
@@ -51,8 +51,17 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
-def test_campaign_survives_a_killed_worker_and_stores_once(tmp_path):
+@pytest.fixture(scope="module")
+def local_ray():
     ray = pytest.importorskip("ray")
+    from kernelindex.services.campaign import start_ray
+
+    start_ray(None, "cpu")  # the campaign command finds it running and uses it
+    yield ray
+    ray.shutdown()
+
+
+def test_campaign_survives_a_killed_worker_and_stores_once(tmp_path, local_ray):
     solution = tmp_path / "solution.json"
     solution.write_text(
         json.dumps(
@@ -98,7 +107,6 @@ def test_campaign_survives_a_killed_worker_and_stores_once(tmp_path):
     finally:
         stop.set()
         killer.join()
-        ray.shutdown()
     assert result.exit_code == 0, result.output
     assert killed, "no campaign task was seen running"
     from sqlalchemy import func, select
@@ -112,3 +120,29 @@ def test_campaign_survives_a_killed_worker_and_stores_once(tmp_path):
     store.close()
     assert statuses == [("passed", 3)]  # two cases and the suite, once: the killed attempt left nothing
     assert "sha256:" in result.output  # the summary table names the stored suite run
+
+
+def test_a_runner_runs_its_leased_jobs_as_ray_tasks(store, local_ray):
+    from queue_kit import QUICK, vector_add_submission
+
+    from kernelindex.records.signing import new_private_key, public_key_to_text
+    from kernelindex.services import queue as service
+    from kernelindex.services.remote_runner import Client, run_on_ray
+    from kernelindex.store.reads import queue as reads
+    from kernelindex.web.app import create_app
+    from live_kit import serving
+
+    first = service.submit(store, vector_add_submission())
+    second = service.submit(store, vector_add_submission(protocol={**QUICK, "iterations": 4}))
+    private_key = new_private_key()
+    service.register_runner(
+        store, public_key_to_text(private_key.public_key()), label="ray", machine="cluster", hardware="cpu"
+    )
+    with serving(create_app(store=store)) as url:
+        client = Client(url, private_key)
+        outcomes = run_on_ray(client, "cpu", jobs=4)
+        client.close()
+    assert sorted(o.request for o in outcomes) == sorted([first, second])
+    assert all(o.accepted and o.request_state == "done" for o in outcomes), [o.detail for o in outcomes]
+    with store.engine.connect() as conn:
+        assert {reads.request_row(conn, r).state for r in (first, second)} == {"done"}

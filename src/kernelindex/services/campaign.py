@@ -72,6 +72,22 @@ def start_ray(address: str | None, hardware: str) -> None:
         )
 
 
+def task_for(hardware: str):
+    """(the Ray task that evaluates a batch on ``hardware``, the device its worker uses)."""
+    import ray
+
+    gpu = hardware != "cpu"
+    task = ray.remote(evaluate_batch).options(
+        name="evaluate_batch",
+        num_cpus=1,
+        num_gpus=1 if gpu else 0,
+        resources={resource_name(hardware): 1},
+        max_retries=MAX_RETRIES,
+        retry_exceptions=False,
+    )
+    return task, "cuda" if gpu else "cpu"
+
+
 def run_campaign(
     pairs: list[Pair],
     *,
@@ -85,16 +101,7 @@ def run_campaign(
     import ray
     from ray.exceptions import RayError
 
-    gpu = hardware != "cpu"
-    task = ray.remote(evaluate_batch).options(
-        name="evaluate_batch",
-        num_cpus=1,
-        num_gpus=1 if gpu else 0,
-        resources={resource_name(hardware): 1},
-        max_retries=MAX_RETRIES,
-        retry_exceptions=False,
-    )
-    device = "cuda" if gpu else "cpu"
+    task, device = task_for(hardware)
     owner: dict[Any, tuple[Pair, int]] = {}
     for pair in pairs:
         problem_ref, solution_ref = ray.put(pair.problem_files), ray.put(pair.solution)

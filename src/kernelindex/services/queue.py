@@ -13,7 +13,6 @@ import base64
 import binascii
 import json
 import re
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -500,12 +499,3 @@ def _store_result(conn, checked: _Checked, kid: str, machine: str) -> list[str]:
     except (RowError, EvidenceError) as exc:
         raise _bad(f"result refused by the store: {exc}") from None
     return list(run_ids)
-
-
-def solution_folder(document: bytes, problem: bytes) -> tuple[tempfile.TemporaryDirectory, Path, Path]:
-    """A temporary folder holding a job's problem and solution.json, for a runner to evaluate."""
-    holder = tempfile.TemporaryDirectory(prefix="kernelindex-job-")
-    root = Path(holder.name)
-    problem_dir = harness.write_problem(json.loads(problem)["files"], root / "problem")
-    solution_path = harness.write_solution(json.loads(document), root / "solution")
-    return holder, problem_dir, solution_path

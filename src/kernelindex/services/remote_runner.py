@@ -8,10 +8,12 @@ lease expires on the server and the job goes back to the queue for another runne
 from __future__ import annotations
 
 import json
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,7 +22,6 @@ from kernelindex.records.canonical import canonical_json
 from kernelindex.records.request_signing import sign_request
 from kernelindex.records.signing import sign_record_digest
 from kernelindex.services import harness_adapter as harness
-from kernelindex.services.queue import solution_folder
 
 
 class RunnerError(RuntimeError):
@@ -102,37 +103,38 @@ def _digest(record: dict) -> str:
     return digest(record)
 
 
-def run_one(client: Client, device: str = "cpu", progress=None) -> Outcome | None:
-    """Lease one job, run it, post it; None when the queue has nothing for this runner."""
+def take(client: Client) -> dict[str, Any] | None:
+    """Lease one job (None when the queue has nothing for this runner) and start its heartbeats."""
     response = client.call("POST", "/api/v1/runner/lease", {})
     if response.status_code == 204:
         return None
     job = response.json()
+    job["heartbeat"] = _Heartbeat(client, job["lease"], float(job["heartbeatEveryS"]))
+    job["heartbeat"].start()
+    return job
+
+
+def job_inputs(client: Client, job: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
+    """(problem files, solution.json document) a job names, fetched by digest."""
+    document = client.call("GET", f"/api/v1/runner/blobs/{job['solution']['document']}").json()
+    problem = client.call("GET", f"/api/v1/runner/blobs/{job['problem']['digest']}").json()
+    return problem["files"], document
+
+
+def give_back(client: Client, job: dict[str, Any], reason: str) -> Outcome:
+    job["heartbeat"].stopped.set()
+    client.call("POST", f"/api/v1/runner/leases/{job['lease']}/fail", {"reason": reason})
+    return Outcome(job["lease"], job["request"], False, f"gave the job back: {reason}")
+
+
+def post(client: Client, job: dict[str, Any], suite, timings: dict[str, float]) -> Outcome:
+    """Stop the heartbeats, sign the suite's records and post them for the job's lease."""
+    beat = job["heartbeat"]
+    beat.stopped.set()
     lease_id = job["lease"]
-    beat = _Heartbeat(client, lease_id, float(job["heartbeatEveryS"]))
-    beat.start()
-    timings: dict[str, float] = {}
-    try:
-        document = client.call("GET", f"/api/v1/runner/blobs/{job['solution']['document']}").content
-        problem = client.call("GET", f"/api/v1/runner/blobs/{job['problem']['digest']}").content
-        holder, problem_dir, solution_path = solution_folder(document, problem)
-        with holder:
-            started = time.perf_counter()
-            try:
-                suite = harness.run(
-                    problem_dir, solution_path, harness.evaluation_options(job["protocol"], device), progress=progress
-                )
-            except Exception as exc:  # the harness itself failed here: give the job back with the reason
-                client.call(
-                    "POST", f"/api/v1/runner/leases/{lease_id}/fail", {"reason": f"{type(exc).__name__}: {exc}"}
-                )
-                return Outcome(lease_id, job["request"], False, f"harness failed: {exc}")
-            timings["harnessS"] = time.perf_counter() - started
-        result = signed_result(suite, client.key)
-    finally:
-        beat.stopped.set()
     if beat.lost:
         return Outcome(lease_id, job["request"], False, f"lease lost while running: {beat.lost}", timings=timings)
+    result = signed_result(suite, client.key)
     started = time.perf_counter()
     try:
         stored = client.call(
@@ -150,6 +152,59 @@ def run_one(client: Client, device: str = "cpu", progress=None) -> Outcome | Non
         stored["suiteRun"],
         timings,
     )
+
+
+def run_one(client: Client, device: str = "cpu", progress=None) -> Outcome | None:
+    """Lease one job, run it here, post it; None when the queue has nothing for this runner."""
+    job = take(client)
+    if job is None:
+        return None
+    try:
+        files, document = job_inputs(client, job)
+        started = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="kernelindex-job-") as tmp:
+            problem_dir = harness.write_problem(files, Path(tmp) / "problem")
+            solution_path = harness.write_solution(document, Path(tmp) / "solution")
+            suite = harness.run(
+                problem_dir, solution_path, harness.evaluation_options(job["protocol"], device), progress=progress
+            )
+    except Exception as exc:  # the harness itself failed here: give the job back with the reason
+        return give_back(client, job, f"{type(exc).__name__}: {exc}")
+    return post(client, job, suite, {"harnessS": time.perf_counter() - started})
+
+
+def run_on_ray(client: Client, hardware: str, jobs: int) -> list[Outcome]:
+    """Lease up to ``jobs`` jobs and run each as one Ray task (the campaign's task) on the cluster;
+    post each as soon as its task is back. Ray must already be started."""
+    import ray
+    from ray.exceptions import RayError
+
+    from kernelindex.services.campaign import task_for
+
+    task, device = task_for(hardware)
+    running: dict[Any, tuple[dict[str, Any], float]] = {}
+    outcomes: list[Outcome] = []
+    for _ in range(jobs):
+        job = take(client)
+        if job is None:
+            break
+        try:
+            files, document = job_inputs(client, job)
+        except RunnerError as exc:
+            outcomes.append(give_back(client, job, str(exc)))
+            continue
+        running[task.remote(files, document, job["protocol"], device, None)] = (job, time.perf_counter())
+    pending = list(running)
+    while pending:
+        done, pending = ray.wait(pending, num_returns=1)
+        job, started = running[done[0]]
+        try:
+            suite = ray.get(done[0])
+        except RayError as exc:
+            outcomes.append(give_back(client, job, f"{type(exc).__name__}: {str(exc).splitlines()[0]}"))
+            continue
+        outcomes.append(post(client, job, suite, {"harnessS": time.perf_counter() - started}))
+    return outcomes
 
 
 def summary(outcome: Outcome) -> str:
