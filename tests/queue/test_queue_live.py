@@ -144,6 +144,12 @@ def test_submissions_over_http(store):
         big = {**body, "solution": {**good.solution, "sources": [{"path": "add.py", "content": "#" * 600_000}]}}
         assert post(big).status_code == 413
         assert post({**body, "colour": "red"}).status_code == 400
+        nested = httpx.post(
+            f"{url}/api/v1/rerun-requests",
+            content="[" * 100_000,
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        )
+        assert nested.status_code == 400
         assert counts(store) == before
         created = post(body)
         assert created.status_code == 201
@@ -213,3 +219,31 @@ def test_submit_page_and_rerun_this_run(store, vector_suite):
     )
     assert detail["rerunOf"] == suite_run and detail["state"] == "queued"
     assert detail["solutionDigest"] == implementation["spec"]["source"]["contentDigest"]
+
+
+def test_hostile_runner_calls_get_clear_refusals(store):
+    from kernelindex.services.remote_runner import Client, RunnerError
+
+    service.submit(store, vector_add_submission())
+    private_key = new_private_key()
+    service.register_runner(store, public_key_to_text(private_key.public_key()), label="h", machine="h", hardware="cpu")
+    with serving(create_app(store=store)) as url:
+        forged = {
+            "X-Kernelindex-Key": "sha256:" + "0" * 64,
+            "X-Kernelindex-Time": "yesterday",
+            "X-Kernelindex-Signature": "!!",
+        }
+        assert httpx.post(f"{url}/api/v1/runner/lease", headers=forged).status_code == 401
+        client = Client(url, private_key)
+        job = client.call("POST", "/api/v1/runner/lease", {}).json()
+        with pytest.raises(RunnerError) as caught:
+            client.call("POST", f"/api/v1/runner/leases/{job['lease']}/result", {"result": {"records": "x"}})
+        assert caught.value.status == 422
+        with pytest.raises(RunnerError) as caught:  # the refused result closed the lease
+            client.call("POST", f"/api/v1/runner/leases/{job['lease']}/heartbeat", {})
+        assert caught.value.status == 409
+        with pytest.raises(RunnerError) as caught:
+            client.call("GET", "/api/v1/runner/blobs/sha256:" + "1" * 64)
+        assert caught.value.status == 404
+        client.close()
+    assert counts(store)["runs"] == 0

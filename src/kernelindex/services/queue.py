@@ -467,10 +467,18 @@ def complete(
             }
     except QueueError as exc:
         if exc.code in HOLDER_FAULTS:
-            with qs.write_transaction(store) as conn:
-                qs.held_lease(conn, lease_id, kid)
-                qs.close_lease(conn, lease_id, "refused", reason=f"result refused: {exc}"[:4000])
+            _refuse_lease(store, kid, lease_id, f"result refused: {exc}"[:4000])
         raise
+
+
+def _refuse_lease(store: Store, kid: str, lease_id: str, reason: str) -> None:
+    """Close the lease whose result was refused for its content (unless it closed meanwhile)."""
+    try:
+        with qs.write_transaction(store) as conn:
+            qs.held_lease(conn, lease_id, kid)
+            qs.close_lease(conn, lease_id, "refused", reason=reason)
+    except QueueError:
+        pass  # it expired or was cancelled in between: the request was settled then
 
 
 def _store_result(conn, checked: _Checked, kid: str, machine: str) -> list[str]:

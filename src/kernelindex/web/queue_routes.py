@@ -70,8 +70,8 @@ def _lease_seconds() -> float:
 def _json_body(body: bytes, allowed: set[str] | None = None) -> dict[str, Any]:
     try:
         data = json.loads(body or b"{}")
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise Problem(400, "malformed-body", f"body is not valid JSON: {exc}") from exc
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise Problem(400, "malformed-body", f"body is not valid JSON: {type(exc).__name__}: {exc}") from exc
     if not isinstance(data, dict):
         raise Problem(400, "malformed-body", "body must be a JSON object")
     unknown = sorted(set(data) - allowed) if allowed else []
