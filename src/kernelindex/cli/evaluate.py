@@ -66,11 +66,11 @@ def eval_command(
     if output:
         write_traces(suite, output)
     if record:
-        Console().print(record(store, suite, private_key), markup=False)
+        Console().print(record_suite(store, suite, private_key), markup=False)
     raise typer.Exit(0 if all(r.passed for r in suite.cases) else 1)
 
 
-def record(store, suite, private_key=None) -> str:
+def record_suite(store, suite, private_key=None) -> str:
     """Store an evaluation as verified runs, append the leader changes it caused, and say what was stored."""
     from kernelindex.harness.records import record_evaluation
     from kernelindex.ranking.leaders import record_leader_changes

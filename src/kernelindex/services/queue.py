@@ -16,6 +16,7 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +93,7 @@ class Submission:
     hardware: str = "cpu"
     replicas: int = 1
     protocol: dict[str, Any] = field(default_factory=dict)
-    submitted_by: str = "cli"
+    api_key_id: str | None = None  # who asked over HTTP (rate-limited); None: the operator's CLI
     rerun_of: str | None = None
     max_attempts: int | None = None
 
@@ -156,7 +157,7 @@ def submit(store: Store, submission: Submission) -> str:
     with store.engine.connect() as conn:
         files = _problem_files(conn, submission)
     try:
-        definition, cases = harness.problem_summary(files)
+        definition, _ = harness.problem_summary(files)
     except harness.FormatError as exc:
         raise QueueError(
             "bad_problem", f"problem: {Path(str(exc.file)).name}: {exc.field or ''} {exc.reason}"
@@ -173,10 +174,12 @@ def submit(store: Store, submission: Submission) -> str:
         "replicas": submission.replicas,
         "protocol": protocol,
         "max_attempts": submission.max_attempts or 3 * submission.replicas,
-        "submitted_by": submission.submitted_by[:200],
+        "submitted_by": submission.api_key_id or "cli",
         "rerun_of": submission.rerun_of,
     }
     with qs.write_transaction(store) as conn:
+        if submission.api_key_id is not None:
+            _check_submit_rate(conn, submission.api_key_id)
         values["problem_digest"] = qs.store_blob(
             conn, "problem_bundle", "application/json", canonical_json({"files": files})
         )
@@ -185,15 +188,9 @@ def submit(store: Store, submission: Submission) -> str:
         return qs.insert_request(conn, values)
 
 
-def check_submit_rate(conn, api_key_id: str) -> None:
+def _check_submit_rate(conn, api_key_id: str) -> None:
     """An API key may queue at most its daily limit of requests per rolling 24 hours."""
-    from datetime import timedelta
-
-    from sqlalchemy import select
-
-    from kernelindex.store.evidence_tables import api_keys
-
-    limit = conn.execute(select(api_keys.c.daily_limit).where(api_keys.c.key_id == api_key_id)).scalar_one()
+    limit = reads.api_key_daily_limit(conn, api_key_id)
     since = qs.time_text(qs.now() - timedelta(days=1))
     if reads.submissions_since(conn, api_key_id, since) >= limit:
         raise QueueError(

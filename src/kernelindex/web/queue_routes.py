@@ -86,9 +86,8 @@ def _submit(request: Request, token: str | None, build) -> str:
     try:
         with store.begin() as conn:
             kid = authenticate(conn, token, "submit")
-            service.check_submit_rate(conn, kid)
         submission = build()
-        submission.submitted_by = kid
+        submission.api_key_id = kid
         return service.submit(store, submission)
     except EvidenceError as exc:
         raise evidence_problem(exc) from exc

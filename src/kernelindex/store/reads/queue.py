@@ -6,6 +6,7 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select
 
+from kernelindex.store.evidence_tables import api_keys
 from kernelindex.store.queue_tables import rerun_leases, rerun_requests, runner_keys
 from kernelindex.store.tables import artifacts, implementations, operations, runs
 
@@ -104,3 +105,7 @@ def submissions_since(conn: Connection, submitted_by: str, since: str) -> int:
         .where(rerun_requests.c.submitted_by == submitted_by, rerun_requests.c.created_at >= since)
     )
     return conn.execute(query).scalar_one()
+
+
+def api_key_daily_limit(conn: Connection, key_id: str) -> int:
+    return conn.execute(select(api_keys.c.daily_limit).where(api_keys.c.key_id == key_id)).scalar_one()
