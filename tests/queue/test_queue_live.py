@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 import httpx
 import pytest
@@ -183,6 +184,12 @@ def test_submit_page_and_rerun_this_run(store, vector_suite):
         token = create_api_key(conn, "submitter", frozenset({"submit"})).token
     service.submit(store, vector_add_submission())  # the problem is known here from now on
     suite_run, _ = harness.record(store, vector_suite)
+    from kernelindex import sample
+    from kernelindex.store.writer import Writer
+
+    seed = json.loads((Path(sample.__file__).parent / "sol-042-ac4k-submission-19969.json").read_text())
+    with store.begin() as conn:
+        imported = Writer(conn).add_run_bundle(seed)
     good = vector_add_submission()
     with serving(create_app(store=store)) as url, httpx.Client(base_url=url) as client:
         assert "Submit a kernel for verification" in client.get("/submit").text
@@ -210,6 +217,10 @@ def test_submit_page_and_rerun_this_run(store, vector_suite):
             run_id = conn.execute(select(runs.c.id).where(runs.c.run_digest == suite_run)).scalar_one()
         page = client.get(f"/runs/{run_id}").text
         assert "Rerun this run" in page and f'action="/runs/{suite_run}/rerun"' in page
+        imported_page = client.get(f"/runs/{imported}").text  # an imported run whose sources are not here
+        assert "Rerun requests" in imported_page and "Rerun this run" not in imported_page
+        refused = _form(client, f"/runs/{imported}/rerun", {"api_key": token, "hardware": "cpu", "replicas": "1"})
+        assert refused.status_code == 422 and "sources are not stored" in refused.text
         rerun = _form(client, f"/runs/{suite_run}/rerun", {"api_key": token, "hardware": "cpu", "replicas": "1"})
         assert rerun.status_code == 303
         request_id = rerun.headers["location"].rsplit("/", 1)[1]

@@ -25,7 +25,7 @@ from kernelindex.web.deps import connection, not_found
 from kernelindex.web.evidence_routes import _problem as evidence_problem
 from kernelindex.web.evidence_routes import bearer, read_form, read_limited
 from kernelindex.web.problems import Problem, check_known_params
-from kernelindex.web.queue_view import request_detail, request_summary, run_requests
+from kernelindex.web.queue_view import request_detail, request_summary, run_panel
 
 MAX_SUBMIT_BYTES = 512 * 1024
 MAX_RESULT_BYTES = 16 * 1024 * 1024
@@ -304,8 +304,8 @@ def install(app: FastAPI) -> None:
     """Add the queue's routes and the run page's queue panel (called from ``create_app``)."""
     app.include_router(router)
 
-    def queue_panel(run_digest: str) -> list[dict[str, Any]]:
+    def queue_panel(run_digest: str) -> dict[str, Any]:
         with app.state.store.engine.connect() as conn:
-            return run_requests(conn, run_digest)
+            return run_panel(conn, run_digest)
 
     app.state.templates.env.globals["queue_panel"] = queue_panel

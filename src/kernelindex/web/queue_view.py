@@ -81,9 +81,16 @@ def request_detail(conn: Connection, row: Any) -> dict[str, Any]:
     return out
 
 
-def run_requests(conn: Connection, run_digest: str) -> list[dict[str, Any]]:
-    """Requests that produced this run or that repeat it (for the run page)."""
+def run_panel(conn: Connection, run_digest: str) -> dict[str, Any]:
+    """The run page's queue panel: requests that produced or repeat this run, and whether its
+    implementation's sources are stored here (then "Rerun this run" is offered)."""
     rows = {
         r.id: r for r in [*reads.requests_with_result(conn, run_digest), *reads.requests_repeating(conn, run_digest)]
     }
-    return [request_detail(conn, row) for row in rows.values()]
+    found = reads.run_source(conn, run_digest)
+    spec = ((found.manifest if found is not None else None) or {}).get("spec") or {}
+    source = (spec.get("source") or {}).get("contentDigest")
+    return {
+        "requests": [request_detail(conn, row) for row in rows.values()],
+        "rerunnable": bool(source) and reads.has_blob(conn, source),
+    }

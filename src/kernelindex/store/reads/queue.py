@@ -58,6 +58,11 @@ def blob(conn: Connection, content_digest: str) -> bytes | None:
     return bytes(row.content) if row is not None and row.content is not None else None
 
 
+def has_blob(conn: Connection, content_digest: str) -> bool:
+    query = select(artifacts.c.id).where(artifacts.c.content_digest == content_digest, artifacts.c.content.is_not(None))
+    return conn.execute(query).first() is not None
+
+
 def stored_problem(conn: Connection, name: str) -> str | None:
     """The problem bundle digest most recently submitted under definition ``name``."""
     query = (
