@@ -9,13 +9,16 @@ from __future__ import annotations
 import typer
 
 from kernelindex.cli import (
+    campaign,
     corrections,
     demo,
     evaluate,
     export,
     imports,
     keys,
+    queue,
     rank,
+    runner,
     runs,
     schemas,
     serve,
@@ -45,6 +48,11 @@ app.command("stats")(stats.stats_command)
 app.command("serve")(serve.serve)
 app.command("rank")(rank.rank)
 app.command("eval")(evaluate.eval_command)
+app.command("submit")(queue.submit_command)
+app.command("runner")(runner.runner_command)
+app.command("campaign")(campaign.campaign_command)
+app.add_typer(queue.queue_app, name="queue")
+app.add_typer(queue.runners_app, name="runners")
 app.add_typer(keys.keys_app, name="keys")
 app.add_typer(corrections.corrections_app, name="corrections")
 app.command("sign")(signatures.sign)

@@ -63,7 +63,7 @@ def keys_list(db: Db = None) -> None:
 @keys_app.command("api-key")
 def keys_api_key(
     label: str = typer.Argument(..., help="who the key is for"),
-    scopes: str = typer.Option("attest,report", help="comma-separated: attest, report"),
+    scopes: str = typer.Option("attest,report", help="comma-separated: attest, report, submit (rerun requests)"),
     daily_limit: int = typer.Option(20, help="writes allowed per rolling 24 hours"),
     db: Db = None,
 ) -> None:

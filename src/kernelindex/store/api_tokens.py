@@ -14,7 +14,7 @@ import re
 import secrets
 from dataclasses import dataclass
 
-SCOPES = frozenset({"attest", "report"})
+SCOPES = frozenset({"attest", "report", "submit"})
 _TOKEN = re.compile(r"^ki_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$")
 
 

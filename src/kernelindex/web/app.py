@@ -69,6 +69,7 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
         evidence_routes,
         export_routes,
         page_routes,
+        queue_routes,
         serving_routes,
     )
 
@@ -107,4 +108,5 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     app.include_router(artifact_routes.router)
     app.include_router(export_routes.router)
     evidence_routes.install(app)  # writes, permalinks, anti-forgery cookie (evidence helper)
+    queue_routes.install(app)  # rerun requests, the queue pages, the runner protocol
     return app

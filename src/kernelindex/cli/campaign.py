@@ -1,0 +1,90 @@
+"""`kernelindex campaign`: verify many solutions on many problems across a Ray cluster."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from kernelindex.cli.common import Db, fail, load_private_key, open_store_or_fail, progress
+
+
+def campaign_command(
+    problems: list[str] = typer.Argument(..., help="problem folders or shipped pack names"),
+    solutions: list[Path] = typer.Option(
+        ..., "--solutions", "-s", help="solution.json files; each runs on its problem"
+    ),
+    ray_address: str = typer.Option(
+        None, "--ray-address", help="a Ray cluster (auto, ray://host:10001); default: start a local Ray with 2 CPUs"
+    ),
+    hardware: str = typer.Option("cpu", "--hardware", help="cpu, or the GPU product the tasks need"),
+    batch: int = typer.Option(4, "--batch", min=1, help="cases per Ray task"),
+    rounds: int = typer.Option(10, min=1, help="correctness rounds with fresh inputs"),
+    warmup: int = typer.Option(10, min=0, help="warm-up calls"),
+    iterations: int = typer.Option(50, min=1, help="timed calls"),
+    timeout: float = typer.Option(300.0, min=1, help="seconds per case and process"),
+    key: Path = typer.Option(None, "--key", help="Ed25519 private key to sign the stored runs"),
+    db: Db = None,
+) -> None:
+    """Run every (problem, solution) whose definitions agree as Ray tasks; store the verified runs; print a summary."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from kernelindex.services import harness_adapter as harness
+    from kernelindex.services.campaign import Pair, run_campaign, start_ray
+    from kernelindex.services.queue import builtin_problems, hardware_name
+
+    packs = builtin_problems()
+    loaded: dict[str, tuple[dict[str, str], list[str]]] = {}
+    try:
+        for problem in problems:
+            folder = packs.get(problem, Path(problem))
+            files = harness.problem_files(folder)
+            name, cases = harness.problem_summary(files)
+            loaded[name] = (files, cases)
+        documents = [harness.inline_solution(path) for path in solutions]
+        hardware = hardware_name(hardware)
+    except (harness.FormatError, ValueError) as exc:
+        fail(str(exc))
+    pairs = [
+        Pair(loaded[doc["definition"]][0], doc, loaded[doc["definition"]][1], f"{doc['name']} on {doc['definition']}")
+        for doc in documents
+        if doc["definition"] in loaded
+    ]
+    unmatched = [str(path) for path, doc in zip(solutions, documents) if doc["definition"] not in loaded]
+    if unmatched:
+        fail([f"{path}: its definition is none of the given problems" for path in unmatched])
+    private_key = load_private_key(key) if key else None
+    store = open_store_or_fail(db)
+    protocol = {"rounds": rounds, "warmup": warmup, "iterations": iterations, "timeout_s": timeout}
+
+    def store_pair(pair: Pair, suite) -> None:  # the driver is the one writer
+        pair.stored = harness.record(store, suite, private_key=private_key)
+        pair.parts = [suite]
+
+    start_ray(ray_address, hardware)
+    total = sum(len(pair.cases) for pair in pairs)
+    with progress() as bar:
+        task = bar.add_task(f"campaign: {len(pairs)} pair(s) on Ray", total=total)
+        run_campaign(
+            pairs,
+            hardware=hardware,
+            protocol=protocol,
+            batch_size=batch,
+            store_pair=store_pair,
+            advance=lambda n: bar.advance(task, n),
+        )
+    table = Table("solution", "problem", "cases", "passed", "geomean latency ms", "suite run / failure")
+    for pair in pairs:
+        suite = pair.parts[0] if pair.stored else None
+        table.add_row(
+            pair.solution["name"],
+            pair.solution["definition"][:40],
+            str(len(pair.cases)),
+            str(sum(c.passed for c in suite.cases)) if suite else "—",
+            f"{suite.score.geomean_latency_ms:.4f}" if suite and suite.score.geomean_latency_ms else "—",
+            pair.stored[0] if pair.stored else (pair.failure or "not stored"),
+        )
+    Console().print(table)
+    ok = all(pair.stored and all(c.passed for c in pair.parts[0].cases) for pair in pairs)
+    raise typer.Exit(0 if ok else 1)

@@ -1,0 +1,90 @@
+"""`kernelindex runner`: take jobs from a kernelindex server, run them here (or on a Ray cluster),
+post signed records."""
+
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+
+import typer
+
+from kernelindex.cli.common import fail, load_private_key, stderr
+
+
+def runner_command(
+    server: str = typer.Option(..., "--server", help="the kernelindex site, e.g. https://kernelindex.example"),
+    key: Path = typer.Option(..., "--key", help="this runner's Ed25519 private key (see kernelindex runners add)"),
+    gpus: str = typer.Option(None, "--gpus", help="GPU indices to use, e.g. 0,1 (one job per GPU at a time)"),
+    hardware: str = typer.Option("cpu", "--hardware", help="cpu, or the GPU product this runner was registered for"),
+    once: bool = typer.Option(False, "--once", help="take at most one job (with --ray-address: one batch), then exit"),
+    poll: float = typer.Option(5.0, "--poll", min=0.1, help="seconds between polls of an empty queue"),
+    ray_address: str = typer.Option(
+        None, "--ray-address", help="run the jobs as Ray tasks on this cluster (or 'local')"
+    ),
+    jobs: int = typer.Option(4, "--jobs", min=1, max=64, help="with --ray-address: jobs leased and run at once"),
+) -> None:
+    """Pull one job at a time (a lease kept alive by heartbeats), run it in the harness, sign and post it."""
+    from kernelindex.services.campaign import start_ray
+    from kernelindex.services.queue import QueueError, hardware_name
+    from kernelindex.services.remote_runner import Client, RunnerError, run_on_ray, run_one, summary
+
+    private_key = load_private_key(key)
+    if gpus is not None and not re.fullmatch(r"\d+(,\d+)*", gpus):
+        fail(f"--gpus must list GPU indices such as 0,1, not {gpus!r}")
+    try:
+        hardware = hardware_name(hardware)
+    except QueueError as exc:
+        fail(f"--hardware: {exc}")
+    err = stderr()
+    stop = threading.Event()
+    failures: list[str] = []
+
+    def step(client: Client, device: str) -> list:
+        if ray_address:
+            return run_on_ray(client, hardware, jobs)
+        outcome = run_one(
+            client, device, progress=lambda r: err.print(f"{device} {r.case.uuid[:8]} {r.status}", markup=False)
+        )
+        return [outcome] if outcome else []
+
+    def work(device: str) -> None:
+        client = Client(server, private_key)
+        try:
+            while not stop.is_set():
+                try:
+                    outcomes = step(client, device)
+                except RunnerError as exc:
+                    failures.append(str(exc))
+                    err.print(f"error: {exc}", markup=False)
+                    return
+                except Exception as exc:  # the server is unreachable: say so and stop this worker
+                    failures.append(f"{type(exc).__name__}: {exc}")
+                    err.print(f"error: {server}: {type(exc).__name__}: {exc}", markup=False)
+                    return
+                for outcome in outcomes:
+                    typer.echo(summary(outcome))
+                    if not outcome.accepted:
+                        failures.append(outcome.detail)
+                if once:
+                    return
+                if not outcomes:
+                    stop.wait(poll)
+        finally:
+            client.close()
+
+    if ray_address:
+        start_ray(None if ray_address == "local" else ray_address, hardware)
+        devices = ["ray"]
+    else:
+        devices = ["cpu"] if hardware == "cpu" else [f"cuda:{g}" for g in (gpus or "0").split(",")]
+    threads = [threading.Thread(target=work, args=(d,), daemon=True) for d in (devices[:1] if once else devices)]
+    for thread in threads:
+        thread.start()
+    try:
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(0.5)
+    except KeyboardInterrupt:
+        stop.set()
+    raise typer.Exit(1 if failures else 0)

@@ -1,0 +1,121 @@
+"""A verification campaign on Ray: every (problem, solution, batch of cases) is one Ray task.
+
+Ray does the scheduling: a task asks for one CPU, one GPU when the hardware is a GPU product,
+and one unit of a custom resource naming the product (``kernelindex_hw_h200``), so it only
+lands on nodes started with that resource; ``max_retries`` reruns a task whose worker or node
+died. Tasks return suite results as object refs; the driver collects them with ``ray.wait`` as
+they finish, merges the batches of each (problem, solution) and stores them through the one
+writer. Workers never open the store.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernelindex.services import harness_adapter as harness
+
+MAX_RETRIES = 3
+
+
+def resource_name(hardware: str) -> str:
+    """The custom Ray resource that stands for a hardware product on a node (`kernelindex_hw_h200`)."""
+    return "kernelindex_hw_" + (re.sub(r"[^a-z0-9]+", "_", hardware.lower()).strip("_") or "cpu")
+
+
+@dataclass
+class Pair:
+    """One (problem, solution) of a campaign, as data a worker can rebuild anywhere."""
+
+    problem_files: dict[str, str]
+    solution: dict[str, Any]
+    cases: list[str]
+    name: str = ""
+    parts: list[Any] = field(default_factory=list)
+    failure: str | None = None
+    stored: tuple[str, list[str]] | None = None
+
+
+def evaluate_batch(
+    problem_files: dict[str, str], solution: dict[str, Any], protocol: dict[str, Any], device: str, cases: list[str]
+):
+    """A Ray task body: rebuild the job in a scratch folder, run these cases, return the suite result."""
+    with tempfile.TemporaryDirectory(prefix="kernelindex-campaign-") as tmp:
+        problem_dir = harness.write_problem(problem_files, Path(tmp) / "problem")
+        solution_path = harness.write_solution(solution, Path(tmp) / "solution")
+        return harness.run(problem_dir, solution_path, harness.evaluation_options(protocol, device, cases))
+
+
+def batches(cases: list[str], size: int) -> list[list[str]]:
+    return [cases[i : i + size] for i in range(0, len(cases), size)]
+
+
+def start_ray(address: str | None, hardware: str) -> None:
+    """Join the cluster at ``address``, or start a local Ray with two CPUs standing in for the product."""
+    import ray
+
+    if ray.is_initialized():
+        return
+    if address:
+        ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+    else:
+        ray.init(
+            num_cpus=2,
+            resources={resource_name(hardware): 2},
+            include_dashboard=False,
+            logging_level="ERROR",
+            log_to_driver=False,
+        )
+
+
+def task_for(hardware: str):
+    """(the Ray task that evaluates a batch on ``hardware``, the device its worker uses)."""
+    import ray
+
+    gpu = hardware != "cpu"
+    task = ray.remote(evaluate_batch).options(
+        name="evaluate_batch",
+        num_cpus=1,
+        num_gpus=1 if gpu else 0,
+        resources={resource_name(hardware): 1},
+        max_retries=MAX_RETRIES,
+        retry_exceptions=False,
+    )
+    return task, "cuda" if gpu else "cpu"
+
+
+def run_campaign(
+    pairs: list[Pair],
+    *,
+    hardware: str,
+    protocol: dict[str, Any],
+    batch_size: int,
+    store_pair: Callable[[Pair, Any], None],
+    advance: Callable[[int], None],
+) -> None:
+    """Fan every pair's case batches out as Ray tasks; store each pair once all its batches are back."""
+    import ray
+    from ray.exceptions import RayError
+
+    task, device = task_for(hardware)
+    owner: dict[Any, tuple[Pair, int]] = {}
+    for pair in pairs:
+        problem_ref, solution_ref = ray.put(pair.problem_files), ray.put(pair.solution)
+        for batch in batches(pair.cases, batch_size):
+            owner[task.remote(problem_ref, solution_ref, protocol, device, batch)] = (pair, len(batch))
+    expected = {id(pair): len(batches(pair.cases, batch_size)) for pair in pairs}
+    pending = list(owner)
+    while pending:
+        done, pending = ray.wait(pending, num_returns=1)
+        pair, count = owner[done[0]]
+        try:
+            pair.parts.append(ray.get(done[0]))
+        except RayError as exc:
+            pair.failure = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+        advance(count)
+        if len(pair.parts) == expected[id(pair)] and pair.failure is None:
+            store_pair(pair, harness.merge(pair.parts))

@@ -1,0 +1,158 @@
+"""The one place the queue, the runner and the campaign call the harness.
+
+Everything else in the rerun queue talks in plain data (file maps, JSON documents, record
+dicts); this module turns that data into the harness's objects, runs ``evaluate`` and turns a
+suite result into records. Keeping these calls here lets the harness change inside without
+the queue noticing.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from kernelindex.harness.formats import FormatError, load_problem, load_solution
+from kernelindex.harness.records import (
+    SOURCE_KIND,
+    SOURCE_NAME,
+    SOURCE_SLUG,
+    evaluation_records,
+    problem_records,
+    sources_bundle,
+)
+from kernelindex.harness.runner import EvalOptions, SuiteResult, evaluate
+from kernelindex.harness.scores import suite_score
+from kernelindex.records.canonical import digest
+
+__all__ = ["FormatError", "SuiteResult"]
+
+PROBLEM_FILES = ("definition.json", "workload.jsonl")
+
+
+def problem_files(folder: str | Path) -> dict[str, str]:
+    """The files of a problem folder that a runner needs, as text, after checking the folder loads."""
+    folder = Path(folder)
+    load_problem(folder)
+    return {name: (folder / name).read_text(encoding="utf-8") for name in PROBLEM_FILES}
+
+
+def write_problem(files: Mapping[str, str], folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in PROBLEM_FILES:
+        (folder / name).write_text(files[name], encoding="utf-8")
+    return folder
+
+
+def problem_summary(files: Mapping[str, str]) -> tuple[str, list[str]]:
+    """(definition name, case uuids) of a problem given as files; FormatError when it doesn't load."""
+    with tempfile.TemporaryDirectory(prefix="kernelindex-problem-") as tmp:
+        problem = load_problem(write_problem(files, Path(tmp) / "problem"))
+        return problem.definition.name, [case.uuid for case in problem.cases]
+
+
+def expected_problem_digests(files: Mapping[str, str]) -> set[str]:
+    """Digests of the OperationSpec, WorkloadCases and WorkloadSuite a correct run of this problem posts."""
+    with tempfile.TemporaryDirectory(prefix="kernelindex-problem-") as tmp:
+        return {digest(record) for record in problem_records(write_problem(files, Path(tmp) / "problem"))}
+
+
+def inline_solution(path: str | Path) -> dict[str, Any]:
+    """solution.json with every source's content inlined (sources beside the file are read)."""
+    solution = load_solution(path)
+    document = dict(solution.raw)
+    document["sources"] = [{"path": s.path, "content": s.content} for s in solution.sources]
+    return document
+
+
+def write_solution(document: Mapping[str, Any], folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "solution.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+def solution_bundle(document: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]:
+    """(the sources bundle an ImplementationRevision names by digest, facts about the solution).
+
+    Raises FormatError when the document is not a loadable solution (entry point among its sources).
+    """
+    with tempfile.TemporaryDirectory(prefix="kernelindex-solution-") as tmp:
+        solution = load_solution(write_solution(document, Path(tmp)))
+    facts = {
+        "name": solution.name,
+        "definition": solution.definition,
+        "entry_point": solution.entry_point,
+        "source_bytes": sum(len(s.content.encode()) for s in solution.sources),
+    }
+    return sources_bundle(solution), facts
+
+
+def evaluation_options(protocol: Mapping[str, Any], device: str, cases: list[str] | None = None) -> EvalOptions:
+    return EvalOptions(
+        device=device,
+        rounds=int(protocol["rounds"]),
+        warmup=int(protocol["warmup"]),
+        iterations=int(protocol["iterations"]),
+        timeout_s=float(protocol["timeout_s"]),
+        cases=cases,
+    )
+
+
+def run(
+    problem_dir: Path, solution_path: Path, options: EvalOptions, progress: Callable[[Any], None] | None = None
+) -> SuiteResult:
+    return evaluate(load_problem(problem_dir), load_solution(solution_path), options, progress=progress)
+
+
+def merge(parts: list[SuiteResult]) -> SuiteResult:
+    """One suite result from batches of cases of the same problem and solution, in workload order."""
+    order = {case.uuid: n for n, case in enumerate(parts[0].problem.cases)}
+    cases = sorted((c for part in parts for c in part.cases), key=lambda c: order[c.case.uuid])
+    first = parts[0]
+    return replace(
+        first,
+        cases=cases,
+        options=replace(first.options, cases=None),
+        score=suite_score([c.score for c in cases], [c.passed for c in cases]),
+        started_at=min(p.started_at for p in parts),
+        finished_at=max(p.finished_at for p in parts),
+    )
+
+
+def evaluation_payload(suite: SuiteResult) -> dict[str, Any]:
+    """The records of an evaluation as JSON a runner posts: records, run bundles and artifacts."""
+    records = evaluation_records(suite)
+    return {
+        "records": [*records.problem.all(), records.implementation],
+        "bundles": records.bundles(),
+        "suiteRun": digest(records.suite_run),
+        "artifacts": [
+            {
+                "runDigest": a.run_digest,
+                "role": a.role,
+                "kind": a.kind,
+                "mediaType": a.media_type,
+                "content": base64.b64encode(a.content).decode("ascii"),
+            }
+            for a in records.artifacts
+        ],
+    }
+
+
+def record(
+    store, suite: SuiteResult, *, runner_id: str | None = None, runner_host: str | None = None, private_key=None
+) -> tuple[str, list[str]]:
+    """Store an evaluation through the one use case (records, signatures, leader events in one
+    transaction): (suite run digest, every run digest stored)."""
+    from kernelindex.services.evaluations import record_evaluation
+
+    recorded = record_evaluation(store, suite, runner_id=runner_id, runner_host=runner_host, private_key=private_key)
+    return recorded.stored.suite_run_digest, list(recorded.stored.run_ids)
+
+
+SOURCE = (SOURCE_SLUG, SOURCE_KIND, SOURCE_NAME)

@@ -1,0 +1,221 @@
+"""A remote runner: lease one job over HTTP, run it in the harness here, sign the records, post them.
+
+The runner holds only its Ed25519 key. Every call is a signed request; while the harness runs,
+a thread sends heartbeats so the lease stays ours. If the process dies the heartbeats stop, the
+lease expires on the server and the job goes back to the queue for another runner.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from kernelindex.records.canonical import canonical_json
+from kernelindex.records.request_signing import sign_request
+from kernelindex.records.signing import sign_record_digest
+from kernelindex.services import harness_adapter as harness
+
+
+class RunnerError(RuntimeError):
+    """The server refused a call; the message carries its problem detail."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        self.status = status
+        super().__init__(f"HTTP {status}: {detail}")
+
+
+@dataclass
+class Outcome:
+    lease: str
+    request: str
+    accepted: bool
+    detail: str
+    request_state: str | None = None
+    suite_run: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+class Client:
+    """Signed calls to a kernelindex server."""
+
+    def __init__(self, server: str, private_key, timeout: float = 60.0) -> None:
+        self.http = httpx.Client(base_url=server.rstrip("/"), timeout=timeout)
+        self.key = private_key
+
+    def call(self, method: str, path: str, body: Any = None) -> httpx.Response:
+        data = canonical_json(body) if body is not None else b""
+        headers = sign_request(self.key, method, path, data)
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        response = self.http.request(method, path, content=data, headers=headers)
+        if response.status_code >= 400:
+            try:
+                detail = response.json().get("detail", response.text)
+            except ValueError:
+                detail = response.text
+            raise RunnerError(response.status_code, str(detail))
+        return response
+
+    def close(self) -> None:
+        self.http.close()
+
+
+class _Heartbeat(threading.Thread):
+    def __init__(self, client: Client, lease_id: str, every: float) -> None:
+        super().__init__(daemon=True)
+        self.client, self.lease_id, self.every = client, lease_id, every
+        self.stopped = threading.Event()
+        self.lost: str | None = None
+
+    def run(self) -> None:
+        while not self.stopped.wait(self.every):
+            try:
+                self.client.call("POST", f"/api/v1/runner/leases/{self.lease_id}/heartbeat", {})
+            except RunnerError as exc:
+                if exc.status in (403, 404, 409):
+                    self.lost = str(exc)
+                    return
+            except httpx.HTTPError:
+                continue  # the server may come back before the lease expires
+
+
+def signed_result(suite, private_key) -> dict[str, Any]:
+    payload = harness.evaluation_payload(suite)
+    stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    payload["signatures"] = {
+        json_digest: sign_record_digest(private_key, json_digest, "BenchmarkRun", stamp)
+        for json_digest in (_digest(bundle["run"]) for bundle in payload["bundles"])
+    }
+    return payload
+
+
+def _digest(record: dict) -> str:
+    from kernelindex.records.canonical import digest
+
+    return digest(record)
+
+
+def take(client: Client) -> dict[str, Any] | None:
+    """Lease one job (None when the queue has nothing for this runner) and start its heartbeats."""
+    response = client.call("POST", "/api/v1/runner/lease", {})
+    if response.status_code == 204:
+        return None
+    job = response.json()
+    job["heartbeat"] = _Heartbeat(client, job["lease"], float(job["heartbeatEveryS"]))
+    job["heartbeat"].start()
+    return job
+
+
+def job_inputs(client: Client, job: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
+    """(problem files, solution.json document) a job names, fetched by digest."""
+    document = client.call("GET", f"/api/v1/runner/blobs/{job['solution']['document']}").json()
+    problem = client.call("GET", f"/api/v1/runner/blobs/{job['problem']['digest']}").json()
+    return problem["files"], document
+
+
+def give_back(client: Client, job: dict[str, Any], reason: str) -> Outcome:
+    job["heartbeat"].stopped.set()
+    client.call("POST", f"/api/v1/runner/leases/{job['lease']}/fail", {"reason": reason})
+    return Outcome(job["lease"], job["request"], False, f"gave the job back: {reason}")
+
+
+def post(client: Client, job: dict[str, Any], suite, timings: dict[str, float]) -> Outcome:
+    """Stop the heartbeats, sign the suite's records and post them for the job's lease."""
+    beat = job["heartbeat"]
+    beat.stopped.set()
+    lease_id = job["lease"]
+    if beat.lost:
+        return Outcome(lease_id, job["request"], False, f"lease lost while running: {beat.lost}", timings=timings)
+    result = signed_result(suite, client.key)
+    started = time.perf_counter()
+    try:
+        stored = client.call(
+            "POST", f"/api/v1/runner/leases/{lease_id}/result", {"result": result, "timings": timings}
+        ).json()
+    except RunnerError as exc:
+        return Outcome(lease_id, job["request"], False, str(exc), timings=timings)
+    timings["uploadS"] = time.perf_counter() - started
+    return Outcome(
+        lease_id,
+        job["request"],
+        True,
+        f"stored {len(stored['runs'])} run(s)",
+        stored["state"],
+        stored["suiteRun"],
+        timings,
+    )
+
+
+def run_one(client: Client, device: str = "cpu", progress=None) -> Outcome | None:
+    """Lease one job, run it here, post it; None when the queue has nothing for this runner."""
+    job = take(client)
+    if job is None:
+        return None
+    try:
+        files, document = job_inputs(client, job)
+        started = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="kernelindex-job-") as tmp:
+            problem_dir = harness.write_problem(files, Path(tmp) / "problem")
+            solution_path = harness.write_solution(document, Path(tmp) / "solution")
+            suite = harness.run(
+                problem_dir, solution_path, harness.evaluation_options(job["protocol"], device), progress=progress
+            )
+    except Exception as exc:  # the harness itself failed here: give the job back with the reason
+        return give_back(client, job, f"{type(exc).__name__}: {exc}")
+    return post(client, job, suite, {"harnessS": time.perf_counter() - started})
+
+
+def run_on_ray(client: Client, hardware: str, jobs: int) -> list[Outcome]:
+    """Lease up to ``jobs`` jobs and run each as one Ray task (the campaign's task) on the cluster;
+    post each as soon as its task is back. Ray must already be started."""
+    import ray
+    from ray.exceptions import RayError
+
+    from kernelindex.services.campaign import task_for
+
+    task, device = task_for(hardware)
+    running: dict[Any, tuple[dict[str, Any], float]] = {}
+    outcomes: list[Outcome] = []
+    for _ in range(jobs):
+        job = take(client)
+        if job is None:
+            break
+        try:
+            files, document = job_inputs(client, job)
+        except RunnerError as exc:
+            outcomes.append(give_back(client, job, str(exc)))
+            continue
+        running[task.remote(files, document, job["protocol"], device, None)] = (job, time.perf_counter())
+    pending = list(running)
+    while pending:
+        done, pending = ray.wait(pending, num_returns=1)
+        job, started = running[done[0]]
+        try:
+            suite = ray.get(done[0])
+        except RayError as exc:
+            outcomes.append(give_back(client, job, f"{type(exc).__name__}: {str(exc).splitlines()[0]}"))
+            continue
+        outcomes.append(post(client, job, suite, {"harnessS": time.perf_counter() - started}))
+    return outcomes
+
+
+def summary(outcome: Outcome) -> str:
+    return json.dumps(
+        {
+            "lease": outcome.lease,
+            "request": outcome.request,
+            "accepted": outcome.accepted,
+            "detail": outcome.detail,
+            "requestState": outcome.request_state,
+            "suiteRun": outcome.suite_run,
+            "timings": {k: round(v, 3) for k, v in outcome.timings.items()},
+        }
+    )

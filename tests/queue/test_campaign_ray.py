@@ -1,0 +1,148 @@
+"""Ray, started once for this module (it costs seconds): `kernelindex campaign` survives a worker killed
+mid-task and stores the (problem, solution) once; a runner leases several jobs and runs them as Ray tasks."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from queue_kit import VECTOR_ADD
+from typer.testing import CliRunner
+
+from kernelindex.cli import app
+
+pytestmark = pytest.mark.slow
+TASK_TITLE = "ray::evaluate_batch"
+
+
+def _kill_first_running_task(killed: list[int], stop: threading.Event) -> None:
+    """Kill (once) the first Ray worker of this test's own Ray that is running a campaign task."""
+    while not stop.is_set() and not killed:
+        for pid in _descendants(os.getpid()):
+            try:
+                title = (Path("/proc") / str(pid) / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if title.startswith(TASK_TITLE.encode()):
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+                return
+        time.sleep(0.05)
+
+
+def _descendants(root: int) -> list[int]:
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    found, frontier = [], [root]
+    while frontier:
+        children = [pid for pid, parent in parents.items() if parent in frontier]
+        found += children
+        frontier = children
+    return found
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray = pytest.importorskip("ray")
+    from kernelindex.services.campaign import start_ray
+
+    start_ray(None, "cpu")  # the campaign command finds it running and uses it
+    yield ray
+    ray.shutdown()
+
+
+def test_campaign_survives_a_killed_worker_and_stores_once(tmp_path, local_ray):
+    solution = tmp_path / "solution.json"
+    solution.write_text(
+        json.dumps(
+            {
+                "name": "vector_add_slow",
+                "definition": "vector_add_f32",
+                "spec": {"languages": ["pytorch"], "entry_point": "add.py::run", "destination_passing_style": True},
+                "sources": [
+                    {
+                        "path": "add.py",
+                        "content": "import time\n\nimport torch\n\n\ndef run(x, y, z):\n"
+                        "    time.sleep(0.3)\n    torch.add(x, y, out=z)\n",
+                    }
+                ],
+            }
+        )
+    )
+    db = tmp_path / "campaign.db"
+    killed: list[int] = []
+    stop = threading.Event()
+    killer = threading.Thread(target=_kill_first_running_task, args=(killed, stop), daemon=True)
+    killer.start()
+    try:
+        result = CliRunner().invoke(
+            app,
+            [
+                "campaign",
+                str(VECTOR_ADD),
+                "--solutions",
+                str(solution),
+                "--batch",
+                "1",
+                "--rounds",
+                "1",
+                "--warmup",
+                "1",
+                "--iterations",
+                "3",
+                "--db",
+                str(db),
+            ],
+        )
+    finally:
+        stop.set()
+        killer.join()
+    assert result.exit_code == 0, result.output
+    assert killed, "no campaign task was seen running"
+    from sqlalchemy import func, select
+
+    from kernelindex.store import open_store
+    from kernelindex.store.tables import runs
+
+    store = open_store(str(db))
+    with store.engine.connect() as conn:
+        statuses = conn.execute(select(runs.c.status, func.count()).group_by(runs.c.status)).all()
+    store.close()
+    assert statuses == [("passed", 3)]  # two cases and the suite, once: the killed attempt left nothing
+    assert "sha256:" in result.output  # the summary table names the stored suite run
+
+
+def test_a_runner_runs_its_leased_jobs_as_ray_tasks(store, local_ray):
+    from queue_kit import QUICK, vector_add_submission
+
+    from kernelindex.records.signing import new_private_key, public_key_to_text
+    from kernelindex.services import queue as service
+    from kernelindex.services.remote_runner import Client, run_on_ray
+    from kernelindex.store.reads import queue as reads
+    from kernelindex.web.app import create_app
+    from live_kit import serving
+
+    first = service.submit(store, vector_add_submission())
+    second = service.submit(store, vector_add_submission(protocol={**QUICK, "iterations": 4}))
+    private_key = new_private_key()
+    service.register_runner(
+        store, public_key_to_text(private_key.public_key()), label="ray", machine="cluster", hardware="cpu"
+    )
+    with serving(create_app(store=store)) as url:
+        client = Client(url, private_key)
+        outcomes = run_on_ray(client, "cpu", jobs=4)
+        client.close()
+    assert sorted(o.request for o in outcomes) == sorted([first, second])
+    assert all(o.accepted and o.request_state == "done" for o in outcomes), [o.detail for o in outcomes]
+    with store.engine.connect() as conn:
+        assert {reads.request_row(conn, r).state for r in (first, second)} == {"done"}
