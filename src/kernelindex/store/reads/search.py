@@ -1,0 +1,200 @@
+"""The reads behind search answers: the operation catalogue, workloads with their axes, the runs
+of those workloads with what the filters need, and lookups by digest prefix or by name."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, and_, func, or_, select
+
+from kernelindex.store.tables import (
+    implementations,
+    operation_aliases,
+    operations,
+    projects,
+    runs,
+    sources,
+    workloads,
+)
+
+ENTITY_LIMIT = 20
+
+
+@dataclass
+class OperationEntry:
+    id: str
+    slug: str
+    name: str | None
+    family: str | None
+    digest: str
+    axis_names: tuple[str, ...]
+    aliases: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class WorkloadEntry:
+    id: str
+    digest: str
+    kind: str
+    operation_id: str | None
+    title: str
+    axes: dict[str, Any]
+    dtypes: frozenset[str]
+    suite_cases: tuple[dict[str, Any], ...]  # a suite's cases' axes
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    id: str
+    digest: str
+    comparison_key: str | None
+    workload_id: str
+    implementation_id: str | None
+    source_slug: str | None
+    hardware_model: str | None
+    hardware_architecture: str | None
+    status: str
+
+
+def operation_catalogue(conn: Connection) -> list[OperationEntry]:
+    """Every operation with its aliases and axis names: a few hundred small rows, read whole."""
+    axes = operations.c.manifest["spec"]["axes"]
+    entries = {r.id: OperationEntry(r.id, r.slug, r.name, r.family, r.semantic_digest, tuple((r.axes or {}).keys()))
+               for r in conn.execute(select(operations.c.id, operations.c.slug, operations.c.name, operations.c.family,
+                                            operations.c.semantic_digest, axes.label("axes"))
+                                     .order_by(operations.c.seq))}
+    for op_id, alias in conn.execute(select(operation_aliases.c.operation_id, operation_aliases.c.alias)):
+        if op_id in entries:
+            entries[op_id].aliases.append(alias)
+    return list(entries.values())
+
+
+def source_slugs(conn: Connection) -> list[str]:
+    return list(conn.scalars(select(sources.c.slug)))
+
+
+def source_licences(conn: Connection) -> dict[str, str]:
+    """Source slug → the licence its policy states (empty when none)."""
+    rows = conn.execute(select(sources.c.slug, sources.c.policy))
+    return {r.slug: str((r.policy or {}).get("license") or "") for r in rows}
+
+
+def _dtypes(spec: dict[str, Any]) -> frozenset[str]:
+    tensors = (spec.get("tensors") or {}).values()
+    return frozenset(str(t["dtype"]).lower() for t in tensors if isinstance(t, dict) and t.get("dtype"))
+
+
+def workloads_of(conn: Connection, operation_ids: Sequence[str]) -> list[WorkloadEntry]:
+    """The workloads of the given operations, with their axes, dtypes and (for suites) their cases' axes."""
+    if not operation_ids:
+        return []
+    spec = workloads.c.manifest["spec"]
+    query = (select(workloads.c.id, workloads.c.workload_digest, workloads.c.kind, workloads.c.operation_id,
+                    workloads.c.name, workloads.c.manifest["metadata"]["title"].as_string().label("title"),
+                    spec.label("spec"))
+             .where(workloads.c.operation_id.in_(operation_ids)).order_by(workloads.c.seq))
+    out = []
+    for r in conn.execute(query):
+        s = r.spec or {}
+        cases = tuple(c.get("axes") or {} for c in s.get("cases") or [] if isinstance(c, dict))
+        out.append(WorkloadEntry(r.id, r.workload_digest, r.kind, r.operation_id, r.title or r.name or r.id,
+                                 dict(s.get("axes") or {}), _dtypes(s), cases))
+    return out
+
+
+def runs_of(conn: Connection, workload_ids: Sequence[str]) -> list[RunEntry]:
+    """Every run of the given workloads that has a comparison group, with the fields filters need."""
+    if not workload_ids:
+        return []
+    query = select(runs.c.id, runs.c.run_digest, runs.c.comparison_key, runs.c.workload_id, runs.c.implementation_id,
+                   runs.c.source_slug, runs.c.hardware_model, runs.c.hardware_architecture, runs.c.status) \
+        .where(runs.c.workload_id.in_(workload_ids), runs.c.comparison_key.isnot(None))
+    return [RunEntry(*r) for r in conn.execute(query)]
+
+
+def implementation_facts(conn: Connection, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """Title, slug, licence text and project of each implementation."""
+    ids = sorted(set(i for i in ids if i))
+    if not ids:
+        return {}
+    query = (select(implementations.c.id, implementations.c.slug, implementations.c.title,
+                    implementations.c.manifest["spec"]["licensing"].label("licensing"),
+                    projects.c.slug.label("project"))
+             .outerjoin(projects, projects.c.id == implementations.c.project_id)
+             .where(implementations.c.id.in_(ids)))
+    return {r.id: {"slug": r.slug, "title": r.title, "project": r.project,
+                   "license": " ".join(str(v) for v in (r.licensing or {}).values())} for r in conn.execute(query)}
+
+
+def _prefix_range(column, prefix: str):
+    """``column`` starts with ``sha256:prefix``, as a range an index answers (LIKE may not use one)."""
+    low = "sha256:" + prefix
+    return and_(column >= low, column < low + "\uffff")
+
+
+def digest_matches(conn: Connection, prefix: str) -> list[dict[str, Any]]:
+    """Records whose digest starts with ``prefix`` (hex, no ``sha256:``): runs, workloads,
+    implementations, operations and comparison groups."""
+    out: list[dict[str, Any]] = []
+    for r in conn.execute(select(runs.c.id, runs.c.run_digest, runs.c.manifest["run"]["metadata"]["title"].as_string()
+                                 .label("title")).where(_prefix_range(runs.c.run_digest, prefix)).limit(ENTITY_LIMIT)):
+        out.append({"kind": "run", "id": r.id, "digest": r.run_digest, "title": r.title or r.run_digest,
+                    "href": f"/runs/{r.id}"})
+    for r in conn.execute(select(workloads.c.id, workloads.c.workload_digest, workloads.c.name)
+                          .where(_prefix_range(workloads.c.workload_digest, prefix)).limit(ENTITY_LIMIT)):
+        out.append({"kind": "workload", "id": r.id, "digest": r.workload_digest, "title": r.name or r.id,
+                    "href": f"/workloads/{r.id}"})
+    for r in conn.execute(select(implementations.c.id, implementations.c.implementation_digest, implementations.c.title,
+                                 implementations.c.slug)
+                          .where(_prefix_range(implementations.c.implementation_digest, prefix)).limit(ENTITY_LIMIT)):
+        out.append({"kind": "implementation", "id": r.id, "digest": r.implementation_digest,
+                    "title": r.title or r.slug or r.id, "href": None})
+    for r in conn.execute(select(operations.c.slug, operations.c.semantic_digest, operations.c.name)
+                          .where(_prefix_range(operations.c.semantic_digest, prefix)).limit(ENTITY_LIMIT)):
+        out.append({"kind": "operation", "id": r.slug, "digest": r.semantic_digest, "title": r.name or r.slug,
+                    "href": f"/operations/{r.slug}"})
+    key = conn.scalar(select(runs.c.comparison_key).where(_prefix_range(runs.c.comparison_key, prefix)).limit(1))
+    if key is not None:
+        out.append({"kind": "comparison group", "id": key, "digest": key, "title": key, "href": f"/rankings/{key}"})
+    return out
+
+
+def _escape_like(word: str) -> str:
+    return "%" + word.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def implementation_matches(conn: Connection, words: Sequence[str]) -> list[dict[str, Any]]:
+    """Implementations whose title, slug or project name holds every word (authors are in titles,
+    e.g. ``ac4k · 042_…``), each with its run count; busiest first."""
+    if not words:
+        return []
+    conds = []
+    for w in words:
+        like = _escape_like(w)
+        conds.append(or_(func.lower(implementations.c.title).like(like, escape="\\"),
+                         func.lower(implementations.c.slug).like(like, escape="\\"),
+                         func.lower(projects.c.slug).like(like, escape="\\"),
+                         func.lower(projects.c.name).like(like, escape="\\")))
+    count = (select(func.count()).where(runs.c.implementation_id == implementations.c.id)
+             .correlate(implementations).scalar_subquery())
+    query = (select(implementations.c.id, implementations.c.slug, implementations.c.title,
+                    implementations.c.implementation_digest, projects.c.slug.label("project"),
+                    operations.c.slug.label("operation"), count.label("runs"))
+             .outerjoin(projects, projects.c.id == implementations.c.project_id)
+             .outerjoin(operations, operations.c.id == implementations.c.operation_id)
+             .where(*conds).order_by(count.desc(), implementations.c.seq).limit(ENTITY_LIMIT))
+    return [{"id": r.id, "slug": r.slug, "title": r.title or r.slug, "digest": r.implementation_digest,
+             "project": r.project, "operation": r.operation, "runCount": r.runs} for r in conn.execute(query)]
+
+
+def run_titles(conn: Connection, run_ids: Sequence[str]) -> dict[str, str]:
+    """Each run's title: its own, else its implementation's."""
+    if not run_ids:
+        return {}
+    query = (select(runs.c.id, runs.c.manifest["run"]["metadata"]["title"].as_string().label("title"),
+                    implementations.c.title.label("impl"))
+             .outerjoin(implementations, implementations.c.id == runs.c.implementation_id)
+             .where(runs.c.id.in_(sorted(set(run_ids)))))
+    return {r.id: r.title or r.impl or r.id for r in conn.execute(query)}
