@@ -48,10 +48,11 @@ RELAX_ORDER = (("gpu", ("gpus", "architectures")), ("evidence", ("evidence",)), 
 def search(conn: Connection, text: str, rank_rows: int = RANK_ROWS) -> SearchAnswer:
     """The answer to ``text`` (raises :class:`kernelindex.search.query.QueryError` when it is refused)."""
     query = asked = parse(text, reads.source_slugs(conn))
-    catalogue = reads.operation_catalogue(conn)
-    scored = _score(query, catalogue)
+    scored = _score(query, _catalogue(conn))
     best = max((s for s, _ in scored), default=0)
     named = [op for s, op in scored if s == best and s > 0]
+    if not query.words and not query.digests and (query.gpus or query.architectures or query.sources):
+        named = _operations_on(conn, query)
     notes: list[str] = []
     if query.ignored:
         notes.append(f"ignored {len(query.ignored)} word(s) past the first 40 or not understood: "
@@ -81,21 +82,46 @@ def search(conn: Connection, text: str, rank_rows: int = RANK_ROWS) -> SearchAns
                         matches=matches)
 
 
+def _operations_on(conn: Connection, query: Query) -> list[reads.OperationEntry]:
+    """A query of filters only (``H200``, ``source:sol-execbench``): the operations with such runs."""
+    envs = None
+    if query.gpus or query.architectures:
+        envs = [key for key, model, arch in reads.environment_hardware(conn)
+                if (not query.gpus or any(gpu_matches(g, model) for g in query.gpus))
+                and (not query.architectures or (arch or "").lower() in query.architectures)]
+    ids = reads.operations_with_runs(conn, envs, list(query.sources) or None)
+    by_id = {op.id: op for op, _, _ in _catalogue(conn)}
+    return [by_id[i] for i in ids if i in by_id]
+
+
 def _op_ref(op: reads.OperationEntry) -> OperationRef:
     return OperationRef(slug=op.slug, name=op.name, family=op.family, digest=op.digest,
                         links=Links(self=f"/operations/{op.slug}", json=f"/api/v1/operations/{op.slug}"))
 
 
-def _score(query: Query, catalogue: Sequence[reads.OperationEntry]) -> list[tuple[int, reads.OperationEntry]]:
+_CATALOGUES: dict[tuple, list[tuple[reads.OperationEntry, set[str], set[str]]]] = {}
+
+
+def _catalogue(conn: Connection) -> list[tuple[reads.OperationEntry, set[str], set[str]]]:
+    """Every operation with its words and numbers, kept while the operation tables are unchanged
+    (they only grow, so their row counts and last sequence numbers say when)."""
+    signature = (str(conn.engine.url), *reads.catalogue_signature(conn))
+    if signature not in _CATALOGUES:
+        entries = []
+        for op in reads.operation_catalogue(conn):
+            tokens: set[str] = set()
+            for text in (op.slug, op.name or "", op.family or "", *op.aliases):
+                tokens.update(split_words(text))
+            entries.append((op, tokens, {t for t in tokens if t.isdigit()}))
+        _CATALOGUES.clear()
+        _CATALOGUES[signature] = entries
+    return _CATALOGUES[signature]
+
+
+def _score(query: Query, catalogue) -> list[tuple[int, reads.OperationEntry]]:
     if not query.words:
         return []
-    out = []
-    for op in catalogue:
-        tokens: set[str] = set()
-        for text in (op.slug, op.name or "", op.family or "", *op.aliases):
-            tokens.update(split_words(text))
-        numbers = {t for t in tokens if t.isdigit()}
-        out.append((word_score(query.words, tokens, numbers), op))
+    out = [(word_score(query.words, tokens, numbers), op) for op, tokens, numbers in catalogue]
     out.sort(key=lambda pair: -pair[0])
     return out
 
@@ -135,6 +161,15 @@ class _Context:
         self.conn = conn
         self.rank_rows = rank_rows
         self._licences: dict[str, str] | None = None
+        self._loaded: dict[str, tuple] = {}
+
+    def _load(self, op_id: str) -> tuple:
+        """The operation's workloads, their runs and the runs' evidence levels (read once per answer)."""
+        if op_id not in self._loaded:
+            workloads = reads.workloads_of(self.conn, [op_id])
+            runs = reads.runs_of(self.conn, [w.id for w in workloads])
+            self._loaded[op_id] = (workloads, runs, self._levels(r.digest for r in runs))
+        return self._loaded[op_id]
 
     # ---------------------------------------------------------------- filters
 
@@ -170,9 +205,10 @@ class _Context:
 
     def operation(self, op: reads.OperationEntry, query: Query, score: int) -> OperationAnswer:
         conn = self.conn
-        workloads = [w for w in reads.workloads_of(conn, [op.id]) if self._keep_workload(w, query)]
-        runs = reads.runs_of(conn, [w.id for w in workloads])
-        levels = self._levels(r.digest for r in runs)
+        all_workloads, all_runs, levels = self._load(op.id)
+        workloads = [w for w in all_workloads if self._keep_workload(w, query)]
+        kept_ids = {w.id for w in workloads}
+        runs = [r for r in all_runs if r.workload_id in kept_ids]
         impls = reads.implementation_facts(conn, [r.implementation_id for r in runs]) if query.license else {}
         kept = [r for r in runs if self._keep_run(r, query, levels.get(r.digest), impls.get(r.implementation_id or ""))]
         kept_by_workload: dict[str, list[reads.RunEntry]] = {}
@@ -232,7 +268,7 @@ class _Context:
         entries = [(m.members, rel, dist) for m, rel, dist in chosen] + [([w], "suite", None) for w in suites]
         keys = {r.comparison_key for members, _, _ in entries for w in members for r in kept_by_workload.get(w.id, [])}
         groups = ranked_groups(conn, sorted(k for k in keys if k))
-        group_levels = self._levels(e.run.digest for g in groups.values() for e in g.entries if e.run.digest)
+        group_levels = levels  # a group's runs are all on one workload (the key holds it): already read
         run_facts = {r.id: r for r in runs}
         shown_ids = [e.run.run_id for g in groups.values() for e in g.entries[:self.rank_rows]]
         shown_ids += [e.run.run_id for g in groups.values() for e in _best_by_level(g, group_levels).values()]

@@ -6,10 +6,11 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Request
 
-from kernelindex.web import lookup, origins, queries, same_problem
+from kernelindex.search.models import SearchAnswer
+from kernelindex.web import lookup, origins, queries, same_problem, search_docs
 from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args, today
 from kernelindex.web.pagination import DEFAULT_LIMIT
-from kernelindex.web.problems import Problem, check_known_params
+from kernelindex.web.problems import check_known_params
 
 router = APIRouter(prefix="/api/v1", tags=["api"])
 
@@ -96,14 +97,14 @@ def compare(request: Request, a: str = Query(..., description="run id, digest or
         return queries.compare_view(conn, row_a, row_b, base_url(request), today())
 
 
-@router.get("/search", summary="Operations by name, alias, family, source or hardware")
-def search(request: Request, q: str = "", cursor: str | None = None, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
-    after, limit = page_args(request, f"search:{q}", {"q"}, cursor, limit)
-    if len(q) > 200:
-        raise Problem(400, "bad-query", "q is longer than 200 characters", parameter="q")
+@router.get("/search", response_model=SearchAnswer,
+            summary="Answer a query: rank tables for the workload it pins, or the nearest measured cases",
+            description=search_docs.QUERY_HELP)
+def search(request: Request, q: str = Query("", description="e.g. `009 moe backward N=2048 bf16 H200 verified`, "
+                                                          "`ac4k`, `149b7c1a`")) -> SearchAnswer:
+    check_known_params(request, {"q"})
     with connection(request) as conn:
-        items, last = queries.search_operations(conn, q, after, limit)
-    return _listing(request, f"search:{q}", items, last)
+        return search_docs.answer_or_problem(conn, q)
 
 
 @router.get("/origins", summary="Where this index started: the seed runs and our own problem packs")

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import Connection, and_, func, or_, select
 
 from kernelindex.store.tables import (
+    environments,
     implementations,
     operation_aliases,
     operations,
@@ -69,6 +70,13 @@ def operation_catalogue(conn: Connection) -> list[OperationEntry]:
         if op_id in entries:
             entries[op_id].aliases.append(alias)
     return list(entries.values())
+
+
+def catalogue_signature(conn: Connection) -> tuple:
+    """Row counts and last sequence numbers of operations and aliases: they change when either grows."""
+    ops = conn.execute(select(func.count(), func.max(operations.c.seq))).one()
+    aliases = conn.execute(select(func.count(), func.max(operation_aliases.c.seq))).one()
+    return (*ops, *aliases)
 
 
 def source_slugs(conn: Connection) -> list[str]:
@@ -198,3 +206,25 @@ def run_titles(conn: Connection, run_ids: Sequence[str]) -> dict[str, str]:
              .outerjoin(implementations, implementations.c.id == runs.c.implementation_id)
              .where(runs.c.id.in_(sorted(set(run_ids)))))
     return {r.id: r.title or r.impl or r.id for r in conn.execute(query)}
+
+
+def environment_hardware(conn: Connection) -> list[tuple[str, str | None, str | None]]:
+    """(environment digest, hardware model, architecture) of every stored environment (a few rows)."""
+    query = select(environments.c.environment_digest, environments.c.hardware_model,
+                   environments.c.hardware_architecture)
+    return [tuple(r) for r in conn.execute(query)]
+
+
+def operations_with_runs(conn: Connection, environment_keys: Sequence[str] | None, source_slugs: Sequence[str] | None,
+                         limit: int = 50) -> list[str]:
+    """Ids of operations that have a run under one of these environments and from one of these sources
+    (None: any), busiest first."""
+    conds = [runs.c.workload_id == workloads.c.id]
+    if environment_keys is not None:
+        conds.append(runs.c.environment_key.in_(environment_keys))
+    if source_slugs is not None:
+        conds.append(runs.c.source_slug.in_(source_slugs))
+    query = (select(workloads.c.operation_id, func.count().label("n")).select_from(runs).join(workloads, conds[0])
+             .where(*conds[1:], workloads.c.operation_id.isnot(None))
+             .group_by(workloads.c.operation_id).order_by(func.count().desc()).limit(limit))
+    return [r.operation_id for r in conn.execute(query)]
