@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Request
 from kernelindex.search.models import SearchAnswer
 from kernelindex.web import lookup, origins, queries, same_problem, search_docs
 from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args, today
+from kernelindex.web.operation_page import operation_page_view
 from kernelindex.web.pagination import DEFAULT_LIMIT
 from kernelindex.web.problems import check_known_params
 
@@ -70,12 +71,19 @@ def list_operations(request: Request, family: str | None = None, cursor: str | N
     return _listing(request, "operations", items, last)
 
 
-@router.get("/operations/{slug}", summary="An operation with its aliases and workloads")
-def get_operation(request: Request, slug: str) -> dict[str, Any]:
-    check_known_params(request, set())
+@router.get("/operations/{slug}", summary="An operation: its workloads (one entry per case), the chosen "
+            "workload's comparison groups, the chosen group ranked, the sweep and the semantics")
+def get_operation(request: Request, slug: str,
+                  workload: str | None = Query(None, description="a workload id or digest of the operation"),
+                  group: str | None = Query(None, description="a comparison key of the chosen workload"),
+                  ) -> dict[str, Any]:
+    check_known_params(request, {"workload", "group"})
     with connection(request) as conn:
         row = lookup.operation_row(conn, slug)
-        return queries.operation_view(conn, row)
+        view = operation_page_view(conn, row, request.app.state.origins, workload, group)
+    if view["sweep"]:
+        view["sweep"].pop("svg", None)
+    return view
 
 
 @router.get("/rankings/{comparison_key}", summary="One comparison group, fully ranked")

@@ -12,6 +12,7 @@ from markupsafe import Markup
 from kernelindex.web import lookup, origins, queries, same_problem, search_docs
 from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args, today
 from kernelindex.web.formatting import format_value
+from kernelindex.web.operation_page import operation_page_view
 from kernelindex.web.pagination import DEFAULT_LIMIT
 from kernelindex.web.plot import Point, group_svg
 from kernelindex.web.problems import check_known_params
@@ -112,11 +113,13 @@ def compare_page(request: Request, a: str, b: str):
 
 
 @router.get("/operations/{slug}", response_class=HTMLResponse)
-def operation_page(request: Request, slug: str):
-    check_known_params(request, set())
+def operation_page(request: Request, slug: str, workload: str | None = None, group: str | None = None):
+    check_known_params(request, {"workload", "group"})
     with connection(request) as conn:
         row = lookup.operation_row(conn, slug)
-        view = queries.operation_view(conn, row)
+        view = operation_page_view(conn, row, request.app.state.origins, workload, group)
+    if view["group"]:
+        with_plot(view["group"])
     return render(request, "operation.html", op=view)
 
 
