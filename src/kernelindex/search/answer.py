@@ -21,6 +21,7 @@ from kernelindex.ranking.evidence import LEVELS
 from kernelindex.ranking.evidence_facts import evidence_for_runs
 from kernelindex.ranking.reads import ranked_groups
 from kernelindex.records.canonical import metric_key
+from kernelindex.records.families import shown_family
 from kernelindex.records.units import format_value
 from kernelindex.search.bracketing import Case, bracket
 from kernelindex.search.models import (
@@ -95,7 +96,7 @@ def _operations_on(conn: Connection, query: Query) -> list[reads.OperationEntry]
 
 
 def _op_ref(op: reads.OperationEntry) -> OperationRef:
-    return OperationRef(slug=op.slug, name=op.name, family=op.family, digest=op.digest,
+    return OperationRef(slug=op.slug, name=op.name, family=shown_family(op.family, op.slug), digest=op.digest,
                         links=Links(self=f"/operations/{op.slug}", json=f"/api/v1/operations/{op.slug}"))
 
 
@@ -259,7 +260,8 @@ class _Context:
                       and _suite_holds(w, [m.first.axes for m, _, _ in chosen] or [pinned])]
         else:
             mode = "overview"
-            ranked = sorted((m for m in cases if measured(m)), key=lambda m: -self._weight(m, kept_by_workload, levels))
+            ranked = sorted((m for m in cases if measured(m)), key=lambda m: self._weight(m, kept_by_workload, levels),
+                            reverse=True)
             chosen = [(m, "listed", None) for m in ranked[:OVERVIEW_WORKLOADS]]
             suites = sorted((w for w in workloads if w.kind != "WorkloadCase" and kept_by_workload.get(w.id)),
                             key=lambda w: -len(kept_by_workload[w.id]))[:OVERVIEW_WORKLOADS]
@@ -279,7 +281,7 @@ class _Context:
             member_keys = sorted({r.comparison_key for w in members for r in kept_by_workload.get(w.id, [])
                                   if r.comparison_key in groups})
             group_answers = [self._group(groups[k], group_levels, titles, run_facts) for k in member_keys]
-            group_answers = [g for g in group_answers if _meets(g, query)]
+            group_answers = [g for g in group_answers if g.size and _meets(g, query)]
             group_answers.sort(key=lambda g: (-(LEVELS.index(max(g.bestByEvidence, key=LEVELS.index))
                                                 if g.bestByEvidence else 0), -g.size))
             first = members[0]

@@ -19,9 +19,10 @@ from typing import Any
 
 from sqlalchemy import JSON, Connection, Table, and_, insert, select, tuple_, update
 
+from kernelindex.records.canonical import digest, sha256_digest
+from kernelindex.records.slugs import slugify
 from kernelindex.store import tables as t
 from kernelindex.store.ids import uuid7
-from kernelindex.records.canonical import digest, sha256_digest
 from kernelindex.store.rows import (
     RowError,
     derived_measurements,
@@ -453,7 +454,7 @@ class Writer:
         if kind not in _RECORD_ROWS:
             raise RowError("kind", f"add_record takes {', '.join(_RECORD_ROWS)}, not {kind!r}")
         table, build = _RECORD_ROWS[kind]
-        row = build(self, record, project_id=project_id, slug=slug or record["metadata"]["name"])
+        row = build(self, record, project_id=project_id, slug=slug or slugify(record["metadata"]["name"]))
         converter = {
             "projects": project_columns,
             "operations": operation_columns,

@@ -12,6 +12,7 @@ import re
 
 from sqlalchemy import Connection, Table, func, select
 
+from kernelindex.records.slugs import slugify
 from kernelindex.store.queries import HEX_PREFIX, UUID, LookupProblem, find_run_id
 from kernelindex.store.tables import runs, workloads
 from kernelindex.web.deps import not_found
@@ -79,6 +80,8 @@ def workload_row(conn: Connection, ident: str):
 def operation_row(conn: Connection, slug: str):
     """The operation ``slug`` names (slug, alias or name, as the store finds it), or a 404 :class:`Problem`."""
     row = find_operation(conn, slug)
+    if row is None and slugify(slug) != slug:  # stores made before slugs were one spelling: 042_moe_… → 042-moe-…
+        row = find_operation(conn, slugify(slug))
     if row is None:
         raise not_found("operation", slug)
     return row

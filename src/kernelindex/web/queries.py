@@ -20,6 +20,7 @@ from kernelindex.web.evidence_view import evidence_panel
 from kernelindex.ranking.reads import ranked_group, ranked_groups, workload_groups
 from kernelindex.records.canonical import metric_key
 from kernelindex.records.citation import bibtex, citation_for
+from kernelindex.records.families import shown_family
 from kernelindex.store.tables import (
     artifacts,
     environments,
@@ -574,7 +575,8 @@ def _count_by(conn: Connection, column, where) -> dict[str, int]:
 
 
 def operation_item(r, counts: dict[str, int] | None = None) -> dict[str, Any]:
-    return {"slug": r.slug, "name": r.name, "family": r.family, "digest": r.semantic_digest,
+    return {"slug": r.slug, "name": r.name, "family": shown_family(r.family, r.slug, r.tags),
+            "statedFamily": r.family, "digest": r.semantic_digest,
             "tags": r.tags or [], "workloadCount": (counts or {}).get(r.id),
             "links": {"self": f"/operations/{r.slug}", "json": f"/api/v1/operations/{r.slug}"}}
 
