@@ -50,6 +50,6 @@ def _demo_rerun(db: str | None) -> None:
     options = EvalOptions(device="cpu", rounds=3, warmup=5, iterations=20, cases=DEMO_CASES)
     suite = evaluate(problem, solution, options,
                      progress=lambda r: typer.echo(f"rerun {r.case.uuid[:8]}: {r.status}", err=True))
-    summary = eval_cli.record(open_store_or_fail(db), suite)
+    summary = eval_cli.record(open_store_or_fail(db, create=True), suite)
     typer.echo(f"controlled rerun: {sum(r.passed for r in suite.cases)}/{len(suite.cases)} cases passed; {summary}",
                err=True)

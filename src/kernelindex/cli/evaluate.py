@@ -53,7 +53,7 @@ def eval_command(
         if output and (Path(output).is_dir() or not Path(output).resolve().parent.is_dir()):
             raise FormatError(output, None, "--output", "is a folder, or its folder does not exist")
         private_key = load_private_key(key) if keep and key else None
-        store = open_store_or_fail(db) if keep else None
+        store = open_store_or_fail(db, create=True) if keep else None
     except (FormatError, KeyError) as exc:
         err.print(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}", markup=False)
         raise typer.Exit(1) from None

@@ -39,7 +39,7 @@ def import_command(
             kind_of(path)  # refuse a bad path before anything is imported
     except ImportFailed as exc:
         fail([str(p) for p in exc.problems])
-    store = open_store_or_fail(db)
+    store = open_store_or_fail(db, create=True)
     err = stderr()
     with Progress(*Progress.get_default_columns()[:3], DownloadColumn(), TransferSpeedColumn(), console=err, transient=True, disable=not err.is_terminal) as bar:
         def open_file(path: Path):

@@ -47,7 +47,7 @@ def keys_list(db: Db = None) -> None:
     from kernelindex.store.evidence_store import list_api_keys
     from kernelindex.store.evidence_tables import signing_keys
 
-    store = open_store_or_fail(db)
+    store = open_store_or_fail(db, create=True)
     with store.begin() as conn:
         typer.echo("signing keys:")
         for row in conn.execute(select(signing_keys).order_by(signing_keys.c.seq)):
@@ -76,7 +76,7 @@ def keys_api_key(
         wanted = parse_scopes(scopes)
     except ValueError as exc:
         fail(f"--scopes: {exc}")
-    store = open_store_or_fail(db)
+    store = open_store_or_fail(db, create=True)
     try:
         with store.begin() as conn:
             token = create_api_key(conn, label, wanted, daily_limit)
@@ -91,7 +91,7 @@ def keys_revoke(key_id: str = typer.Argument(..., help="the API key id (16 hex)"
     """Revoke an API key: later writes with it are refused; what it wrote stays attributed."""
     from kernelindex.store.evidence_store import EvidenceError, revoke_api_key
 
-    store = open_store_or_fail(db)
+    store = open_store_or_fail(db, create=True)
     try:
         with store.begin() as conn:
             revoke_api_key(conn, key_id)
