@@ -18,6 +18,7 @@ from kernelindex.cli import (
     rank,
     runs,
     schemas,
+    search,
     serve,
     signatures,
     stats,
@@ -41,7 +42,9 @@ app.command("show")(runs.show_command)
 app.command("export")(export.export_command)
 app.command("stats")(stats.stats_command)
 app.command("serve")(serve.serve)
+app.command("search")(search.search_command)
 app.command("rank")(rank.rank)
+app.command("cases")(search.cases_command)
 app.command("eval")(evaluate.eval_command)
 app.add_typer(keys.keys_app, name="keys")
 app.add_typer(corrections.corrections_app, name="corrections")

@@ -35,3 +35,12 @@ def format_value(value: float | None, unit: str | None) -> str:
     if unit in NS_PER_UNIT:
         return format_duration(value, unit)
     return f"{value:.4g} {unit or ''}".strip()
+
+
+def format_bytes(n: int | float) -> str:
+    """``25165824`` → ``24.0 MiB``."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"

@@ -262,7 +262,7 @@ class _Context:
             mode = "overview"
             ranked = sorted((m for m in cases if measured(m)), key=lambda m: self._weight(m, kept_by_workload, levels),
                             reverse=True)
-            chosen = [(m, "listed", None) for m in ranked[:OVERVIEW_WORKLOADS]]
+            chosen = [(m, "case", None) for m in ranked[:OVERVIEW_WORKLOADS]]
             suites = sorted((w for w in workloads if w.kind != "WorkloadCase" and kept_by_workload.get(w.id)),
                             key=lambda w: -len(kept_by_workload[w.id]))[:OVERVIEW_WORKLOADS]
         chosen.sort(key=lambda c: (_axes_sort(c[0].first.axes), c[1]))

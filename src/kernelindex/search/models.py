@@ -52,7 +52,7 @@ class WorkloadAnswer(BaseModel):
     kind: str
     title: str
     axes: dict[str, Any]
-    relation: str = Field(description="exact, below/above AXIS (bracketing), suite, or listed")
+    relation: str = Field(description="exact, below/above AXIS (bracketing), suite, or case (overview)")
     distance: float | None = None
     measured: bool
     groups: list[GroupAnswer]
