@@ -74,12 +74,17 @@ def search(conn: Connection, text: str, rank_rows: int = RANK_ROWS) -> SearchAns
     if relaxed:
         notes.append(f"nothing matched with the {', '.join(relaxed)} filter(s); the answer below leaves "
                      f"{'it' if len(relaxed) == 1 else 'them'} out")
+    others = named[ANSWERED_OPERATIONS:]
+    if any(w.groups for a in ops for w in a.workloads):  # operations with nothing to rank move to the list
+        empty = {a.operation.slug for a in ops if not any(w.groups for w in a.workloads)}
+        others = [op for op in answered if op.slug in empty] + others
+        ops = [a for a in ops if a.operation.slug not in empty]
     matches = _matches(conn, query, named)
     if not ops and not matches and not query.empty:
         notes.append("no operation, workload, implementation or digest matches this query")
     return SearchAnswer(query=asked.as_dict(),
                         relaxed=relaxed, notes=notes, operations=ops,
-                        otherOperations=[_op_ref(op) for op in named[ANSWERED_OPERATIONS:][:OTHER_OPERATIONS]],
+                        otherOperations=[_op_ref(op) for op in others[:OTHER_OPERATIONS]],
                         matches=matches)
 
 

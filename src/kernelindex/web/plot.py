@@ -42,11 +42,19 @@ def _scale(lo: float, hi: float, log: bool) -> Callable[[float], float]:
     return lambda v: LEFT + (v - lo) / ((hi - lo) or 1.0) * span_px
 
 
+def _nice_step(span: float) -> float:
+    raw = span / 4 or 1.0
+    power = 10 ** math.floor(math.log10(raw))
+    return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+
+
 def _ticks(lo: float, hi: float, log: bool) -> list[float]:
     if log:
         return [10**e for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
                 if lo <= 10**e <= hi] or [lo, hi]
-    return [lo + (hi - lo) * i / 4 for i in range(5)]
+    step = _nice_step(hi - lo)
+    first = math.ceil(lo / step) * step
+    return [first + i * step for i in range(int((hi - first) / step + 1e-9) + 1)]
 
 
 def group_svg(points: Sequence[Point], fmt: Callable[[float], str], caption: str) -> str:
