@@ -70,7 +70,7 @@ def check_store_url(db: str | None, create: bool = False) -> None:
         fail(f"refusing to create a new store at {path!r}: name the file *.db (or *.sqlite), or give a "
              "postgresql:// URL")
     if not Path(path).resolve().parent.is_dir():
-        fail(f"cannot create the store {path}: the folder {Path(path).parent} does not exist")
+        fail(f"cannot open the store at {path}: its folder {Path(path).parent} does not exist")
 
 
 def open_store_or_fail(db: str | None, create: bool = False):

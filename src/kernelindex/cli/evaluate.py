@@ -38,7 +38,8 @@ def eval_command(
     if more_cases and not cases:
         err.print(f"error: unexpected argument(s) {' '.join(more_cases)}: case ids go after --cases", markup=False)
         raise typer.Exit(2)
-    cases = [c for text in [*(cases or []), *(more_cases or [])] for c in text.replace(",", " ").split()]
+    # "--cases a b" and "--cases a,b" both mean two cases; an empty value stays, to be refused below
+    cases = [c for text in [*(cases or []), *(more_cases or [])] for c in (text.replace(",", " ").split() or [text])]
     if not re.fullmatch(r"cpu|cuda(:\d+)?", device):
         err.print(f"error: --device must be cpu or cuda[:N], not {device!r}", markup=False)
         raise typer.Exit(2)
