@@ -38,6 +38,21 @@ def fail(lines: list[str] | str, code: int = 1) -> NoReturn:
 STORE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 
 
+def missing_sqlite_store(db: str | None) -> bool:
+    """Whether ``db`` names a SQLite file that does not exist (so opening it would create one)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    from kernelindex.store import resolve_url
+
+    try:
+        parsed = make_url(resolve_url(db))
+    except ArgumentError:
+        return False
+    path = parsed.database or ""
+    return parsed.get_backend_name() == "sqlite" and path not in ("", ":memory:") and not Path(path).exists()
+
+
 def check_store_url(db: str | None, create: bool = False) -> None:
     """Refuse, before anything is opened, a URL no store can be at.
 
