@@ -131,12 +131,12 @@ def check_signatures(
 
     from kernelindex.cli.common import missing_sqlite_store
     from kernelindex.records.canonical import digest, sha256_digest
-    from kernelindex.store import resolve_url
     from kernelindex.records.signing import (
         SignatureError,
         public_key_from_text,
         verify_envelope,
     )
+    from kernelindex.store import resolve_url
 
     if (files or records) and missing_sqlite_store(db):  # checking files needs no store: none is made
         typer.echo(f"no store at {resolve_url(db)}: only the given files and records are checked")
