@@ -163,63 +163,56 @@ class _Merged:
 
 
 class _Context:
+    """One answer's reads, each done once however many times relaxation asks again."""
+
     def __init__(self, conn: Connection, rank_rows: int) -> None:
         self.conn = conn
         self.rank_rows = rank_rows
-        self._licences: dict[str, str] | None = None
         self._loaded: dict[str, tuple] = {}
+        self._levels: dict[str, str] = {}
+        self._candidates: dict[str, list[Any]] = {}
 
-    def _load(self, op_id: str) -> tuple:
-        """The operation's workloads, their runs and the runs' evidence levels (read once per answer)."""
+    def _load(self, op_id: str) -> tuple[list[reads.WorkloadEntry], list[reads.RunCombo]]:
         if op_id not in self._loaded:
             workloads = reads.workloads_of(self.conn, [op_id])
-            runs = reads.runs_of(self.conn, [w.id for w in workloads])
-            self._loaded[op_id] = (workloads, runs, self._levels(r.digest for r in runs))
+            self._loaded[op_id] = (workloads, reads.run_combos(self.conn, [w.id for w in workloads]))
         return self._loaded[op_id]
 
-    # ---------------------------------------------------------------- filters
+    def levels(self, digests: Iterable[str]) -> dict[str, str]:
+        """Evidence levels, from the one evidence function, for digests not yet known."""
+        wanted = [d for d in digests if d and d not in self._levels]
+        if wanted:
+            self._levels.update({d: e.level for d, e in evidence_for_runs(self.conn, wanted).items()})
+        return self._levels
 
-    def _levels(self, digests: Iterable[str]) -> dict[str, str]:
-        return {d: e.level for d, e in evidence_for_runs(self.conn, list(digests)).items()}
-
-    def _keep_run(self, run: reads.RunEntry, query: Query, level: str | None, impl: dict[str, Any] | None) -> bool:
-        if run.status != "passed":
-            return False
-        if query.gpus and not any(gpu_matches(g, run.hardware_model) for g in query.gpus):
-            return False
-        if query.architectures and (run.hardware_architecture or "").lower() not in query.architectures:
-            return False
-        if query.sources and (run.source_slug or "").lower() not in query.sources:
-            return False
-        if query.evidence and LEVELS.index(level or "reported") < LEVELS.index(query.evidence):
-            return False
-        if query.license:
-            if self._licences is None:
-                self._licences = reads.source_licences(self.conn)
-            stated = ((impl or {}).get("license") or "") + " " + self._licences.get(run.source_slug or "", "")
-            if query.license.lower() not in stated.lower():
-                return False
-        return True
-
-    @staticmethod
-    def _keep_workload(w: reads.WorkloadEntry, query: Query) -> bool:
-        if not query.dtypes or not w.dtypes:  # a suite states no tensors: its cases do
-            return True
-        return any(any(d == want or d.startswith(want) for d in w.dtypes) for want in query.dtypes)
+    def _evidenced(self, op_id: str, workload_ids: list[str], query: Query) -> set[tuple[str, str]]:
+        """(workload, group) pairs with a passed run at the asked evidence level or above, that also
+        passes the GPU and source filters (only candidates can be above ``reported``)."""
+        if op_id not in self._candidates:
+            self._candidates[op_id] = reads.evidence_candidates(self.conn, workload_ids=workload_ids)
+        found = [c for c in self._candidates[op_id] if _keep(c, query)]
+        levels = self.levels(c.run_digest for c in found)
+        floor = LEVELS.index(query.evidence or "reported")
+        return {(c.workload_id, c.comparison_key) for c in found
+                if LEVELS.index(levels.get(c.run_digest, "reported")) >= floor}
 
     # ---------------------------------------------------------------- one operation
 
     def operation(self, op: reads.OperationEntry, query: Query, score: int) -> OperationAnswer:
         conn = self.conn
-        all_workloads, all_runs, levels = self._load(op.id)
-        workloads = [w for w in all_workloads if self._keep_workload(w, query)]
+        all_workloads, all_combos = self._load(op.id)
+        workloads = [w for w in all_workloads if _keep_workload(w, query)]
         kept_ids = {w.id for w in workloads}
-        runs = [r for r in all_runs if r.workload_id in kept_ids]
-        impls = reads.implementation_facts(conn, [r.implementation_id for r in runs]) if query.license else {}
-        kept = [r for r in runs if self._keep_run(r, query, levels.get(r.digest), impls.get(r.implementation_id or ""))]
-        kept_by_workload: dict[str, list[reads.RunEntry]] = {}
-        for r in kept:
-            kept_by_workload.setdefault(r.workload_id, []).append(r)
+        combos = [c for c in all_combos if c.workload_id in kept_ids and _keep(c, query)]
+        if query.evidence and query.evidence != "reported":
+            allowed = self._evidenced(op.id, [w.id for w in all_workloads], query)
+            combos = [c for c in combos if (c.workload_id, c.comparison_key) in allowed]
+        if query.license:
+            allowed = reads.licensed_groups(conn, sorted(kept_ids), query.license)
+            combos = [c for c in combos if (c.workload_id, c.comparison_key) in allowed]
+        kept_by_workload: dict[str, list[reads.RunCombo]] = {}
+        for c in combos:
+            kept_by_workload.setdefault(c.workload_id, []).append(c)
 
         axis_names = list(op.axis_names) or sorted({a for w in workloads for a in w.axes})
         pinned: dict[str, Any] = {}
@@ -238,17 +231,18 @@ class _Context:
         for w in workloads:
             if w.kind == "WorkloadCase" and w.axes:
                 merged.setdefault(_axes_key(w.axes), _Merged([])).members.append(w)
-        cases = list(merged.values())
 
         def measured(m: _Merged) -> bool:
             return any(kept_by_workload.get(w.id) for w in m.members)
 
-        by_key = {_axes_key(m.first.axes): m for m in cases}
+        def weight(m: _Merged) -> int:
+            return sum(c.count for w in m.members for c in kept_by_workload.get(w.id, []))
+
+        by_key = dict(merged)
         chosen: list[tuple[_Merged, str, float | None]] = []
         if pinned:
             mode = "exact"
-            measured_cases = [Case(k, m.first.axes) for k, m in by_key.items() if measured(m)]
-            found = bracket(pinned, measured_cases)
+            found = bracket(pinned, [Case(k, m.first.axes) for k, m in by_key.items() if measured(m)])
             if found.exact:
                 chosen = [(by_key[c.key], "exact", None) for c in found.exact]
             else:
@@ -265,27 +259,28 @@ class _Context:
                       and _suite_holds(w, [m.first.axes for m, _, _ in chosen] or [pinned])]
         else:
             mode = "overview"
-            ranked = sorted((m for m in cases if measured(m)), key=lambda m: self._weight(m, kept_by_workload, levels),
-                            reverse=True)
+            ranked = sorted((m for m in by_key.values() if measured(m)), key=weight, reverse=True)
             chosen = [(m, "case", None) for m in ranked[:OVERVIEW_WORKLOADS]]
             suites = sorted((w for w in workloads if w.kind != "WorkloadCase" and kept_by_workload.get(w.id)),
-                            key=lambda w: -len(kept_by_workload[w.id]))[:OVERVIEW_WORKLOADS]
+                            key=lambda w: -sum(c.count for c in kept_by_workload[w.id]))[:OVERVIEW_WORKLOADS]
         chosen.sort(key=lambda c: (_axes_sort(c[0].first.axes), c[1]))
 
         entries = [(m.members, rel, dist) for m, rel, dist in chosen] + [([w], "suite", None) for w in suites]
-        keys = {r.comparison_key for members, _, _ in entries for w in members for r in kept_by_workload.get(w.id, [])}
-        groups = ranked_groups(conn, sorted(k for k in keys if k))
-        group_levels = levels  # a group's runs are all on one workload (the key holds it): already read
-        run_facts = {r.id: r for r in runs}
-        shown_ids = [e.run.run_id for g in groups.values() for e in g.entries[:self.rank_rows]]
-        shown_ids += [e.run.run_id for g in groups.values() for e in _best_by_level(g, group_levels).values()]
-        titles = reads.run_titles(conn, shown_ids)
+        keys = sorted({c.comparison_key for members, _, _ in entries for w in members
+                       for c in kept_by_workload.get(w.id, [])})
+        groups = ranked_groups(conn, keys)
+        # Levels: exactly for the rows shown, and for every run that could be above "reported".
+        shown = [e.run.digest for g in groups.values() for e in g.entries[:self.rank_rows]]
+        levels = self.levels(shown + [c.run_digest for c in reads.evidence_candidates(conn, keys=keys)])
+        titles = reads.run_titles(conn, [e.run.run_id for g in groups.values() for e in g.entries[:self.rank_rows]]
+                                  + [e.run.run_id for g in groups.values() for e in _best_by_level(g, levels).values()])
+        hardware = {c.comparison_key: c for c in all_combos}
 
         workload_answers = []
         for members, relation, distance in entries:
-            member_keys = sorted({r.comparison_key for w in members for r in kept_by_workload.get(w.id, [])
-                                  if r.comparison_key in groups})
-            group_answers = [self._group(groups[k], group_levels, titles, run_facts) for k in member_keys]
+            member_keys = sorted({c.comparison_key for w in members for c in kept_by_workload.get(w.id, [])
+                                  if c.comparison_key in groups})
+            group_answers = [self._group(groups[k], levels, titles, hardware.get(k)) for k in member_keys]
             group_answers = [g for g in group_answers if g.size and _meets(g, query)]
             group_answers.sort(key=lambda g: (-(LEVELS.index(max(g.bestByEvidence, key=LEVELS.index))
                                                 if g.bestByEvidence else 0), -g.size))
@@ -301,29 +296,38 @@ class _Context:
         return OperationAnswer(operation=_op_ref(op), score=score, mode=mode, pinned=pinned, unresolvedAxes=unresolved,
                                axisNames=axis_names, notes=notes, workloads=workload_answers)
 
-    @staticmethod
-    def _weight(m: _Merged, kept: dict[str, list[reads.RunEntry]], levels: dict[str, str]) -> tuple:
-        runs = [r for w in m.members for r in kept.get(w.id, [])]
-        top = max((LEVELS.index(levels.get(r.digest, "reported")) for r in runs), default=0)
-        return (top, len(runs))
-
     def _group(self, g: RankedGroup, levels: dict[str, str], titles: dict[str, str],
-               facts: dict[str, reads.RunEntry]) -> GroupAnswer:
+               combo: reads.RunCombo | None) -> GroupAnswer:
+        hardware = combo.hardware_model if combo else None
+
         def row(e) -> RankRow:
-            fact = facts.get(e.run.run_id)
             return RankRow(rank=e.rank, tied=e.tied, runId=e.run.run_id, digest=e.run.digest or "",
                            title=titles.get(e.run.run_id) or e.run.run_id, value=e.run.value, unit=g.unit,
-                           display=format_value(e.run.value, g.unit), evidence=levels.get(e.run.digest or ""),
-                           hardware=fact.hardware_model if fact else None,
+                           display=format_value(e.run.value, g.unit), hardware=hardware,
+                           evidence=levels.get(e.run.digest or "", "reported"),
                            links=Links(self=f"/runs/{e.run.run_id}", json=f"/api/v1/runs/{e.run.run_id}"))
         rows = [row(e) for e in g.entries[:self.rank_rows]]
         best = {level: row(e) for level, e in _best_by_level(g, levels).items()}
-        sample = next((facts[e.run.run_id] for e in g.entries if e.run.run_id in facts), None)
         return GroupAnswer(comparisonKey=g.comparison_key, metricKey=metric_key(g.metric, g.statistic, g.unit),
-                           direction=g.direction_text, hardware=sample.hardware_model if sample else None,
-                           source=sample.source_slug if sample else None, size=g.size, bestByEvidence=best, rows=rows,
+                           direction=g.direction_text, hardware=hardware,
+                           source=combo.source_slug if combo else None, size=g.size, bestByEvidence=best, rows=rows,
                            rowsShown=len(rows), links=Links(self=f"/rankings/{g.comparison_key}",
                                                             json=f"/api/v1/rankings/{g.comparison_key}"))
+
+
+def _keep(run: Any, query: Query) -> bool:
+    """The GPU, architecture and source filters, on a run or a group of like runs."""
+    if query.gpus and not any(gpu_matches(g, run.hardware_model) for g in query.gpus):
+        return False
+    if query.architectures and (run.hardware_architecture or "").lower() not in query.architectures:
+        return False
+    return not query.sources or (run.source_slug or "").lower() in query.sources
+
+
+def _keep_workload(w: reads.WorkloadEntry, query: Query) -> bool:
+    if not query.dtypes or not w.dtypes:  # a suite states no tensors: its cases do
+        return True
+    return any(any(d == want or d.startswith(want) for d in w.dtypes) for want in query.dtypes)
 
 
 def _best_by_level(g: RankedGroup, levels: dict[str, str]) -> dict[str, Any]:

@@ -3,12 +3,14 @@ of those workloads with what the filters need, and lookups by digest prefix or b
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, and_, func, or_, select
+from sqlalchemy import Connection, Text, and_, cast, func, or_, select, tuple_
 
+from kernelindex.store.evidence_store import HARNESS_SOURCE
+from kernelindex.store.evidence_tables import attestations
 from kernelindex.store.tables import (
     environments,
     implementations,
@@ -47,16 +49,15 @@ class WorkloadEntry:
 
 
 @dataclass(frozen=True)
-class RunEntry:
-    id: str
-    digest: str
-    comparison_key: str | None
+class RunCombo:
+    """Passed runs of one workload in one comparison group, from one source on one hardware."""
+
     workload_id: str
-    implementation_id: str | None
-    source_slug: str | None
+    comparison_key: str
     hardware_model: str | None
     hardware_architecture: str | None
-    status: str
+    source_slug: str | None
+    count: int
 
 
 def operation_catalogue(conn: Connection) -> list[OperationEntry]:
@@ -83,12 +84,6 @@ def source_slugs(conn: Connection) -> list[str]:
     return list(conn.scalars(select(sources.c.slug)))
 
 
-def source_licences(conn: Connection) -> dict[str, str]:
-    """Source slug → the licence its policy states (empty when none)."""
-    rows = conn.execute(select(sources.c.slug, sources.c.policy))
-    return {r.slug: str((r.policy or {}).get("license") or "") for r in rows}
-
-
 def _dtypes(spec: dict[str, Any]) -> frozenset[str]:
     tensors = (spec.get("tensors") or {}).values()
     return frozenset(str(t["dtype"]).lower() for t in tensors if isinstance(t, dict) and t.get("dtype"))
@@ -112,28 +107,58 @@ def workloads_of(conn: Connection, operation_ids: Sequence[str]) -> list[Workloa
     return out
 
 
-def runs_of(conn: Connection, workload_ids: Sequence[str]) -> list[RunEntry]:
-    """Every run of the given workloads that has a comparison group, with the fields filters need."""
+def run_combos(conn: Connection, workload_ids: Sequence[str]) -> list[RunCombo]:
+    """The passed, grouped runs of these workloads, counted per workload, group, hardware and source:
+    what the GPU and source filters need, in as many rows as there are distinct combinations."""
     if not workload_ids:
         return []
-    query = select(runs.c.id, runs.c.run_digest, runs.c.comparison_key, runs.c.workload_id, runs.c.implementation_id,
-                   runs.c.source_slug, runs.c.hardware_model, runs.c.hardware_architecture, runs.c.status) \
-        .where(runs.c.workload_id.in_(workload_ids), runs.c.comparison_key.isnot(None))
-    return [RunEntry(*r) for r in conn.execute(query)]
+    cols = (runs.c.workload_id, runs.c.comparison_key, runs.c.hardware_model, runs.c.hardware_architecture,
+            runs.c.source_slug)
+    query = select(*cols, func.count()).where(runs.c.workload_id.in_(workload_ids), runs.c.comparison_key.isnot(None),
+                                              runs.c.status == "passed").group_by(*cols)
+    return [RunCombo(*r) for r in conn.execute(query)]
 
 
-def implementation_facts(conn: Connection, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-    """Title, slug, licence text and project of each implementation."""
-    ids = sorted(set(i for i in ids if i))
-    if not ids:
-        return {}
-    query = (select(implementations.c.id, implementations.c.slug, implementations.c.title,
-                    implementations.c.manifest["spec"]["licensing"].label("licensing"),
-                    projects.c.slug.label("project"))
-             .outerjoin(projects, projects.c.id == implementations.c.project_id)
-             .where(implementations.c.id.in_(ids)))
-    return {r.id: {"slug": r.slug, "title": r.title, "project": r.project,
-                   "license": " ".join(str(v) for v in (r.licensing or {}).values())} for r in conn.execute(query)}
+def evidence_candidates(conn: Connection, *, workload_ids: Sequence[str] = (), keys: Sequence[str] = ()) -> list[Any]:
+    """Passed runs (of these workloads, or in these groups) that may hold more than ``reported`` evidence.
+
+    A narrowing read, not a decision: a run can be above ``reported`` only if it has raw evidence
+    (reproducible), comes from a controlled source or the harness, shares implementation, workload
+    and protocol with a harness run, or has an attested reproduction (verified, replicated). The
+    level of each candidate still comes from :func:`kernelindex.ranking.evidence_facts.evidence_for_runs`;
+    every other run is ``reported``. Rows: digest, workload_id, comparison_key, hardware, source.
+    """
+    scope = runs.c.workload_id.in_(workload_ids) if workload_ids else runs.c.comparison_key.in_(keys)
+    if not workload_ids and not keys:
+        return []
+    harness = or_(runs.c.source_slug == HARNESS_SOURCE,
+                  runs.c.source_id.in_(select(sources.c.id).where(sources.c.kind == "controlled")))
+    triples = conn.execute(select(runs.c.implementation_digest, runs.c.workload_digest, runs.c.protocol_key)
+                           .distinct().where(scope, harness)).all()
+    attested = select(attestations.c.run_digest).where(attestations.c.reproduction_run_digest.isnot(None))
+    maybe = [runs.c.has_raw_evidence.is_(True), harness, runs.c.run_digest.in_(attested)]
+    if triples:
+        maybe.append(tuple_(runs.c.implementation_digest, runs.c.workload_digest, runs.c.protocol_key)
+                     .in_([tuple(t) for t in triples]))
+    query = select(runs.c.run_digest, runs.c.workload_id, runs.c.comparison_key, runs.c.hardware_model,
+                   runs.c.hardware_architecture, runs.c.source_slug) \
+        .where(scope, runs.c.status == "passed", runs.c.comparison_key.isnot(None), or_(*maybe))
+    return conn.execute(query).all()
+
+
+def licensed_groups(conn: Connection, workload_ids: Sequence[str], text: str) -> set[tuple[str, str]]:
+    """(workload id, comparison key) of passed runs whose implementation's licensing or whose source's
+    policy mentions ``text`` (case-insensitive)."""
+    if not workload_ids:
+        return set()
+    like = _escape_like(text)
+    licence = func.lower(cast(implementations.c.manifest["spec"]["licensing"], Text)).like(like, escape="\\")
+    policy = func.lower(cast(sources.c.policy, Text)).like(like, escape="\\")
+    query = (select(runs.c.workload_id, runs.c.comparison_key).distinct()
+             .outerjoin(implementations, implementations.c.id == runs.c.implementation_id)
+             .outerjoin(sources, sources.c.id == runs.c.source_id)
+             .where(runs.c.workload_id.in_(workload_ids), runs.c.status == "passed", or_(licence, policy)))
+    return {(r.workload_id, r.comparison_key) for r in conn.execute(query)}
 
 
 def _prefix_range(column, prefix: str):
