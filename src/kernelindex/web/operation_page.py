@@ -100,10 +100,13 @@ def _sweep(conn: Connection, cases: list[dict[str, Any]], axis_names: list[str],
         wanted = max(pairs, key=lambda p: pairs[p])
     rows = [r for r in rows if (r.hardware_model, metric_key(r.primary_metric, r.primary_statistic,
                                                               r.primary_unit)) == wanted]
-    variable = [n for n in axis_names if len({str(member_of[r.workload_id]["axes"].get(n)) for r in rows}) > 1]
+    measured = {r.workload_id for r in rows}
+    spread = {n: len({str(member_of[w]["axes"].get(n)) for w in measured}) for n in axis_names
+              if "seed" not in n.lower()}  # a random seed is not a size to sweep over
+    variable = [n for n in spread if spread[n] > 1]
     if not variable:
         return None
-    x_axis = max(variable, key=lambda n: len({str(member_of[r.workload_id]["axes"].get(n)) for r in rows}))
+    x_axis = max(variable, key=lambda n: spread[n])
     lower = metric_direction(rows[0].primary_metric, rows[0].primary_unit) == "lower"
     unit = rows[0].primary_unit
     best: dict[str, dict[float, float]] = defaultdict(dict)
@@ -111,10 +114,11 @@ def _sweep(conn: Connection, cases: list[dict[str, Any]], axis_names: list[str],
         x = member_of[r.workload_id]["axes"].get(x_axis)
         if not isinstance(x, (int, float)):
             continue
-        name = r.impl_title or r.impl_slug or r.implementation_digest[:19]
+        name = r.title or r.slug or r.implementation_digest[:19]
+        value = r.low if lower else r.high
         old = best[name].get(x)
-        if old is None or (r.primary_value < old if lower else r.primary_value > old):
-            best[name][x] = r.primary_value
+        if old is None or (value < old if lower else value > old):
+            best[name][x] = value
     ranked = sorted(best.items(), key=lambda kv: (-len(kv[1]), min(kv[1].values()) if lower else -max(kv[1].values())))
     series = [Series(name, tuple(sorted(points.items()))) for name, points in ranked[:SWEEP_SERIES]]
     hardware, key = wanted

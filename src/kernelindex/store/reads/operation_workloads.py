@@ -40,13 +40,15 @@ def group_keys(conn: Connection, workload_ids: Sequence[str]) -> list[str]:
 
 
 def case_measurements(conn: Connection, workload_ids: Sequence[str]) -> list[Any]:
-    """Passed, unretracted runs on these workloads with a primary value: what a sweep chart plots."""
+    """What a sweep chart plots: for each workload, hardware, primary metric and implementation, the
+    lowest and highest value of its passed, unretracted runs (one row per combination, however many runs)."""
     if not workload_ids:
         return []
-    query = (select(runs.c.workload_id, runs.c.hardware_model, runs.c.primary_metric, runs.c.primary_statistic,
-                    runs.c.primary_unit, runs.c.primary_value, runs.c.implementation_digest,
-                    implementations.c.title.label("impl_title"), implementations.c.slug.label("impl_slug"))
+    cols = (runs.c.workload_id, runs.c.hardware_model, runs.c.primary_metric, runs.c.primary_statistic,
+            runs.c.primary_unit, runs.c.implementation_digest, implementations.c.title, implementations.c.slug)
+    query = (select(*cols, func.min(runs.c.primary_value).label("low"), func.max(runs.c.primary_value).label("high"))
              .outerjoin(implementations, implementations.c.id == runs.c.implementation_id)
              .where(runs.c.workload_id.in_(workload_ids), runs.c.status == "passed", runs.c.retracted_at.is_(None),
-                    runs.c.primary_value.isnot(None)))
+                    runs.c.primary_value.isnot(None))
+             .group_by(*cols))
     return conn.execute(query).all()
