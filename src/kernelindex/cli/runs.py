@@ -37,12 +37,12 @@ def runs_command(
 ) -> None:
     """List runs, filtered (values in human units; says when the runs mix software stacks)."""
     from kernelindex.ranking.evidence_facts import evidence_for_runs
-    from kernelindex.store.queries import RunFilter, list_runs
+    from kernelindex.store.reads.runs import RunFilter, list_runs
     from kernelindex.store.reads.stacks import stacks_of_runs
 
     store = open_store_or_fail(db)
-    with store.begin() as conn:
-        rows = list_runs(conn, RunFilter(operation, workload, source, hardware, status, limit or None))
+    with store.engine.connect() as conn:
+        rows, _ = list_runs(conn, RunFilter(operation, workload, source, hardware, status, limit=limit or None))
         levels = evidence_for_runs(conn, [r["run_digest"] for r in rows])
         stacks = stacks_of_runs(conn, [r["id"] for r in rows])
     for r in rows:
@@ -87,14 +87,15 @@ def show_command(
     """Show one run: rank in its group, SOL score, speedup, protocol, environment, workload and measurements."""
     from kernelindex.ranking.evidence_facts import evidence_for_runs
     from kernelindex.ranking.reads import ranked_group
-    from kernelindex.store.queries import LookupProblem, find_run_id, run_detail
+    from kernelindex.store.reads.lookup import LookupFailed, resolve_run
+    from kernelindex.store.reads.runs import run_detail
     from kernelindex.store.reads.stacks import stack_label
 
     store = open_store_or_fail(db)
-    with store.begin() as conn:
+    with store.engine.connect() as conn:
         try:
-            detail = run_detail(conn, find_run_id(conn, id_or_digest))
-        except LookupProblem as exc:
+            detail = run_detail(conn, resolve_run(conn, id_or_digest).id)
+        except LookupFailed as exc:
             fail([str(exc)])
         evidence = evidence_for_runs(conn, [detail["digest"]]).get(detail["digest"])
         group = ranked_group(conn, detail["keys"]["comparison"]) if detail["keys"]["comparison"] else None

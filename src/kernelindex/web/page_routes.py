@@ -9,7 +9,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
-from kernelindex.web import lookup, origins, queries, same_problem, search_docs
+from kernelindex.store.reads.lookup import resolve_operation, resolve_run, resolve_workload
+from kernelindex.web import origins, same_problem, search_docs, views
 from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args, today
 from kernelindex.web.formatting import format_value
 from kernelindex.web.operation_page import operation_page_view
@@ -51,10 +52,10 @@ def index(request: Request, q: str = "", cursor: str | None = None, limit: int =
         return render(request, "search.html", q=q, answer=answer.document())
     after, limit = page_args(request, "operations", set(), cursor, limit)
     with connection(request) as conn:
-        ops, last = queries.list_operations(conn, after, limit, None)
-        sources = queries.list_sources(conn)
+        ops, last = views.list_operations(conn, after, limit, None)
+        sources = views.list_sources(conn)
         first_page = after is None
-        latest = queries.latest_runs(conn) if first_page else []
+        latest = views.latest_runs(conn) if first_page else []
         seeds = origins.seed_summaries(conn, request.app.state.origins) if first_page else []
         packs = origins.pack_summaries(conn, request.app.state.origins) if first_page else []
     cursor_next = next_cursor(request, "operations", last)
@@ -67,7 +68,7 @@ def index(request: Request, q: str = "", cursor: str | None = None, limit: int =
 def runs_page(request: Request, cursor: str | None = None, limit: int = DEFAULT_LIMIT):
     after, limit = page_args(request, "runs", set(), cursor, limit)
     with connection(request) as conn:
-        items, last = queries.list_runs(conn, after, limit, {})
+        items, last = views.list_runs(conn, after, limit, {})
     cursor_next = next_cursor(request, "runs", last)
     next_url = str(request.url.include_query_params(cursor=cursor_next)) if cursor_next else None
     return render(request, "runs.html", runs=items, next_url=next_url)
@@ -77,8 +78,8 @@ def runs_page(request: Request, cursor: str | None = None, limit: int = DEFAULT_
 def run_page(request: Request, run_id: str):
     check_known_params(request, set())
     with connection(request) as conn:
-        row = lookup.run_row(conn, run_id)
-        run = queries.run_view(conn, row, base_url(request), today())
+        row = resolve_run(conn, run_id)
+        run = views.run_view(conn, row, base_url(request), today())
     return render(request, "run.html", run=run)
 
 
@@ -86,7 +87,7 @@ def run_page(request: Request, run_id: str):
 def workload_page(request: Request, workload_id: str):
     check_known_params(request, set())
     with connection(request) as conn:
-        row = lookup.workload_row(conn, workload_id)
+        row = resolve_workload(conn, workload_id)
         view = same_problem.workload_page_view(conn, row, request.app.state.origins)
     for group in view["groups"] + view["otherEvidence"] + [g for p in view["ourPacks"] for g in p["groups"]]:
         with_plot(group)
@@ -97,7 +98,7 @@ def workload_page(request: Request, workload_id: str):
 def ranking_page(request: Request, comparison_key: str):
     check_known_params(request, set())
     with connection(request) as conn:
-        view = queries.ranking_view(conn, comparison_key)
+        view = views.ranking_view(conn, comparison_key)
     if view is None:
         raise not_found("comparison group", comparison_key)
     return render(request, "ranking.html", group=with_plot(view))
@@ -107,8 +108,8 @@ def ranking_page(request: Request, comparison_key: str):
 def compare_page(request: Request, a: str, b: str):
     check_known_params(request, {"a", "b"})
     with connection(request) as conn:
-        row_a, row_b = lookup.run_row(conn, a), lookup.run_row(conn, b)
-        view = queries.compare_view(conn, row_a, row_b, base_url(request), today())
+        row_a, row_b = resolve_run(conn, a), resolve_run(conn, b)
+        view = views.compare_view(conn, row_a, row_b, base_url(request), today())
     return render(request, "compare.html", cmp=view)
 
 
@@ -116,7 +117,7 @@ def compare_page(request: Request, a: str, b: str):
 def operation_page(request: Request, slug: str, workload: str | None = None, group: str | None = None):
     check_known_params(request, {"workload", "group"})
     with connection(request) as conn:
-        row = lookup.operation_row(conn, slug)
+        row = resolve_operation(conn, slug)
         view = operation_page_view(conn, row, request.app.state.origins, workload, group)
     if view["group"]:
         with_plot(view["group"])
@@ -127,7 +128,7 @@ def operation_page(request: Request, slug: str, workload: str | None = None, gro
 def source_page(request: Request, slug: str):
     check_known_params(request, set())
     with connection(request) as conn:
-        view = queries.source_view(conn, slug)
+        view = views.source_view(conn, slug)
     if view is None:
         raise not_found("source", slug)
     return render(request, "source.html", source=view)
