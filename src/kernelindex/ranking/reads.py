@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from sqlalchemy import Connection, select
 
 from kernelindex.ranking.cohort import RankedGroup, RankInput, rank_group
-from kernelindex.store.reads.run_facts import retractions, superseded_ids
+from kernelindex.store.reads.run_facts import retracted_by_event, superseded_ids
 from kernelindex.store.tables import artifacts, run_artifacts, runs
 
 RAW_SAMPLES_ROLE = "rawSamples"
@@ -75,7 +75,8 @@ def rank_inputs(conn: Connection, keys: Iterable[str] | None = None, *,
         return []
     rows = conn.execute(select(*RANK_COLUMNS).where(runs.c.comparison_key.in_(keys))).all()
     superseded = superseded_ids(conn)
-    retracted = retractions(conn)  # few: read whole rather than as a long IN list
+    # retracted_at is in the rows already; reading every retracted run would scan the runs table
+    retracted = {r[0] for r in rows if r[9] is not None} | retracted_by_event(conn)
     samples = _samples(conn, [r[0] for r in rows if r[-1]])  # has_raw_evidence
     return [
         RankInput(run_id, key, status, value, metric, statistic, unit, observed, run_id in retracted,

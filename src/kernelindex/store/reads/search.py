@@ -113,10 +113,12 @@ def run_combos(conn: Connection, workload_ids: Sequence[str]) -> list[RunCombo]:
     if not workload_ids:
         return []
     cols = (runs.c.workload_id, runs.c.comparison_key, runs.c.hardware_model, runs.c.hardware_architecture,
-            runs.c.source_slug)
-    query = select(*cols, func.count()).where(runs.c.workload_id.in_(workload_ids), runs.c.comparison_key.isnot(None),
-                                              runs.c.status == "passed").group_by(*cols)
-    return [RunCombo(*r) for r in conn.execute(query)]
+            runs.c.source_slug, runs.c.status)
+    # status is compared here, not in SQL: with it in the WHERE clause SQLite walks the (unselective)
+    # status index instead of ix_runs_workload_key
+    query = select(*cols, func.count()).where(runs.c.workload_id.in_(workload_ids), runs.c.comparison_key.isnot(None)) \
+        .group_by(*cols)
+    return [RunCombo(*r[:5], r[6]) for r in conn.execute(query) if r[5] == "passed"]
 
 
 def evidence_candidates(conn: Connection, *, workload_ids: Sequence[str] = (), keys: Sequence[str] = ()) -> list[Any]:
@@ -141,9 +143,9 @@ def evidence_candidates(conn: Connection, *, workload_ids: Sequence[str] = (), k
         maybe.append(tuple_(runs.c.implementation_digest, runs.c.workload_digest, runs.c.protocol_key)
                      .in_([tuple(t) for t in triples]))
     query = select(runs.c.run_digest, runs.c.workload_id, runs.c.comparison_key, runs.c.hardware_model,
-                   runs.c.hardware_architecture, runs.c.source_slug) \
-        .where(scope, runs.c.status == "passed", runs.c.comparison_key.isnot(None), or_(*maybe))
-    return conn.execute(query).all()
+                   runs.c.hardware_architecture, runs.c.source_slug, runs.c.status) \
+        .where(scope, runs.c.comparison_key.isnot(None), or_(*maybe))
+    return [r for r in conn.execute(query) if r.status == "passed"]  # status in Python: see run_combos
 
 
 def licensed_groups(conn: Connection, workload_ids: Sequence[str], text: str) -> set[tuple[str, str]]:
