@@ -463,14 +463,6 @@ def operation_item(r, counts: dict[str, int] | None = None) -> dict[str, Any]:
             "links": {"self": f"/operations/{r.slug}", "json": f"/api/v1/operations/{r.slug}"}}
 
 
-def search_operations(conn: Connection, q: str, after: int | None, limit: int) -> tuple[list, int | None]:
-    """Operations whose name, slug, alias or family match ``q``, or that have runs from a matching
-    source or on matching hardware (case-insensitive substring)."""
-    rows, nxt = catalog.search_operations(conn, q, after, limit)
-    counts = catalog.workload_counts(conn, [r.id for r in rows])
-    return [operation_item(r, counts) for r in rows], nxt
-
-
 def operation_view(conn: Connection, row) -> dict[str, Any]:
     manifest = row.manifest or {}
     aliases = catalog.aliases_of(conn, row.id)
