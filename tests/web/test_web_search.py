@@ -15,12 +15,13 @@ from search_storefill import fill_search
 from kernelindex.store.database import open_store
 from kernelindex.web.app import create_app
 from live_kit import chromium, serving
+from store_fixtures import BACKENDS, database_url
 
 SCATTER = "009-expert-token-scatter-with-weighted-forward-backward"
 BALANCE = "042-moe-expert-load-balancing-and-token-capacity-backward"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=BACKENDS)
 def search_store(tmp_path_factory, request):
     try:
         catalog = request.getfixturevalue("catalog_path")
@@ -29,7 +30,7 @@ def search_store(tmp_path_factory, request):
     seed = int(os.environ.get("KERNELINDEX_TEST_SEED", random.randrange(2**32)))
     print(f"search store seed: {seed} (set KERNELINDEX_TEST_SEED to repeat)")
     folder = tmp_path_factory.mktemp("search")
-    store = open_store(str(folder / "search.db"))
+    store = open_store(database_url(request.param, folder))
     filled = fill_search(store, seed, catalog, folder)
     yield store, filled
     store.close()
@@ -187,6 +188,8 @@ def test_old_underscore_slugs_still_reach_the_operation(api):
 
 @pytest.fixture(scope="module")
 def site(search_store):
+    if search_store[0].dialect != "sqlite":
+        pytest.skip("the browser flows run once, on SQLite")
     with serving(create_app(store=search_store[0])) as url:
         yield url
 
