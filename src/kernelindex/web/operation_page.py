@@ -22,8 +22,8 @@ from kernelindex.records.canonical import metric_key
 from kernelindex.records.units import format_value
 from kernelindex.store.reads import operation_workloads as reads
 from kernelindex.web.origins import Origins
-from kernelindex.web.views import GROUP_ROWS_SHOWN, groups_view, operation_view
 from kernelindex.web.sweep import Series, sweep_svg
+from kernelindex.web.views import GROUP_ROWS_SHOWN, groups_view, operation_view
 
 SWEEP_SERIES = 8
 
