@@ -105,13 +105,13 @@ def test_compare_says_which_key_part_differs(client, filled):
     ("softmax", {"synthetic-softmax-rows", "synthetic-softmax-rows-pack"}),
     ("SOFTMAX-PACK", {"synthetic-softmax-rows-pack"}),  # family, any case
     ("rowwise_softmax_alias", {"synthetic-softmax-rows"}),  # alias
-    ("h200", {"synthetic-softmax-rows", "synthetic-softmax-rows-pack"}),  # hardware
-    ("test-lab", {"synthetic-softmax-rows", "synthetic-softmax-rows-pack"}),  # source
+    ("h200", {"synthetic-softmax-rows", "synthetic-softmax-rows-pack"}),  # hardware only: operations with such runs
+    ("test-lab", {"synthetic-softmax-rows", "synthetic-softmax-rows-pack"}),  # source only
     ("no-such-thing", set()),
 ])
 def test_search(client, q, expect):
     body = client.get("/api/v1/search", params={"q": q}).json()
-    assert {item["slug"] for item in body["items"]} == expect
+    assert {item["operation"]["slug"] for item in body["operations"]} == expect
 
 
 def test_cursor_pagination_walks_every_run_once(client):
@@ -134,7 +134,7 @@ def test_bad_cursors_are_400_problems(client):
         assert_problem(client.get("/api/v1/runs", params={"cursor": bad}), 400, "bad-cursor")
     # A cursor of one listing is refused by another.
     assert_problem(client.get("/api/v1/operations", params={"cursor": cursor}), 400, "bad-cursor")
-    assert_problem(client.get("/api/v1/search", params={"q": "x", "cursor": cursor}), 400, "bad-cursor")
+    assert_problem(client.get("/api/v1/search", params={"q": "x", "cursor": cursor}), 400, "unknown-parameter")
 
 
 ROUTES = ["/api/v1/runs", "/api/v1/workloads", "/api/v1/operations", "/api/v1/search?q=a", "/api/v1/sources",
@@ -177,7 +177,7 @@ def test_bad_limits(client, params):
 
 def test_malformed_values_are_4xx_problems(client):
     assert_problem(client.get("/api/v1/runs", params={"limit": "abc"}), 422, "invalid-parameter")
-    assert_problem(client.get("/api/v1/search", params={"q": "x" * 201}), 400)
+    assert_problem(client.get("/api/v1/search", params={"q": "x" * 501}), 400, "bad-query")
     assert_problem(client.get("/api/v1/no-such-route"), 404, "not-found")
     assert_problem(client.post("/api/v1/runs", json={}), 405)
     assert_problem(client.delete("/api/v1/runs/x"), 405)
@@ -211,8 +211,9 @@ def test_openapi_document_lists_every_api_route(client):
 
 
 def test_search_text_is_literal(client):
-    assert client.get("/api/v1/search", params={"q": "%"}).json()["items"] == []
-    assert len(client.get("/api/v1/search", params={"q": "_softmax_"}).json()["items"]) == 2
+    nothing = client.get("/api/v1/search", params={"q": "%"}).json()
+    assert nothing["operations"] == [] and nothing["matches"] == [] and nothing["notes"]
+    assert len(client.get("/api/v1/search", params={"q": "_softmax_"}).json()["operations"]) == 2
 
 
 def test_no_get_route_answers_500_to_junk(client):

@@ -72,7 +72,7 @@ def test_index_search_operation_source_and_runs_pages(client, filled):
     for run_id in list(filled.seed_runs.values()) + list(filled.runs.values()):
         assert f'href="/runs/{run_id}"' in runs_page
     found = text_of(client.get("/", params={"q": "rowwise_softmax_alias"}).text)
-    assert "Operations matching “rowwise_softmax_alias”" in found and "synthetic_softmax_rows" in found
+    assert "Search: “rowwise_softmax_alias”" in found and "synthetic_softmax_rows" in found
     assert "9" in text_of(client.get("/operations/synthetic-softmax-rows").text)
     assert "controlled" in text_of(client.get("/sources/test-lab").text)
 

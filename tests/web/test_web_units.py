@@ -61,6 +61,44 @@ def test_plot_is_well_formed_escaped_svg():
     assert len(root.findall(f".//{ns}circle")) == 12, seed
     assert "log scale" in svg  # values span three decades
     texts = [t.text for t in root.iter(f"{ns}text") if t.text]
-    assert any(t.startswith("#1 <run 0>") for t in texts)
+    assert "#1" in texts and any(t.startswith("<run 0>") for t in texts)  # the rank has its own column
     assert "<script" not in svg and "style=" not in svg
     assert group_svg([], str, "empty") == ""
+
+
+def _texts(svg: str):
+    ns = "{http://www.w3.org/2000/svg}"
+    return [(t.text, float(t.get("x")), float(t.get("y")), t.get("text-anchor"))
+            for t in ET.fromstring(svg).iter(f"{ns}text") if t.text]
+
+
+def test_plot_linear_axis_starts_at_zero_and_nothing_is_clipped_or_overlapping():
+    rng = random.Random(3)
+    points = [Point(label="x" * rng.randrange(10, 80), value=1000 + 70 * i, rank=i + 1) for i in range(120)]
+    svg = group_svg(points, lambda v: f"{v:.0f} ns", "caption")
+    texts = _texts(svg)
+    assert "linear scale from zero" in svg and ("0", ) == tuple(t[0] for t in texts if t[0] == "0")
+    ranks = [t for t in texts if t[0].startswith("#")]
+    assert {t[0] for t in ranks} >= {"#1", "#100", "#120"} and all(t[1] >= 0 for t in ranks)
+    labels = [t for t in texts if t[3] == "end"]
+    # each right-aligned label fits between the rank column (~30 px) and its anchor (about 6.5 px a character)
+    assert all(t[1] - 6.5 * len(t[0]) >= 30 for t in labels)
+    ticks = [t for t in texts if t[3] == "middle"]
+    note = next(t for t in texts if "scale" in t[0])
+    assert all(note[2] - tick[2] >= 10 for tick in ticks)  # the scale note sits below the tick labels
+
+
+def test_sweep_chart_axes_legend_and_escaping():
+    from kernelindex.web.sweep import Series, sweep_svg
+
+    series = [Series("<b>fast</b>", ((2048, 7000.0), (4096, 9000.0), (65536, 90000.0))),
+              Series("slow & steady", ((2048, 14000.0), (4096, 18000.0)))]
+    svg = sweep_svg(series, lambda v: f"{v / 1000:.1f} µs", "batch_seq_len", "best latency")
+    root = ET.fromstring(svg)
+    ns = "{http://www.w3.org/2000/svg}"
+    assert len(root.findall(f"{ns}path")) == 2 and len(root.findall(f"{ns}circle")) == 5
+    assert "&lt;b&gt;fast&lt;/b&gt;" in svg and "<b>" not in svg and "<script" not in svg
+    assert "batch_seq_len (log size axis)" in svg  # sizes span 32×, values less than 20×: value axis from zero
+    texts = _texts(svg)
+    assert any(t[0] == "0" for t in texts)
+    assert sweep_svg([Series("one size", ((1, 2.0),))], str, "N", "c") == ""

@@ -21,6 +21,7 @@ from kernelindex.cli import (
     runner,
     runs,
     schemas,
+    search,
     serve,
     signatures,
     stats,
@@ -46,7 +47,9 @@ app.command("export")(export.export_command)
 app.command("sync")(sync.sync_command)
 app.command("stats")(stats.stats_command)
 app.command("serve")(serve.serve)
+app.command("search")(search.search_command)
 app.command("rank")(rank.rank)
+app.command("cases")(search.cases_command)
 app.command("eval")(evaluate.eval_command)
 app.command("submit")(queue.submit_command)
 app.command("runner")(runner.runner_command)

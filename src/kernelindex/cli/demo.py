@@ -50,6 +50,6 @@ def _demo_rerun(db: str | None) -> None:
     problem, solution = load_problem(problem_path), load_solution(solution_path)
     options = EvalOptions(device="cpu", rounds=3, warmup=5, iterations=20, cases=DEMO_CASES)
     suite = evaluate(problem, solution, options, progress=eval_cli.progress_printer())
-    summary = eval_cli.record_suite(open_store_or_fail(db), suite)
+    summary = eval_cli.record_suite(open_store_or_fail(db, create=True), suite)
     typer.echo(f"controlled rerun: {sum(r.passed for r in suite.cases)}/{len(suite.cases)} cases passed; {summary}",
                err=True)

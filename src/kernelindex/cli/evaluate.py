@@ -13,10 +13,12 @@ from kernelindex.cli.common import Db, load_private_key, open_store_or_fail
 def eval_command(
     problem: str = typer.Argument(..., help="problem folder (definition.json + workload.jsonl)"),
     solution: str = typer.Option(..., "--solution", "-s", help="solution.json"),
-    cases: list[str] = typer.Option(None, "--cases", help="case uuids (or prefixes) to run; all when absent"),
+    cases: list[str] = typer.Option(
+        None, "--cases", help="case uuids (or prefixes) to run: --cases 60b6e5ee 21f99877 (or a,b); all when absent"),
+    more_cases: list[str] = typer.Argument(None, hidden=True, help="further case ids after --cases"),
     device: str = typer.Option("cpu", "--device", help="cpu or cuda[:N]"),
     output: str = typer.Option(None, "-o", "--output", help="write upstream-format trace lines here"),
-    record: bool = typer.Option(False, "--record", help="store the records (evidence: verified) in the store"),
+    keep: bool = typer.Option(False, "--record", help="store the records (evidence: verified) in the store"),
     db: Db = None,
     key: str = typer.Option(None, "--key", help="runner's Ed25519 private key (PEM) to sign the stored runs"),
     rounds: int = typer.Option(10, min=1, help="correctness rounds with fresh inputs"),
@@ -35,6 +37,11 @@ def eval_command(
     from kernelindex.harness.runner import EvalOptions, evaluate, write_traces
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)  # an error stays one line, whatever the width
+    if more_cases and not cases:
+        err.print(f"error: unexpected argument(s) {' '.join(more_cases)}: case ids go after --cases", markup=False)
+        raise typer.Exit(2)
+    # "--cases a b" and "--cases a,b" both mean two cases; an empty value stays, to be refused below
+    cases = [c for text in [*(cases or []), *(more_cases or [])] for c in (text.replace(",", " ").split() or [text])]
     if not re.fullmatch(r"cpu|cuda(:\d+)?", device):
         err.print(f"error: --device must be cpu or cuda[:N], not {device!r}", markup=False)
         raise typer.Exit(2)
@@ -51,8 +58,8 @@ def eval_command(
         # everything that could fail after the (long) evaluation is checked before it starts
         if output and (Path(output).is_dir() or not Path(output).resolve().parent.is_dir()):
             raise FormatError(output, None, "--output", "is a folder, or its folder does not exist")
-        private_key = load_private_key(key) if record and key else None
-        store = open_store_or_fail(db) if record else None
+        private_key = load_private_key(key) if keep and key else None
+        store = open_store_or_fail(db, create=True) if keep else None
     except (FormatError, KeyError) as exc:
         err.print(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}", markup=False)
         raise typer.Exit(1) from None
@@ -77,7 +84,7 @@ def eval_command(
     render(suite, Console())
     if output:
         write_traces(suite, output)
-    if record:
+    if keep:
         Console().print(record_suite(store, suite, private_key), markup=False)
     raise typer.Exit(0 if all(r.passed for r in suite.cases) else 1)
 

@@ -42,7 +42,7 @@ def import_command(
     try:
         if source is None:
             _check_paths(paths, skip_invalid or check)
-        store = open_store_or_fail(db)
+        store = open_store_or_fail(db, create=True)
         if source is not None:
             reports, leaders = _import_upstream(store, source, paths, check), None
         else:

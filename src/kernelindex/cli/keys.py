@@ -46,8 +46,8 @@ def keys_list(db: Db = None) -> None:
     from kernelindex.store.evidence_store import list_api_keys
     from kernelindex.store.reads.keys import list_signing_keys
 
-    store = open_store_or_fail(db)
-    with store.engine.connect() as conn:
+    store = open_store_or_fail(db, create=True)
+    with store.begin() as conn:
         typer.echo("signing keys:")
         for row in list_signing_keys(conn):
             typer.echo(f"  {row.key_id}  {row.label or '-'}  since {row.created_at}")
@@ -76,7 +76,7 @@ def keys_api_key(
         wanted = parse_scopes(scopes)
     except ValueError as exc:
         fail(f"--scopes: {exc}")
-    store = open_store_or_fail(db)
+    store = open_store_or_fail(db, create=True)
     try:
         token = create_api_key(store, label, wanted, daily_limit)
     except EvidenceError as exc:
@@ -91,7 +91,7 @@ def keys_revoke(key_id: str = typer.Argument(..., help="the API key id (16 hex)"
     from kernelindex.services.keys import revoke_api_key
     from kernelindex.store.evidence_store import EvidenceError
 
-    store = open_store_or_fail(db)
+    store = open_store_or_fail(db, create=True)
     try:
         revoke_api_key(store, key_id)
     except EvidenceError as exc:

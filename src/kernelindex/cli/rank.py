@@ -18,11 +18,11 @@ def rank(
 ) -> None:
     """List the ranked comparison groups of a workload or operation (or the one group of a key or run)."""
     import json
-    import sys
 
-    from rich.console import Console
     from rich.table import Table
 
+    from kernelindex.cli.common import id_column, out_console
+    from kernelindex.ranking.leaders import record_leader_changes
     from kernelindex.ranking.reads import ranked_groups, workload_groups
     from kernelindex.services.leaders import record_leaders as append_leader_events
     from kernelindex.store.reads.lookup import LookupFailed, resolve_rank_target
@@ -47,18 +47,21 @@ def rank(
     if as_json:
         typer.echo(json.dumps(groups, indent=2, ensure_ascii=False))
         return
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+    console = out_console()
     for g in groups:
         proto = (g["protocol"] or {}).get("title") or "unknown protocol"
         env = (g["environment"] or {}).get("title") or "unknown environment"
         table = Table(title=f"{proto} · {env}\n{g['comparisonKey']}\n{g['metricKey']}: {g['direction']}; "
                             f"ties: {g['tieRule']}", title_justify="left")
-        for col in ("rank", "value", "95% interval", "evidence", "observed", "run", "title"):
-            table.add_column(col, justify="right" if col in ("rank", "value") else "left")
+        for col in ("rank", "value", "95% interval", "evidence", "observed"):
+            table.add_column(col, justify="right" if col in ("rank", "value") else "left", no_wrap=True)
+        id_column(table, "run")
+        id_column(table, "digest")
+        table.add_column("title", overflow="fold")
         for row in g["rows"]:
             table.add_row(f"{row['rank']}{'=' if row['tied'] else ''}", row["display"],
                           (row["interval"] or {}).get("display", "—"), (row["evidence"] or {}).get("level", "—"),
-                          row["date"], row["runId"], row["title"])
+                          row["date"], row["runId"], row["digest"][:19], row["title"])
         console.print(table, markup=False)
         for x in g["excluded"]:
             console.print(f"  not ranked: {x['runId']} {', '.join(x['reasons'])} ({x['title']})", markup=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from kernelindex.cli.common import Db
+from kernelindex.cli.common import Db, check_store_url
 
 
 def serve(
@@ -17,5 +17,6 @@ def serve(
 
     from kernelindex.web.app import create_app
 
+    check_store_url(db)
     typer.echo(f"kernelindex: serving http://{host}:{port}/ (API: /api/v1/, OpenAPI: /api/v1/openapi.json)")
     uvicorn.run(create_app(db), host=host, port=port, log_level="warning")

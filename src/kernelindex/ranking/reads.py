@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from kernelindex.ranking.cohort import RankedGroup, RankInput, rank_group
 from kernelindex.store.reads.ranking import rank_rows, raw_sample_contents, workload_comparison_keys
-from kernelindex.store.reads.run_facts import retractions, superseded_ids
+from kernelindex.store.reads.run_facts import retracted_by_event, superseded_ids
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -67,7 +67,7 @@ def rank_inputs(conn: Connection, keys: Iterable[str] | None = None, *,
         return []
     rows = rank_rows(conn, keys)
     superseded = superseded_ids(conn)
-    retracted = retractions(conn)  # few: read whole rather than as a long IN list
+    retracted = retracted_by_event(conn)  # few: read whole rather than as a long IN list
     samples = _samples(conn, [r[0] for r in rows if r[-1]])  # has_raw_evidence
     return [
         RankInput(run_id, key, status, value, metric, statistic, unit, observed, run_id in retracted,

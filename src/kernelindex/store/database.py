@@ -23,6 +23,18 @@ URL_ENV = "KERNELINDEX_DATABASE_URL"
 MIGRATIONS = Path(__file__).with_name("migrations")
 
 
+def url_parts(url: str) -> tuple[str, str] | None:
+    """``(backend, database)`` of a store URL (``("sqlite", "path.db")``); None when it is no URL."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return None
+    return parsed.get_backend_name(), parsed.database or ""
+
+
 def resolve_url(db: str | None = None) -> str:
     """The database to use: ``--db`` first, then $KERNELINDEX_DATABASE_URL, then ./kernelindex.db.
 

@@ -22,6 +22,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from kernelindex.records.canonical import digest, sha256_digest
+from kernelindex.records.slugs import slugify
 from kernelindex.store import serving_tables as st
 from kernelindex.store import tables as t
 from kernelindex.store.ids import uuid7
@@ -528,7 +529,7 @@ class Writer:
         if kind not in _RECORD_ROWS:
             raise RowError("kind", f"add_record takes {', '.join(_RECORD_ROWS)}, not {kind!r}")
         table, build = _RECORD_ROWS[kind]
-        row = build(self, record, project_id=project_id, slug=slug or record["metadata"]["name"])
+        row = build(self, record, project_id=project_id, slug=slug or slugify(record["metadata"]["name"]))
         converter = {
             "projects": project_columns,
             "operations": operation_columns,

@@ -6,11 +6,13 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Request
 
+from kernelindex.search.models import SearchAnswer
 from kernelindex.store.reads.lookup import resolve_operation, resolve_run, resolve_workload
-from kernelindex.web import origins, same_problem, views
+from kernelindex.web import origins, same_problem, search_docs, views
 from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args, today
+from kernelindex.web.operation_page import operation_page_view
 from kernelindex.web.pagination import DEFAULT_LIMIT
-from kernelindex.web.problems import Problem, check_known_params
+from kernelindex.web.problems import check_known_params
 
 router = APIRouter(prefix="/api/v1", tags=["api"])
 
@@ -70,12 +72,19 @@ def list_operations(request: Request, family: str | None = None, cursor: str | N
     return _listing(request, "operations", items, last)
 
 
-@router.get("/operations/{slug}", summary="An operation with its aliases and workloads")
-def get_operation(request: Request, slug: str) -> dict[str, Any]:
-    check_known_params(request, set())
+@router.get("/operations/{slug}", summary="An operation: its workloads (one entry per case), the chosen "
+            "workload's comparison groups, the chosen group ranked, the sweep and the semantics")
+def get_operation(request: Request, slug: str,
+                  workload: str | None = Query(None, description="a workload id or digest of the operation"),
+                  group: str | None = Query(None, description="a comparison key of the chosen workload"),
+                  ) -> dict[str, Any]:
+    check_known_params(request, {"workload", "group"})
     with connection(request) as conn:
         row = resolve_operation(conn, slug)
-        return views.operation_view(conn, row)
+        view = operation_page_view(conn, row, request.app.state.origins, workload, group)
+    if view["sweep"]:
+        view["sweep"].pop("svg", None)
+    return view
 
 
 @router.get("/rankings/{comparison_key}", summary="One comparison group, fully ranked")
@@ -97,14 +106,14 @@ def compare(request: Request, a: str = Query(..., description="run id, digest or
         return views.compare_view(conn, row_a, row_b, base_url(request), today())
 
 
-@router.get("/search", summary="Operations by name, alias, family, source or hardware")
-def search(request: Request, q: str = "", cursor: str | None = None, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
-    after, limit = page_args(request, f"search:{q}", {"q"}, cursor, limit)
-    if len(q) > 200:
-        raise Problem(400, "bad-query", "q is longer than 200 characters", parameter="q")
+@router.get("/search", response_model=SearchAnswer,
+            summary="Answer a query: rank tables for the workload it pins, or the nearest measured cases",
+            description=search_docs.QUERY_HELP)
+def search(request: Request, q: str = Query("", description="e.g. `009 moe backward N=2048 bf16 H200 verified`, "
+                                                          "`ac4k`, `149b7c1a`")) -> SearchAnswer:
+    check_known_params(request, {"q"})
     with connection(request) as conn:
-        items, last = views.search_operations(conn, q, after, limit)
-    return _listing(request, f"search:{q}", items, last)
+        return search_docs.answer_or_problem(conn, q)
 
 
 @router.get("/origins", summary="Where this index started: the seed runs and our own problem packs")

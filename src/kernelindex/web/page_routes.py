@@ -10,9 +10,10 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
 from kernelindex.store.reads.lookup import resolve_operation, resolve_run, resolve_workload
-from kernelindex.web import origins, same_problem, views
+from kernelindex.web import origins, same_problem, search_docs, views
 from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args, today
 from kernelindex.web.formatting import format_value
+from kernelindex.web.operation_page import operation_page_view
 from kernelindex.web.pagination import DEFAULT_LIMIT
 from kernelindex.web.plot import Point, group_svg
 from kernelindex.web.problems import check_known_params
@@ -44,18 +45,22 @@ def with_plot(group: dict[str, Any]) -> dict[str, Any]:
 
 @router.get("/", response_class=HTMLResponse)
 def index(request: Request, q: str = "", cursor: str | None = None, limit: int = DEFAULT_LIMIT):
-    after, limit = page_args(request, f"search:{q}", {"q"}, cursor, limit)
+    if q.strip():  # a search: one answer, from the same code as /api/v1/search and `kernelindex search`
+        check_known_params(request, {"q"})
+        with connection(request) as conn:
+            answer = search_docs.answer_or_problem(conn, q)
+        return render(request, "search.html", q=q, answer=answer.document())
+    after, limit = page_args(request, "operations", set(), cursor, limit)
     with connection(request) as conn:
-        ops, last = views.search_operations(conn, q, after, limit)
+        ops, last = views.list_operations(conn, after, limit, None)
         sources = views.list_sources(conn)
         first_page = after is None
-        landing = not q and first_page
-        latest = views.latest_runs(conn) if landing else []
-        seeds = origins.seed_summaries(conn, request.app.state.origins) if landing else []
-        packs = origins.pack_summaries(conn, request.app.state.origins) if landing else []
-    cursor_next = next_cursor(request, f"search:{q}", last)
+        latest = views.latest_runs(conn) if first_page else []
+        seeds = origins.seed_summaries(conn, request.app.state.origins) if first_page else []
+        packs = origins.pack_summaries(conn, request.app.state.origins) if first_page else []
+    cursor_next = next_cursor(request, "operations", last)
     next_url = str(request.url.include_query_params(cursor=cursor_next)) if cursor_next else None
-    return render(request, "index.html", q=q, operations=ops, sources=sources, latest=latest, next_url=next_url,
+    return render(request, "index.html", q="", operations=ops, sources=sources, latest=latest, next_url=next_url,
                   first_page=first_page, seeds=seeds, packs=packs)
 
 
@@ -109,11 +114,13 @@ def compare_page(request: Request, a: str, b: str):
 
 
 @router.get("/operations/{slug}", response_class=HTMLResponse)
-def operation_page(request: Request, slug: str):
-    check_known_params(request, set())
+def operation_page(request: Request, slug: str, workload: str | None = None, group: str | None = None):
+    check_known_params(request, {"workload", "group"})
     with connection(request) as conn:
         row = resolve_operation(conn, slug)
-        view = views.operation_view(conn, row)
+        view = operation_page_view(conn, row, request.app.state.origins, workload, group)
+    if view["group"]:
+        with_plot(view["group"])
     return render(request, "operation.html", op=view)
 
 

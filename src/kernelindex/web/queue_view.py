@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, select
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 from kernelindex.ranking.evidence_facts import evidence_for_runs
 from kernelindex.store.evidence_store import signature_checks
 from kernelindex.store.reads import queue as reads
-from kernelindex.store.tables import runs
 
 
 def _seconds(start: str | None, end: str | None) -> float | None:
@@ -49,7 +49,7 @@ def request_detail(conn: Connection, row: Any) -> dict[str, Any]:
     out = request_summary(row)
     leases = reads.leases_of(conn, row.id)
     suite_runs = [lease.suite_run_digest for lease in leases if lease.suite_run_digest]
-    ids = dict(conn.execute(select(runs.c.run_digest, runs.c.id).where(runs.c.run_digest.in_(suite_runs))).all())
+    ids = reads.run_ids_by_digest(conn, suite_runs)
     checks = signature_checks(conn, suite_runs)
     levels = evidence_for_runs(conn, suite_runs)
     out["leases"] = [

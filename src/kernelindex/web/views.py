@@ -16,6 +16,7 @@ from kernelindex.ranking.evidence_facts import evidence_for_runs
 from kernelindex.ranking.reads import ranked_group, ranked_groups, workload_groups
 from kernelindex.records.canonical import metric_key
 from kernelindex.records.citation import bibtex, citation_for
+from kernelindex.records.families import shown_family
 from kernelindex.store.reads import catalog, groups, refresh, runs
 from kernelindex.store.reads.run_facts import facts_of_run
 from kernelindex.web.evidence_view import evidence_panel
@@ -457,17 +458,10 @@ def _with_evidence(conn: Connection, items: list[dict[str, Any]]) -> list[dict[s
 
 
 def operation_item(r, counts: dict[str, int] | None = None) -> dict[str, Any]:
-    return {"slug": r.slug, "name": r.name, "family": r.family, "digest": r.semantic_digest,
+    return {"slug": r.slug, "name": r.name, "family": shown_family(r.family, r.slug, r.tags),
+            "statedFamily": r.family, "digest": r.semantic_digest,
             "tags": r.tags or [], "workloadCount": (counts or {}).get(r.id),
             "links": {"self": f"/operations/{r.slug}", "json": f"/api/v1/operations/{r.slug}"}}
-
-
-def search_operations(conn: Connection, q: str, after: int | None, limit: int) -> tuple[list, int | None]:
-    """Operations whose name, slug, alias or family match ``q``, or that have runs from a matching
-    source or on matching hardware (case-insensitive substring)."""
-    rows, nxt = catalog.search_operations(conn, q, after, limit)
-    counts = catalog.workload_counts(conn, [r.id for r in rows])
-    return [operation_item(r, counts) for r in rows], nxt
 
 
 def operation_view(conn: Connection, row) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Row, exists, func, or_, select
+from sqlalchemy import Connection, Row, func, or_, select
 
 from kernelindex.store import tables as t
 from kernelindex.store.reads.runs import manifest_title
@@ -30,42 +30,6 @@ def count_by(conn: Connection, column, where) -> dict[Any, int]:
 
 def workload_counts(conn: Connection, operation_ids: list[str]) -> dict[str, int]:
     return count_by(conn, w.c.operation_id, w.c.operation_id.in_(operation_ids))
-
-
-def _escaped_like(q: str) -> str:
-    return "%" + q.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
-def search_operations(conn: Connection, q: str, after: int | None, limit: int) -> tuple[Sequence[Row], int | None]:
-    """Operations whose name, slug, alias or family match ``q``, or that have runs from a matching
-    source or on matching hardware (case-insensitive substring)."""
-    query = select(*OPERATION_COLUMNS)
-    if q:
-        like = _escaped_like(q)
-
-        def matches(column):
-            return func.lower(column).like(like, escape="\\")
-
-        alias_ops = select(aliases.c.operation_id).where(matches(aliases.c.alias))
-        # Hardware and sources are matched in their own small tables first; then each workload
-        # needs just one run under a matching environment or source (EXISTS stops at the first).
-        e = t.environments
-        envs = list(
-            conn.scalars(
-                select(e.c.environment_digest).where(
-                    or_(matches(e.c.hardware_model), matches(e.c.hardware_architecture), matches(e.c.hardware_vendor))
-                )
-            )
-        )
-        srcs = list(conn.scalars(select(s.c.id).where(or_(matches(s.c.slug), matches(s.c.name)))))
-        found = [o.c.id.in_(alias_ops)]
-        if envs or srcs:
-            has_run = exists().where(
-                r.c.workload_id == w.c.id, or_(r.c.environment_key.in_(envs), r.c.source_id.in_(srcs))
-            )
-            found.append(o.c.id.in_(select(w.c.operation_id).where(has_run)))
-        query = query.where(or_(matches(o.c.name), matches(o.c.slug), matches(o.c.family), *found))
-    return page(conn, query, o.c.seq, after, limit)
 
 
 def list_operations(

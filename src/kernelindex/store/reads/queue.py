@@ -114,3 +114,10 @@ def submissions_since(conn: Connection, submitted_by: str, since: str) -> int:
 
 def api_key_daily_limit(conn: Connection, key_id: str) -> int:
     return conn.execute(select(api_keys.c.daily_limit).where(api_keys.c.key_id == key_id)).scalar_one()
+
+
+def run_ids_by_digest(conn: Connection, digests: list[str]) -> dict[str, str]:
+    """Run digest -> run id for the stored runs among ``digests``."""
+    from kernelindex.store.tables import runs
+
+    return dict(conn.execute(select(runs.c.run_digest, runs.c.id).where(runs.c.run_digest.in_(digests))).all())

@@ -61,6 +61,11 @@ def retractions(conn: Connection, run_ids: Iterable[str] | None = None) -> dict[
     return {row.run_id: Retraction(row.at, row.reason) for row in conn.execute(events)}
 
 
+def retracted_by_event(conn: Connection) -> set[str]:
+    """Ids of runs retracted by a ``retracted`` event (few: read whole; the runs table is not scanned)."""
+    return set(conn.scalars(select(t.record_events.c.run_id).where(t.record_events.c.cause == RETRACTED)))
+
+
 def is_retracted(conn: Connection, run_id: str) -> bool:
     """The one question "is this run retracted?"."""
     return run_id in retractions(conn, [run_id])

@@ -1,0 +1,154 @@
+"""The command line a newcomer meets: search, cases, human units, unwrapped identifiers, rank by what
+runs/show print, eval --cases with several ids, and --db values that must not become empty stores."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from kernelindex.cli import app
+from kernelindex.problems import LOAD_BALANCE_BWD
+from kernelindex.sample import sample_paths
+from kernelindex.store.database import open_store
+from kernelindex.web.app import create_app
+
+SOLUTION = Path(__file__).resolve().parents[1] / "src/kernelindex/kernels/moe_load_balance_bwd/solution.json"
+
+
+def cli(*args: str):
+    result = CliRunner().invoke(app, list(args))
+    assert "Traceback" not in result.output, result.output
+    return result
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory) -> str:
+    """The built-in sample: seed bundles and both packs (no upstream workload: seed runs are pending)."""
+    path = str(tmp_path_factory.mktemp("cli-search") / "s.db")
+    made = cli("import", *map(str, sample_paths()), "--db", path)
+    assert made.exit_code == 0, made.output
+    return path
+
+
+@pytest.fixture(scope="module")
+def real_db(tmp_path_factory, catalog_path) -> str:
+    """The sample and the real export (skipped when ../shared lacks it)."""
+    path = str(tmp_path_factory.mktemp("cli-search-real") / "real.db")
+    made = cli("import", *map(str, sample_paths()), str(catalog_path), "--db", path)
+    assert made.exit_code == 0, made.output
+    return path
+
+
+@pytest.mark.parametrize("url, words", [
+    ("mysql://x", "mysql is not supported"),
+    ("oracle+cx_oracle://u:p@h/db", "oracle is not supported"),
+    ("not a url", "no store at not a url"),
+])
+def test_bad_db_values_are_one_clean_line(url, words, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = cli("stats", "--db", url)
+    assert result.exit_code == 1 and words in result.output and result.output.count("\n") == 1, result.output
+    assert list(tmp_path.iterdir()) == []  # nothing was created
+
+
+def test_a_misspelled_store_path_is_refused_not_created(db, tmp_path):
+    typo = db.replace("s.db", "ss.db")
+    for args in (["runs"], ["show", "149b7c1a"], ["rank", "x"], ["search", "042"], ["verify"]):
+        result = cli(*args, "--db", typo)
+        assert result.exit_code == 1 and f"no store at {typo}" in result.output, (args, result.output)
+    assert not Path(typo).exists()
+
+
+def test_only_store_making_commands_create_and_only_db_files(tmp_path):
+    sample = str(sample_paths()[0])
+    refused = cli("import", sample, "--db", str(tmp_path / "not a url"))
+    assert refused.exit_code == 1 and "refusing to create" in refused.output
+    assert cli("import", sample, "--db", str(tmp_path / "missing" / "x.db")).exit_code == 1
+    assert list(tmp_path.iterdir()) == []
+    made = cli("import", sample, "--db", str(tmp_path / "new.db"))
+    assert made.exit_code == 0 and (tmp_path / "new.db").is_file()
+
+
+def test_runs_in_human_units_with_unwrapped_digests_and_mixed_stacks(db):
+    out = cli("runs", "--db", db).output
+    assert "317.9 µs" in out and "7.70 µs" in out and "317881" not in out
+    assert re.search(r"sha256:[0-9a-f]{12}\b", out)
+    assert "mix 2 software stacks" in out and "evaluation_stack v1.0" in out and "evaluation_stack v1.1" in out
+    rows = json.loads(cli("runs", "--db", db, "--json").output)
+    assert {r["primary_value"] for r in rows} == {317881.0, 7699.0}  # raw, as stored
+    assert {r["display"] for r in rows} == {"317.9 µs", "7.70 µs"}
+
+
+def test_show_has_rank_sol_speedup_and_a_whole_digest(db):
+    out = cli("show", "149b7c1a", "--db", db).output
+    digest = re.search(r"^run\s+(sha256:[0-9a-f]+)$", out, re.M)
+    assert digest and len(digest.group(1)) == 71  # on one line, never folded
+    assert re.search(r"^rank\s+not ranked \(no comparison group yet\)$", out, re.M), out  # its workload is upstream's
+    assert re.search(r"^SOL score\s+0\.9189$", out, re.M) and re.search(r"^speedup\s+8\.02×$", out, re.M)
+    assert re.search(r"^primary\s+317\.9 µs", out, re.M)
+    detail = json.loads(cli("show", "149b7c1a", "--db", db, "--json").output)
+    assert detail["primary"]["value"] == 317881 and detail["rank"]["rank"] is None
+    assert detail["solScore"] == 0.918888  # raw, as stored
+
+
+def test_show_and_rank_on_the_real_export(real_db):
+    out = cli("show", "149b7c1a", "--db", real_db).output
+    assert re.search(r"^rank\s+2 of 2 in its comparison group$", out, re.M), out
+    ranked = cli("rank", "149b7c1a", "--db", real_db).output  # a run digest prefix: its group
+    assert "317.9 µs" in ranked and "sha256:149b7c1a1939" in ranked
+    text = cli("search", "moe_token_scatter_bwd", "N=300", "--db", real_db).output
+    assert "[suite]" in text and "261.2 µs" in text and "[below num_tokens]" in text
+    verified = cli("search", "042", "H200", "verified", "--db", real_db, "--json").output
+    answer = json.loads(verified)
+    assert answer["operations"] or answer["relaxed"]
+
+
+def test_rank_takes_what_runs_and_show_print(real_db):
+    db = real_db
+    rows = json.loads(cli("runs", "--db", db, "--json", "--source", "sol-execbench", "--limit", "3").output)
+    for row in rows:
+        for target in (row["run_digest"][:19], row["run_digest"][7:15], row["workload"]):
+            result = cli("rank", target, "--db", db)
+            assert result.exit_code == 0 and row["id"] in result.output, (target, result.output)
+    missing = cli("rank", "0000000000", "--db", db)
+    assert missing.exit_code == 1 and "no comparison key, workload, operation or run named" in missing.output
+
+
+def test_search_json_is_the_api_document(db):
+    for q in ("042", "moe_token_scatter_bwd N=300", "149b7c1a", "ac4k"):
+        printed = json.loads(cli("search", *q.split(), "--db", db, "--json").output)
+        store = open_store(db)
+        try:
+            with TestClient(create_app(store=store)) as client:
+                served = client.get("/api/v1/search", params={"q": q}).json()
+        finally:
+            store.close()
+        assert printed == served, q
+    text = cli("search", "moe_token_scatter_bwd", "N=300", "--db", db).output
+    assert "no measured case has num_tokens=300" in text and "num_tokens=296" in text and "num_tokens=336" in text
+    too_long = cli("search", "x" * 600, "--db", db)
+    assert too_long.exit_code == 1 and "at most 500" in too_long.output
+
+
+def test_cases_lists_ids_axes_and_sizes():
+    out = cli("cases", "moe_load_balance_bwd").output
+    ids = re.findall(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", out)
+    assert len(ids) == 16 and "batch_seq_len" in out and "MiB" in out
+    listed = json.loads(cli("cases", str(LOAD_BALANCE_BWD), "--json").output)
+    sizes = [c["axes"]["batch_seq_len"] for c in listed["cases"]]
+    assert sizes == sorted(sizes) and listed["cases"][0]["inputShapes"]["grad_expert_mask"] == [2048, 256]
+    assert cli("cases", "no-such-problem").exit_code == 1
+
+
+def test_eval_cases_takes_several_ids_after_one_flag():
+    both = cli("eval", str(LOAD_BALANCE_BWD), "--solution", str(SOLUTION), "--cases", "60b6e5ee", "zzzz9999")
+    assert both.exit_code == 1 and "no case 'zzzz9999'" in both.output  # the second id reached --cases
+    comma = cli("eval", str(LOAD_BALANCE_BWD), "--solution", str(SOLUTION), "--cases", "60b6e5ee,yyyy8888")
+    assert comma.exit_code == 1 and "no case 'yyyy8888'" in comma.output
+    stray = cli("eval", str(LOAD_BALANCE_BWD), "extra", "--solution", str(SOLUTION))
+    assert stray.exit_code == 2 and "case ids go after --cases" in stray.output
