@@ -1,0 +1,138 @@
+"""Reads behind the entity pages: implementations, projects and GPUs (hardware products)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Connection, func, select
+
+from kernelindex.store.evidence_store import HARNESS_SOURCE
+from kernelindex.store.tables import implementations, operations, projects, record_events, runs, sources, workloads
+
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def gpu_slug(model: str | None) -> str:
+    """``NVIDIA H200`` -> ``nvidia-h200``: one spelling for URLs, filters and badges."""
+    return re.sub(r"[^a-z0-9]+", "-", (model or "").lower()).strip("-") or "unknown"
+
+
+def implementation_by_ident(conn: Connection, ident: str):
+    """An implementation by slug, id or full digest (the newest row when a slug repeats)."""
+    if ident.startswith("sha256:"):
+        column = implementations.c.implementation_digest
+    elif UUID.match(ident):
+        column = implementations.c.id
+    else:
+        column = implementations.c.slug
+    return conn.execute(select(implementations).where(column == ident).order_by(implementations.c.seq.desc())).first()
+
+
+def implementation_slugs(conn: Connection, limit: int) -> list[str]:
+    return list(conn.scalars(select(implementations.c.slug).where(implementations.c.slug.isnot(None))
+                             .order_by(implementations.c.seq).limit(limit)))
+
+
+IMPL_RUN_COLUMNS = (runs.c.id, runs.c.run_digest, runs.c.comparison_key, runs.c.workload_id, runs.c.status,
+                    runs.c.hardware_model, runs.c.hardware_architecture, runs.c.primary_value, runs.c.primary_unit,
+                    runs.c.observed_at, runs.c.implementation_digest)
+
+
+def runs_of_implementations(conn: Connection, digests: Sequence[str]) -> list[Any]:
+    """Every run of these implementations, with what a best-per-GPU table needs."""
+    if not digests:
+        return []
+    return conn.execute(select(*IMPL_RUN_COLUMNS).where(runs.c.implementation_digest.in_(sorted(set(digests))))
+                        .order_by(runs.c.seq)).all()
+
+
+def project_of(conn: Connection, project_id: str | None):
+    if not project_id:
+        return None
+    return conn.execute(select(projects).where(projects.c.id == project_id)).first()
+
+
+def operation_brief(conn: Connection, operation_id: str | None):
+    if not operation_id:
+        return None
+    return conn.execute(select(operations.c.slug, operations.c.name, operations.c.family)
+                        .where(operations.c.id == operation_id)).first()
+
+
+def project_by_slug(conn: Connection, ident: str):
+    column = projects.c.id if UUID.match(ident) else projects.c.slug
+    return conn.execute(select(projects).where(column == ident)).first()
+
+
+def project_implementations(conn: Connection, project_id: str) -> list[Any]:
+    return conn.execute(select(implementations.c.id, implementations.c.slug, implementations.c.title,
+                               implementations.c.implementation_digest, implementations.c.language,
+                               implementations.c.export_row)
+                        .where(implementations.c.project_id == project_id).order_by(implementations.c.seq)).all()
+
+
+def leader_events_touching(conn: Connection, run_ids: Sequence[str], since: str) -> list[Any]:
+    """Leader changes at or after ``since`` where one of ``run_ids`` became or stopped being the leader."""
+    if not run_ids:
+        return []
+    ids = sorted(set(run_ids))
+    return conn.execute(select(record_events.c.comparison_key, record_events.c.run_id,
+                               record_events.c.previous_run_id, record_events.c.at)
+                        .where(record_events.c.at >= since, record_events.c.cause != "retracted",
+                               (record_events.c.run_id.in_(ids)) | (record_events.c.previous_run_id.in_(ids)))
+                        .order_by(record_events.c.at)).all()
+
+
+def hardware_products(conn: Connection) -> list[Any]:
+    """Each hardware product with its vendor, architecture and run count."""
+    return conn.execute(select(runs.c.hardware_vendor, runs.c.hardware_model, runs.c.hardware_architecture,
+                               func.count().label("n"))
+                        .where(runs.c.hardware_model.isnot(None))
+                        .group_by(runs.c.hardware_vendor, runs.c.hardware_model, runs.c.hardware_architecture)
+                        .order_by(runs.c.hardware_model)).all()
+
+
+def coverage_counts(conn: Connection) -> list[Any]:
+    """(operation slug, name, hardware model, runs) for every pair that has any run."""
+    return conn.execute(select(operations.c.slug, operations.c.name, runs.c.hardware_model, func.count().label("n"))
+                        .select_from(runs.join(workloads, workloads.c.id == runs.c.workload_id)
+                                     .join(operations, operations.c.id == workloads.c.operation_id))
+                        .where(runs.c.hardware_model.isnot(None))
+                        .group_by(operations.c.slug, operations.c.name, runs.c.hardware_model)).all()
+
+
+def harness_passed_runs(conn: Connection, hardware_models: Sequence[str] | None = None) -> list[Any]:
+    """Passed runs from a controlled harness (the only runs that can be verified), with operation slug."""
+    query = (select(runs.c.run_digest, runs.c.hardware_model, operations.c.slug)
+             .select_from(runs.outerjoin(sources, sources.c.id == runs.c.source_id)
+                          .join(workloads, workloads.c.id == runs.c.workload_id)
+                          .join(operations, operations.c.id == workloads.c.operation_id))
+             .where(runs.c.status == "passed",
+                    (runs.c.source_slug == HARNESS_SOURCE) | (sources.c.kind == "controlled")))
+    if hardware_models is not None:
+        query = query.where(runs.c.hardware_model.in_(sorted(set(hardware_models))))
+    return conn.execute(query).all()
+
+
+def comparison_keys_on(conn: Connection, hardware_models: Sequence[str]) -> list[str]:
+    return list(conn.scalars(select(runs.c.comparison_key).distinct()
+                             .where(runs.c.hardware_model.in_(sorted(set(hardware_models))),
+                                    runs.c.comparison_key.isnot(None))))
+
+
+def run_labels(conn: Connection, run_ids: Sequence[str]) -> dict[str, Any]:
+    """Run id -> title, workload, operation and implementation of each run (for tables of best runs)."""
+    if not run_ids:
+        return {}
+    query = (select(runs.c.id, runs.c.run_digest, runs.c.workload_id, runs.c.hardware_model,
+                    runs.c.manifest["run"]["metadata"]["title"].as_string().label("run_title"),
+                    implementations.c.slug.label("impl_slug"), implementations.c.title.label("impl_title"),
+                    operations.c.slug.label("op_slug"), operations.c.name.label("op_name"),
+                    workloads.c.name.label("wl_name"), workloads.c.shape_summary)
+             .select_from(runs.outerjoin(implementations, implementations.c.id == runs.c.implementation_id)
+                          .outerjoin(workloads, workloads.c.id == runs.c.workload_id)
+                          .outerjoin(operations, operations.c.id == workloads.c.operation_id))
+             .where(runs.c.id.in_(sorted(set(run_ids)))))
+    return {r.id: r for r in conn.execute(query)}
