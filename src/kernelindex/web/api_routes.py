@@ -6,7 +6,8 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Request
 
-from kernelindex.web import lookup, origins, queries, same_problem
+from kernelindex.web import api_models, lookup, origins, queries, same_problem
+from kernelindex.web.compare_view import compare_rows, compare_runs
 from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args, today
 from kernelindex.web.pagination import DEFAULT_LIMIT
 from kernelindex.web.problems import Problem, check_known_params
@@ -87,13 +88,14 @@ def get_ranking(request: Request, comparison_key: str) -> dict[str, Any]:
     return view
 
 
-@router.get("/compare", summary="Two runs side by side: comparable or not, and their ratio")
-def compare(request: Request, a: str = Query(..., description="run id, digest or unique 8+ hex digest prefix"),
-            b: str = Query(..., description="run id, digest or unique 8+ hex digest prefix")) -> dict[str, Any]:
-    check_known_params(request, {"a", "b"})
+@router.get("/compare", response_model=api_models.Compare,
+            summary="2 to 8 runs side by side: what differs, and ratios only inside one comparison group")
+def compare(request: Request,
+            run: list[str] = Query([], description="run id, digest or unique 8+ hex digest prefix; repeat 2 to 8 times"),
+            a: str | None = Query(None, description="first run (older form of run=)"),
+            b: str | None = Query(None, description="second run (older form of run=)")):
     with connection(request) as conn:
-        row_a, row_b = lookup.run_row(conn, a), lookup.run_row(conn, b)
-        return queries.compare_view(conn, row_a, row_b, base_url(request), today())
+        return compare_runs(conn, compare_rows(request, conn, a, b, run), base_url(request), today())
 
 
 @router.get("/search", summary="Operations by name, alias, family, source or hardware")

@@ -55,7 +55,7 @@ def _cursor_key(store: Store) -> bytes:
 
 def create_app(db: str | None = None, *, store: Store | None = None, cursor_key: bytes | None = None) -> FastAPI:
     """An app over ``store`` (or the store at ``db``; see :func:`kernelindex.store.database.resolve_url`)."""
-    from kernelindex.web import api_routes, evidence_routes, page_routes
+    from kernelindex.web import api_routes, docs_routes, entity_routes, evidence_routes, page_routes
 
     app = FastAPI(
         title="kernelindex",
@@ -85,7 +85,11 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
         return response
 
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    app.include_router(docs_routes.api)  # /api/v1/ before the collections
     app.include_router(api_routes.router)
+    app.include_router(entity_routes.api)
     app.include_router(page_routes.router)
+    app.include_router(entity_routes.pages)
+    app.include_router(docs_routes.pages)
     evidence_routes.install(app)  # writes, permalinks, anti-forgery cookie (evidence helper)
     return app

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, PlainTextResponse
 from markupsafe import Markup
 
 from kernelindex.web import lookup, origins, queries, same_problem
 from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args, today
+from kernelindex.web.compare_view import compare_rows, compare_runs
 from kernelindex.web.formatting import format_value
 from kernelindex.web.pagination import DEFAULT_LIMIT
 from kernelindex.web.plot import Point, group_svg
@@ -99,12 +100,17 @@ def ranking_page(request: Request, comparison_key: str):
 
 
 @router.get("/compare", response_class=HTMLResponse)
-def compare_page(request: Request, a: str, b: str):
-    check_known_params(request, {"a", "b"})
+def compare_page(request: Request, a: str | None = None, b: str | None = None, run: list[str] = Query([])):
     with connection(request) as conn:
-        row_a, row_b = lookup.run_row(conn, a), lookup.run_row(conn, b)
-        view = queries.compare_view(conn, row_a, row_b, base_url(request), today())
+        view = compare_runs(conn, compare_rows(request, conn, a, b, run), base_url(request), today())
     return render(request, "compare.html", cmp=view)
+
+
+@router.get("/compare.md", response_class=PlainTextResponse)
+def compare_markdown(request: Request, a: str | None = None, b: str | None = None, run: list[str] = Query([])):
+    with connection(request) as conn:
+        view = compare_runs(conn, compare_rows(request, conn, a, b, run), base_url(request), today())
+    return PlainTextResponse(view["markdown"], media_type="text/markdown; charset=utf-8")
 
 
 @router.get("/operations/{slug}", response_class=HTMLResponse)

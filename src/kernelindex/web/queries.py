@@ -468,57 +468,6 @@ def ranking_view(conn: Connection, key: str, limit: int | None = None) -> dict[s
     return views[0] if views else None
 
 
-# ---------------------------------------------------------------- compare
-
-KEY_PARTS = ("operation", "workload", "protocol", "environment", "correctness", "metric")
-TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
-
-
-def _key_parts(row) -> dict[str, str | None]:
-    return {
-        "operation": row.operation_digest,
-        "workload": row.workload_digest,
-        "protocol": row.protocol_key,
-        "environment": row.environment_key,
-        "correctness": row.correctness_key,
-        "metric": metric_key(row.primary_metric, row.primary_statistic, row.primary_unit),
-    }
-
-
-def compare_view(conn: Connection, a_row, b_row, base_url: str, today: date) -> dict[str, Any]:
-    a, b = run_view(conn, a_row, base_url, today), run_view(conn, b_row, base_url, today)
-    pa, pb = _key_parts(a_row), _key_parts(b_row)
-    differs = [name for name in KEY_PARTS if pa[name] != pb[name]]
-    comparable = bool(a_row.comparison_key) and a_row.comparison_key == b_row.comparison_key
-    ratio = statement = None
-    va, vb, ua, ub = a_row.primary_value, b_row.primary_value, a_row.primary_unit, b_row.primary_unit
-    if va and vb:
-        if ua == ub:
-            ratio = va / vb
-        elif ua in TIME_UNITS_NS and ub in TIME_UNITS_NS:
-            ratio = (va * TIME_UNITS_NS[ua]) / (vb * TIME_UNITS_NS[ub])
-    if ratio is not None:
-        lower_better = a["primary"]["direction"].startswith("lower")
-        a_better = ratio < 1 if lower_better else ratio > 1
-        factor = (1 / ratio if lower_better else ratio) if a_better else (ratio if lower_better else 1 / ratio)
-        if ratio == 1:
-            statement = "A and B have the same value"
-        else:
-            statement = f"{'A' if a_better else 'B'} is {factor:.3f}× better than {'B' if a_better else 'A'} ({a['primary']['direction']})"
-    return {
-        "a": a,
-        "b": b,
-        "comparable": comparable,
-        "differingParts": differs,
-        "keyParts": {name: {"a": pa[name], "b": pb[name], "same": pa[name] == pb[name]} for name in KEY_PARTS},
-        "ratio": ratio,
-        "ratioDefinition": "value(A) / value(B)",
-        "statement": statement,
-        "links": {"self": f"/compare?a={a_row.id}&b={b_row.id}",
-                  "json": f"/api/v1/compare?a={a_row.id}&b={b_row.id}"},
-    }
-
-
 # ---------------------------------------------------------------- listings, operations, sources, search
 
 
