@@ -11,6 +11,7 @@ from kernelindex.web.compare_view import compare_rows, compare_runs
 from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args, today
 from kernelindex.web.pagination import DEFAULT_LIMIT
 from kernelindex.web.problems import Problem, check_known_params
+from kernelindex.web.run_extras import run_extras
 
 router = APIRouter(prefix="/api/v1", tags=["api"])
 
@@ -41,7 +42,9 @@ def get_run(request: Request, run_id: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
         row = lookup.run_row(conn, run_id)
-        return queries.run_view(conn, row, base_url(request), today())
+        view = queries.run_view(conn, row, base_url(request), today())
+        view.update(run_extras(conn, row, view, today()))
+        return view
 
 
 @router.get("/workloads", summary="Workloads, optionally of one operation")

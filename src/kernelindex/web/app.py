@@ -23,6 +23,7 @@ from kernelindex.web.origins import load_origins
 from kernelindex.web.pagination import Cursors
 
 HERE = Path(__file__).parent
+MAX_PARAM_CHARS = 4096  # no id, digest, slug, cursor or search text is longer; a longer value is refused early
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 
@@ -77,6 +78,10 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
             # No id, digest or search text contains NUL; PostgreSQL would refuse it mid-query.
             response = problems.render_problem(request, 400, "bad-character",
                                                "the request contains a NUL character (%00)")
+        elif any(len(v) > MAX_PARAM_CHARS for _, v in request.query_params.multi_items()):
+            # Every page and API route gets the same bound, before any query reaches the store.
+            response = problems.render_problem(request, 400, "too-long",
+                                               f"a query parameter is longer than {MAX_PARAM_CHARS} characters")
         else:
             response = await call_next(request)
         response.headers.setdefault("Content-Security-Policy", CSP)

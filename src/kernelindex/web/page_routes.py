@@ -15,7 +15,8 @@ from kernelindex.web.compare_view import compare_rows, compare_runs
 from kernelindex.web.formatting import format_value
 from kernelindex.web.pagination import DEFAULT_LIMIT
 from kernelindex.web.plot import Point, group_svg
-from kernelindex.web.problems import check_known_params
+from kernelindex.web.problems import Problem, check_known_params
+from kernelindex.web.run_extras import run_extras
 
 router = APIRouter(include_in_schema=False)
 
@@ -25,6 +26,7 @@ def render(request: Request, template: str, **context: Any) -> HTMLResponse:
 
 
 PLOT_POINTS = 100
+MAX_QUERY = 200  # the same bound as GET /api/v1/search
 
 
 def with_plot(group: dict[str, Any]) -> dict[str, Any]:
@@ -45,6 +47,8 @@ def with_plot(group: dict[str, Any]) -> dict[str, Any]:
 @router.get("/", response_class=HTMLResponse)
 def index(request: Request, q: str = "", cursor: str | None = None, limit: int = DEFAULT_LIMIT):
     after, limit = page_args(request, f"search:{q}", {"q"}, cursor, limit)
+    if len(q) > MAX_QUERY:
+        raise Problem(400, "bad-query", f"q is longer than {MAX_QUERY} characters", parameter="q")
     with connection(request) as conn:
         ops, last = queries.search_operations(conn, q, after, limit)
         sources = queries.list_sources(conn)
@@ -75,6 +79,7 @@ def run_page(request: Request, run_id: str):
     with connection(request) as conn:
         row = lookup.run_row(conn, run_id)
         run = queries.run_view(conn, row, base_url(request), today())
+        run.update(run_extras(conn, row, run, today()))
     return render(request, "run.html", run=run)
 
 

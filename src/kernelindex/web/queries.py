@@ -91,6 +91,16 @@ def source_native_display(native: dict[str, Any] | None) -> list[dict[str, str]]
     return out
 
 
+def native_scores(metrics: dict[str, Any] | None) -> dict[str, Any]:
+    """SOL score and speedup of a run as its source states them (columns of every ranking table)."""
+    m = metrics if isinstance(metrics, dict) else {}
+    sol = m.get("sol_score")
+    speedup = m.get("avg_speedup", m.get("speedup_factor"))
+    sol = sol if isinstance(sol, (int, float)) else None
+    speedup = speedup if isinstance(speedup, (int, float)) else None
+    return {"sol": sol, "solDisplay": format_sol(sol), "speedup": speedup, "speedupDisplay": format_speedup(speedup)}
+
+
 def _links(items: Sequence[dict] | None) -> list[dict[str, str | None]]:
     return [{"url": (ref or {}).get("url"), "href": safe_url((ref or {}).get("url"))} for ref in items or []]
 
@@ -315,7 +325,8 @@ def _run_briefs(conn: Connection, where: ColumnElement) -> dict[str, Any]:
     query = (
         select(runs.c.id, runs.c.run_digest, runs.c.comparison_key, runs.c.workload_id, runs.c.protocol_key,
                runs.c.environment_key,
-               implementations.c.title.label("impl_title"), manifest_title(runs.c.manifest["run"]).label("run_title"))
+               implementations.c.title.label("impl_title"), manifest_title(runs.c.manifest["run"]).label("run_title"),
+               runs.c.manifest["run"]["spec"]["sourceNative"]["metrics"].label("native_metrics"))
         .outerjoin(implementations, implementations.c.id == runs.c.implementation_id)
         .where(where)
     )
@@ -374,6 +385,7 @@ def group_view(group: RankedGroup, briefs: dict[str, Any], label: dict[str, Any]
             "interval": interval_dict(e, group.unit),
             "evidence": evidence.get(e.run.digest),
             "observedAt": e.run.observed_at, "date": format_date(e.run.observed_at),
+            **native_scores(b.native_metrics if b is not None else None),
         })
     workload_id = next((b.workload_id for b in briefs.values() if b.comparison_key == group.comparison_key), None)
     return {
@@ -497,7 +509,8 @@ def list_runs(conn: Connection, after: int | None, limit: int, filters: dict[str
 
 
 def latest_runs(conn: Connection, n: int = 10) -> list[dict[str, Any]]:
-    rows = conn.execute(select(*RUN_LIST_COLUMNS).order_by(runs.c.seq.desc()).limit(n))
+    rows = conn.execute(select(*RUN_LIST_COLUMNS).where(runs.c.observed_at.isnot(None))
+                        .order_by(runs.c.observed_at.desc(), runs.c.seq.desc()).limit(n))
     return _with_evidence(conn, [run_list_item(r) for r in rows])
 
 
