@@ -187,7 +187,7 @@ def project_view(conn: Connection, row, now: datetime | None = None) -> dict[str
 
 def _verified_counts(conn: Connection, hardware_models: list[str] | None = None) -> Counter:
     """(operation slug, hardware model) -> runs whose evidence level is verified or replicated."""
-    rows = entities.harness_passed_runs(conn, hardware_models)
+    rows = entities.harness_runs(conn, hardware_models)
     levels = evidence_for_runs(conn, [r.run_digest for r in rows])
     return Counter((r.slug, r.hardware_model) for r in rows
                    if levels.get(r.run_digest) and levels[r.run_digest].level in ("verified", "replicated"))

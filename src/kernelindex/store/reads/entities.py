@@ -103,14 +103,13 @@ def coverage_counts(conn: Connection) -> list[Any]:
                         .group_by(operations.c.slug, operations.c.name, runs.c.hardware_model)).all()
 
 
-def harness_passed_runs(conn: Connection, hardware_models: Sequence[str] | None = None) -> list[Any]:
-    """Passed runs from a controlled harness (the only runs that can be verified), with operation slug."""
+def harness_runs(conn: Connection, hardware_models: Sequence[str] | None = None) -> list[Any]:
+    """Runs from a controlled harness (the only runs that can be verified), with their operation slug."""
     query = (select(runs.c.run_digest, runs.c.hardware_model, operations.c.slug)
              .select_from(runs.outerjoin(sources, sources.c.id == runs.c.source_id)
                           .join(workloads, workloads.c.id == runs.c.workload_id)
                           .join(operations, operations.c.id == workloads.c.operation_id))
-             .where(runs.c.status == "passed",
-                    (runs.c.source_slug == HARNESS_SOURCE) | (sources.c.kind == "controlled")))
+             .where((runs.c.source_slug == HARNESS_SOURCE) | (sources.c.kind == "controlled")))
     if hardware_models is not None:
         query = query.where(runs.c.hardware_model.in_(sorted(set(hardware_models))))
     return conn.execute(query).all()
