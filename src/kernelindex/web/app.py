@@ -40,6 +40,7 @@ def _templates() -> Jinja2Templates:
         day=formatting.format_date,
         short=formatting.short_digest,
         safe_url=formatting.safe_url,
+        breakable=formatting.breakable,
         pretty_json=lambda v: json.dumps(v, indent=2, ensure_ascii=False, sort_keys=False),
     )
     env.globals["version"] = __version__

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import math
+import re
 from urllib.parse import urlsplit
+
+from markupsafe import Markup, escape
 
 NS_PER_UNIT = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
 SCALES = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns"))
@@ -73,3 +76,14 @@ def safe_url(url: object) -> str | None:
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
         return None
     return url.strip()
+
+
+BREAK_AFTER = re.compile(r"([_/·.-])")
+
+
+def breakable(text: object) -> Markup:
+    """Escaped text with a line-break opportunity after ``_ / · . -``, so a long slug can wrap
+    between its parts instead of widening its table (or breaking mid-word)."""
+    if text is None:
+        return Markup("")
+    return Markup(BREAK_AFTER.sub(r"\1<wbr>", str(escape(text))))
