@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import Connection, select
 
-from kernelindex.store.reads.run_facts import case_runs_of_suite, source_terms
+from kernelindex.store.reads.run_extras import case_runs_of_suite, source_terms
 from kernelindex.store.tables import workloads
 from kernelindex.web.formatting import format_value, safe_url
 
