@@ -14,9 +14,9 @@ from fastapi import Request
 from sqlalchemy import Connection
 
 from kernelindex.records.canonical import metric_key
-from kernelindex.web import lookup
+from kernelindex.store.reads.lookup import resolve_run
 from kernelindex.web.problems import Problem, check_known_params
-from kernelindex.web.queries import run_view
+from kernelindex.web.views import run_view
 
 MIN_RUNS, MAX_RUNS = 2, 8
 KEY_PARTS = ("operation", "workload", "protocol", "environment", "correctness", "metric")
@@ -157,4 +157,4 @@ def compare_rows(request: Request, conn, a: str | None, b: str | None, run: list
     check_known_params(request, {"a", "b", "run"})
     idents = [x for x in (a, b) if x] + list(run)
     check_count(len(idents))
-    return [lookup.run_row(conn, ident) for ident in idents]
+    return [resolve_run(conn, ident) for ident in idents]

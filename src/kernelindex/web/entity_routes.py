@@ -11,7 +11,8 @@ from fastapi.responses import HTMLResponse, Response
 
 from kernelindex.store.reads import entities
 from kernelindex.store.reads.ledger import LedgerFilter, hardware_models
-from kernelindex.web import api_models, badges, entity_views, ledger_view, lookup
+from kernelindex.store.reads.lookup import resolve_implementation, resolve_operation
+from kernelindex.web import api_models, badges, entity_views, ledger_view
 from kernelindex.web.deps import base_url, connection, not_found, page_args
 from kernelindex.web.pagination import DEFAULT_LIMIT
 from kernelindex.web.problems import Problem, check_known_params
@@ -33,10 +34,7 @@ def render(request: Request, template: str, **context: Any) -> HTMLResponse:
 def _implementation(request: Request, slug: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
-        row = entities.implementation_by_ident(conn, slug)
-        if row is None:
-            raise not_found("implementation", slug)
-        return entity_views.implementation_view(conn, row)
+        return entity_views.implementation_view(conn, resolve_implementation(conn, slug))
 
 
 def _project(request: Request, slug: str) -> dict[str, Any]:
@@ -72,7 +70,7 @@ def _ledger_filter(conn, since, operation, gpu, source, kind) -> tuple[LedgerFil
     since_at = ledger_view.parse_since(since) if since else None
     op_digests = None
     if operation:
-        op_digests = (lookup.operation_row(conn, operation).semantic_digest,)
+        op_digests = (resolve_operation(conn, operation).semantic_digest,)
     models = None
     if gpu:
         models = tuple(m for m in hardware_models(conn) if entities.gpu_slug(m) == entities.gpu_slug(gpu))

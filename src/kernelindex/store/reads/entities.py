@@ -19,22 +19,6 @@ def gpu_slug(model: str | None) -> str:
     return re.sub(r"[^a-z0-9]+", "-", (model or "").lower()).strip("-") or "unknown"
 
 
-def implementation_by_ident(conn: Connection, ident: str):
-    """An implementation by slug, id or full digest (the newest row when a slug repeats)."""
-    if ident.startswith("sha256:"):
-        column = implementations.c.implementation_digest
-    elif UUID.match(ident):
-        column = implementations.c.id
-    else:
-        column = implementations.c.slug
-    return conn.execute(select(implementations).where(column == ident).order_by(implementations.c.seq.desc())).first()
-
-
-def implementation_slugs(conn: Connection, limit: int) -> list[str]:
-    return list(conn.scalars(select(implementations.c.slug).where(implementations.c.slug.isnot(None))
-                             .order_by(implementations.c.seq).limit(limit)))
-
-
 IMPL_RUN_COLUMNS = (runs.c.id, runs.c.run_digest, runs.c.comparison_key, runs.c.workload_id, runs.c.status,
                     runs.c.hardware_model, runs.c.hardware_architecture, runs.c.primary_value, runs.c.primary_unit,
                     runs.c.observed_at, runs.c.implementation_digest)
