@@ -23,7 +23,7 @@ from kernelindex.web.origins import load_origins
 from kernelindex.web.pagination import Cursors
 
 HERE = Path(__file__).parent
-MAX_PARAM_CHARS = 4096  # no id, digest, slug, cursor or search text is longer; a longer value is refused early
+MAX_PARAM_CHARS = 8192  # no id, digest, slug, cursor or search text is longer; a longer value is refused early
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 
