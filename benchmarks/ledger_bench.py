@@ -25,13 +25,12 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from web_bench import DEFAULT_CATALOG, REPO, VARIANTS, read_catalog, vary  # noqa: E402
-
 from kernelindex.ingest.bundles import import_bundles  # noqa: E402
 from kernelindex.ingest.catalog import import_catalog  # noqa: E402
 from kernelindex.store.database import open_store  # noqa: E402
 from kernelindex.store.tables import implementations, operations, projects, runs  # noqa: E402
 from kernelindex.web.app import create_app  # noqa: E402
+from web_bench import DEFAULT_CATALOG, REPO, VARIANTS, read_catalog, vary  # noqa: E402
 
 
 def timings(client: TestClient, url: str, repeat: int) -> tuple[float, float]:

@@ -113,7 +113,8 @@ def test_compare_three_runs_and_copy_markdown(page, live_store):
     page.get_by_role("button", name="Copy Markdown").click()
     page.wait_for_function("document.querySelector('[data-copy-target=\"compare-markdown\"]').dataset.state")
     copied = page.evaluate("navigator.clipboard.readText()")
-    assert copied.startswith("| field | A | B | C |") and copied.strip() == page.locator("#compare-markdown").inner_text().strip()
+    assert copied.startswith("| field | A | B | C |")
+    assert copied.strip() == page.locator("#compare-markdown").inner_text().strip()
     visit(page, f"/compare?run={runs['fast']}&run={runs['v2-only']}", "compare-groups")
     assert "No ratio is given" in page.locator('[data-field="comparable"]').inner_text()
     assert page.locator('[data-field="ratio"]').count() == 0

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import html
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from xml.etree import ElementTree as ET
 
 import pytest
 from sqlalchemy import select
+from test_web_api import assert_problem
+from web_storefill import HOSTILE_AUTHOR, HOSTILE_TITLE
 
 from kernelindex.store.tables import projects
 from kernelindex.web.entity_views import project_view
-
-from test_web_api import assert_problem
-from web_storefill import HOSTILE_AUTHOR, HOSTILE_TITLE
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 
@@ -72,8 +71,8 @@ def test_project_gained_leads_within_thirty_days(web_filled, filled):
     store = web_filled[0]
     with store.engine.connect() as conn:
         row = conn.execute(select(projects).where(projects.c.slug == "hostile-project")).first()
-        soon = project_view(conn, row, now=datetime(2026, 4, 15, tzinfo=timezone.utc))
-        later = project_view(conn, row, now=datetime(2026, 6, 1, tzinfo=timezone.utc))
+        soon = project_view(conn, row, now=datetime(2026, 4, 15, tzinfo=UTC))
+        later = project_view(conn, row, now=datetime(2026, 6, 1, tzinfo=UTC))
     # The leader events were recorded on 2026-04-01: inside the window on 04-15, outside it in June.
     assert {g["runId"] for g in soon["gained"]} == {filled.runs["fast"], filled.runs["v2-only"], filled.runs["pack"]}
     assert soon["lost"] == [] and later["gained"] == []

@@ -9,14 +9,13 @@ import random
 
 import pytest
 from fastapi.testclient import TestClient
+from test_web_api import assert_problem
 
 from kernelindex.store.evidence_store import create_api_key
 from kernelindex.web.app import create_app
 from kernelindex.web.input_guards import INVISIBLE, MAX_JSON_DEPTH, check_json_depth
 from kernelindex.web.pagination import CURSOR_TTL_S, Cursors
 from kernelindex.web.problems import Problem
-
-from test_web_api import assert_problem
 
 SEED = int(os.environ.get("KERNELINDEX_TEST_SEED", random.randrange(2**32)))
 

@@ -126,7 +126,8 @@ def sitemap(request: Request):
     base = base_url(request)
     paths = ["/", "/docs", "/docs/api", "/records", "/gpus", "/runs"]
     with connection(request) as conn:
-        paths += [f"/operations/{s}" for s in conn.scalars(select(operations.c.slug).distinct().order_by(operations.c.slug))]
+        slugs = conn.scalars(select(operations.c.slug).distinct().order_by(operations.c.slug))
+        paths += [f"/operations/{s}" for s in slugs]
         paths += [f"/sources/{s}" for s in conn.scalars(select(sources.c.slug).order_by(sources.c.slug))]
         paths += sorted({f"/gpus/{entities.gpu_slug(m)}" for m in hardware_models(conn)})
         paths += [f"/projects/{s}" for s in conn.scalars(select(projects.c.slug).order_by(projects.c.seq))]

@@ -3,7 +3,7 @@ each page has a JSON twin under /api/v1/ built from the same view model."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
@@ -137,7 +137,7 @@ def ledger_feed(request: Request, operation: str | None = None, gpu: str | None 
         f, _ = _ledger_filter(conn, None, operation, gpu, source, kind)
         rows, _ = ledger_view.merged(conn, f, None, kind, 0, FEED_ENTRIES)
         items = ledger_view.entries(conn, rows, base_url(request))
-    updated = items[0]["at"] if items else datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    updated = items[0]["at"] if items else datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     path = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     body = ledger_view.atom_feed(items, base_url(request), path, updated)
     return Response(body, media_type="application/atom+xml; charset=utf-8")

@@ -4,7 +4,7 @@ pages render and the API returns as they are. Ranks come from :mod:`kernelindex.
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection
@@ -97,7 +97,8 @@ def implementation_view(conn: Connection, row) -> dict[str, Any]:
     source = spec.get("source") or {}
     links = [_link(ref.get("url"), "source reference") for ref in meta.get("sourceRefs") or []]
     if revision.get("repository"):
-        links.append(_link(revision["repository"], "repository" + (f" @ {revision['commit']}" if revision.get("commit") else "")))
+        at = f" @ {revision['commit']}" if revision.get("commit") else ""
+        links.append(_link(revision["repository"], "repository" + at))
     slug = row.slug or row.id
     return {
         "id": row.id,
@@ -109,7 +110,8 @@ def implementation_view(conn: Connection, row) -> dict[str, Any]:
         "project": {"slug": project.slug, "name": project.name,
                     "links": {"self": f"/projects/{project.slug}", "json": f"/api/v1/projects/{project.slug}"}}
         if project is not None else None,
-        "operation": {"slug": operation.slug, "name": operation.name, "links": {"self": f"/operations/{operation.slug}"}}
+        "operation": {"slug": operation.slug, "name": operation.name,
+                      "links": {"self": f"/operations/{operation.slug}"}}
         if operation is not None else None,
         "install": install,
         "licence": licence_of(export_row, spec),
@@ -133,7 +135,7 @@ def implementation_view(conn: Connection, row) -> dict[str, Any]:
 
 
 def project_view(conn: Connection, row, now: datetime | None = None) -> dict[str, Any]:
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     impls = entities.project_implementations(conn, row.id)
     digest_to_impl = {i.implementation_digest: i for i in impls}
     run_rows = entities.runs_of_implementations(conn, list(digest_to_impl))
@@ -174,7 +176,8 @@ def project_view(conn: Connection, row, now: datetime | None = None) -> dict[str
             {"slug": i.slug or i.id, "title": i.title or i.slug or i.id, "digest": i.implementation_digest,
              "language": i.language, "runCount": runs_per_impl.get(i.implementation_digest, 0),
              "licence": licence_of(i.export_row or {}, {}),
-             "links": {"self": f"/implementations/{i.slug or i.id}", "json": f"/api/v1/implementations/{i.slug or i.id}"}}
+             "links": {"self": f"/implementations/{i.slug or i.id}",
+                       "json": f"/api/v1/implementations/{i.slug or i.id}"}}
             for i in impls],
         "runCount": len(run_rows),
         "recordsHeld": held,
@@ -242,10 +245,12 @@ def gpu_view(conn: Connection, slug: str) -> dict[str, Any] | None:
         lead = group.leader
         ev = levels.get(lead.run.digest or "")
         best.append({
-            "operation": {"slug": label.op_slug, "name": label.op_name} if label is not None and label.op_slug else None,
+            "operation": {"slug": label.op_slug, "name": label.op_name}
+            if label is not None and label.op_slug else None,
             "workload": (label.wl_name or label.shape_summary) if label is not None else None,
             "workloadId": label.workload_id if label is not None else None,
-            "implementation": {"slug": label.impl_slug, "title": label.impl_title} if label is not None and label.impl_slug
+            "implementation": {"slug": label.impl_slug, "title": label.impl_title}
+            if label is not None and label.impl_slug
             else None,
             "runId": run_id, "digest": lead.run.digest, "groupSize": group.size, "tied": lead.tied,
             "value": lead.run.value, "display": format_value(lead.run.value, group.unit),

@@ -11,7 +11,7 @@ the same instant.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 from xml.etree import ElementTree as ET
 
@@ -38,7 +38,7 @@ def parse_since(text: str) -> datetime:
     value = text.strip()
     try:
         if DATE_ONLY.match(value):
-            return datetime.fromisoformat(value).replace(tzinfo=timezone.utc)
+            return datetime.fromisoformat(value).replace(tzinfo=UTC)
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
         parsed = None
@@ -48,7 +48,7 @@ def parse_since(text: str) -> datetime:
     if parsed.tzinfo is None:
         raise Problem(400, "bad-since", f"since {value!r} has no time zone: add Z (UTC) or an offset like +01:00",
                       parameter="since")
-    return parsed.astimezone(timezone.utc)
+    return parsed.astimezone(UTC)
 
 
 def _instant(text: str | None) -> datetime | None:
@@ -58,7 +58,7 @@ def _instant(text: str | None) -> datetime | None:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def merged(conn: Connection, f: LedgerFilter, since: datetime | None, kind: str | None,
@@ -66,7 +66,7 @@ def merged(conn: Connection, f: LedgerFilter, since: datetime | None, kind: str 
     """Rows ``offset .. offset+limit`` of the merged ledger, newest first, and whether more follow."""
     depth = offset + limit + 1
     rows = ledger.ledger_rows(conn, f, depth)
-    floor = datetime.min.replace(tzinfo=timezone.utc)
+    floor = datetime.min.replace(tzinfo=UTC)
     keyed = []
     for row in rows:
         at = _instant(row.at)
@@ -89,8 +89,8 @@ def entry_view(row: LedgerRow, label: Any, base_url: str) -> dict[str, Any]:
     elif row.kind == "correction":
         summary = f"supersedes an earlier run; now {format_value(d.get('value'), d.get('unit'))}"
     elif row.kind == "new_leader":
-        summary = "leads its comparison group" + (" (replacing the previous leader)" if d.get("previousRunId") else "") \
-            if row.run_id else "no run leads its comparison group any more"
+        replacing = " (replacing the previous leader)" if d.get("previousRunId") else ""
+        summary = ("leads its comparison group" + replacing) if row.run_id else "no run leads its group any more"
     elif row.kind == "retraction":
         summary = f"retracted: {d.get('reason') or 'no reason given'}"
     else:

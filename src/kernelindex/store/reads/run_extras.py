@@ -26,5 +26,6 @@ def case_runs_of_suite(conn: Connection, row, operation_id: str) -> list[Any]:
 def source_terms(conn: Connection, source_id: str | None) -> dict[str, Any] | None:
     if not source_id:
         return None
-    found = conn.execute(select(sources.c.slug, sources.c.name, sources.c.policy).where(sources.c.id == source_id)).first()
+    found = conn.execute(select(sources.c.slug, sources.c.name, sources.c.policy)
+                         .where(sources.c.id == source_id)).first()
     return {"slug": found.slug, "name": found.name, "policy": found.policy or {}} if found is not None else None
