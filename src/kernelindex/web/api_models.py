@@ -264,3 +264,156 @@ class Compare(Model):
     statement: str | None
     markdown: str
     links: dict[str, str]
+
+
+# ---------------------------------------------------------------- the older routes' shapes
+# Open models: the fields a client relies on are typed; fields a view adds later pass through.
+
+
+class Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class Primary(Open):
+    metric: str | None
+    statistic: str | None
+    unit: str | None
+    value: float | None
+    display: str = Field(description="the value in a readable unit, e.g. 317.9 µs")
+
+
+class EvidenceLevel(Open):
+    level: str = Field(description="reported, reproducible, verified or replicated")
+    reasons: list[str]
+
+
+class RunItem(Open):
+    id: str
+    digest: str
+    status: str
+    observedAt: str | None
+    title: str | None
+    workloadId: str | None
+    comparisonKey: str | None
+    source: str | None
+    hardware: str | None
+    primary: Primary
+    evidence: EvidenceLevel | None
+    links: dict[str, str]
+
+
+class Listing(Open):
+    next: str | None = Field(description="opaque cursor of the next page (expires), or null")
+    links: dict[str, str | None]
+
+
+class RunListing(Listing):
+    items: list[RunItem]
+
+
+class RankSummary(Open):
+    rank: int | None
+    groupSize: int
+    excluded: list[str]
+
+
+class Run(Open):
+    id: str
+    digest: str
+    title: str
+    status: str
+    observedAt: str | None
+    evidence: EvidenceLevel
+    primary: Primary
+    rank: RankSummary
+    identity: dict[str, Any]
+    measurements: list[dict[str, Any]]
+    citation: dict[str, Any]
+    links: dict[str, str | None]
+
+
+class GroupRow(Open):
+    rank: int
+    tied: bool
+    runId: str
+    digest: str | None
+    title: str
+    value: float | None
+    display: str
+    sol: float | None = Field(description="SOL score as the source states it")
+    speedup: float | None = Field(description="speedup over the reference as the source states it")
+    evidence: EvidenceLevel | None
+
+
+class Group(Open):
+    comparisonKey: str
+    metricKey: str
+    direction: str
+    tieRule: str
+    size: int
+    rows: list[GroupRow]
+    excluded: list[dict[str, Any]]
+    history: list[dict[str, Any]]
+
+
+class WorkloadItem(Open):
+    id: str
+    digest: str
+    kind: str
+    title: str | None
+    shapeSummary: str | None
+    operation: str | None
+    links: dict[str, str]
+
+
+class WorkloadListing(Listing):
+    items: list[WorkloadItem]
+
+
+class Workload(Open):
+    id: str
+    digest: str
+    kind: str
+    title: str
+    groups: list[Group]
+
+
+class OperationItem(Open):
+    slug: str
+    name: str | None
+    family: str | None
+    digest: str
+    tags: list[Any]
+    workloadCount: int | None
+    links: dict[str, str]
+
+
+class OperationListing(Listing):
+    items: list[OperationItem]
+
+
+class Operation(OperationItem):
+    aliases: list[str]
+    workloads: list[dict[str, Any]]
+
+
+class SourceItem(Open):
+    slug: str
+    name: str
+    kind: str
+    runCount: int
+    policy: dict[str, Any] | None
+    links: dict[str, str]
+
+
+class SourceListing(Listing):
+    items: list[SourceItem]
+
+
+class Source(SourceItem):
+    operations: list[dict[str, Any]]
+
+
+class Origins(Open):
+    seeds: list[dict[str, Any]]
+    packs: list[dict[str, Any]]

@@ -25,7 +25,8 @@ def _listing(request: Request, listing: str, items: list, after: int | None) -> 
     return {"items": items, "next": cursor, "links": {"next": nxt}}
 
 
-@router.get("/runs", summary="Runs, in arrival order, optionally filtered")
+@router.get("/runs", response_model=api_models.RunListing,
+            summary="Runs, in arrival order, optionally filtered")
 def list_runs(request: Request, workload: str | None = None, comparisonKey: str | None = None,
               status: str | None = None, source: str | None = None, hardware: str | None = None,
               cursor: str | None = None, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
@@ -38,7 +39,8 @@ def list_runs(request: Request, workload: str | None = None, comparisonKey: str 
     return _listing(request, "runs", items, last)
 
 
-@router.get("/runs/{run_id}", summary="One run: its rank, measurements, protocol, environment and manifest")
+@router.get("/runs/{run_id}", response_model=api_models.Run,
+            summary="One run: its rank, measurements, protocol, environment and manifest")
 def get_run(request: Request, run_id: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
@@ -48,7 +50,8 @@ def get_run(request: Request, run_id: str) -> dict[str, Any]:
         return view
 
 
-@router.get("/workloads", summary="Workloads, optionally of one operation")
+@router.get("/workloads", response_model=api_models.WorkloadListing,
+            summary="Workloads, optionally of one operation")
 def list_workloads(request: Request, operation: str | None = None, cursor: str | None = None,
                    limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
     after, limit = page_args(request, "workloads", {"operation"}, cursor, limit)
@@ -57,7 +60,8 @@ def list_workloads(request: Request, operation: str | None = None, cursor: str |
     return _listing(request, "workloads", items, last)
 
 
-@router.get("/workloads/{workload_id}", summary="A workload's leaderboard: every comparison group, ranked")
+@router.get("/workloads/{workload_id}", response_model=api_models.Workload,
+            summary="A workload's leaderboard: every comparison group, ranked")
 def get_workload(request: Request, workload_id: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
@@ -65,7 +69,8 @@ def get_workload(request: Request, workload_id: str) -> dict[str, Any]:
         return same_problem.workload_page_view(conn, row, request.app.state.origins, limit=None)
 
 
-@router.get("/operations", summary="Operations, optionally of one family")
+@router.get("/operations", response_model=api_models.OperationListing,
+            summary="Operations, optionally of one family")
 def list_operations(request: Request, family: str | None = None, cursor: str | None = None,
                     limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
     after, limit = page_args(request, "operations", {"family"}, cursor, limit)
@@ -74,7 +79,8 @@ def list_operations(request: Request, family: str | None = None, cursor: str | N
     return _listing(request, "operations", items, last)
 
 
-@router.get("/operations/{slug}", summary="An operation with its aliases and workloads")
+@router.get("/operations/{slug}", response_model=api_models.Operation,
+            summary="An operation with its aliases and workloads")
 def get_operation(request: Request, slug: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
@@ -82,7 +88,8 @@ def get_operation(request: Request, slug: str) -> dict[str, Any]:
         return views.operation_view(conn, row)
 
 
-@router.get("/rankings/{comparison_key}", summary="One comparison group, fully ranked")
+@router.get("/rankings/{comparison_key}", response_model=api_models.Group,
+            summary="One comparison group, fully ranked")
 def get_ranking(request: Request, comparison_key: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
@@ -95,7 +102,7 @@ def get_ranking(request: Request, comparison_key: str) -> dict[str, Any]:
 @router.get("/compare", response_model=api_models.Compare,
             summary="2 to 8 runs side by side: what differs, and ratios only inside one comparison group")
 def compare(request: Request,
-            run: list[str] = Query([], description="run id, digest or unique 8+ hex digest prefix; repeat 2 to 8 times"),
+            run: list[str] = Query([], description="run id, digest or unique 8+ hex prefix; give 2 to 8 of them"),
             a: str | None = Query(None, description="first run (older form of run=)"),
             b: str | None = Query(None, description="second run (older form of run=)")):
     with connection(request) as conn:
@@ -112,7 +119,8 @@ def search(request: Request, q: str = "", cursor: str | None = None, limit: int 
     return _listing(request, f"search:{q}", items, last)
 
 
-@router.get("/origins", summary="Where this index started: the seed runs and our own problem packs")
+@router.get("/origins", response_model=api_models.Origins,
+            summary="Where this index started: the seed runs and our own problem packs")
 def get_origins(request: Request) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
@@ -120,14 +128,16 @@ def get_origins(request: Request) -> dict[str, Any]:
                 "packs": origins.pack_summaries(conn, request.app.state.origins)}
 
 
-@router.get("/sources", summary="Where the records came from")
+@router.get("/sources", response_model=api_models.SourceListing,
+            summary="Where the records came from")
 def list_sources(request: Request) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
         return {"items": views.list_sources(conn), "next": None, "links": {"next": None}}
 
 
-@router.get("/sources/{slug}", summary="One source: its policy and the operations it has runs for")
+@router.get("/sources/{slug}", response_model=api_models.Source,
+            summary="One source: its policy and the operations it has runs for")
 def get_source(request: Request, slug: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
