@@ -35,12 +35,14 @@ def api_index(request: Request):
         "name": "kernelindex", "version": __version__, "docs": "/docs/api", "openapi": "/api/v1/openapi.json",
         "collections": {"runs": "/api/v1/runs", "workloads": "/api/v1/workloads", "operations": "/api/v1/operations",
                         "sources": "/api/v1/sources", "gpus": "/api/v1/gpus", "records": "/api/v1/records",
-                        "search": "/api/v1/search", "origins": "/api/v1/origins"},
+                        "search": "/api/v1/search", "origins": "/api/v1/origins", "models": "/api/v1/models"},
         "entities": {"run": "/api/v1/runs/{id}", "workload": "/api/v1/workloads/{id}",
                      "operation": "/api/v1/operations/{slug}", "source": "/api/v1/sources/{slug}",
                      "implementation": "/api/v1/implementations/{slug}", "project": "/api/v1/projects/{slug}",
                      "gpu": "/api/v1/gpus/{slug}", "ranking": "/api/v1/rankings/{comparisonKey}",
                      "compare": "/api/v1/compare?run={id}&run={id}", "evidence": "/api/v1/runs/{id}/evidence",
+                     "model": "/api/v1/models/{ident}", "servingRun": "/api/v1/serving-runs/{id}",
+                     "servingResolver": "/api/v1/resolve/serving?model={model}&gpu={gpu}",
                      "permalink": "/r/{digest}"},
         "feeds": {"records": "/records/feed.xml", "badge": "/badges/implementations/{slug}.svg"},
     }
@@ -124,7 +126,7 @@ def favicon():
 @pages.get("/sitemap.xml")
 def sitemap(request: Request):
     base = base_url(request)
-    paths = ["/", "/docs", "/docs/api", "/records", "/gpus", "/runs"]
+    paths = ["/", "/docs", "/docs/api", "/records", "/gpus", "/runs", "/models"]
     with connection(request) as conn:
         slugs = conn.scalars(select(operations.c.slug).distinct().order_by(operations.c.slug))
         paths += [f"/operations/{s}" for s in slugs]
