@@ -94,7 +94,9 @@ def entry_view(row: LedgerRow, label: Any, base_url: str) -> dict[str, Any]:
     elif row.kind == "retraction":
         summary = f"retracted: {d.get('reason') or 'no reason given'}"
     else:
-        summary = f"{d.get('problem')}: {d.get('requestedAction')} requested ({d.get('status')})"
+        details = d.get("details") or ""
+        details = details if len(details) <= 200 else details[:200] + "…"
+        summary = f"{d.get('problem')}: {d.get('requestedAction')} requested ({d.get('status')}): {details}"
     permalink = f"{base_url}/r/{row.run_digest}" if row.run_digest else None
     return {
         "id": row.entry_id,
