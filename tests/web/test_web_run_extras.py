@@ -34,7 +34,8 @@ def suite_store(tmp_path_factory):
         op_digest = case.operation_digest
         suite = rec("WorkloadSuite", "softmax-suite", {
             "operationSpecDigest": op_digest, "cases": [{"externalId": "rows-8192", "axes": {"rows": 8192}}],
-            "correctness": {"comparator": "elementwise_close"}, "aggregation": {"metric": "latency", "statistic": "median"},
+            "correctness": {"comparator": "elementwise_close"},
+            "aggregation": {"metric": "latency", "statistic": "median"},
         }, title="softmax suite")
         w = Writer(conn)
         w.add_record(suite)
@@ -92,6 +93,6 @@ def test_disputed_and_stale_notes(suite_store):
         row = resolve_run(conn, filled.runs["fast"])
         view = run_view(conn, row, "http://x", date(2026, 12, 1))
         fresh = run_extras(conn, row, view, date(2026, 12, 1))
-        old = run_extras(conn, row, view, date(2027, 3, 10))
+        old = run_extras(conn, row, view, date(2027, 6, 1))
     assert [n["kind"] for n in fresh["lifecycle"]] == []
     assert [n["kind"] for n in old["lifecycle"]] == ["stale"] and str(STALE_DAYS) in old["lifecycle"][0]["text"]
