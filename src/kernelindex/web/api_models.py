@@ -172,7 +172,7 @@ class GpuIndex(Model):
 class GpuProduct(Model):
     model: str
     vendor: str | None
-    architecture: str | None
+    architectures: list[str]
     runCount: int
 
 

@@ -200,11 +200,10 @@ def gpus_view(conn: Connection) -> dict[str, Any]:
     products = entities.hardware_products(conn)
     by_slug: dict[str, dict[str, Any]] = {}
     for p in products:
-        item = by_slug.setdefault(entities.gpu_slug(p.hardware_model), {
-            **_gpu(p.hardware_model), "vendor": p.hardware_vendor, "architectures": [], "runCount": 0})
-        if p.hardware_architecture and p.hardware_architecture not in item["architectures"]:
-            item["architectures"].append(p.hardware_architecture)
-        item["runCount"] += p.n
+        item = by_slug.setdefault(entities.gpu_slug(p.model), {
+            **_gpu(p.model), "vendor": p.vendor, "architectures": [], "runCount": 0})
+        item["architectures"] += [a for a in p.architectures if a not in item["architectures"]]
+        item["runCount"] += p.runs
     gpus = sorted(by_slug.values(), key=lambda g: g["model"] or "")
     architectures: dict[str, list[str]] = {}
     for g in gpus:
@@ -212,12 +211,11 @@ def gpus_view(conn: Connection) -> dict[str, Any]:
             architectures.setdefault(arch, []).append(g["slug"])
     verified = _verified_counts(conn)
     ops: dict[str, dict[str, Any]] = {}
-    for c in entities.coverage_counts(conn):
-        op = ops.setdefault(c.slug, {"slug": c.slug, "name": c.name, "cells": {}})
-        slug = entities.gpu_slug(c.hardware_model)
-        cell = op["cells"].setdefault(slug, {"any": 0, "verified": 0})
-        cell["any"] += c.n
-        cell["verified"] += verified.get((c.slug, c.hardware_model), 0)
+    for op_slug, op_name, model, n in entities.coverage_counts(conn):
+        op = ops.setdefault(op_slug, {"slug": op_slug, "name": op_name, "cells": {}})
+        cell = op["cells"].setdefault(entities.gpu_slug(model), {"any": 0, "verified": 0})
+        cell["any"] += n
+        cell["verified"] += verified.get((op_slug, model), 0)
     rows = sorted(ops.values(), key=lambda o: (o["name"] or o["slug"]))
     return {
         "gpus": gpus,
@@ -230,10 +228,10 @@ def gpus_view(conn: Connection) -> dict[str, Any]:
 
 
 def gpu_view(conn: Connection, slug: str) -> dict[str, Any] | None:
-    products = [p for p in entities.hardware_products(conn) if entities.gpu_slug(p.hardware_model) == slug]
+    products = [p for p in entities.hardware_products(conn) if entities.gpu_slug(p.model) == slug]
     if not products:
         return None
-    models = sorted({p.hardware_model for p in products})
+    models = sorted({p.model for p in products})
     keys = entities.comparison_keys_on(conn, models)
     groups = ranked_groups(conn, keys)
     leaders = {g.leader.run.run_id: g for g in groups.values() if g.leader is not None}
@@ -260,10 +258,10 @@ def gpu_view(conn: Connection, slug: str) -> dict[str, Any] | None:
     verified = _verified_counts(conn, models)
     return {
         **_gpu(models[0]),
-        "products": [{"model": p.hardware_model, "vendor": p.hardware_vendor, "architecture": p.hardware_architecture,
-                      "runCount": p.n} for p in products],
-        "architectures": sorted({p.hardware_architecture for p in products if p.hardware_architecture}),
-        "runCount": sum(p.n for p in products),
+        "products": [{"model": p.model, "vendor": p.vendor, "architectures": list(p.architectures),
+                      "runCount": p.runs} for p in products],
+        "architectures": sorted({a for p in products for a in p.architectures}),
+        "runCount": sum(p.runs for p in products),
         "groupCount": len(groups),
         "verifiedRunCount": sum(verified.values()),
         "bestRuns": best[:BEST_RUNS_SHOWN],

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, func, select
 
 from kernelindex.store.evidence_store import HARNESS_SOURCE
-from kernelindex.store.tables import implementations, operations, projects, record_events, runs, sources, workloads
+from kernelindex.store.tables import (
+    environments,
+    implementations,
+    operations,
+    projects,
+    record_events,
+    runs,
+    sources,
+    workloads,
+)
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
@@ -69,22 +79,53 @@ def leader_events_touching(conn: Connection, run_ids: Sequence[str], since: str)
                         .order_by(record_events.c.at)).all()
 
 
-def hardware_products(conn: Connection) -> list[Any]:
-    """Each hardware product with its vendor, architecture and run count."""
-    return conn.execute(select(runs.c.hardware_vendor, runs.c.hardware_model, runs.c.hardware_architecture,
-                               func.count().label("n"))
-                        .where(runs.c.hardware_model.isnot(None))
-                        .group_by(runs.c.hardware_vendor, runs.c.hardware_model, runs.c.hardware_architecture)
-                        .order_by(runs.c.hardware_model)).all()
+@dataclass(frozen=True)
+class Product:
+    model: str
+    vendor: str | None
+    architectures: tuple[str, ...]
+    runs: int
 
 
-def coverage_counts(conn: Connection) -> list[Any]:
-    """(operation slug, name, hardware model, runs) for every pair that has any run."""
-    return conn.execute(select(operations.c.slug, operations.c.name, runs.c.hardware_model, func.count().label("n"))
-                        .select_from(runs.join(workloads, workloads.c.id == runs.c.workload_id)
-                                     .join(operations, operations.c.id == workloads.c.operation_id))
-                        .where(runs.c.hardware_model.isnot(None))
-                        .group_by(operations.c.slug, operations.c.name, runs.c.hardware_model)).all()
+def hardware_products(conn: Connection) -> list[Product]:
+    """Each hardware product with its vendor, architectures and run count. Counts come from the
+    hardware_model index alone; vendor and architecture from the (small) environments table."""
+    counts = conn.execute(select(runs.c.hardware_model, func.count()).where(runs.c.hardware_model.isnot(None))
+                          .group_by(runs.c.hardware_model)).all()
+    described: dict[str, tuple[str | None, set[str]]] = {}
+    for env in conn.execute(select(environments.c.hardware_model, environments.c.hardware_vendor,
+                                   environments.c.hardware_architecture).distinct()):
+        vendor, archs = described.setdefault(env.hardware_model, (env.hardware_vendor, set()))
+        if env.hardware_architecture:
+            archs.add(env.hardware_architecture)
+    out = []
+    for model, n in counts:
+        vendor, archs = described.get(model, (None, set()))
+        out.append(Product(model, vendor, tuple(sorted(archs)), n))
+    return sorted(out, key=lambda p: p.model)
+
+
+def coverage_counts(conn: Connection) -> list[tuple[str, str | None, str, int]]:
+    """(operation slug, name, hardware model, runs) for every pair that has any run.
+
+    A comparison key fixes the operation and the environment (so the hardware): runs are counted
+    per key from its index alone, and one run of each key says which operation and GPU it is."""
+    per_key = conn.execute(select(func.count(), func.min(runs.c.seq)).where(runs.c.comparison_key.isnot(None))
+                           .group_by(runs.c.comparison_key)).all()
+    if not per_key:
+        return []
+    sampled = select(runs.c.seq, operations.c.slug, operations.c.name, runs.c.hardware_model).select_from(
+        runs.join(workloads, workloads.c.id == runs.c.workload_id)
+        .join(operations, operations.c.id == workloads.c.operation_id)
+    ).where(runs.c.seq.in_([seq for _, seq in per_key]), runs.c.hardware_model.isnot(None))
+    sample = {r.seq: r for r in conn.execute(sampled)}
+    totals: dict[tuple[str, str | None, str], int] = {}
+    for n, seq in per_key:
+        r = sample.get(seq)
+        if r is not None:
+            key = (r.slug, r.name, r.hardware_model)
+            totals[key] = totals.get(key, 0) + n
+    return [(slug, name, model, n) for (slug, name, model), n in totals.items()]
 
 
 def harness_runs(conn: Connection, hardware_models: Sequence[str] | None = None) -> list[Any]:

@@ -81,13 +81,18 @@ def ledger_rows(conn: Connection, f: LedgerFilter, depth: int) -> list[LedgerRow
             "cause": e.cause, "previousRunId": e.previous_run_id, "comparisonKey": e.comparison_key,
             "reason": e.reason, "policyVersion": e.policy_version}))
 
-    query = select(runs.c.id, runs.c.run_digest, runs.c.retracted_at, runs.c.retraction_reason).where(
+    # id, digest and retracted_at are all in ix_runs_rank_cover, so without filters this reads the
+    # index, not the wide rows; the reasons of the few rows kept are read after.
+    query = select(runs.c.id, runs.c.run_digest, runs.c.retracted_at).where(
         runs.c.retracted_at.isnot(None), *_run_conditions(f))
     if f.since:
         query = query.where(runs.c.retracted_at >= f.since)
-    for r in conn.execute(query.order_by(runs.c.retracted_at.desc()).limit(depth)):
+    retracted = conn.execute(query.order_by(runs.c.retracted_at.desc()).limit(depth)).all()
+    reasons = dict(conn.execute(select(runs.c.id, runs.c.retraction_reason)
+                                .where(runs.c.id.in_([r.id for r in retracted]))).all()) if retracted else {}
+    for r in retracted:
         rows.append(LedgerRow("retraction", r.retracted_at, f"retraction:{r.id}", r.id, r.run_digest,
-                              {"reason": r.retraction_reason}))
+                              {"reason": reasons.get(r.id)}))
 
     query = (select(correction_requests.c.id, correction_requests.c.created_at, correction_requests.c.problem,
                     correction_requests.c.details, correction_requests.c.requested_action,
