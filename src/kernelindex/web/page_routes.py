@@ -11,8 +11,8 @@ from markupsafe import Markup
 
 from kernelindex.store.reads.lookup import resolve_operation, resolve_run, resolve_workload
 from kernelindex.web import origins, same_problem, views
-from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args, today
 from kernelindex.web.compare_view import compare_rows, compare_runs
+from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args, today
 from kernelindex.web.formatting import format_value
 from kernelindex.web.pagination import DEFAULT_LIMIT
 from kernelindex.web.plot import Point, group_svg

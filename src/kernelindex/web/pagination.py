@@ -55,7 +55,7 @@ class Cursors:
             raise _bad(cursor, f"it belongs to the listing {data.get('l')!r}, not {listing!r}")
         issued = data.get("t")
         if type(issued) is not int or not 0 <= self._clock() - issued <= self._ttl_s:
-            raise _bad(cursor, f"it has expired (cursors last {self._ttl_s // 3600} h); start again from the first page")
+            raise _bad(cursor, f"it has expired (cursors last {self._ttl_s // 3600} h); start from the first page")
         after = data["a"]
         if type(after) is not int or not 0 <= after < 2**63:
             raise _bad(cursor, "it does not name a position in this listing")
