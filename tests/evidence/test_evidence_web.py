@@ -64,7 +64,8 @@ def _csrf(client: TestClient, run_id: str) -> str:
     page = client.get(f"/runs/{run_id}")
     assert page.status_code == 200
     match = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
-    assert match and client.cookies.get("ki_csrf") == match.group(1)
+    # The field is the server's HMAC of the cookie's nonce, never the cookie itself.
+    assert match and client.cookies.get("ki_csrf") and client.cookies.get("ki_csrf") != match.group(1)
     return match.group(1)
 
 
@@ -181,6 +182,10 @@ def test_cross_site_and_forged_form_posts_are_refused(store, site, keys, seed_di
     form = _attest_form(client, run_id, token)
     cookie = client.cookies.pop("ki_csrf")
     _refused(store, client.post(url, data=form, headers={"Origin": ORIGIN}), 403, "anti-forgery token")
+    # A self-chosen cookie copied into the field (the old double-submit check) proves nothing now.
+    client.cookies.set("ki_csrf", "c" * 43)
+    _refused(store, client.post(url, data={**form, "csrf_token": "c" * 43}, headers={"Origin": ORIGIN}),
+             403, "anti-forgery token")
     client.cookies.set("ki_csrf", cookie)
     # Oversize and unreadable form bodies.
     big = _attest_form(client, run_id, token, note="x" * 20_000)

@@ -49,7 +49,9 @@ def test_seed_run_page_figures(page, live_store, external, latency, sol, speedup
     assert not manifest.is_visible()
     page.locator("#manifest summary").click()
     assert manifest.is_visible() and f'"externalId": "{external}"' in manifest.inner_text()
-    # Copying the citation puts exactly the shown citation on the clipboard.
+    # The citation is folded by default; opened, copying it puts exactly the shown citation on the clipboard.
+    assert not page.locator("#citation-text").is_visible()
+    page.locator("#cite summary").click()
     page.get_by_role("button", name="Copy citation").click()
     page.wait_for_function("document.querySelector('[data-copy-target=\"citation-text\"]').dataset.state")
     copied = page.evaluate("navigator.clipboard.readText()")

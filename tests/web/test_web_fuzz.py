@@ -28,12 +28,18 @@ PATH_ROUTES = [
     "/api/v1/runs/{x}", "/api/v1/workloads/{x}", "/api/v1/operations/{x}", "/api/v1/rankings/{x}",
     "/api/v1/sources/{x}", "/api/v1/runs/{x}/evidence", "/api/v1/records/{x}/signatures",
     "/runs/{x}", "/workloads/{x}", "/rankings/{x}", "/operations/{x}", "/sources/{x}", "/r/{x}",
+    "/api/v1/implementations/{x}", "/api/v1/projects/{x}", "/api/v1/gpus/{x}", "/implementations/{x}",
+    "/projects/{x}", "/gpus/{x}", "/badges/implementations/{x}.svg",
 ]
-LISTINGS = ["/api/v1/runs", "/api/v1/workloads", "/api/v1/operations", "/api/v1/search", "/", "/runs"]
+LISTINGS = ["/api/v1/runs", "/api/v1/workloads", "/api/v1/operations", "/api/v1/search", "/", "/runs",
+            "/api/v1/records", "/records"]
 PARAM_ROUTES = [
     ("/api/v1/runs", ["workload", "comparisonKey", "status", "source", "hardware"]),
     ("/api/v1/workloads", ["operation"]), ("/api/v1/operations", ["family"]),
     ("/api/v1/search", ["q"]), ("/", ["q"]), ("/api/v1/compare", ["a", "b"]), ("/compare", ["a", "b"]),
+    ("/api/v1/compare", ["run", "run"]), ("/compare.md", ["run", "run"]),
+    ("/api/v1/records", ["since", "operation", "gpu", "source", "kind"]), ("/records", ["since", "gpu", "kind"]),
+    ("/records/feed.xml", ["operation", "gpu", "source", "kind"]),
 ]
 FIXED = [
     "", " ", "%00", "%2500", "..", "%2e%2e", "%2F", "a%2Fb", "sha256:", "sha256:" + "0" * 64, "sha256:" + "g" * 64,

@@ -29,7 +29,7 @@ def test_run_by_every_spelling(client, filled):
     page = client.get(f"/runs/{full.removeprefix('sha256:')[:9]}")
     assert page.status_code == 200 and f'href="/api/v1/runs/{run_id}"' in page.text
     cmp = client.get("/api/v1/compare", params={"a": full[7:17], "b": filled.runs["slow"]}).json()
-    assert cmp["a"]["id"] == run_id
+    assert cmp["runs"][0]["id"] == run_id
 
 
 def test_workload_by_every_spelling(client, filled):

@@ -8,11 +8,13 @@ from fastapi import APIRouter, Query, Request
 
 from kernelindex.search.models import SearchAnswer
 from kernelindex.store.reads.lookup import resolve_operation, resolve_run, resolve_workload
-from kernelindex.web import origins, same_problem, search_docs, views
+from kernelindex.web import api_models, origins, same_problem, search_docs, views
+from kernelindex.web.compare_view import compare_rows, compare_runs
 from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args, today
 from kernelindex.web.operation_page import operation_page_view
 from kernelindex.web.pagination import DEFAULT_LIMIT
 from kernelindex.web.problems import check_known_params
+from kernelindex.web.run_extras import run_extras
 
 router = APIRouter(prefix="/api/v1", tags=["api"])
 
@@ -25,7 +27,8 @@ def _listing(request: Request, listing: str, items: list, after: int | None) -> 
     return {"items": items, "next": cursor, "links": {"next": nxt}}
 
 
-@router.get("/runs", summary="Runs, in arrival order, optionally filtered")
+@router.get("/runs", response_model=api_models.RunListing,
+            summary="Runs, in arrival order, optionally filtered")
 def list_runs(request: Request, workload: str | None = None, comparisonKey: str | None = None,
               status: str | None = None, source: str | None = None, hardware: str | None = None,
               cursor: str | None = None, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
@@ -38,15 +41,19 @@ def list_runs(request: Request, workload: str | None = None, comparisonKey: str 
     return _listing(request, "runs", items, last)
 
 
-@router.get("/runs/{run_id}", summary="One run: its rank, measurements, protocol, environment and manifest")
+@router.get("/runs/{run_id}", response_model=api_models.Run,
+            summary="One run: its rank, measurements, protocol, environment and manifest")
 def get_run(request: Request, run_id: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
         row = resolve_run(conn, run_id)
-        return views.run_view(conn, row, base_url(request), today())
+        view = views.run_view(conn, row, base_url(request), today())
+        view.update(run_extras(conn, row, view, today()))
+        return view
 
 
-@router.get("/workloads", summary="Workloads, optionally of one operation")
+@router.get("/workloads", response_model=api_models.WorkloadListing,
+            summary="Workloads, optionally of one operation")
 def list_workloads(request: Request, operation: str | None = None, cursor: str | None = None,
                    limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
     after, limit = page_args(request, "workloads", {"operation"}, cursor, limit)
@@ -55,7 +62,8 @@ def list_workloads(request: Request, operation: str | None = None, cursor: str |
     return _listing(request, "workloads", items, last)
 
 
-@router.get("/workloads/{workload_id}", summary="A workload's leaderboard: every comparison group, ranked")
+@router.get("/workloads/{workload_id}", response_model=api_models.Workload,
+            summary="A workload's leaderboard: every comparison group, ranked")
 def get_workload(request: Request, workload_id: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
@@ -63,7 +71,8 @@ def get_workload(request: Request, workload_id: str) -> dict[str, Any]:
         return same_problem.workload_page_view(conn, row, request.app.state.origins, limit=None)
 
 
-@router.get("/operations", summary="Operations, optionally of one family")
+@router.get("/operations", response_model=api_models.OperationListing,
+            summary="Operations, optionally of one family")
 def list_operations(request: Request, family: str | None = None, cursor: str | None = None,
                     limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
     after, limit = page_args(request, "operations", {"family"}, cursor, limit)
@@ -87,7 +96,8 @@ def get_operation(request: Request, slug: str,
     return view
 
 
-@router.get("/rankings/{comparison_key}", summary="One comparison group, fully ranked")
+@router.get("/rankings/{comparison_key}", response_model=api_models.Group,
+            summary="One comparison group, fully ranked")
 def get_ranking(request: Request, comparison_key: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
@@ -97,13 +107,14 @@ def get_ranking(request: Request, comparison_key: str) -> dict[str, Any]:
     return view
 
 
-@router.get("/compare", summary="Two runs side by side: comparable or not, and their ratio")
-def compare(request: Request, a: str = Query(..., description="run id, digest or unique 8+ hex digest prefix"),
-            b: str = Query(..., description="run id, digest or unique 8+ hex digest prefix")) -> dict[str, Any]:
-    check_known_params(request, {"a", "b"})
+@router.get("/compare", response_model=api_models.Compare,
+            summary="2 to 8 runs side by side: what differs, and ratios only inside one comparison group")
+def compare(request: Request,
+            run: list[str] = Query([], description="run id, digest or unique 8+ hex prefix; give 2 to 8 of them"),
+            a: str | None = Query(None, description="first run (older form of run=)"),
+            b: str | None = Query(None, description="second run (older form of run=)")):
     with connection(request) as conn:
-        row_a, row_b = resolve_run(conn, a), resolve_run(conn, b)
-        return views.compare_view(conn, row_a, row_b, base_url(request), today())
+        return compare_runs(conn, compare_rows(request, conn, a, b, run), base_url(request), today())
 
 
 @router.get("/search", response_model=SearchAnswer,
@@ -116,7 +127,8 @@ def search(request: Request, q: str = Query("", description="e.g. `009 moe backw
         return search_docs.answer_or_problem(conn, q)
 
 
-@router.get("/origins", summary="Where this index started: the seed runs and our own problem packs")
+@router.get("/origins", response_model=api_models.Origins,
+            summary="Where this index started: the seed runs and our own problem packs")
 def get_origins(request: Request) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
@@ -124,14 +136,16 @@ def get_origins(request: Request) -> dict[str, Any]:
                 "packs": origins.pack_summaries(conn, request.app.state.origins)}
 
 
-@router.get("/sources", summary="Where the records came from")
+@router.get("/sources", response_model=api_models.SourceListing,
+            summary="Where the records came from")
 def list_sources(request: Request) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
         return {"items": views.list_sources(conn), "next": None, "links": {"next": None}}
 
 
-@router.get("/sources/{slug}", summary="One source: its policy and the operations it has runs for")
+@router.get("/sources/{slug}", response_model=api_models.Source,
+            summary="One source: its policy and the operations it has runs for")
 def get_source(request: Request, slug: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:

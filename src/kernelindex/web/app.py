@@ -23,6 +23,7 @@ from kernelindex.web.origins import load_origins
 from kernelindex.web.pagination import Cursors
 
 HERE = Path(__file__).parent
+MAX_PARAM_CHARS = 8192  # no id, digest, slug, cursor or search text is longer; a longer value is refused early
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 
@@ -39,6 +40,7 @@ def _templates() -> Jinja2Templates:
         day=formatting.format_date,
         short=formatting.short_digest,
         safe_url=formatting.safe_url,
+        breakable=formatting.breakable,
         pretty_json=lambda v: json.dumps(v, indent=2, ensure_ascii=False, sort_keys=False),
     )
     env.globals["version"] = __version__
@@ -66,6 +68,8 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     from kernelindex.web import (
         api_routes,
         artifact_routes,
+        docs_routes,
+        entity_routes,
         evidence_routes,
         export_routes,
         page_routes,
@@ -94,6 +98,10 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
             # No id, digest or search text contains NUL; PostgreSQL would refuse it mid-query.
             response = problems.render_problem(request, 400, "bad-character",
                                                "the request contains a NUL character (%00)")
+        elif any(len(v) > MAX_PARAM_CHARS for _, v in request.query_params.multi_items()):
+            # Every page and API route gets the same bound, before any query reaches the store.
+            response = problems.render_problem(request, 400, "too-long",
+                                               f"a query parameter is longer than {MAX_PARAM_CHARS} characters")
         else:
             response = await call_next(request)
         response.headers.setdefault("Content-Security-Policy", CSP)
@@ -102,8 +110,12 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
         return response
 
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    app.include_router(docs_routes.api)  # /api/v1/ before the collections
     app.include_router(api_routes.router)
+    app.include_router(entity_routes.api)
     app.include_router(page_routes.router)
+    app.include_router(entity_routes.pages)
+    app.include_router(docs_routes.pages)
     app.include_router(serving_routes.router)
     app.include_router(artifact_routes.router)
     app.include_router(export_routes.router)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from fastapi import Request
@@ -23,7 +23,7 @@ def connection(request: Request) -> Iterator[Connection]:
 
 
 def today():
-    return datetime.now(timezone.utc).date()
+    return datetime.now(UTC).date()
 
 
 def base_url(request: Request) -> str:

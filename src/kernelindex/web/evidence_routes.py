@@ -4,8 +4,11 @@ the evidence read routes and the permalink by digest.
 Why each guard exists:
 - API key on every write (hashed at rest, scoped, revocable, per-key daily limit): a write is
   always attributable and can be cut off.
-- Forms: a double-submit token (an HttpOnly SameSite=Strict cookie that must equal a hidden
-  field) plus an Origin / Sec-Fetch-Site check, so another site cannot post through a visitor.
+- Forms: an HttpOnly SameSite=Strict cookie with a random nonce, and a hidden field that must be
+  the HMAC of that nonce under the server's secret (so a cookie a visitor sets for themselves
+  cannot be matched by copying it into the field), plus an Origin / Sec-Fetch-Site check, so
+  another site cannot post through a visitor.
+- Bodies nest at most 32 levels and carry no bidi or zero-width controls (see ``input_guards``).
 - JSON API: only ``application/json`` with a bearer key, which a cross-site form cannot send.
 - Bodies are read up to a fixed size and refused beyond it before anything is parsed.
 A refused write raises before the transaction commits, so nothing of it is stored.
@@ -13,7 +16,6 @@ A refused write raises before the transaction commits, so nothing of it is store
 
 from __future__ import annotations
 
-import hmac
 import json
 import os
 import secrets
@@ -43,6 +45,7 @@ from kernelindex.store.reads.runs import run_by_digest
 from kernelindex.store.reads.serving import serving_run_by_digest
 from kernelindex.web.deps import base_url, connection, not_found, today
 from kernelindex.web.evidence_view import evidence_panel, signature_dict
+from kernelindex.web.input_guards import check_json_depth, check_visible_text, csrf_field_token, csrf_matches
 from kernelindex.web.problems import Problem
 
 CSRF_COOKIE = "ki_csrf"
@@ -50,6 +53,7 @@ CSRF_FIELD = "csrf_token"
 MAX_FORM_BYTES = 16 * 1024
 MAX_JSON_BYTES = 96 * 1024
 SIGNING_KEY_ENV = "KERNELINDEX_SIGNING_KEY"
+CSRF_SECRET_ENV = "KERNELINDEX_CSRF_SECRET"  # set it when several server processes share one site
 
 STATUS = {
     "invalid_record": 422,
@@ -130,8 +134,10 @@ async def read_form(request: Request, allowed: set[str]) -> dict[str, str]:
         form[name] = value
     cookie = request.cookies.get(CSRF_COOKIE)
     token = form.pop(CSRF_FIELD, None)
-    if not cookie or not token or not hmac.compare_digest(cookie, token):
+    if not csrf_matches(request.app.state.csrf_secret, cookie, token):
         raise Problem(403, "csrf", "the form's anti-forgery token is missing or does not match; reload the page and retry")
+    for name, value in form.items():
+        check_visible_text(value, name)
     return form
 
 
@@ -139,6 +145,7 @@ async def read_json(request: Request, allowed: set[str]) -> dict[str, Any]:
     if _media_type(request) != "application/json":
         raise Problem(415, "unsupported-media-type", "send the body as application/json")
     body = await read_limited(request, MAX_JSON_BYTES)
+    check_json_depth(body)
     try:
         data = json.loads(body, parse_constant=_refuse_constant)
     except (UnicodeDecodeError, ValueError) as exc:
@@ -148,6 +155,7 @@ async def read_json(request: Request, allowed: set[str]) -> dict[str, Any]:
     unknown = sorted(set(data) - allowed)
     if unknown:
         raise Problem(400, "unknown-field", f"unknown field(s) {unknown}; allowed: {sorted(allowed)}", field=unknown[0])
+    check_visible_text(data, "body")
     return data
 
 
@@ -339,17 +347,20 @@ def _load_signing_key(app: FastAPI) -> None:
 def install(app: FastAPI) -> None:
     """Add the routes and the anti-forgery cookie to the app (called from ``create_app``)."""
     _load_signing_key(app)
+    configured = os.environ.get(CSRF_SECRET_ENV)
+    app.state.csrf_secret = configured.encode() if configured else secrets.token_bytes(32)
     app.include_router(router)
 
     @app.middleware("http")
     async def _csrf_cookie(request: Request, call_next):
         token = request.cookies.get(CSRF_COOKIE)
         fresh = not token or len(token) != 43
-        request.state.csrf_token = secrets.token_urlsafe(32) if fresh else token
+        nonce = secrets.token_urlsafe(32) if fresh else token
+        request.state.csrf_token = csrf_field_token(request.app.state.csrf_secret, nonce)
         response = await call_next(request)
         if fresh and request.method == "GET" and response.headers.get("content-type", "").startswith("text/html"):
             response.set_cookie(
-                CSRF_COOKIE, request.state.csrf_token, httponly=True, samesite="strict",
+                CSRF_COOKIE, nonce, httponly=True, samesite="strict",
                 secure=request.url.scheme == "https", path="/",
             )
         return response

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
+
+from markupsafe import Markup, escape
 
 from kernelindex.records.units import NS_PER_UNIT, SCALES, format_duration, format_value  # noqa: F401  (one place)
 
@@ -42,3 +45,14 @@ def safe_url(url: object) -> str | None:
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
         return None
     return url.strip()
+
+
+BREAK_AFTER = re.compile(r"([_/·.-])")
+
+
+def breakable(text: object) -> Markup:
+    """Escaped text with a line-break opportunity after ``_ / · . -``, so a long slug can wrap
+    between its parts instead of widening its table (or breaking mid-word)."""
+    if text is None:
+        return Markup("")
+    return Markup(BREAK_AFTER.sub(r"\1<wbr>", str(escape(text))))

@@ -5,18 +5,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, PlainTextResponse
 from markupsafe import Markup
 
 from kernelindex.store.reads.lookup import resolve_operation, resolve_run, resolve_workload
 from kernelindex.web import origins, same_problem, search_docs, views
+from kernelindex.web.compare_view import compare_rows, compare_runs
 from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args, today
 from kernelindex.web.formatting import format_value
 from kernelindex.web.operation_page import operation_page_view
 from kernelindex.web.pagination import DEFAULT_LIMIT
 from kernelindex.web.plot import Point, group_svg
-from kernelindex.web.problems import check_known_params
+from kernelindex.web.problems import Problem, check_known_params
+from kernelindex.web.run_extras import run_extras
 
 router = APIRouter(include_in_schema=False)
 
@@ -26,6 +28,7 @@ def render(request: Request, template: str, **context: Any) -> HTMLResponse:
 
 
 PLOT_POINTS = 100
+MAX_QUERY = 200  # the same bound as GET /api/v1/search
 
 
 def with_plot(group: dict[str, Any]) -> dict[str, Any]:
@@ -45,6 +48,8 @@ def with_plot(group: dict[str, Any]) -> dict[str, Any]:
 
 @router.get("/", response_class=HTMLResponse)
 def index(request: Request, q: str = "", cursor: str | None = None, limit: int = DEFAULT_LIMIT):
+    if len(q) > MAX_QUERY:
+        raise Problem(400, "bad-query", f"q is longer than {MAX_QUERY} characters", parameter="q")
     if q.strip():  # a search: one answer, from the same code as /api/v1/search and `kernelindex search`
         check_known_params(request, {"q"})
         with connection(request) as conn:
@@ -80,6 +85,7 @@ def run_page(request: Request, run_id: str):
     with connection(request) as conn:
         row = resolve_run(conn, run_id)
         run = views.run_view(conn, row, base_url(request), today())
+        run.update(run_extras(conn, row, run, today()))
     return render(request, "run.html", run=run)
 
 
@@ -105,12 +111,17 @@ def ranking_page(request: Request, comparison_key: str):
 
 
 @router.get("/compare", response_class=HTMLResponse)
-def compare_page(request: Request, a: str, b: str):
-    check_known_params(request, {"a", "b"})
+def compare_page(request: Request, a: str | None = None, b: str | None = None, run: list[str] = Query([])):
     with connection(request) as conn:
-        row_a, row_b = resolve_run(conn, a), resolve_run(conn, b)
-        view = views.compare_view(conn, row_a, row_b, base_url(request), today())
+        view = compare_runs(conn, compare_rows(request, conn, a, b, run), base_url(request), today())
     return render(request, "compare.html", cmp=view)
+
+
+@router.get("/compare.md", response_class=PlainTextResponse)
+def compare_markdown(request: Request, a: str | None = None, b: str | None = None, run: list[str] = Query([])):
+    with connection(request) as conn:
+        view = compare_runs(conn, compare_rows(request, conn, a, b, run), base_url(request), today())
+    return PlainTextResponse(view["markdown"], media_type="text/markdown; charset=utf-8")
 
 
 @router.get("/operations/{slug}", response_class=HTMLResponse)

@@ -1,7 +1,8 @@
 """Opaque, signed cursors for keyset pagination.
 
-A cursor names the last item of the previous page and the listing it belongs to; it is signed
-with the app's key so a hand-made or truncated cursor is a 400 problem rather than a wrong page.
+A cursor names the last item of the previous page, the listing it belongs to and when it was
+issued; it is signed with the app's key so a hand-made or truncated cursor is a 400 problem rather
+than a wrong page, and it expires after ``CURSOR_TTL_S`` so a stale position is never replayed.
 """
 
 from __future__ import annotations
@@ -11,23 +12,28 @@ import binascii
 import hashlib
 import hmac
 import json
+import time
+from collections.abc import Callable
 from typing import Any
 
 from kernelindex.web.problems import Problem
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
+CURSOR_TTL_S = 24 * 3600
 
 
 class Cursors:
-    def __init__(self, key: bytes) -> None:
+    def __init__(self, key: bytes, *, ttl_s: int = CURSOR_TTL_S, clock: Callable[[], float] = time.time) -> None:
         self._key = key
+        self._ttl_s = ttl_s
+        self._clock = clock
 
     def _sign(self, payload: bytes) -> bytes:
         return hmac.new(self._key, payload, hashlib.sha256).digest()[:16]
 
     def encode(self, listing: str, after: Any) -> str:
-        payload = json.dumps({"l": listing, "a": after}, separators=(",", ":")).encode()
+        payload = json.dumps({"l": listing, "a": after, "t": int(self._clock())}, separators=(",", ":")).encode()
         return base64.urlsafe_b64encode(self._sign(payload) + payload).decode().rstrip("=")
 
     def decode(self, listing: str, cursor: str) -> Any:
@@ -47,6 +53,9 @@ class Cursors:
             raise _bad(cursor, "its payload is not a cursor")
         if data.get("l") != listing:
             raise _bad(cursor, f"it belongs to the listing {data.get('l')!r}, not {listing!r}")
+        issued = data.get("t")
+        if type(issued) is not int or not 0 <= self._clock() - issued <= self._ttl_s:
+            raise _bad(cursor, f"it has expired (cursors last {self._ttl_s // 3600} h); start from the first page")
         after = data["a"]
         if type(after) is not int or not 0 <= after < 2**63:
             raise _bad(cursor, "it does not name a position in this listing")

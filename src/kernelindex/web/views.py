@@ -76,6 +76,16 @@ def source_native_display(native: dict[str, Any] | None) -> list[dict[str, str]]
     return out
 
 
+def native_scores(metrics: dict[str, Any] | None) -> dict[str, Any]:
+    """SOL score and speedup of a run as its source states them (columns of every ranking table)."""
+    m = metrics if isinstance(metrics, dict) else {}
+    sol = m.get("sol_score")
+    speedup = m.get("avg_speedup", m.get("speedup_factor"))
+    sol = sol if isinstance(sol, (int, float)) else None
+    speedup = speedup if isinstance(speedup, (int, float)) else None
+    return {"sol": sol, "solDisplay": format_sol(sol), "speedup": speedup, "speedupDisplay": format_speedup(speedup)}
+
+
 def _links(items: Sequence[dict] | None) -> list[dict[str, str | None]]:
     return [{"url": (ref or {}).get("url"), "href": safe_url((ref or {}).get("url"))} for ref in items or []]
 
@@ -304,6 +314,7 @@ def group_view(group: RankedGroup, briefs: dict[str, Any], label: dict[str, Any]
             "interval": interval_dict(e, group.unit),
             "evidence": evidence.get(e.run.digest),
             "observedAt": e.run.observed_at, "date": format_date(e.run.observed_at),
+            **native_scores(b.native_metrics if b is not None else None),
         })
     workload_id = next((b.workload_id for b in briefs.values() if b.comparison_key == group.comparison_key), None)
     return {
@@ -371,58 +382,6 @@ def ranking_view(conn: Connection, key: str, limit: int | None = None) -> dict[s
     """One comparison group, fully listed (the API's /rankings/{key} and ``kernelindex rank``)."""
     views = groups_view(conn, ranked_groups(conn, [key]), limit)
     return views[0] if views else None
-
-
-# ---------------------------------------------------------------- compare
-
-KEY_PARTS = ("operation", "workload", "protocol", "environment", "correctness", "metric")
-TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
-
-
-def _key_parts(row) -> dict[str, str | None]:
-    return {
-        "operation": row.operation_digest,
-        "workload": row.workload_digest,
-        "protocol": row.protocol_key,
-        "environment": row.environment_key,
-        "correctness": row.correctness_key,
-        "metric": metric_key(row.primary_metric, row.primary_statistic, row.primary_unit),
-    }
-
-
-def compare_view(conn: Connection, a_row, b_row, base_url: str, today: date) -> dict[str, Any]:
-    a, b = run_view(conn, a_row, base_url, today), run_view(conn, b_row, base_url, today)
-    pa, pb = _key_parts(a_row), _key_parts(b_row)
-    differs = [name for name in KEY_PARTS if pa[name] != pb[name]]
-    comparable = bool(a_row.comparison_key) and a_row.comparison_key == b_row.comparison_key
-    ratio = statement = None
-    va, vb, ua, ub = a_row.primary_value, b_row.primary_value, a_row.primary_unit, b_row.primary_unit
-    if va and vb:
-        if ua == ub:
-            ratio = va / vb
-        elif ua in TIME_UNITS_NS and ub in TIME_UNITS_NS:
-            ratio = (va * TIME_UNITS_NS[ua]) / (vb * TIME_UNITS_NS[ub])
-    if ratio is not None:
-        lower_better = a["primary"]["direction"].startswith("lower")
-        a_better = ratio < 1 if lower_better else ratio > 1
-        factor = (1 / ratio if lower_better else ratio) if a_better else (ratio if lower_better else 1 / ratio)
-        if ratio == 1:
-            statement = "A and B have the same value"
-        else:
-            better, worse = ("A", "B") if a_better else ("B", "A")
-            statement = f"{better} is {factor:.3f}× better than {worse} ({a['primary']['direction']})"
-    return {
-        "a": a,
-        "b": b,
-        "comparable": comparable,
-        "differingParts": differs,
-        "keyParts": {name: {"a": pa[name], "b": pb[name], "same": pa[name] == pb[name]} for name in KEY_PARTS},
-        "ratio": ratio,
-        "ratioDefinition": "value(A) / value(B)",
-        "statement": statement,
-        "links": {"self": f"/compare?a={a_row.id}&b={b_row.id}",
-                  "json": f"/api/v1/compare?a={a_row.id}&b={b_row.id}"},
-    }
 
 
 # ---------------------------------------------------------------- listings, operations, sources, search

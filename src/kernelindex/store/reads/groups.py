@@ -25,6 +25,7 @@ def run_briefs(conn: Connection, run_ids: Iterable[str]) -> dict[str, Row]:
             r.c.environment_key,
             i.c.title.label("impl_title"),
             manifest_title(r.c.manifest["run"]).label("run_title"),
+            r.c.manifest["run"]["spec"]["sourceNative"]["metrics"].label("native_metrics"),
         )
         .outerjoin(i, i.c.id == r.c.implementation_id)
         .where(r.c.id.in_(sorted(set(run_ids))))

@@ -97,7 +97,7 @@ def list_runs(conn: Connection, f: RunFilter, after: int | None = None) -> tuple
 
 
 def latest_runs(conn: Connection, n: int = 10) -> list[dict[str, Any]]:
-    """The ``n`` newest arrivals, newest first."""
+    """The ``n`` most recently observed runs, newest first (observation time, then arrival)."""
     r = t.runs
     return [
         dict(row._mapping)
@@ -118,7 +118,8 @@ def latest_runs(conn: Connection, n: int = 10) -> list[dict[str, Any]]:
                 r.c.primary_value,
                 manifest_title(r.c.manifest["run"]).label("run_title"),
             )
-            .order_by(r.c.seq.desc())
+            .where(r.c.observed_at.is_not(None))
+            .order_by(r.c.observed_at.desc(), r.c.seq.desc())
             .limit(n)
         )
     ]

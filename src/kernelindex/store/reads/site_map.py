@@ -1,0 +1,25 @@
+"""What a sitemap lists: the slugs of the collections that have pages."""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection, select
+
+from kernelindex.store import tables as t
+
+
+def sitemap_slugs(conn: Connection, implementation_limit: int) -> dict[str, list[str]]:
+    """Operation, source and project slugs, and up to ``implementation_limit`` implementation slugs."""
+    return {
+        "operations": list(conn.scalars(select(t.operations.c.slug).distinct().order_by(t.operations.c.slug))),
+        "sources": list(conn.scalars(select(t.sources.c.slug).order_by(t.sources.c.slug))),
+        "projects": list(conn.scalars(select(t.projects.c.slug).order_by(t.projects.c.seq))),
+        "implementations": list(conn.scalars(
+            select(t.implementations.c.slug).where(t.implementations.c.slug.isnot(None)).distinct()
+            .order_by(t.implementations.c.slug).limit(implementation_limit))),
+    }
+
+
+def workload_brief(conn: Connection, workload_id: str):
+    """A workload's kind, operation id and record (for a run page's extras), or None."""
+    w = t.workloads
+    return conn.execute(select(w.c.kind, w.c.operation_id, w.c.manifest).where(w.c.id == workload_id)).first()

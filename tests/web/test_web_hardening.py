@@ -1,0 +1,109 @@
+"""No input gives a 5xx: bounded JSON depth on the write endpoints, bounded parameters on every
+page route, invisible characters refused in submitted text, and cursors that expire."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+
+import pytest
+from fastapi.testclient import TestClient
+from test_web_api import assert_problem
+
+from kernelindex.store.evidence_store import create_api_key
+from kernelindex.web.app import create_app
+from kernelindex.web.input_guards import INVISIBLE, MAX_JSON_DEPTH, check_json_depth
+from kernelindex.web.pagination import CURSOR_TTL_S, Cursors
+from kernelindex.web.problems import Problem
+
+SEED = int(os.environ.get("KERNELINDEX_TEST_SEED", random.randrange(2**32)))
+
+
+@pytest.fixture(scope="module")
+def reporter(web_filled):
+    store = web_filled[0]
+    with store.begin() as conn:
+        return create_api_key(conn, "hardening tests", frozenset({"attest", "report"})).token
+
+
+def nested(depth: int, rng: random.Random) -> str:
+    """A JSON value nested ``depth`` levels, mixing arrays and objects (and brackets inside strings)."""
+    text = '"[{]}"'
+    for _ in range(depth):
+        text = f"[{text}]" if rng.random() < 0.5 else f'{{"k": {text}, "s": "}}]"}}'
+    return text
+
+
+@pytest.mark.parametrize("route", ["attestations", "corrections"])
+def test_deep_json_is_a_400_without_a_key(client, filled, route):
+    url = f"/api/v1/runs/{filled.runs['fast']}/{route}"
+    rng = random.Random(SEED)
+    for body in ("[" * 90_000, "{\"a\":" * 15_000, nested(MAX_JSON_DEPTH + 1, rng),
+                 '{"spec": ' + nested(200, rng) + "}"):
+        response = client.post(url, content=body, headers={"Content-Type": "application/json"})
+        assert_problem(response, 400, "too-deep")
+    # Within the bound, the body is parsed and refused for what it is (no key here), not for depth.
+    shallow = '{"problem": "other", "details": ' + json.dumps(["x"]) + ', "requestedAction": "retract"}'
+    response = client.post(url, content=shallow, headers={"Content-Type": "application/json"})
+    assert 400 <= response.status_code < 500 and response.json()["type"] != "/problems/too-deep"
+
+
+def test_depth_counter_ignores_brackets_in_strings():
+    check_json_depth(b'{"a": "' + b"[" * 1000 + b'"}')
+    check_json_depth(b'["\\"[[[[" , "\\\\"]' + b"")
+    with pytest.raises(Problem):
+        check_json_depth(b"[" * (MAX_JSON_DEPTH + 1))
+
+
+@pytest.mark.parametrize("char", sorted(INVISIBLE))
+def test_invisible_characters_are_refused_in_submitted_text(client, filled, reporter, char):
+    url = f"/api/v1/runs/{filled.runs['slow']}/corrections"
+    body = {"problem": "other", "details": f"looks fine{char}but is not", "requestedAction": "retract"}
+    response = client.post(url, json=body, headers={"Authorization": f"Bearer {reporter}"})
+    problem = assert_problem(response, 422, "invisible-character")
+    assert f"U+{ord(char):04X}" in problem["detail"] and problem["field"] == "body.details"
+
+
+def test_plain_text_still_goes_through(client, filled, reporter):
+    url = f"/api/v1/runs/{filled.runs['slow']}/corrections"
+    body = {"problem": "other", "details": "naïve café — 日本語 ✓", "requestedAction": "retract"}
+    response = client.post(url, json=body, headers={"Authorization": f"Bearer {reporter}"})
+    assert response.status_code == 201, response.text
+
+
+@pytest.mark.parametrize("url", ["/?q=", "/records?operation=", "/runs?cursor=", "/records?since=", "/compare?run=",
+                                 "/api/v1/search?q=", "/api/v1/records?source=", "/gpus?x=", "/docs?y="])
+def test_oversized_parameters_are_400_on_every_route(client, url):
+    response = client.get(url + "a" * 50_001)
+    assert response.status_code == 400, (url, response.status_code)
+
+
+def test_long_search_text_on_the_page_is_a_400(client):
+    assert client.get("/", params={"q": "a" * 201}).status_code == 400
+    assert client.get("/", params={"q": "a" * 200}).status_code == 200
+
+
+def test_cursors_expire():
+    now = [1_000_000.0]
+    cursors = Cursors(b"k" * 32, clock=lambda: now[0])
+    token = cursors.encode("runs", 5)
+    now[0] += CURSOR_TTL_S
+    assert cursors.decode("runs", token) == 5
+    now[0] += 1
+    with pytest.raises(Problem, match="expired"):
+        cursors.decode("runs", token)
+    now[0] -= CURSOR_TTL_S * 3  # a cursor from the future (clock skew, or forged time) is refused too
+    with pytest.raises(Problem):
+        cursors.decode("runs", token)
+
+
+def test_expired_cursor_on_the_api_is_a_400_problem(web_filled):
+    now = [2_000_000.0]
+    app = create_app(store=web_filled[0])
+    app.state.cursors = Cursors(b"s" * 32, clock=lambda: now[0])
+    with TestClient(app, raise_server_exceptions=False) as c:
+        nxt = c.get("/api/v1/records", params={"limit": 1}).json()["next"]
+        assert c.get("/api/v1/records", params={"limit": 1, "cursor": nxt}).status_code == 200
+        now[0] += CURSOR_TTL_S + 1
+        assert_problem(c.get("/api/v1/records", params={"limit": 1, "cursor": nxt}), 400, "bad-cursor")
