@@ -80,4 +80,7 @@ def open_store(db: str | None = None, *, upgrade: bool = True) -> Store:
         event.listen(engine, "connect", _sqlite_pragmas)
     if upgrade:
         migrate(engine)
+    from kernelindex.store.generation import track_writes
+
+    track_writes(engine)  # after migrating: from here on every committed write bumps the generation
     return Store(engine)

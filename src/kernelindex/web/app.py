@@ -18,11 +18,15 @@ from fastapi.templating import Jinja2Templates
 
 from kernelindex import __version__
 from kernelindex.store.database import Store, open_store
+from kernelindex.store.generation import GenerationReader
 from kernelindex.web import formatting, problems
+from kernelindex.web.cache import CacheMiddleware
+from kernelindex.web.compression import CompressionMiddleware
 from kernelindex.web.origins import load_origins
 from kernelindex.web.pagination import Cursors
 
 HERE = Path(__file__).parent
+FAST_ENV = "KERNELINDEX_WEB_CACHE"  # "off": no caching, no compression (the benchmark's baseline)
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 
@@ -70,6 +74,9 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     app.state.cursors = Cursors(cursor_key or _cursor_key(app.state.store))
     app.state.origins = load_origins()  # seed run digests and our problem packs' record digests, once
     problems.install(app)
+    fast = os.environ.get(FAST_ENV, "on") != "off"
+    if fast:  # innermost: it sees the anti-forgery token the outer middleware chose
+        app.add_middleware(CacheMiddleware, generation=GenerationReader(app.state.store.engine))
 
     @app.middleware("http")
     async def _headers(request: Request, call_next):
@@ -88,4 +95,6 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     app.include_router(api_routes.router)
     app.include_router(page_routes.router)
     evidence_routes.install(app)  # writes, permalinks, anti-forgery cookie (evidence helper)
+    if fast:
+        app.add_middleware(CompressionMiddleware)  # outermost: sees each reply as it leaves
     return app

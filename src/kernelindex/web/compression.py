@@ -1,0 +1,111 @@
+"""Compressed replies: brotli where the client accepts it, else gzip, for HTML, JSON, SVG, CSS and
+JavaScript above a size threshold.
+
+The outermost middleware, so it sees each reply as it leaves, with every header set. Two rules
+ride along because only here is the final reply visible:
+- a reply that sets a cookie is never marked ``public`` (it becomes ``private, no-cache``);
+- compressed replies get a weak ETag (the bytes differ from the identity reply).
+A body the cache shares between visitors is compressed once per coding and kept with the entry.
+Streamed replies (no Content-Length, e.g. server-sent events) pass untouched.
+"""
+
+from __future__ import annotations
+
+import gzip
+
+import brotli
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from kernelindex.web.cache import PERSONAL, SCOPE_ENTRY
+
+MIN_SIZE = 1024
+COMPRESSIBLE = ("text/html", "application/json", "application/problem+json", "image/svg+xml", "text/css",
+                "text/javascript", "application/javascript", "text/plain")
+GZIP_LEVEL = 6
+BROTLI_QUALITY = 5  # per reply: fast
+BROTLI_QUALITY_KEPT = 9  # once per cached entry: smaller
+
+
+def accepted_coding(accept_encoding: str) -> str | None:
+    """'br' or 'gzip' (in that preference) when the client accepts it with q > 0, else None."""
+    accepted: dict[str, float] = {}
+    for part in accept_encoding.lower().split(","):
+        name, _, params = part.strip().partition(";")
+        q = 1.0
+        params = params.strip()
+        if params.startswith("q="):
+            try:
+                q = float(params[2:])
+            except ValueError:
+                q = 0.0
+        accepted[name.strip()] = q
+    for coding in ("br", "gzip"):
+        if accepted.get(coding, accepted.get("*", 0.0)) > 0:
+            return coding
+    return None
+
+
+def compress(body: bytes, coding: str, kept: bool = False) -> bytes:
+    if coding == "br":
+        return brotli.compress(body, quality=BROTLI_QUALITY_KEPT if kept else BROTLI_QUALITY)
+    return gzip.compress(body, compresslevel=GZIP_LEVEL, mtime=0)
+
+
+class CompressionMiddleware:
+    def __init__(self, app: ASGIApp, min_size: int = MIN_SIZE) -> None:
+        self.app = app
+        self.min_size = min_size
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        coding = accepted_coding(Headers(scope=scope).get("accept-encoding", ""))
+        start: Message | None = None
+        chunks: list[bytes] = []
+
+        async def wrapped(message: Message) -> None:
+            nonlocal start
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                if "set-cookie" in headers and "public" in headers.get("cache-control", ""):
+                    headers["cache-control"] = PERSONAL
+                if message["status"] == 304 and coding is not None and headers.get("etag", "W/")[:2] != "W/":
+                    headers["etag"] = "W/" + headers["etag"]  # as the compressed 200 had it
+                compressible = headers.get("content-type", "").split(";")[0].strip() in COMPRESSIBLE
+                if compressible:
+                    headers.add_vary_header("Accept-Encoding")
+                if (compressible and coding is not None and message["status"] == 200
+                        and "content-encoding" not in headers and "content-length" in headers
+                        and int(headers["content-length"]) >= self.min_size):
+                    start = message  # hold it until the body is complete
+                    return
+                await send(message)
+            elif start is None:
+                await send(message)
+            else:
+                chunks.append(message.get("body", b""))
+                if not message.get("more_body", False):
+                    await self._send_compressed(scope, send, start, b"".join(chunks), coding)
+
+        await self.app(scope, receive, wrapped)
+
+    async def _send_compressed(self, scope: Scope, send: Send, start: Message, body: bytes, coding: str) -> None:
+        shared = scope.get(SCOPE_ENTRY)
+        if shared is not None and shared[1].body == body:
+            entries, entry = shared
+            encoded = entry.encoded.get(coding)
+            if encoded is None:
+                encoded = entry.encoded[coding] = compress(body, coding, kept=True)
+                entries.grew(entry, len(encoded))
+        else:
+            encoded = compress(body, coding)
+        headers = MutableHeaders(scope=start)
+        headers["content-encoding"] = coding
+        headers["content-length"] = str(len(encoded))
+        etag = headers.get("etag")
+        if etag and not etag.startswith("W/"):
+            headers["etag"] = "W/" + etag
+        await send(start)
+        await send({"type": "http.response.body", "body": encoded})
