@@ -1,21 +1,38 @@
-"""`kernelindex serve`: the web site and JSON API over the store."""
+"""`kernelindex serve`: the web site and JSON API over the store, in one or more worker processes."""
 
 from __future__ import annotations
 
+import os
+
 import typer
 
-from kernelindex.cli.common import Db
+from kernelindex.cli.common import Db, open_store_or_fail
+
+
+def default_workers() -> int:
+    """One worker per core this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def serve(
     db: Db = None,
     host: str = typer.Option("127.0.0.1", help="address to listen on"),
     port: int = typer.Option(8000, help="port to listen on"),
+    workers: int = typer.Option(0, min=0, help="worker processes (0: one per CPU core); each has its own cache"),
 ) -> None:
     """Serve the read-only site and the JSON API (/api/v1/) over the store."""
     import uvicorn
 
-    from kernelindex.web.app import create_app
+    from kernelindex.store.database import URL_ENV, resolve_url
 
-    typer.echo(f"kernelindex: serving http://{host}:{port}/ (API: /api/v1/, OpenAPI: /api/v1/openapi.json)")
-    uvicorn.run(create_app(db), host=host, port=port, log_level="warning")
+    url = resolve_url(db)
+    open_store_or_fail(url).close()  # migrate once here, so no two workers race to do it
+    os.environ[URL_ENV] = url  # the workers (spawned processes) open the store from it
+    count = workers or default_workers()
+    typer.echo(f"kernelindex: serving http://{host}:{port}/ (API: /api/v1/, OpenAPI: /api/v1/openapi.json) "
+               f"with {count} worker(s)")
+    uvicorn.run("kernelindex.web.app:serving_app", factory=True, host=host, port=port, workers=count,
+                log_level="warning")

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 import jinja2
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
@@ -22,13 +22,12 @@ from kernelindex.store.generation import GenerationReader
 from kernelindex.web import formatting, problems
 from kernelindex.web.cache import CacheMiddleware
 from kernelindex.web.compression import CompressionMiddleware
+from kernelindex.web.headers import SecurityHeadersMiddleware
 from kernelindex.web.origins import load_origins
 from kernelindex.web.pagination import Cursors
 
 HERE = Path(__file__).parent
 FAST_ENV = "KERNELINDEX_WEB_CACHE"  # "off": no caching, no compression (the benchmark's baseline)
-CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-       "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 
 
 def _templates() -> Jinja2Templates:
@@ -78,19 +77,7 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     if fast:  # innermost: it sees the anti-forgery token the outer middleware chose
         app.add_middleware(CacheMiddleware, generation=GenerationReader(app.state.store.engine))
 
-    @app.middleware("http")
-    async def _headers(request: Request, call_next):
-        if "\x00" in request.url.path or any("\x00" in k + v for k, v in request.query_params.multi_items()):
-            # No id, digest or search text contains NUL; PostgreSQL would refuse it mid-query.
-            response = problems.render_problem(request, 400, "bad-character",
-                                               "the request contains a NUL character (%00)")
-        else:
-            response = await call_next(request)
-        response.headers.setdefault("Content-Security-Policy", CSP)
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("Referrer-Policy", "no-referrer")
-        return response
-
+    app.add_middleware(SecurityHeadersMiddleware)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     app.include_router(api_routes.router)
     app.include_router(page_routes.router)
@@ -98,3 +85,9 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     if fast:
         app.add_middleware(CompressionMiddleware)  # outermost: sees each reply as it leaves
     return app
+
+
+def serving_app() -> FastAPI:
+    """The app one ``kernelindex serve`` worker runs: the store named by $KERNELINDEX_DATABASE_URL,
+    already migrated by the parent (so workers never race to migrate it)."""
+    return create_app(store=open_store(None, upgrade=False))

@@ -40,7 +40,8 @@ PERMALINK_PREFIXES = ("/r/", "/artifacts/")
 BYPASS_PREFIXES = ("/static/",)
 DEFAULT_BUDGET = 32 * 1024 * 1024
 BUDGET_ENV = "KERNELINDEX_CACHE_BYTES"
-SCOPE_ENTRY = "kernelindex.cache_entry"  # where compression finds an entry's memoised encodings
+# Where compression finds the entry a reply came from: (cache, entry, placeholder, visitor's token).
+SCOPE_ENTRY = "kernelindex.cache_entry"
 # Headers the cache sets itself, or that belong to one reply only.
 _OWN_HEADERS = {b"content-length", b"etag", b"cache-control", b"set-cookie", b"vary", b"date", b"server"}
 
@@ -54,10 +55,12 @@ class Entry:
     etag: str  # without quotes
     personal: bool
     encoded: dict[str, bytes] = field(default_factory=dict)  # coding -> compressed body (shared entries)
+    parts: list[bytes] | None = None  # deflated parts around the placeholder (personal entries)
 
     @property
     def size(self) -> int:
-        return len(self.body) + sum(len(v) for v in self.encoded.values()) + 256
+        extra = sum(len(v) for v in self.encoded.values()) + sum(len(p) for p in self.parts or ())
+        return len(self.body) + extra + 256
 
 
 class LRUBytes:
@@ -186,12 +189,11 @@ class CacheMiddleware:
 
     async def _reply(self, scope: Scope, send: Send, headers: Headers, entry: Entry) -> None:
         body, etag = entry.body, entry.etag
+        placeholder, token = self.placeholder.encode(), (self._token(scope) or "").encode()
         if entry.personal:
-            token = self._token(scope) or ""
-            body = body.replace(self.placeholder.encode(), token.encode())
-            etag += "-" + hashlib.blake2b(token.encode(), digest_size=6).hexdigest()
-        else:
-            scope[SCOPE_ENTRY] = (self.entries, entry)
+            body = body.replace(placeholder, token)
+            etag += "-" + hashlib.blake2b(token, digest_size=6).hexdigest()
+        scope[SCOPE_ENTRY] = (self.entries, entry, placeholder, token)
         validators = [
             (b"etag", f'"{etag}"'.encode()),
             (b"cache-control", cache_control(scope["path"], entry.personal).encode()),

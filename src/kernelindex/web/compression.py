@@ -6,12 +6,17 @@ ride along because only here is the final reply visible:
 - a reply that sets a cookie is never marked ``public`` (it becomes ``private, no-cache``);
 - compressed replies get a weak ETag (the bytes differ from the identity reply).
 A body the cache shares between visitors is compressed once per coding and kept with the entry.
+A cached page that carries a visitor's token is gzipped without compressing it again: its parts
+around the token are deflated once (each ending on a full flush, so none refers back to the
+other), and each reply splices the visitor's token, deflated alone, between them.
 Streamed replies (no Content-Length, e.g. server-sent events) pass untouched.
 """
 
 from __future__ import annotations
 
 import gzip
+import struct
+import zlib
 
 import brotli
 from starlette.datastructures import Headers, MutableHeaders
@@ -27,8 +32,8 @@ BROTLI_QUALITY = 5  # per reply: fast
 BROTLI_QUALITY_KEPT = 9  # once per cached entry: smaller
 
 
-def accepted_coding(accept_encoding: str) -> str | None:
-    """'br' or 'gzip' (in that preference) when the client accepts it with q > 0, else None."""
+def accepted_coding(accept_encoding: str, preference: tuple[str, ...] = ("br", "gzip")) -> str | None:
+    """The first coding of ``preference`` the client accepts with q > 0, else None."""
     accepted: dict[str, float] = {}
     for part in accept_encoding.lower().split(","):
         name, _, params = part.strip().partition(";")
@@ -40,7 +45,7 @@ def accepted_coding(accept_encoding: str) -> str | None:
             except ValueError:
                 q = 0.0
         accepted[name.strip()] = q
-    for coding in ("br", "gzip"):
+    for coding in preference:
         if accepted.get(coding, accepted.get("*", 0.0)) > 0:
             return coding
     return None
@@ -50,6 +55,22 @@ def compress(body: bytes, coding: str, kept: bool = False) -> bytes:
     if coding == "br":
         return brotli.compress(body, quality=BROTLI_QUALITY_KEPT if kept else BROTLI_QUALITY)
     return gzip.compress(body, compresslevel=GZIP_LEVEL, mtime=0)
+
+
+GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"  # deflate, no name, mtime 0, unknown OS
+FINAL_EMPTY_BLOCK = b"\x03\x00"  # a last, empty, fixed-Huffman deflate block
+
+
+def deflate_part(data: bytes) -> bytes:
+    """Raw deflate of ``data`` ending on a byte boundary, with no reference before or after it."""
+    compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return compressor.compress(data) + compressor.flush(zlib.Z_FULL_FLUSH)
+
+
+def spliced_gzip(parts: list[bytes], filler: bytes, body: bytes) -> bytes:
+    """The gzip of ``body`` == ``filler.join(parts_uncompressed)``, from the deflated ``parts``."""
+    joined = deflate_part(filler).join(parts)
+    return GZIP_HEADER + joined + FINAL_EMPTY_BLOCK + struct.pack("<II", zlib.crc32(body), len(body) & 0xFFFFFFFF)
 
 
 class CompressionMiddleware:
@@ -92,14 +113,23 @@ class CompressionMiddleware:
         await self.app(scope, receive, wrapped)
 
     async def _send_compressed(self, scope: Scope, send: Send, start: Message, body: bytes, coding: str) -> None:
+        encoded = None
         shared = scope.get(SCOPE_ENTRY)
-        if shared is not None and shared[1].body == body:
-            entries, entry = shared
-            encoded = entry.encoded.get(coding)
-            if encoded is None:
-                encoded = entry.encoded[coding] = compress(body, coding, kept=True)
-                entries.grew(entry, len(encoded))
-        else:
+        if shared is not None:
+            entries, entry, placeholder, token = shared
+            if not entry.personal and entry.body == body:
+                encoded = entry.encoded.get(coding)
+                if encoded is None:
+                    encoded = entry.encoded[coding] = compress(body, coding, kept=True)
+                    entries.grew(entry, len(encoded))
+            elif entry.personal and coding in ("gzip", "br") and self._gzip_ok(scope) \
+                    and entry.body.replace(placeholder, token) == body:
+                if entry.parts is None:
+                    entry.parts = [deflate_part(part) for part in entry.body.split(placeholder)]
+                    entries.grew(entry, sum(len(part) for part in entry.parts))
+                coding = "gzip"
+                encoded = spliced_gzip(entry.parts, token, body)
+        if encoded is None:
             encoded = compress(body, coding)
         headers = MutableHeaders(scope=start)
         headers["content-encoding"] = coding
@@ -109,3 +139,7 @@ class CompressionMiddleware:
             headers["etag"] = "W/" + etag
         await send(start)
         await send({"type": "http.response.body", "body": encoded})
+
+    @staticmethod
+    def _gzip_ok(scope: Scope) -> bool:
+        return accepted_coding(Headers(scope=scope).get("accept-encoding", ""), ("gzip",)) == "gzip"
