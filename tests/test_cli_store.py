@@ -47,9 +47,9 @@ def test_show_refuses_unknown_short_and_ambiguous_names(db):
     import sqlite3
 
     run("import", str(SAMPLE), "--db", db)
-    assert "no run digest starts with" in run("show", "00000000", "--db", db, code=1).stderr
-    assert "8+ hex" in run("show", "149b7c", "--db", db, code=1).stderr
-    assert "neither a run id" in run("show", "not-a-digest", "--db", db, code=1).stderr
+    assert "no run with id or digest '00000000'" in run("show", "00000000", "--db", db, code=1).stderr
+    assert "at least 8 hex characters" in run("show", "149b7c", "--db", db, code=1).stderr
+    assert "no run with id or digest 'not-a-digest'" in run("show", "not-a-digest", "--db", db, code=1).stderr
     # a genuine 12-character collision cannot be made on demand: plant a row that shares one
     with sqlite3.connect(db) as conn:
         columns = [r[1] for r in conn.execute("pragma table_info(runs)") if r[1] != "seq"]

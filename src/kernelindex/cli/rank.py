@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import typer
 
-from kernelindex.cli.common import Db, open_store_or_fail
+from kernelindex.cli.common import Db, fail, open_store_or_fail
 
 
 def rank(
-    target: str = typer.Argument(..., help="workload id or digest, or a comparison key (sha256:…)"),
+    target: str = typer.Argument(..., help="a comparison key, or a workload, operation or run as `runs` and `show` "
+                                           "print them (id, digest or 8+ hex prefix, name, slug, alias)"),
     db: Db = None,
     as_json: bool = typer.Option(False, "--json", help="print the ranking as JSON (as /api/v1 returns it)"),
     limit: int = typer.Option(None, "--limit", min=1, help="show only the best N runs of each group"),
     record_leaders: bool = typer.Option(
         False, "--record-leaders", help="first append a leader event for every group whose leader changed"),
 ) -> None:
-    """List the ranked comparison groups of a workload (or one group by its comparison key)."""
+    """List the ranked comparison groups of a workload or operation (or the one group of a key or run)."""
     import json
     import sys
 
@@ -23,8 +24,9 @@ def rank(
     from rich.table import Table
 
     from kernelindex.ranking.leaders import record_leader_changes
-    from kernelindex.ranking.reads import workload_groups
-    from kernelindex.web import queries
+    from kernelindex.ranking.reads import ranked_groups, workload_groups
+    from kernelindex.store.reads.lookup import LookupFailed, resolve_rank_target
+    from kernelindex.web import views
 
     store = open_store_or_fail(db)
     if record_leaders:
@@ -32,15 +34,17 @@ def rank(
             events = record_leader_changes(conn)
         typer.echo(f"recorded {len(events)} leader event(s)", err=True)
     with store.engine.connect() as conn:
-        workload = queries.find_workload(conn, target)
-        if workload is not None:
-            groups = queries.groups_view(conn, workload_groups(conn, workload.id), limit)
+        try:
+            found = resolve_rank_target(conn, target)
+        except LookupFailed as exc:
+            fail([str(exc)])
+        if found.comparison_key is not None:
+            ranked = ranked_groups(conn, [found.comparison_key])
         else:
-            group = queries.ranking_view(conn, target, limit)
-            groups = [group] if group else []
+            ranked = {k: g for w in found.workload_ids for k, g in workload_groups(conn, w).items()}
+        groups = views.groups_view(conn, ranked, limit)
     if not groups:
-        typer.echo(f"error: no workload or comparison group {target!r} with runs in this store", err=True)
-        raise typer.Exit(1)
+        fail([f"{target!r} names no comparison group with runs in this store"])
     if as_json:
         typer.echo(json.dumps(groups, indent=2, ensure_ascii=False))
         return

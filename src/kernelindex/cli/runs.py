@@ -28,11 +28,11 @@ def runs_command(
 ) -> None:
     """List runs, filtered."""
     from kernelindex.ranking.evidence_facts import evidence_for_runs
-    from kernelindex.store.queries import RunFilter, list_runs
+    from kernelindex.store.reads.runs import RunFilter, list_runs
 
     store = open_store_or_fail(db)
-    with store.begin() as conn:
-        rows = list_runs(conn, RunFilter(operation, workload, source, hardware, status, limit or None))
+    with store.engine.connect() as conn:
+        rows, _ = list_runs(conn, RunFilter(operation, workload, source, hardware, status, limit=limit or None))
         levels = evidence_for_runs(conn, [r["run_digest"] for r in rows])
     for r in rows:
         r["evidence"] = levels[r["run_digest"]].level if r["run_digest"] in levels else None
@@ -46,7 +46,8 @@ def runs_command(
     for column in ("digest", "operation", "workload", "source", "hardware", "status", "evidence", "primary"):
         table.add_column(column, overflow="fold")
     for r in rows:
-        value = "" if r["primary_value"] is None else f"{r['primary_value']:.6g} {r['primary_unit']} ({r['primary_metric']}:{r['primary_statistic']})"
+        value = "" if r["primary_value"] is None else (
+            f"{r['primary_value']:.6g} {r['primary_unit']} ({r['primary_metric']}:{r['primary_statistic']})")
         table.add_row(
             r["run_digest"][:19], r["operation"] or "(pending)", r["workload"] or "(pending)", r["source"] or "",
             r["hardware_model"] or "", r["status"] + (" (retracted)" if r["retracted"] else ""), r["evidence"] or "",
@@ -65,13 +66,14 @@ def show_command(
 ) -> None:
     """Show one run with its protocol, environment, workload, implementation and measurements."""
     from kernelindex.ranking.evidence_facts import evidence_for_runs
-    from kernelindex.store.queries import LookupProblem, find_run_id, run_detail
+    from kernelindex.store.reads.lookup import LookupFailed, resolve_run
+    from kernelindex.store.reads.runs import run_detail
 
     store = open_store_or_fail(db)
-    with store.begin() as conn:
+    with store.engine.connect() as conn:
         try:
-            detail = run_detail(conn, find_run_id(conn, id_or_digest))
-        except LookupProblem as exc:
+            detail = run_detail(conn, resolve_run(conn, id_or_digest).id)
+        except LookupFailed as exc:
             fail([str(exc)])
         evidence = evidence_for_runs(conn, [detail["digest"]]).get(detail["digest"])
     detail["evidence"] = {"level": evidence.level, "reasons": list(evidence.reasons)} if evidence else None
@@ -88,18 +90,26 @@ def show_command(
     info.add_column(style="dim")
     info.add_column(overflow="fold")
     primary = detail["primary"]
+    evidence = detail["evidence"]
+    pending = "(pending: not stored yet)"
+
+    def named(kind: str) -> str:
+        record = detail[kind]
+        return f"{detail['keys'][kind]}  " + (record["manifest"]["metadata"]["name"] if record else pending)
+
     for label, value in (
         ("run", f"{detail['digest']}  (id {detail['id']})"),
         ("status", detail["status"] + ("  RETRACTED" if detail["retracted"] else "")),
-        ("evidence", "; ".join([detail["evidence"]["level"], *detail["evidence"]["reasons"]]) if detail["evidence"] else "-"),
+        ("evidence", "; ".join([evidence["level"], *evidence["reasons"]]) if evidence else "-"),
         ("observed", detail["observedAt"]),
         ("source", (detail["source"] or {}).get("slug", "(pending)")),
-        ("primary", f"{primary['metric']}:{primary['statistic']} = {number(primary['value'])} {primary['unit']}" if primary["metric"] else "none"),
+        ("primary", f"{primary['metric']}:{primary['statistic']} = {number(primary['value'])} {primary['unit']}"
+         if primary["metric"] else "none"),
         ("hardware", " / ".join(v for v in detail["hardware"].values() if v)),
         ("protocol", f"{detail['keys']['protocol']}  {detail['protocol']['metadata'].get('title', '')}"),
         ("environment", f"{detail['keys']['environment']}  {detail['environment']['metadata'].get('title', '')}"),
-        ("workload", f"{detail['keys']['workload']}  " + (detail["workload"]["manifest"]["metadata"]["name"] if detail["workload"] else "(pending: not stored yet)")),
-        ("implementation", f"{detail['keys']['implementation']}  " + (detail["implementation"]["manifest"]["metadata"]["name"] if detail["implementation"] else "(pending: not stored yet)")),
+        ("workload", named("workload")),
+        ("implementation", named("implementation")),
         ("comparison key", detail["keys"]["comparison"] or "(needs the workload)"),
         ("runner", " @ ".join(v for v in detail["runner"].values() if v) or "-"),
     ):
@@ -110,5 +120,6 @@ def show_command(
         for column in ("metric", "statistic", "value", "unit", "samples"):
             table.add_column(column)
         for m in detail["measurements"]:
-            table.add_row(m["metric"], m["statistic"], f"{m['value']:.6g}", m["unit"], "" if m["sample_count"] is None else str(m["sample_count"]))
+            samples = "" if m["sample_count"] is None else str(m["sample_count"])
+            table.add_row(m["metric"], m["statistic"], f"{m['value']:.6g}", m["unit"], samples)
         console.print(table)
