@@ -6,7 +6,8 @@ moves: the cache needs no expiry, only a byte budget (least recently used goes f
 
 - Key: (path, query, host, scheme, UTC date, generation). Pages embed the site's base URL and
   today's date (in citations), so both are part of the key.
-- ``ETag`` is a digest of the key (the same in every worker), and ``If-None-Match`` gets 304.
+- ``ETag`` is a digest of the key (the same in every worker), weak because compression changes
+  the bytes but not the meaning; ``If-None-Match`` gets 304.
 - A page with a form carries the visitor's anti-forgery token. It is rendered once with a
   random placeholder in the token's place, and the visitor's own token is put in on the way out;
   such a page is ``private``, its ETag also names the token, and it is never shared.
@@ -195,12 +196,12 @@ class CacheMiddleware:
             etag += "-" + hashlib.blake2b(token, digest_size=6).hexdigest()
         scope[SCOPE_ENTRY] = (self.entries, entry, placeholder, token)
         validators = [
-            (b"etag", f'"{etag}"'.encode()),
+            (b"etag", f'W/"{etag}"'.encode()),
             (b"cache-control", cache_control(scope["path"], entry.personal).encode()),
         ]
         if entry.personal:
             validators.append((b"vary", b"Cookie"))
-        if matches(headers.get("if-none-match"), f'"{etag}"'):
+        if matches(headers.get("if-none-match"), f'W/"{etag}"'):
             await _send_whole(send, 304, validators, b"")
             return
         await _send_whole(send, 200, entry.headers + validators, body)

@@ -1,10 +1,10 @@
 """Compressed replies: brotli where the client accepts it, else gzip, for HTML, JSON, SVG, CSS and
 JavaScript above a size threshold.
 
-The outermost middleware, so it sees each reply as it leaves, with every header set. Two rules
-ride along because only here is the final reply visible:
-- a reply that sets a cookie is never marked ``public`` (it becomes ``private, no-cache``);
-- compressed replies get a weak ETag (the bytes differ from the identity reply).
+The outermost middleware, so it sees each reply as it leaves, with every header set. One rule
+rides along because only here is the final reply visible: a reply that sets a cookie is never
+marked ``public`` (it becomes ``private, no-cache``). The cache's ETags are weak, so one ETag
+serves the compressed and the plain bytes alike.
 A body the cache shares between visitors is compressed once per coding and kept with the entry.
 A cached page that carries a visitor's token is gzipped without compressing it again: its parts
 around the token are deflated once (each ending on a full flush, so none refers back to the
@@ -92,8 +92,6 @@ class CompressionMiddleware:
                 headers = MutableHeaders(scope=message)
                 if "set-cookie" in headers and "public" in headers.get("cache-control", ""):
                     headers["cache-control"] = PERSONAL
-                if message["status"] == 304 and coding is not None and headers.get("etag", "W/")[:2] != "W/":
-                    headers["etag"] = "W/" + headers["etag"]  # as the compressed 200 had it
                 compressible = headers.get("content-type", "").split(";")[0].strip() in COMPRESSIBLE
                 if compressible:
                     headers.add_vary_header("Accept-Encoding")
@@ -134,9 +132,6 @@ class CompressionMiddleware:
         headers = MutableHeaders(scope=start)
         headers["content-encoding"] = coding
         headers["content-length"] = str(len(encoded))
-        etag = headers.get("etag")
-        if etag and not etag.startswith("W/"):
-            headers["etag"] = "W/" + etag
         await send(start)
         await send({"type": "http.response.body", "body": encoded})
 
