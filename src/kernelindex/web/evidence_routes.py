@@ -25,8 +25,8 @@ from urllib.parse import parse_qsl
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from sqlalchemy import select
-from starlette.datastructures import MutableHeaders
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import MutableHeaders
 
 from kernelindex.records.attestation import new_attestation
 from kernelindex.records.errors import RecordError
