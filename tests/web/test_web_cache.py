@@ -17,12 +17,12 @@ from pathlib import Path
 import brotli
 import httpx
 import pytest
-from catalog_kit import catalog_lines, write_catalog
 from fastapi.testclient import TestClient
-from store_fixtures import BACKENDS, database_url
 
+from catalog_kit import catalog_lines, write_catalog
 from kernelindex.ingest.catalog import import_catalog
 from kernelindex.ranking.leaders import record_leader_changes
+from kernelindex.ranking.reads import ranked_groups
 from kernelindex.records.attestation import new_attestation
 from kernelindex.records.models import dump_record
 from kernelindex.store.database import open_store
@@ -31,6 +31,7 @@ from kernelindex.store.generation import GenerationReader, is_write
 from kernelindex.web.app import create_app
 from kernelindex.web.cache import IMMUTABLE, CacheMiddleware, Entry, LRUBytes
 from kernelindex.web.compression import MIN_SIZE
+from store_fixtures import BACKENDS, database_url
 
 CSRF_INPUT = re.compile(r'name="csrf_token" value="([^"]+)"')
 
@@ -296,3 +297,18 @@ def test_two_serve_workers_agree_after_a_write(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_ranked_groups_are_kept_until_the_store_changes(store, tmp_path):
+    lines = toy_lines()
+    import_catalog(store, write_catalog(tmp_path / "toy.jsonl", lines))
+    first_run, second_run = run_rows(lines)
+    key = first_run["comparisonKey"]
+    with store.engine.connect() as conn:
+        first = ranked_groups(conn, [key])[key]
+        assert ranked_groups(conn, [key])[key] is first  # kept: not ranked again
+    assert first.leader.run.run_id == first_run["id"]
+    with store.begin() as conn:
+        conn.exec_driver_sql(f"UPDATE runs SET primary_value = 1 WHERE id = '{second_run['id']}'")
+    with store.engine.connect() as conn:
+        assert ranked_groups(conn, [key])[key].leader.run.run_id == second_run["id"]

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 import threading
+import weakref
 
-from sqlalchemy import BigInteger, Column, Engine, Integer, Table, event
+from sqlalchemy import BigInteger, Column, Connection, Engine, Integer, Table, event, inspect
 
 from kernelindex.store.tables import metadata
 
@@ -99,3 +100,17 @@ class GenerationReader:
                 raw.close()
             except Exception:  # a connection that already broke: nothing left to release
                 pass
+
+
+def generation_of(conn: Connection) -> int | None:
+    """The generation as ``conn`` sees it (None when the store predates the generation table)."""
+    engine = conn.engine
+    if engine not in _has_table:
+        _has_table[engine] = inspect(conn).has_table(store_generation.name)
+    if not _has_table[engine]:
+        return None
+    value = conn.exec_driver_sql(READ).scalar()
+    return None if value is None else int(value)
+
+
+_has_table: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

@@ -268,3 +268,8 @@ Index("ix_runs_rank_cover", runs.c.comparison_key, runs.c.status, runs.c.primary
       runs.c.has_raw_evidence, runs.c.id, runs.c.run_digest)
 # A workload's comparison groups: (workload_id, comparison_key) answers "which keys" from the index alone.
 Index("ix_runs_workload_key", runs.c.workload_id, runs.c.comparison_key)
+# Retractions are few and read on every ranking: these find them without scanning every run or
+# event (a run page went from a full scan of the wide runs table to an index search). Added by
+# migration 0700_store_generation.
+Index("ix_runs_retracted_at", runs.c.retracted_at)
+Index("ix_record_events_cause", record_events.c.cause)
