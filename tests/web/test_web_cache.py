@@ -18,6 +18,7 @@ import brotli
 import httpx
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy.exc import OperationalError
 
 from catalog_kit import catalog_lines, write_catalog
 from kernelindex.ingest.catalog import import_catalog
@@ -312,3 +313,14 @@ def test_ranked_groups_are_kept_until_the_store_changes(store, tmp_path):
         conn.exec_driver_sql(f"UPDATE runs SET primary_value = 1 WHERE id = '{second_run['id']}'")
     with store.engine.connect() as conn:
         assert ranked_groups(conn, [key])[key].leader.run.run_id == second_run["id"]
+
+
+def test_reads_on_sqlite_go_through_read_only_connections(store, site):
+    app, _ = site
+    if store.dialect != "sqlite":
+        assert app.state.read_engine is store.engine  # PostgreSQL: the store's own pool
+        return
+    with app.state.read_engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT value FROM store_generation").scalar() == 0
+        with pytest.raises(OperationalError, match="readonly"):
+            conn.exec_driver_sql("UPDATE store_generation SET value = 5")

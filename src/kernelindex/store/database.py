@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from sqlalchemy import Connection, Engine, create_engine, event
 
@@ -52,6 +53,25 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:
     cursor = dbapi_conn.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.close()
+
+
+def read_only_engine(store: Store) -> Engine:
+    """An engine for reads only: on a SQLite file, connections opened ``mode=ro`` (WAL lets them
+    read while a writer commits, and a read path can never write by mistake); otherwise the
+    store's own engine and its connection pool."""
+    url = store.engine.url
+    if store.dialect != "sqlite" or not url.database or url.database == ":memory:" or url.query:
+        return store.engine
+    path = quote(str(Path(url.database).resolve()))
+    engine = create_engine(f"sqlite:///file:{path}?mode=ro&uri=true")
+    event.listen(engine, "connect", _sqlite_read_pragmas)
+    return engine
+
+
+def _sqlite_read_pragmas(dbapi_conn, _record) -> None:
+    cursor = dbapi_conn.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
 
 

@@ -17,7 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from kernelindex import __version__
-from kernelindex.store.database import Store, open_store
+from kernelindex.store.database import Store, open_store, read_only_engine
 from kernelindex.store.generation import GenerationReader
 from kernelindex.web import formatting, problems
 from kernelindex.web.cache import CacheMiddleware
@@ -69,13 +69,14 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
         openapi_url="/api/v1/openapi.json",
     )
     app.state.store = store or open_store(db)
+    app.state.read_engine = read_only_engine(app.state.store)  # reads; writes go through app.state.store
     app.state.templates = _templates()
     app.state.cursors = Cursors(cursor_key or _cursor_key(app.state.store))
     app.state.origins = load_origins()  # seed run digests and our problem packs' record digests, once
     problems.install(app)
     fast = os.environ.get(FAST_ENV, "on") != "off"
     if fast:  # innermost: it sees the anti-forgery token the outer middleware chose
-        app.add_middleware(CacheMiddleware, generation=GenerationReader(app.state.store.engine))
+        app.add_middleware(CacheMiddleware, generation=GenerationReader(app.state.read_engine))
 
     app.add_middleware(SecurityHeadersMiddleware)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")

@@ -15,7 +15,7 @@ from kernelindex.web.problems import Problem, check_known_params
 
 @contextmanager
 def connection(request: Request) -> Iterator[Connection]:
-    with request.app.state.store.engine.connect() as conn:
+    with request.app.state.read_engine.connect() as conn:  # read-only on SQLite (see create_app)
         yield conn
 
 
