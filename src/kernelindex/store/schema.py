@@ -3,7 +3,12 @@
 Alembic compares the migrated database against this (a new table module is added here too).
 """
 
-from kernelindex.store import evidence_tables, generation, tables  # noqa: F401  (imported for their tables)
+from kernelindex.store import (  # noqa: F401  (imported for their tables)
+    evidence_tables,
+    generation,
+    serving_tables,
+    tables,
+)
 from kernelindex.store.tables import metadata
 
 __all__ = ["metadata"]

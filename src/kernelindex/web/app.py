@@ -58,7 +58,7 @@ def _cursor_key(store: Store) -> bytes:
 
 def create_app(db: str | None = None, *, store: Store | None = None, cursor_key: bytes | None = None) -> FastAPI:
     """An app over ``store`` (or the store at ``db``; see :func:`kernelindex.store.database.resolve_url`)."""
-    from kernelindex.web import api_routes, evidence_routes, page_routes
+    from kernelindex.web import api_routes, evidence_routes, page_routes, serving_routes
 
     app = FastAPI(
         title="kernelindex",
@@ -82,6 +82,7 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     app.include_router(api_routes.router)
     app.include_router(page_routes.router)
+    app.include_router(serving_routes.router)
     evidence_routes.install(app)  # writes, permalinks, anti-forgery cookie (evidence helper)
     if fast:
         app.add_middleware(CompressionMiddleware)  # outermost: sees each reply as it leaves

@@ -3,14 +3,14 @@ kernelindex/store/generation.py), so the site can cache pages exactly. Also two 
 the few retracted runs without scanning every run (found by profiling the run page).
 
 Revision ID: 0700_store_generation
-Revises: 0200_rank_indexes
+Revises: 0400_serving_tables
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0700_store_generation"
-down_revision = "0200_rank_indexes"
+down_revision = "0400_serving_tables"
 branch_labels = None
 depends_on = None
 
