@@ -240,25 +240,29 @@ def measure(label: str, db: Path, workers: int, fast: bool, ids: list[str], slug
         stop_server(proc)
 
 
+def cells(values: list[str]) -> str:
+    return "".join(f"{value:>32}" for value in values)
+
+
 def report(results: dict[str, dict[str, object]], workers: int) -> None:
-    print(f"\n{'':28}" + "".join(f"{name:>30}" for name in results) + f"{'target':>12}")
-    for kind in ("run page, repeated", "run page, never requested", "operation page", "search", "API run JSON"):
-        cells = "".join(f"{'%.2f / %.2f / %.2f' % percentiles(r[kind]):>30}" for r in results.values())
-        target = f"≤ {TARGETS[kind]} p50" if kind in TARGETS else ""
-        print(f"{kind + ' (ms p50/p95/p99)':28}"[:28] + cells + f"{target:>12}")
-    print(f"{'run page at concurrency 8':28}" + "".join(
-        f"{'%.0f req/s, p50 %.1f p95 %.1f ms' % (r['load'][0], *percentiles(r['load'][1])[:2]):>30}"
-        for r in results.values()) + f"{'≥ 550 req/s':>12}")
+    kinds = ("run page, repeated", "run page, never requested", "operation page", "search", "API run JSON")
+    print(f"\n{'':34}" + cells(list(results)) + f"{'target':>14}")
+    for kind in kinds:
+        row = ["{:.2f} / {:.2f} / {:.2f}".format(*percentiles(r[kind])) for r in results.values()]
+        target = f"<= {TARGETS[kind]} p50" if kind in TARGETS else ""
+        print(f"{kind + ' ms p50/p95/p99':34}" + cells(row) + f"{target:>14}")
+    row = ["{:.0f}/s, p50 {:.1f} p95 {:.1f} ms".format(r["load"][0], *percentiles(r["load"][1])[:2])
+           for r in results.values()]
+    print(f"{'run page, concurrency 8':34}" + cells(row) + f"{'>= 550/s':>14}")
     for when in ("idle", "after load"):
-        print(f"{'RSS / PSS ' + when + ' (MiB)':28}" + "".join(
-            f"{'%.0f / %.0f' % r[when]:>30}" for r in results.values()) + (f"{'≤ 200 RSS':>12}" if when != "idle" else ""))
-    print(f"{'cold start to first 200':28}" + "".join(f"{'%.0f ms' % r['cold start']:>30}" for r in results.values()))
+        row = ["{:.0f} / {:.0f}".format(*r[when]) for r in results.values()]
+        print(f"{'RSS / PSS MiB, ' + when:34}" + cells(row) + (f"{'<= 200 RSS':>14}" if when != "idle" else ""))
+    print(f"{'cold start to first 200':34}" + cells(["{:.0f} ms".format(r["cold start"]) for r in results.values()]))
     before, after = results.get("before"), results.get("after")
     if before and after:
-        print("\nafter / before (p50): " + ", ".join(
-            f"{kind}: {percentiles(after[kind])[0] / percentiles(before[kind])[0]:.2f}"
-            for kind in ("run page, repeated", "run page, never requested", "operation page", "search",
-                         "API run JSON")) + f"; throughput ×{after['load'][0] / before['load'][0]:.1f}")
+        ratios = [f"{kind}: {percentiles(after[kind])[0] / percentiles(before[kind])[0]:.2f}" for kind in kinds]
+        ratios.append(f"throughput x{after['load'][0] / before['load'][0]:.1f}")
+        print("\nafter / before (p50): " + ", ".join(ratios))
     print(f"(workers after: {workers}; cores: {os.cpu_count()}; load average: {os.getloadavg()[0]:.2f})")
 
 

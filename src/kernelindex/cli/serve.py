@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
+from typing import Annotated
 
 import typer
 
 from kernelindex.cli.common import Db, open_store_or_fail
+
+
+Workers = Annotated[int, typer.Option(min=0, help="worker processes (0: one per CPU core); each has its own cache")]
 
 
 def default_workers() -> int:
@@ -21,7 +25,7 @@ def serve(
     db: Db = None,
     host: str = typer.Option("127.0.0.1", help="address to listen on"),
     port: int = typer.Option(8000, help="port to listen on"),
-    workers: int = typer.Option(0, min=0, help="worker processes (0: one per CPU core); each has its own cache"),
+    workers: Workers = 0,
 ) -> None:
     """Serve the read-only site and the JSON API (/api/v1/) over the store."""
     import uvicorn
