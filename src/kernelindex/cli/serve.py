@@ -9,7 +9,6 @@ import typer
 
 from kernelindex.cli.common import Db, open_store_or_fail
 
-
 Workers = Annotated[int, typer.Option(min=0, help="worker processes (0: one per CPU core); each has its own cache")]
 
 
