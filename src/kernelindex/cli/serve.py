@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-import socket
+import sys
 from typing import Annotated
 
 import typer
@@ -31,6 +31,7 @@ def serve(
     import uvicorn
 
     from kernelindex.store.database import URL_ENV, resolve_url
+    from kernelindex.web.workers import APP
 
     url = resolve_url(db)
     open_store_or_fail(url).close()  # migrate once here, so no two workers race to do it
@@ -38,20 +39,12 @@ def serve(
     count = workers or default_workers()
     typer.echo(f"kernelindex: serving http://{host}:{port}/ (API: /api/v1/, OpenAPI: /api/v1/openapi.json) "
                f"with {count} worker(s)")
-    config = uvicorn.Config("kernelindex.web.app:serving_app", factory=True, host=host, port=port, workers=count,
-                            log_level="warning")
     if count == 1:
-        server = uvicorn.Server(config)
+        server = uvicorn.Server(uvicorn.Config(APP, factory=True, host=host, port=port, log_level="warning"))
         server.run()
         if not server.started:
             raise typer.Exit(3)  # as uvicorn.run: it could not start (port taken, app failed)
         return
-    from uvicorn.supervisors import Multiprocess
-
-    sock = config.bind_socket()
-    # uvicorn binds this socket without naming the TCP protocol, so the workers' event loops leave
-    # Nagle's algorithm on for the connections they accept, and every reply written in two parts
-    # (headers, body) waits for the client's delayed ACK: ~40 ms each. Accepted connections
-    # inherit TCP_NODELAY from the listening socket.
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    Multiprocess(config, sockets=[sock]).run()
+    sys.stdout.flush()
+    # The resident supervisor need not hold the CLI and the store code: become kernelindex.web.workers.
+    os.execv(sys.executable, [sys.executable, "-m", "kernelindex.web.workers", host, str(port), str(count)])
