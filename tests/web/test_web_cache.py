@@ -324,3 +324,19 @@ def test_reads_on_sqlite_go_through_read_only_connections(store, site):
         assert conn.exec_driver_sql("SELECT value FROM store_generation").scalar() == 0
         with pytest.raises(OperationalError, match="readonly"):
             conn.exec_driver_sql("UPDATE store_generation SET value = 5")
+
+
+def test_a_group_ranked_inside_a_write_is_not_kept(store, tmp_path):
+    lines = toy_lines()
+    import_catalog(store, write_catalog(tmp_path / "toy.jsonl", lines))
+    first_run, second_run = run_rows(lines)
+    key = first_run["comparisonKey"]
+    with pytest.raises(RuntimeError), store.begin() as conn:
+        conn.exec_driver_sql(f"UPDATE runs SET primary_value = 1 WHERE id = '{second_run['id']}'")
+        assert ranked_groups(conn, [key])[key].leader.run.run_id == second_run["id"]
+        raise RuntimeError("roll the write back")
+    with store.begin() as conn:  # another write brings the generation to the number the rolled-back one had
+        conn.exec_driver_sql("INSERT INTO sources (id, slug, kind, name, export_row) VALUES "
+                             "('01900000-0000-7000-8000-00000000fffd', 'other', 'leaderboard', 'Other', '{}')")
+    with store.engine.connect() as conn:
+        assert ranked_groups(conn, [key])[key].leader.run.run_id == first_run["id"]

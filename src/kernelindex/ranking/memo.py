@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from sqlalchemy import Connection
 
 from kernelindex.ranking.cohort import RankedGroup
-from kernelindex.store.generation import generation_of
+from kernelindex.store.generation import generation_of, has_written
 
 MAX_GROUPS = 4096
 
@@ -28,6 +28,8 @@ def ranked_groups(conn: Connection, keys: Iterable[str],
                   rank: Callable[[list[str]], dict[str, RankedGroup]]) -> dict[str, RankedGroup]:
     """``rank(keys)`` for the groups not yet ranked at this generation; the others as kept."""
     keys = sorted(set(keys))
+    if has_written(conn):  # uncommitted rows: what this sees may yet be rolled back
+        return rank(keys)
     generation = generation_of(conn)  # read first: rows read after it are at least this new
     if generation is None:
         return rank(keys)

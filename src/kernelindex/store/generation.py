@@ -102,6 +102,11 @@ class GenerationReader:
                 pass
 
 
+def has_written(conn: Connection) -> bool:
+    """True while ``conn``'s transaction holds writes not yet committed."""
+    return bool(conn.info.get(_BUMPED))
+
+
 def generation_of(conn: Connection) -> int | None:
     """The generation as ``conn`` sees it (None when the store predates the generation table)."""
     engine = conn.engine

@@ -79,7 +79,7 @@ class CompressionMiddleware:
         self.min_size = min_size
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope["method"] == "HEAD":  # HEAD: headers of a body never sent
             await self.app(scope, receive, send)
             return
         coding = accepted_coding(Headers(scope=scope).get("accept-encoding", ""))
