@@ -29,7 +29,7 @@ COMPRESSIBLE = ("text/html", "application/json", "application/problem+json", "im
                 "text/javascript", "application/javascript", "text/plain")
 GZIP_LEVEL = 6
 BROTLI_QUALITY = 5  # per reply: fast
-BROTLI_QUALITY_KEPT = 9  # once per cached entry: smaller
+BROTLI_QUALITY_KEPT = 5  # once per cached entry, but on the first (uncached) reply: keep it cheap
 
 
 def accepted_coding(accept_encoding: str, preference: tuple[str, ...] = ("br", "gzip")) -> str | None:
