@@ -28,8 +28,7 @@ MIN_SIZE = 1024
 COMPRESSIBLE = ("text/html", "application/json", "application/problem+json", "image/svg+xml", "text/css",
                 "text/javascript", "application/javascript", "text/plain")
 GZIP_LEVEL = 6
-BROTLI_QUALITY = 5  # per reply: fast
-BROTLI_QUALITY_KEPT = 5  # once per cached entry, but on the first (uncached) reply: keep it cheap
+BROTLI_QUALITY = 5  # fast: compression runs on the first, uncached reply too
 
 
 def accepted_coding(accept_encoding: str, preference: tuple[str, ...] = ("br", "gzip")) -> str | None:
@@ -51,9 +50,9 @@ def accepted_coding(accept_encoding: str, preference: tuple[str, ...] = ("br", "
     return None
 
 
-def compress(body: bytes, coding: str, kept: bool = False) -> bytes:
+def compress(body: bytes, coding: str) -> bytes:
     if coding == "br":
-        return brotli.compress(body, quality=BROTLI_QUALITY_KEPT if kept else BROTLI_QUALITY)
+        return brotli.compress(body, quality=BROTLI_QUALITY)
     return gzip.compress(body, compresslevel=GZIP_LEVEL, mtime=0)
 
 
@@ -118,7 +117,7 @@ class CompressionMiddleware:
             if not entry.personal and entry.body == body:
                 encoded = entry.encoded.get(coding)
                 if encoded is None:
-                    encoded = entry.encoded[coding] = compress(body, coding, kept=True)
+                    encoded = entry.encoded[coding] = compress(body, coding)
                     entries.grew(entry, len(encoded))
             elif entry.personal and coding in ("gzip", "br") and self._gzip_ok(scope) \
                     and entry.body.replace(placeholder, token) == body:
