@@ -22,7 +22,6 @@ def rank(
     from rich.table import Table
 
     from kernelindex.cli.common import id_column, out_console
-    from kernelindex.ranking.leaders import record_leader_changes
     from kernelindex.ranking.reads import ranked_groups, workload_groups
     from kernelindex.services.leaders import record_leaders as append_leader_events
     from kernelindex.store.reads.lookup import LookupFailed, resolve_rank_target

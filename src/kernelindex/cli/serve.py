@@ -1,22 +1,51 @@
-"""`kernelindex serve`: the web site and JSON API over the store."""
+"""`kernelindex serve`: the web site and JSON API over the store, in one or more worker processes."""
 
 from __future__ import annotations
 
+import os
+import sys
+from typing import Annotated
+
 import typer
 
-from kernelindex.cli.common import Db, check_store_url
+from kernelindex.cli.common import Db, check_store_url, open_store_or_fail
+
+Workers = Annotated[int, typer.Option(min=0, help="worker processes (0: one per CPU core); each has its own cache")]
+
+
+def default_workers() -> int:
+    """One worker per core this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def serve(
     db: Db = None,
     host: str = typer.Option("127.0.0.1", help="address to listen on"),
     port: int = typer.Option(8000, help="port to listen on"),
+    workers: Workers = 0,
 ) -> None:
     """Serve the read-only site and the JSON API (/api/v1/) over the store."""
     import uvicorn
 
-    from kernelindex.web.app import create_app
+    from kernelindex.store.database import URL_ENV, resolve_url
+    from kernelindex.web.workers import APP
 
     check_store_url(db)
-    typer.echo(f"kernelindex: serving http://{host}:{port}/ (API: /api/v1/, OpenAPI: /api/v1/openapi.json)")
-    uvicorn.run(create_app(db), host=host, port=port, log_level="warning")
+    url = resolve_url(db)
+    open_store_or_fail(url).close()  # migrate once here, so no two workers race to do it
+    os.environ[URL_ENV] = url  # the workers (spawned processes) open the store from it
+    count = workers or default_workers()
+    typer.echo(f"kernelindex: serving http://{host}:{port}/ (API: /api/v1/, OpenAPI: /api/v1/openapi.json) "
+               f"with {count} worker(s)")
+    if count == 1:
+        server = uvicorn.Server(uvicorn.Config(APP, factory=True, host=host, port=port, log_level="warning"))
+        server.run()
+        if not server.started:
+            raise typer.Exit(3)  # as uvicorn.run: it could not start (port taken, app failed)
+        return
+    sys.stdout.flush()
+    # The resident supervisor need not hold the CLI and the store code: become kernelindex.web.workers.
+    os.execv(sys.executable, [sys.executable, "-m", "kernelindex.web.workers", host, str(port), str(count)])

@@ -10,7 +10,6 @@ implementation stay pending links keyed by the upstream names.
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any

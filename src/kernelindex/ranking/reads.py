@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from kernelindex.ranking import memo
 from kernelindex.ranking.cohort import RankedGroup, RankInput, rank_group
 from kernelindex.store.reads.ranking import rank_rows, raw_sample_contents, workload_comparison_keys
 from kernelindex.store.reads.run_facts import retracted_by_event, superseded_ids
@@ -84,8 +85,9 @@ def _rank_by_key(inputs: list[RankInput]) -> dict[str, RankedGroup]:
 
 
 def ranked_groups(conn: Connection, keys: Iterable[str]) -> dict[str, RankedGroup]:
-    """Each comparison group ranked; a group in ``keys`` with no runs is left out."""
-    return _rank_by_key(rank_inputs(conn, keys))
+    """Each comparison group ranked; a group in ``keys`` with no runs is left out. Kept per store
+    generation (:mod:`kernelindex.ranking.memo`), so pages of one group rank it once."""
+    return memo.ranked_groups(conn, keys, lambda missing: _rank_by_key(rank_inputs(conn, missing)))
 
 
 def workload_groups(conn: Connection, workload_id: str) -> dict[str, RankedGroup]:

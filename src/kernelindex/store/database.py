@@ -8,10 +8,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 import orjson
 from sqlalchemy import Connection, Engine, create_engine, event, text
-from sqlalchemy.exc import SQLAlchemyError as DatabaseError  # what callers above the store catch
 
 DEFAULT_URL = "sqlite:///kernelindex.db"
 BUSY_TIMEOUT_MS = 300_000  # how long a writer waits for another one (a large import) before giving up
@@ -137,6 +137,25 @@ def _json_text(value) -> str:
         return json.dumps(value, ensure_ascii=False)
 
 
+def read_only_engine(store: Store) -> Engine:
+    """An engine for reads only: on a SQLite file, connections opened ``mode=ro`` (WAL lets them
+    read while a writer commits, and a read path can never write by mistake); otherwise the
+    store's own engine and its connection pool."""
+    url = store.engine.url
+    if store.dialect != "sqlite" or not url.database or url.database == ":memory:" or url.query:
+        return store.engine
+    path = quote(str(Path(url.database).resolve()))
+    engine = create_engine(f"sqlite:///file:{path}?mode=ro&uri=true")
+    event.listen(engine, "connect", _sqlite_read_pragmas)
+    return engine
+
+
+def _sqlite_read_pragmas(dbapi_conn, _record) -> None:
+    cursor = dbapi_conn.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
 def alembic_config(connection: Connection):
     from alembic.config import Config
 
@@ -170,4 +189,7 @@ def open_store(db: str | None = None, *, upgrade: bool = True) -> Store:
         event.listen(engine, "begin", _sqlite_begin)
     if upgrade:
         migrate(engine)
+    from kernelindex.store.generation import track_writes
+
+    track_writes(engine)  # after migrating: from here on every committed write bumps the generation
     return Store(engine)

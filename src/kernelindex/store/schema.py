@@ -5,6 +5,7 @@ Alembic compares the migrated database against this (a new table module is added
 
 from kernelindex.store import (  # noqa: F401  (imported for their tables)
     evidence_tables,
+    generation,
     queue_tables,
     refresh_tables,
     serving_tables,

@@ -267,3 +267,6 @@ Index("ix_runs_rank_cover", runs.c.comparison_key, runs.c.status, runs.c.primary
       runs.c.run_digest)
 # A workload's comparison groups: (workload_id, comparison_key) answers "which keys" from the index alone.
 Index("ix_runs_workload_key", runs.c.workload_id, runs.c.comparison_key)
+# Retractions are few and read on every ranking (as ``retracted`` events): this finds them without
+# scanning every event. Added by migration 0700_store_generation.
+Index("ix_record_events_cause", record_events.c.cause)

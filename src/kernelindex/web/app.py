@@ -12,20 +12,22 @@ import os
 from pathlib import Path
 
 import jinja2
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from kernelindex import __version__
-from kernelindex.store.database import Store, open_store
+from kernelindex.store.database import Store, open_store, read_only_engine
+from kernelindex.store.generation import GenerationReader
 from kernelindex.web import formatting, problems
+from kernelindex.web.cache import CacheMiddleware
+from kernelindex.web.compression import CompressionMiddleware
+from kernelindex.web.headers import SecurityHeadersMiddleware
 from kernelindex.web.origins import load_origins
 from kernelindex.web.pagination import Cursors
 
 HERE = Path(__file__).parent
-MAX_PARAM_CHARS = 8192  # no id, digest, slug, cursor or search text is longer; a longer value is refused early
-CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-       "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+FAST_ENV = "KERNELINDEX_WEB_CACHE"  # "off": no caching, no compression (the benchmark's baseline)
 
 
 def _templates() -> Jinja2Templates:
@@ -86,29 +88,17 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
         openapi_url="/api/v1/openapi.json",
     )
     app.state.store = store or open_store(db)
+    app.state.read_engine = read_only_engine(app.state.store)  # reads; writes go through app.state.store
     app.state.templates = _templates()
     app.state.cursors = Cursors(cursor_key or _cursor_key(app.state.store))
     app.state.origins = load_origins()  # seed run digests and our problem packs' record digests, once
     app.state.export_cache = export_cache(app.state.store)
     problems.install(app)
+    fast = os.environ.get(FAST_ENV, "on") != "off"
+    if fast:  # innermost: it sees the anti-forgery token the outer middleware chose
+        app.add_middleware(CacheMiddleware, generation=GenerationReader(app.state.read_engine))
 
-    @app.middleware("http")
-    async def _headers(request: Request, call_next):
-        if "\x00" in request.url.path or any("\x00" in k + v for k, v in request.query_params.multi_items()):
-            # No id, digest or search text contains NUL; PostgreSQL would refuse it mid-query.
-            response = problems.render_problem(request, 400, "bad-character",
-                                               "the request contains a NUL character (%00)")
-        elif any(len(v) > MAX_PARAM_CHARS for _, v in request.query_params.multi_items()):
-            # Every page and API route gets the same bound, before any query reaches the store.
-            response = problems.render_problem(request, 400, "too-long",
-                                               f"a query parameter is longer than {MAX_PARAM_CHARS} characters")
-        else:
-            response = await call_next(request)
-        response.headers.setdefault("Content-Security-Policy", CSP)
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("Referrer-Policy", "no-referrer")
-        return response
-
+    app.add_middleware(SecurityHeadersMiddleware)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     app.include_router(docs_routes.api)  # /api/v1/ before the collections
     app.include_router(api_routes.router)
@@ -121,4 +111,12 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     app.include_router(export_routes.router)
     evidence_routes.install(app)  # writes, permalinks, anti-forgery cookie (evidence helper)
     queue_routes.install(app)  # rerun requests, the queue pages, the runner protocol
+    if fast:
+        app.add_middleware(CompressionMiddleware)  # outermost: sees each reply as it leaves
     return app
+
+
+def serving_app() -> FastAPI:
+    """The app one ``kernelindex serve`` worker runs: the store named by $KERNELINDEX_DATABASE_URL,
+    already migrated by the parent (so workers never race to migrate it)."""
+    return create_app(store=open_store(None, upgrade=False))

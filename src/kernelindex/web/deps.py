@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 @contextmanager
 def connection(request: Request) -> Iterator[Connection]:
-    with request.app.state.store.engine.connect() as conn:
+    with request.app.state.read_engine.connect() as conn:  # read-only on SQLite (see create_app)
         yield conn
 
 

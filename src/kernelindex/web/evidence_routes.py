@@ -25,8 +25,9 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from fastapi import APIRouter, FastAPI, Request
-from fastapi.responses import JSONResponse, RedirectResponse
+from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import MutableHeaders
 
 from kernelindex.records.attestation import new_attestation
 from kernelindex.records.errors import RecordError
@@ -351,16 +352,33 @@ def install(app: FastAPI) -> None:
     app.state.csrf_secret = configured.encode() if configured else secrets.token_bytes(32)
     app.include_router(router)
 
-    @app.middleware("http")
-    async def _csrf_cookie(request: Request, call_next):
-        token = request.cookies.get(CSRF_COOKIE)
+    app.add_middleware(CsrfCookieMiddleware)
+
+
+class CsrfCookieMiddleware:
+    """Gives each visitor an anti-forgery token (``request.state.csrf_token``), set as a cookie on
+    the first HTML page. Plain ASGI: it runs on every request, cached pages included."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        token = Request(scope).cookies.get(CSRF_COOKIE)
         fresh = not token or len(token) != 43
-        nonce = secrets.token_urlsafe(32) if fresh else token
-        request.state.csrf_token = csrf_field_token(request.app.state.csrf_secret, nonce)
-        response = await call_next(request)
-        if fresh and request.method == "GET" and response.headers.get("content-type", "").startswith("text/html"):
-            response.set_cookie(
-                CSRF_COOKIE, nonce, httponly=True, samesite="strict",
-                secure=request.url.scheme == "https", path="/",
-            )
-        return response
+        nonce = secrets.token_urlsafe(32) if fresh else token  # the cookie; the form field is its HMAC
+        scope.setdefault("state", {})["csrf_token"] = csrf_field_token(scope["app"].state.csrf_secret, nonce)
+
+        async def send_with_cookie(message) -> None:
+            if fresh and scope["method"] == "GET" and message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                if headers.get("content-type", "").startswith("text/html"):
+                    cookie = Response()
+                    cookie.set_cookie(CSRF_COOKIE, nonce, httponly=True, samesite="strict",
+                                      secure=scope.get("scheme") == "https", path="/")
+                    headers.append("set-cookie", cookie.headers["set-cookie"])
+            await send(message)
+
+        await self.app(scope, receive, send_with_cookie)
