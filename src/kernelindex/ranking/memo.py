@@ -12,11 +12,13 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-
-from sqlalchemy import Connection
+from typing import TYPE_CHECKING
 
 from kernelindex.ranking.cohort import RankedGroup
 from kernelindex.store.generation import generation_of, has_written
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 MAX_GROUPS = 4096
 
