@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from kernelindex.cli import (
+    compare,
     corrections,
     demo,
     evaluate,
@@ -42,6 +43,7 @@ app.command("export")(export.export_command)
 app.command("stats")(stats.stats_command)
 app.command("serve")(serve.serve)
 app.command("rank")(rank.rank)
+app.command("compare")(compare.compare_command)
 app.command("eval")(evaluate.eval_command)
 app.add_typer(keys.keys_app, name="keys")
 app.add_typer(corrections.corrections_app, name="corrections")

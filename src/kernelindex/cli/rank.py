@@ -1,61 +1,70 @@
-"""`kernelindex rank`: the ranked comparison groups of a workload, as the site shows them."""
+"""`kernelindex rank`: the ranked comparison groups of a workload, as the site shows them, from the
+store or a server (``--json``: the API's group views, stable)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
-from kernelindex.cli.common import Db, open_store_or_fail
+from kernelindex.cli.common import AsJsonl, Db, console, fail, open_store_or_fail, print_json, print_jsonl
+from kernelindex.cli.reads import Server, reads
 
 
 def rank(
-    target: str = typer.Argument(..., help="workload id or digest, or a comparison key (sha256:…)"),
+    target: str = typer.Argument(..., help="workload id, digest or 8+ hex digest prefix, or a comparison key"),
     db: Db = None,
+    server: Server = None,
     as_json: bool = typer.Option(False, "--json", help="print the ranking as JSON (as /api/v1 returns it)"),
+    as_jsonl: AsJsonl = False,
     limit: int = typer.Option(None, "--limit", min=1, help="show only the best N runs of each group"),
     record_leaders: bool = typer.Option(
         False, "--record-leaders", help="first append a leader event for every group whose leader changed"),
 ) -> None:
     """List the ranked comparison groups of a workload (or one group by its comparison key)."""
-    import json
-    import sys
-
-    from rich.console import Console
-    from rich.table import Table
-
-    from kernelindex.ranking.leaders import record_leader_changes
-    from kernelindex.ranking.reads import workload_groups
-    from kernelindex.web import queries
-
-    store = open_store_or_fail(db)
     if record_leaders:
-        with store.begin() as conn:
+        if server:
+            fail("--record-leaders writes to a local store; it cannot be used with --server", code=2)
+        from kernelindex.ranking.leaders import record_leader_changes
+
+        with open_store_or_fail(db).begin() as conn:
             events = record_leader_changes(conn)
         typer.echo(f"recorded {len(events)} leader event(s)", err=True)
-    with store.engine.connect() as conn:
-        workload = queries.find_workload(conn, target)
-        if workload is not None:
-            groups = queries.groups_view(conn, workload_groups(conn, workload.id), limit)
-        else:
-            group = queries.ranking_view(conn, target, limit)
-            groups = [group] if group else []
+    with reads(db, server) as source_of:
+        groups = [shown(g, limit) for g in source_of.groups(target)]
     if not groups:
-        typer.echo(f"error: no workload or comparison group {target!r} with runs in this store", err=True)
-        raise typer.Exit(1)
+        fail(f"no workload or comparison group {target!r} with runs in {server or 'this store'}")
     if as_json:
-        typer.echo(json.dumps(groups, indent=2, ensure_ascii=False))
-        return
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+        print_json(groups)
+    elif as_jsonl:
+        print_jsonl(groups)
+    else:
+        render_groups(groups)
+
+
+def shown(group: dict[str, Any], limit: int | None) -> dict[str, Any]:
+    """The group with only its best ``limit`` rows (every exclusion stays)."""
+    if limit is None:
+        return group
+    rows = group["rows"][:limit]
+    return {**group, "rows": rows, "rowsShown": len(rows)}
+
+
+def render_groups(groups: list[dict[str, Any]]) -> None:
+    from rich.table import Table
+
+    out = console()
     for g in groups:
         proto = (g["protocol"] or {}).get("title") or "unknown protocol"
         env = (g["environment"] or {}).get("title") or "unknown environment"
         table = Table(title=f"{proto} · {env}\n{g['comparisonKey']}\n{g['metricKey']}: {g['direction']}; "
                             f"ties: {g['tieRule']}", title_justify="left")
         for col in ("rank", "value", "95% interval", "evidence", "observed", "run", "title"):
-            table.add_column(col, justify="right" if col in ("rank", "value") else "left")
+            table.add_column(col, justify="right" if col in ("rank", "value") else "left", no_wrap=col == "run")
         for row in g["rows"]:
             table.add_row(f"{row['rank']}{'=' if row['tied'] else ''}", row["display"],
                           (row["interval"] or {}).get("display", "—"), (row["evidence"] or {}).get("level", "—"),
                           row["date"], row["runId"], row["title"])
-        console.print(table, markup=False)
+        out.print(table, markup=False)
         for x in g["excluded"]:
-            console.print(f"  not ranked: {x['runId']} {', '.join(x['reasons'])} ({x['title']})", markup=False)
+            out.print(f"  not ranked: {x['runId']} {', '.join(x['reasons'])} ({x['title']})", markup=False)

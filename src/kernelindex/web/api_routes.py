@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Request
 
+from kernelindex.store.reads.run_filters import RUN_FILTERS
 from kernelindex.web import lookup, origins, queries, same_problem
 from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args, today
 from kernelindex.web.pagination import DEFAULT_LIMIT
@@ -23,13 +24,16 @@ def _listing(request: Request, listing: str, items: list, after: int | None) -> 
 
 
 @router.get("/runs", summary="Runs, in arrival order, optionally filtered")
-def list_runs(request: Request, workload: str | None = None, comparisonKey: str | None = None,
-              status: str | None = None, source: str | None = None, hardware: str | None = None,
+def list_runs(request: Request,
+              operation: str | None = Query(None, description="operation slug, name, alias or digest prefix"),
+              workload: str | None = Query(None, description="workload id, name or digest prefix"),
+              comparisonKey: str | None = None, status: str | None = None,
+              source: str | None = Query(None, description="source slug"),
+              hardware: str | None = Query(None, description="GPU model substring, architecture or vendor"),
               cursor: str | None = None, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
-    after, limit = page_args(request, "runs", {"workload", "comparisonKey", "status", "source", "hardware"},
-                             cursor, limit)
-    filters = {k: v for k, v in {"workload": workload, "comparisonKey": comparisonKey, "status": status,
-                                 "source": source, "hardware": hardware}.items() if v}
+    after, limit = page_args(request, "runs", set(RUN_FILTERS), cursor, limit)
+    filters = {k: v for k, v in {"operation": operation, "workload": workload, "comparisonKey": comparisonKey,
+                                 "status": status, "source": source, "hardware": hardware}.items() if v}
     with connection(request) as conn:
         items, last = queries.list_runs(conn, after, limit, filters)
     return _listing(request, "runs", items, last)

@@ -20,6 +20,7 @@ from kernelindex.web.evidence_view import evidence_panel
 from kernelindex.ranking.reads import ranked_group, ranked_groups, workload_groups
 from kernelindex.records.canonical import metric_key
 from kernelindex.records.citation import bibtex, citation_for
+from kernelindex.store.reads.run_filters import run_conditions
 from kernelindex.store.tables import (
     artifacts,
     environments,
@@ -525,7 +526,7 @@ def compare_view(conn: Connection, a_row, b_row, base_url: str, today: date) -> 
 def run_list_item(r) -> dict[str, Any]:
     return {"id": r.id, "digest": r.run_digest, "status": r.status, "observedAt": r.observed_at,
             "title": r.run_title, "workloadId": r.workload_id, "comparisonKey": r.comparison_key,
-            "source": r.source_slug, "hardware": r.hardware_model,
+            "source": r.source_slug, "hardware": r.hardware_model, "operation": r.operation_slug,
             "primary": {"metric": r.primary_metric, "statistic": r.primary_statistic, "unit": r.primary_unit,
                         "value": r.primary_value, "display": format_value(r.primary_value, r.primary_unit)},
             "links": {"self": f"/runs/{r.id}", "json": f"/api/v1/runs/{r.id}"}}
@@ -534,15 +535,14 @@ def run_list_item(r) -> dict[str, Any]:
 RUN_LIST_COLUMNS = (runs.c.seq, runs.c.id, runs.c.run_digest, runs.c.status, runs.c.observed_at,
                     runs.c.workload_id, runs.c.comparison_key, runs.c.source_slug, runs.c.hardware_model,
                     runs.c.primary_metric, runs.c.primary_statistic, runs.c.primary_unit, runs.c.primary_value,
-                    manifest_title(runs.c.manifest["run"]).label("run_title"))
+                    manifest_title(runs.c.manifest["run"]).label("run_title"),
+                    select(operations.c.slug).where(operations.c.semantic_digest == runs.c.operation_digest)
+                    .order_by(operations.c.seq).limit(1).scalar_subquery().label("operation_slug"))
 
 
 def list_runs(conn: Connection, after: int | None, limit: int, filters: dict[str, str]) -> tuple[list, int | None]:
-    query = select(*RUN_LIST_COLUMNS)
-    column = {"workload": runs.c.workload_id, "comparisonKey": runs.c.comparison_key, "status": runs.c.status,
-              "source": runs.c.source_slug, "hardware": runs.c.hardware_model}
-    for name, value in filters.items():
-        query = query.where(column[name] == value)
+    """Runs in arrival order matching ``filters`` (see :data:`~kernelindex.store.reads.run_filters.RUN_FILTERS`)."""
+    query = select(*RUN_LIST_COLUMNS).where(*run_conditions(filters))
     items, last = _page(conn, query, runs.c.seq, after, limit, run_list_item)
     return _with_evidence(conn, items), last
 

@@ -1,0 +1,1 @@
+"""Reads: every SELECT the site, the API and the CLI share."""
