@@ -118,16 +118,22 @@ def decode(response: httpx.Response, method: str, cache: EtagCache | None) -> An
     url = str(response.request.url)
     if response.status_code == 304 and cache is not None and cache.etag(url):
         return cache.body(url)
-    body = _json_body(response, method, url)
     if response.is_success:
+        body = _json_body(response, method, url)
         etag = response.headers.get("etag")
         if cache is not None and etag and method == "GET":
             cache.keep(url, etag, body)
         return body
+    try:
+        body = json.loads(response.content)
+    except (UnicodeDecodeError, ValueError):
+        body = None
     if isinstance(body, dict) and "status" in body and ("title" in body or "detail" in body):
         raise ApiError(body, method=method, url=url)
     reason = response.reason_phrase or "error"
-    raise ApiError(client_problem("http-error", reason, f"the server answered {response.status_code} {reason}",
+    kind = response.headers.get("content-type", "no content type")
+    raise ApiError(client_problem("http-error", reason,
+                                  f"the server answered {response.status_code} {reason} ({kind}, not a problem document)",
                                   status=response.status_code), method=method, url=url)
 
 
