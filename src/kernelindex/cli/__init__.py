@@ -16,6 +16,7 @@ from kernelindex.cli import (
     export,
     imports,
     keys,
+    mcp_server,
     rank,
     runs,
     schemas,
@@ -42,6 +43,7 @@ app.command("show")(runs.show_command)
 app.command("export")(export.export_command)
 app.command("stats")(stats.stats_command)
 app.command("serve")(serve.serve)
+app.command("mcp")(mcp_server.mcp_command)
 app.command("rank")(rank.rank)
 app.command("compare")(compare.compare_command)
 app.command("eval")(evaluate.eval_command)

@@ -79,6 +79,10 @@ class Endpoints:
         """Two runs side by side: comparable or not, what differs, and their ratio."""
         return self._call("GET", f"{API}/compare", {"a": a, "b": b})
 
+    def search_page(self, q: str, *, cursor: str | None = None, limit: int | None = None) -> Any:
+        """Operations whose name, alias, family, sources or hardware match ``q``."""
+        return self._call("GET", f"{API}/search", {"q": q, "cursor": cursor, "limit": limit}, transform=_page)
+
     def signatures(self, digest: str) -> Any:
         return self._call("GET", f"{API}/records/{segment(digest)}/signatures")
 
@@ -113,3 +117,15 @@ class Endpoints:
         body = {"spec": spec, "metadata": metadata, "signature": signature, "publicKey": public_key}
         return self._call("POST", f"{API}/runs/{segment(run)}/attestations",
                           json={k: v for k, v in body.items() if v is not None})
+
+    def submit_rerun(self, problem: str | dict[str, str], solution: dict[str, Any], *, hardware: str = "cpu",
+                     replicas: int = 1, protocol: dict[str, Any] | None = None) -> Any:
+        """Queue a kernel for verification (needs an API key with the ``submit`` scope): ``problem`` is a
+        problem's name on the server or its files; ``solution`` a solution.json with its sources inline."""
+        body = {"problem": problem, "solution": solution, "hardware": hardware, "replicas": replicas,
+                "protocol": protocol}
+        return self._call("POST", f"{API}/rerun-requests", json={k: v for k, v in body.items() if v is not None})
+
+    def rerun_request(self, request_id: str) -> Any:
+        """One rerun request with its state, leases and resulting runs."""
+        return self._call("GET", f"{API}/rerun-requests/{segment(request_id)}")

@@ -132,9 +132,8 @@ def decode(response: httpx.Response, method: str, cache: EtagCache | None) -> An
         raise ApiError(body, method=method, url=url)
     reason = response.reason_phrase or "error"
     kind = response.headers.get("content-type", "no content type")
-    raise ApiError(client_problem("http-error", reason,
-                                  f"the server answered {response.status_code} {reason} ({kind}, not a problem document)",
-                                  status=response.status_code), method=method, url=url)
+    detail = f"the server answered {response.status_code} {reason} ({kind}, not a problem document)"
+    raise ApiError(client_problem("http-error", reason, detail, status=response.status_code), method=method, url=url)
 
 
 def _json_body(response: httpx.Response, method: str, url: str) -> Any:
