@@ -62,6 +62,9 @@ class Faulty(BaseHTTPRequestHandler):
         elif path == "/api/v1/runs/slow":
             self.release.wait(10)  # answers only once the test has seen the client give up
             self._send(200, b'{"id": "slow"}')
+        elif path == "/api/v1/export":  # announces five rows, sends two
+            self._send(200, b'{"table": "sources", "row": {}}\n{"table": "projects", "row": {}}\n',
+                       "application/x-ndjson", X_Row_Count="5")
         elif path == "/api/v1/runs/tagged":
             if self.headers.get("If-None-Match") == '"v1"':
                 self.hits["304"] += 1
@@ -205,3 +208,14 @@ def test_the_cli_reports_a_fault_in_one_line(faulty, monkeypatch):
     assert result.stderr == "error: the store fell over\n"
     result = CliRunner().invoke(app, ["show", "boom", "--db", "x.db"])
     assert result.exit_code == 2 and "not both" in result.stderr
+
+
+def test_a_short_export_leaves_no_file(faulty, monkeypatch, tmp_path):
+    url, _, _ = faulty
+    monkeypatch.delenv("KERNELINDEX_SERVER", raising=False)
+    with Client(url) as client, client.export() as stream:
+        assert stream.total == 5 and len(list(stream.lines)) == 2
+    out = tmp_path / "out.jsonl.zst"
+    result = CliRunner().invoke(app, ["export", str(out), "--server", url])
+    assert result.exit_code == 1 and "announced 5 rows and sent 2" in result.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -129,3 +129,21 @@ def test_the_async_client_answers_like_the_sync_one(live_store, live_server):
         assert listed == [r["id"] for r in client.iter_runs(max_items=5)]
         assert group == client.ranking(view["rank"]["comparisonKey"])
     assert len(listed) == 5
+
+
+def test_export_over_the_api_writes_the_same_catalog(live_store, live_server, tmp_path, monkeypatch):
+    import zstandard
+
+    monkeypatch.delenv("KERNELINDEX_SERVER", raising=False)
+    db = live_store[0].engine.url.render_as_string(hide_password=False)
+    local, remote = tmp_path / "local.jsonl.zst", tmp_path / "remote.jsonl.zst"
+    assert CliRunner().invoke(app, ["export", str(local), "--db", db]).exit_code == 0
+    result = CliRunner().invoke(app, ["export", str(remote), "--server", live_server])
+    assert result.exit_code == 0, result.stderr
+
+    def text(path):
+        return zstandard.ZstdDecompressor().stream_reader(path.open("rb")).read().decode()
+
+    lines = text(local).splitlines()
+    assert text(remote) == text(local) and len(lines) > len(live_store[1].runs)
+    assert f"{len(lines)} rows written" in result.stdout

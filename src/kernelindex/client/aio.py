@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -12,9 +13,12 @@ import httpx
 from kernelindex import __version__
 from kernelindex.client.endpoints import Endpoints
 from kernelindex.client.protocol import (
+    API,
     API_KEY_ENV,
     EtagCache,
+    Lines,
     RetryPolicy,
+    announced_rows,
     clean_params,
     decode,
     headers,
@@ -44,6 +48,41 @@ class AsyncClient(Endpoints):
 
     async def aclose(self) -> None:
         await self._http.aclose()
+
+    @asynccontextmanager
+    async def export(self) -> AsyncIterator[Lines[AsyncIterator[str]]]:
+        """The whole catalog as export JSON Lines: ``async with api.export() as out: async for line in out.lines``."""
+        request = self._http.build_request("GET", f"{API}/export")
+        attempt = 0
+        while True:
+            try:
+                response = await self._http.send(request, stream=True)
+            except httpx.TransportError as exc:
+                if not should_retry("GET", attempt, self.policy, None):
+                    raise transport_error(exc, "GET", str(request.url), self.timeout) from None
+                await asyncio.sleep(self.policy.delay(attempt))
+                attempt += 1
+                continue
+            if response.is_success or not should_retry("GET", attempt, self.policy, response):
+                break
+            await response.aclose()
+            await asyncio.sleep(self.policy.delay(attempt, response))
+            attempt += 1
+        try:
+            if not response.is_success:
+                await response.aread()
+                decode(response, "GET", None)
+
+            async def lines() -> AsyncIterator[str]:
+                try:
+                    async for line in response.aiter_lines():
+                        yield line
+                except httpx.TransportError as exc:
+                    raise transport_error(exc, "GET", str(request.url), self.timeout) from None
+
+            yield Lines(announced_rows(response), lines())
+        finally:
+            await response.aclose()
 
     async def _call(self, method: str, path: str, params: dict[str, Any] | None = None, json: Any = None,
                     transform=None) -> Any:

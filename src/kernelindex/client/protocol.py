@@ -159,3 +159,16 @@ def headers(api_key: str | None, user_agent: str) -> dict[str, str]:
     if api_key:
         out["Authorization"] = f"Bearer {api_key}"
     return out
+
+
+@dataclass
+class Lines(Generic[T]):
+    """A streamed JSON Lines answer: the rows the server announced (``X-Row-Count``) and the lines."""
+
+    total: int | None
+    lines: T
+
+
+def announced_rows(response: httpx.Response) -> int | None:
+    value = response.headers.get("x-row-count", "")
+    return int(value) if value.isdigit() else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -12,9 +13,12 @@ import httpx
 from kernelindex import __version__
 from kernelindex.client.endpoints import Endpoints
 from kernelindex.client.protocol import (
+    API,
     API_KEY_ENV,
     EtagCache,
+    Lines,
     RetryPolicy,
+    announced_rows,
     clean_params,
     decode,
     headers,
@@ -48,6 +52,40 @@ class Client(Endpoints):
 
     def close(self) -> None:
         self._http.close()
+
+    @contextmanager
+    def export(self) -> Iterator[Lines[Iterator[str]]]:
+        """The whole catalog as export JSON Lines, streamed: ``with api.export() as out: for line in out.lines``."""
+        request = self._http.build_request("GET", f"{API}/export")
+        attempt = 0
+        while True:
+            try:
+                response = self._http.send(request, stream=True)
+            except httpx.TransportError as exc:
+                if not should_retry("GET", attempt, self.policy, None):
+                    raise transport_error(exc, "GET", str(request.url), self.timeout) from None
+                time.sleep(self.policy.delay(attempt))
+                attempt += 1
+                continue
+            if response.is_success or not should_retry("GET", attempt, self.policy, response):
+                break
+            response.close()
+            time.sleep(self.policy.delay(attempt, response))
+            attempt += 1
+        try:
+            if not response.is_success:
+                response.read()
+                decode(response, "GET", None)
+
+            def lines() -> Iterator[str]:
+                try:
+                    yield from response.iter_lines()
+                except httpx.TransportError as exc:
+                    raise transport_error(exc, "GET", str(request.url), self.timeout) from None
+
+            yield Lines(announced_rows(response), lines())
+        finally:
+            response.close()
 
     def _call(self, method: str, path: str, params: dict[str, Any] | None = None, json: Any = None,
               transform=None) -> Any:

@@ -55,7 +55,7 @@ def _cursor_key(store: Store) -> bytes:
 
 def create_app(db: str | None = None, *, store: Store | None = None, cursor_key: bytes | None = None) -> FastAPI:
     """An app over ``store`` (or the store at ``db``; see :func:`kernelindex.store.database.resolve_url`)."""
-    from kernelindex.web import api_routes, evidence_routes, page_routes
+    from kernelindex.web import api_routes, evidence_routes, export_routes, page_routes
 
     app = FastAPI(
         title="kernelindex",
@@ -86,6 +86,7 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
 
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     app.include_router(api_routes.router)
+    app.include_router(export_routes.router)
     app.include_router(page_routes.router)
     evidence_routes.install(app)  # writes, permalinks, anti-forgery cookie (evidence helper)
     return app
