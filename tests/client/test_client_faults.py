@@ -219,3 +219,13 @@ def test_a_short_export_leaves_no_file(faulty, monkeypatch, tmp_path):
     result = CliRunner().invoke(app, ["export", str(out), "--server", url])
     assert result.exit_code == 1 and "announced 5 rows and sent 2" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("address", ["notaurl", "ftp://host", "http://", "127.0.0.1:8000"])
+def test_a_bad_server_address_is_refused_before_any_request(address, monkeypatch, tmp_path):
+    monkeypatch.delenv("KERNELINDEX_SERVER", raising=False)
+    with pytest.raises(ValueError, match="not a server address"):
+        Client(address)
+    for args in (["show", "abcdef12"], ["runs"], ["export", str(tmp_path / "x.jsonl.zst")], ["mcp"]):
+        result = CliRunner().invoke(app, [*args, "--server", address])
+        assert result.exit_code == 2 and result.stderr.startswith("error: --server:"), (args, result.stderr)

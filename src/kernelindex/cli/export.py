@@ -50,10 +50,14 @@ def _export_remote(server: str, path: Path) -> int:
 
     from kernelindex.client import ApiError, Client
 
+    try:
+        api = Client(server)
+    except ValueError as exc:
+        fail(f"--server: {exc}", code=2)
     partial = path.with_name(path.name + ".partial")
     rows = 0
     try:
-        with Client(server) as api, api.export() as stream, progress() as bar, open(partial, "wb") as raw:
+        with api, api.export() as stream, progress() as bar, open(partial, "wb") as raw:
             task = bar.add_task(f"exporting {path.name} from {server}", total=stream.total)
             with zstandard.ZstdCompressor(level=10).stream_writer(raw, closefd=False) as out:
                 for line in stream.lines:

@@ -34,8 +34,11 @@ def mcp_command(
         fail("give --db or --server, not both", code=2)
     if api_key and not server:
         fail("--api-key submits through a server's API: give --server too", code=2)
-    reads = RemoteReads(Client(server, api_key="")) if server else LocalReads(open_store_or_fail(db))
-    submitter = Client(server, api_key=api_key) if api_key else None
+    try:
+        reads = RemoteReads(Client(server, api_key="")) if server else LocalReads(open_store_or_fail(db))
+        submitter = Client(server, api_key=api_key) if api_key else None
+    except ValueError as exc:
+        fail(f"--server: {exc}", code=2)
     mcp = build_server(reads, submitter=submitter)
     if transport == "stdio":
         mcp.run("stdio")

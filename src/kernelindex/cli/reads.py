@@ -28,7 +28,10 @@ def reads(db: str | None, server: str | None) -> Iterator[Reads]:
     if server:
         if db:
             fail("give --db or --server, not both", code=2)
-        client = Client(server)
+        try:
+            client = Client(server)
+        except ValueError as exc:
+            fail(f"--server: {exc}", code=2)
         source: Reads = RemoteReads(client)
     else:
         client = None

@@ -84,6 +84,17 @@ class EtagCache:
             self._entries.popitem(last=False)
 
 
+def checked_base_url(base_url: str) -> str:
+    """The server's address without a trailing slash; a ValueError unless it is an http(s) URL with a host."""
+    try:
+        url = httpx.URL(base_url.strip())
+    except httpx.InvalidURL as exc:
+        raise ValueError(f"{base_url!r} is not a server address: {exc}") from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ValueError(f"{base_url!r} is not a server address: expected http://HOST[:PORT] or https://HOST")
+    return str(url).rstrip("/")
+
+
 def segment(value: str) -> str:
     """One path segment: ids and digests travel as they are, anything else is escaped."""
     return quote(value.strip(), safe=":")

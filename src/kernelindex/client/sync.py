@@ -19,6 +19,7 @@ from kernelindex.client.protocol import (
     Lines,
     RetryPolicy,
     announced_rows,
+    checked_base_url,
     clean_params,
     decode,
     headers,
@@ -36,7 +37,7 @@ class Client(Endpoints):
 
     def __init__(self, base_url: str, *, api_key: str | None = None, timeout: float = 10.0, retries: int = 3,
                  backoff_s: float = 0.25, transport: httpx.BaseTransport | None = None) -> None:
-        self.base_url = base_url.rstrip("/")
+        self.base_url = checked_base_url(base_url)
         self.timeout = timeout
         self.policy = RetryPolicy(retries=retries, backoff_s=backoff_s)
         self.cache = EtagCache()
