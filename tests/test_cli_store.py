@@ -36,7 +36,8 @@ def test_import_show_and_verify_the_seed_runs(db):
     detail = json.loads(run("show", "sha256:deb0ae25", "--db", db, "--json").stdout)
     assert detail["digest"].startswith("sha256:deb0ae25") and detail["digest"].endswith("8bc6")
     manifest = detail["manifest"]  # the API's run view: the published records ride along in its manifest
-    assert manifest["protocol"]["kind"] == "BenchmarkProtocol" and manifest["environment"]["kind"] == "ExecutionEnvironment"
+    assert manifest["protocol"]["kind"] == "BenchmarkProtocol"
+    assert manifest["environment"]["kind"] == "ExecutionEnvironment"
     assert detail["measurements"][0]["value"] == 7699
     assert detail["evidence"]["level"] == "reported" and detail["evidence"]["reasons"]
     listed = json.loads(run("runs", "--db", db, "--json").stdout)
@@ -48,7 +49,7 @@ def test_show_refuses_unknown_short_and_ambiguous_names(db):
     import sqlite3
 
     run("import", str(SAMPLE), "--db", db)
-    # the same refusals as the API's (shared lookup): unknown, too short, not an id at all
+    # the same refusals as the API's (one resolver): unknown, too short, not an id at all
     assert "no run with id or digest '00000000'" in run("show", "00000000", "--db", db, code=1).stderr
     assert "at least 8 hex characters" in run("show", "149b7c", "--db", db, code=1).stderr
     assert "no run with id or digest 'not-a-digest'" in run("show", "not-a-digest", "--db", db, code=1).stderr

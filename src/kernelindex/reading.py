@@ -21,7 +21,7 @@ class Reads(Protocol):
 
     def run(self, ident: str) -> dict[str, Any]: ...
     def runs(self, filters: dict[str, str], limit: int | None) -> list[dict[str, Any]]: ...
-    def groups(self, target: str) -> list[dict[str, Any]]: ...
+    def groups(self, target: str, limit: int | None) -> list[dict[str, Any]]: ...
     def compare(self, a: str, b: str) -> dict[str, Any]: ...
     def search(self, text: str, limit: int) -> dict[str, Any]: ...
 
@@ -34,10 +34,6 @@ def public_url() -> str:
     return os.environ.get(PUBLIC_URL_ENV, DEFAULT_PUBLIC_URL).rstrip("/")
 
 
-class NoGroups(LookupError):
-    """Neither a workload nor a comparison group has that name."""
-
-
 class LocalReads:
     def __init__(self, store) -> None:
         self.store = store
@@ -47,54 +43,45 @@ class LocalReads:
         return public_url()
 
     def run(self, ident: str) -> dict[str, Any]:
-        from kernelindex.web import lookup, queries
+        from kernelindex.store.reads.lookup import resolve_run
+        from kernelindex.web import views
         from kernelindex.web.deps import today
 
         with self.store.engine.connect() as conn:
-            return queries.run_view(conn, lookup.run_row(conn, ident), public_url(), today())
+            return views.run_view(conn, resolve_run(conn, ident), public_url(), today())
 
     def runs(self, filters: dict[str, str], limit: int | None) -> list[dict[str, Any]]:
-        from kernelindex.web import queries
+        from kernelindex.web import views
 
         items: list[dict[str, Any]] = []
         after = None
         with self.store.engine.connect() as conn:
             while limit is None or len(items) < limit:
-                page, after = queries.list_runs(conn, after, min(PAGE, limit - len(items)) if limit else PAGE, filters)
+                page, after = views.list_runs(conn, after, min(PAGE, limit - len(items)) if limit else PAGE, filters)
                 items += page
                 if after is None:
                     break
         return items
 
-    def groups(self, target: str) -> list[dict[str, Any]]:
-        from kernelindex.ranking.reads import workload_groups
-        from kernelindex.web import lookup, queries
-        from kernelindex.web.problems import Problem
+    def groups(self, target: str, limit: int | None) -> list[dict[str, Any]]:
+        from kernelindex.web.rank_view import rank_groups
 
         with self.store.engine.connect() as conn:
-            try:
-                row = lookup.workload_row(conn, target)
-            except Problem as exc:
-                if exc.status != 404:
-                    raise
-                group = queries.ranking_view(conn, target)
-                if group is None:
-                    raise NoGroups(target) from None
-                return [group]
-            return queries.groups_view(conn, workload_groups(conn, row.id), None)
+            return rank_groups(conn, target, limit)
 
     def compare(self, a: str, b: str) -> dict[str, Any]:
-        from kernelindex.web import lookup, queries
+        from kernelindex.store.reads.lookup import resolve_run
+        from kernelindex.web import views
         from kernelindex.web.deps import today
 
         with self.store.engine.connect() as conn:
-            return queries.compare_view(conn, lookup.run_row(conn, a), lookup.run_row(conn, b), public_url(), today())
+            return views.compare_view(conn, resolve_run(conn, a), resolve_run(conn, b), public_url(), today())
 
     def search(self, text: str, limit: int) -> dict[str, Any]:
-        from kernelindex.web import queries
+        from kernelindex.web import views
 
         with self.store.engine.connect() as conn:
-            items, _ = queries.search_operations(conn, text, None, limit)
+            items, _ = views.search_operations(conn, text, None, limit)
         return {"items": items}
 
 
@@ -113,20 +100,8 @@ class RemoteReads:
         page = min(PAGE, limit) if limit else PAGE
         return list(self.client.iter_runs(max_items=limit, page_size=page, **filters))
 
-    def groups(self, target: str) -> list[dict[str, Any]]:
-        from kernelindex.client import ApiError
-
-        try:
-            return self.client.workload(target)["groups"]
-        except ApiError as exc:
-            if exc.status != 404:
-                raise
-        try:
-            return [self.client.ranking(target)]
-        except ApiError as exc:
-            if exc.status != 404:
-                raise
-            raise NoGroups(target) from None
+    def groups(self, target: str, limit: int | None) -> list[dict[str, Any]]:
+        return self.client.rankings(target, limit=limit)["groups"]
 
     def compare(self, a: str, b: str) -> dict[str, Any]:
         return self.client.compare(a, b)

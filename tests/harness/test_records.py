@@ -64,12 +64,12 @@ def test_evaluation_records_are_valid_and_carry_the_evidence(moe_suite):
 
 def test_recorded_runs_are_verified_and_recording_twice_adds_nothing(moe_suite, store):
     from kernelindex.ranking.evidence_facts import evidence_for_run
-    from kernelindex.store.queries import RunFilter, list_runs
+    from kernelindex.store.reads.runs import RunFilter, list_runs
 
     stored = record_evaluation(store, moe_suite)
     assert len(stored.run_ids) == 3 and all(stored.run_ids.values())
     with store.begin() as conn:
-        runs = list_runs(conn, RunFilter(source="kernelindex-harness", limit=10))
+        runs, _ = list_runs(conn, RunFilter(source="kernelindex-harness", limit=10))
         assert len(runs) == 3
         for run_digest in stored.case_run_digests + [stored.suite_run_digest]:
             assert evidence_for_run(conn, run_digest).level == "verified"

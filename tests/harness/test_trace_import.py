@@ -34,7 +34,7 @@ def _write(tmp_path, lines):
 def test_traces_become_reported_runs_linked_to_the_problem(tmp_path, store):
     from kernelindex.ingest.traces import import_traces
     from kernelindex.ranking.evidence_facts import evidence_for_runs
-    from kernelindex.store.queries import RunFilter, list_runs
+    from kernelindex.store.reads.runs import RunFilter, list_runs
 
     second = json.loads(json.dumps(LINE))
     second["workload"]["uuid"] = "3a1f0e2c-0000-4000-8000-000000000002"
@@ -44,7 +44,7 @@ def test_traces_become_reported_runs_linked_to_the_problem(tmp_path, store):
     report = import_traces(store, path, problem=PROBLEMS / "vector_add", solution=SOLUTIONS / "vector_add_torch" / "solution.json")
     assert report.added["runs"] == 2 and report.added["operations"] == 1
     with store.begin() as conn:
-        runs = list_runs(conn, RunFilter(source="upstream-trace", limit=10))
+        runs, _ = list_runs(conn, RunFilter(source="upstream-trace", limit=10))
         assert sorted(r["status"] for r in runs) == ["passed", "suspected_reward_hack"]
         levels = evidence_for_runs(conn, [r["run_digest"] if "run_digest" in r else r["runDigest"] for r in runs])
         assert {e.level for e in levels.values()} == {"reported"}
@@ -77,9 +77,9 @@ def test_bad_trace_lines_are_refused_whole(tmp_path, store, change, field):
     (problem,) = caught.value.problems
     assert (problem.line, problem.field) == (2, field)
     with store.begin() as conn:
-        from kernelindex.store.queries import RunFilter, list_runs
+        from kernelindex.store.reads.runs import RunFilter, list_runs
 
-        assert list_runs(conn, RunFilter(limit=10)) == []  # nothing of the file was stored
+        assert list_runs(conn, RunFilter(limit=10)) == ([], None)  # nothing of the file was stored
 
 
 def test_cli_import_links_traces_to_the_problem_and_solution_given(tmp_path):

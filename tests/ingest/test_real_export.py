@@ -15,7 +15,8 @@ from kernelindex.ingest.export import export_catalog
 from kernelindex.ingest.jsonlines import read_lines
 from kernelindex.store import open_store
 from kernelindex.store import tables as t
-from kernelindex.store.queries import find_run_id, run_detail
+from kernelindex.store.reads.lookup import resolve_run
+from kernelindex.store.reads.runs import run_detail
 from kernelindex.store.verify import verify_store
 
 
@@ -45,7 +46,7 @@ def test_whole_export_on_sqlite(catalog_path, seeds_dir, tmp_path):
     assert seeds.added["runs"] == 2
     with store.begin() as conn:
         for prefix, tail in (("149b7c1a", "f41e"), ("deb0ae25", "8bc6")):
-            detail = run_detail(conn, find_run_id(conn, prefix))
+            detail = run_detail(conn, resolve_run(conn, prefix).id)
             assert detail["digest"].endswith(tail)
             assert detail["workload"] is not None  # the seeds' workload suites are in the export
             assert detail["keys"]["comparison"] is not None

@@ -10,7 +10,8 @@ from sqlalchemy import func, select
 
 from kernelindex.records.canonical import digest, sha256_digest
 from kernelindex.store import tables as t
-from kernelindex.store.queries import find_run_id, run_detail
+from kernelindex.store.reads.lookup import resolve_run
+from kernelindex.store.reads.runs import run_detail
 from kernelindex.store.rows import RowError
 from kernelindex.store.verify import verify_store
 from kernelindex.store.writer import Writer
@@ -33,7 +34,7 @@ def test_seed_runs_keep_their_digests(store):
         # the seed bundle is kept exactly as received
         stored = conn.scalar(select(t.runs.c.manifest).where(t.runs.c.run_digest.like("sha256:149b7c1a%")))
         assert stored in sample_bundles()
-        detail = run_detail(conn, find_run_id(conn, "149b7c1a"))
+        detail = run_detail(conn, resolve_run(conn, "149b7c1a").id)
     assert detail["primary"] == {"metric": "latency", "statistic": "mean", "unit": "ns", "value": 317881}
     assert detail["pending"] == ["workload", "implementation"]
     assert detail["measurements"] == [{"metric": "latency", "statistic": "mean", "unit": "ns", "value": 317881, "sample_count": None}]

@@ -40,7 +40,7 @@ def test_leader_events_follow_new_runs_and_retractions(tmp_path):
                               .order_by(record_events.c.seq)).all()
     assert [tuple(r) for r in stored][-3:] == [(faster, "new_run"), (faster, "retracted"), (filled.runs["fast"], "retraction")]
     result = CliRunner().invoke(cli_app, ["rank", "nope", "--db", str(store.engine.url)])
-    assert result.exit_code == 1 and "no workload or comparison group 'nope'" in result.output
+    assert result.exit_code == 1 and "no comparison key, workload, operation or run named 'nope'" in result.output
     result = CliRunner().invoke(cli_app, ["rank", filled.workload_id, "--db", str(store.engine.url)])
     assert result.exit_code == 0 and "lower latency is better" in result.output and "not_passed" in result.output
     store.close()

@@ -74,7 +74,7 @@ def test_bad_arguments_and_unknown_records_are_tool_errors(servers):
         assert all(r.is_error for r in results), [r.content for r in results]
         texts = [r.content[0].text for r in results]
         assert "no run with id or digest '00000000'" in texts[0] and "at least 8 hex characters" in texts[1]
-        assert "no workload or comparison group" in texts[4]
+        assert "no comparison key, workload, operation or run named" in texts[4]
 
 
 def test_a_key_adds_the_submit_tool_and_its_refusal_is_a_tool_error(live_store, live_server):

@@ -56,7 +56,7 @@ def test_refusals_are_the_same_locally_and_over_the_api(both):
         assert local.stderr == remote.stderr and expected in local.stderr
         assert local.stderr.count("\n") == 1 and local.stderr.startswith("error: ")
     local, remote = both("rank", "sha256:" + "0" * 64, code=1)
-    assert "no workload or comparison group" in local.stderr and "no workload or comparison group" in remote.stderr
+    assert local.stderr == remote.stderr and "no comparison key, workload, operation or run named" in local.stderr
 
 
 def test_runs_listings_are_the_same_with_every_filter(both, live_store):
@@ -91,6 +91,10 @@ def test_rank_and_compare_are_the_same(both, live_store):
     assert len(one) == 1 and one[0]["rowsShown"] == 1 and one[0]["comparisonKey"] == key
     local, remote = both("rank", filled.workload_id)
     assert local.stdout == remote.stdout and key in local.stdout
+    by_run = _same_json(*both("rank", filled.runs["slow"], "--json"))  # a run names its own group
+    assert [g["comparisonKey"] for g in by_run] == [key]
+    by_operation = _same_json(*both("rank", "synthetic-softmax-rows-pack", "--jsonl"))
+    assert by_operation["rows"][0]["runId"] == filled.runs["pack"]
     view = _same_json(*both("compare", filled.runs["fast"], filled.runs["slow"], "--json"))
     assert view["comparable"] and view["ratio"] < 1
     local, remote = both("compare", filled.runs["fast"], filled.runs["pack"])

@@ -21,7 +21,7 @@ from pydantic import Field
 from kernelindex import __version__
 from kernelindex.agent.citing import compare_summary, group_summary, permalink, run_summary
 from kernelindex.client import ApiError, Client
-from kernelindex.reading import NoGroups, Reads
+from kernelindex.reading import Reads
 
 INSTRUCTIONS = """KernelIndex ranks GPU kernel benchmark runs that are comparable (same operation, workload,
 protocol, environment, correctness policy and metric) and says how sure it is of each: reported (a
@@ -38,6 +38,7 @@ Rows = Annotated[int, Field(ge=1, le=50, description="at most this many rows")]
 @contextmanager
 def refusals() -> Iterator[None]:
     """Turn every refusal from the store or the server into a tool error naming the reason."""
+    from kernelindex.store.reads.lookup import LookupFailed
     from kernelindex.web.problems import Problem
 
     try:
@@ -46,8 +47,8 @@ def refusals() -> Iterator[None]:
         raise ToolError(exc.detail) from None
     except ApiError as exc:
         raise ToolError(exc.detail) from None
-    except NoGroups as exc:
-        raise ToolError(f"no workload or comparison group {str(exc)!r} has runs in this index") from None
+    except LookupFailed as exc:
+        raise ToolError(exc.message) from None
 
 
 def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
@@ -77,11 +78,14 @@ def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
 
     @server.tool(annotations=READ_ONLY)
     def rank(target: Annotated[str, Field(min_length=1, max_length=200,
-                                          description="workload id, digest or 8+ hex prefix, or a comparison key")],
+                                          description="a comparison key, or a workload, operation or run (id, "
+                                          "digest or 8+ hex prefix, name, slug, alias)")],
              limit: Rows = 10) -> dict[str, Any]:
-        """The ranked comparison groups of a workload (or one group by its comparison key), best first."""
+        """The ranked comparison groups of a workload or operation (or the one group of a key or run), best first."""
         with refusals():
-            groups = reads.groups(target)
+            groups = reads.groups(target, limit)
+        if not groups:
+            raise ToolError(f"{target!r} names no comparison group with runs in this index")
         return {"groups": [group_summary(g, base, limit) for g in groups]}
 
     @server.tool(annotations=READ_ONLY)

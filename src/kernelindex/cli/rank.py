@@ -12,7 +12,8 @@ from kernelindex.cli.reads import Server, reads
 
 
 def rank(
-    target: str = typer.Argument(..., help="workload id, digest or 8+ hex digest prefix, or a comparison key"),
+    target: str = typer.Argument(..., help="a comparison key, or a workload, operation or run as `runs` and `show` "
+                                           "print them (id, digest or 8+ hex prefix, name, slug, alias)"),
     db: Db = None,
     server: Server = None,
     as_json: bool = typer.Option(False, "--json", help="print the ranking as JSON (as /api/v1 returns it)"),
@@ -21,7 +22,7 @@ def rank(
     record_leaders: bool = typer.Option(
         False, "--record-leaders", help="first append a leader event for every group whose leader changed"),
 ) -> None:
-    """List the ranked comparison groups of a workload (or one group by its comparison key)."""
+    """List the ranked comparison groups of a workload or operation (or the one group of a key or run)."""
     if record_leaders:
         if server:
             fail("--record-leaders writes to a local store; it cannot be used with --server", code=2)
@@ -31,23 +32,15 @@ def rank(
             events = record_leader_changes(conn)
         typer.echo(f"recorded {len(events)} leader event(s)", err=True)
     with reads(db, server) as source_of:
-        groups = [shown(g, limit) for g in source_of.groups(target)]
+        groups = source_of.groups(target, limit)
     if not groups:
-        fail(f"no workload or comparison group {target!r} with runs in {server or 'this store'}")
+        fail(f"{target!r} names no comparison group with runs in {server or 'this store'}")
     if as_json:
         print_json(groups)
     elif as_jsonl:
         print_jsonl(groups)
     else:
         render_groups(groups)
-
-
-def shown(group: dict[str, Any], limit: int | None) -> dict[str, Any]:
-    """The group with only its best ``limit`` rows (every exclusion stays)."""
-    if limit is None:
-        return group
-    rows = group["rows"][:limit]
-    return {**group, "rows": rows, "rowsShown": len(rows)}
 
 
 def render_groups(groups: list[dict[str, Any]]) -> None:

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from kernelindex.cli.common import fail, open_store_or_fail
-from kernelindex.reading import LocalReads, NoGroups, Reads, RemoteReads
+from kernelindex.reading import LocalReads, Reads, RemoteReads
 
 Server = Annotated[
     str | None,
@@ -23,6 +23,7 @@ Server = Annotated[
 def reads(db: str | None, server: str | None) -> Iterator[Reads]:
     """The store at ``db`` or the API at ``server``; a refusal from either ends the command with one line."""
     from kernelindex.client import ApiError, Client
+    from kernelindex.store.reads.lookup import LookupFailed
     from kernelindex.web.problems import Problem
 
     if server:
@@ -42,8 +43,8 @@ def reads(db: str | None, server: str | None) -> Iterator[Reads]:
         fail(exc.detail)
     except ApiError as exc:
         fail(exc.detail if exc.status else f"{server}: {exc.detail}")
-    except NoGroups as exc:
-        fail(f"no workload or comparison group {str(exc)!r} with runs in {server or 'this store'}")
+    except LookupFailed as exc:
+        fail(exc.message)
     finally:
         if client is not None:
             client.close()

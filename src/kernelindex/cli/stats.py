@@ -7,7 +7,7 @@ from kernelindex.cli.common import AsJson, Db, open_store_or_fail, print_json
 
 def stats_command(db: Db = None, as_json: AsJson = False) -> None:
     """Counts of what the store holds."""
-    from kernelindex.store.queries import store_stats
+    from kernelindex.store.reads.stats import store_stats
 
     store = open_store_or_fail(db)
     with store.begin() as conn:

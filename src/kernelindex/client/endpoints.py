@@ -98,6 +98,10 @@ class Endpoints:
         """One comparison group, fully ranked."""
         return self._call("GET", f"{API}/rankings/{segment(comparison_key)}")
 
+    def rankings(self, target: str, *, limit: int | None = None) -> Any:
+        """The ranked groups a comparison key, workload, operation or run names (``kernelindex rank TARGET``)."""
+        return self._call("GET", f"{API}/rankings", {"target": target, "limit": limit})
+
     def operation(self, slug: str) -> Any:
         return self._call("GET", f"{API}/operations/{segment(slug)}")
 

@@ -17,7 +17,8 @@ from sqlalchemy import Connection, or_, select
 from kernelindex.ranking.evidence import evidence_level
 from kernelindex.store.evidence_store import HARNESS_SOURCE, signature_checks
 from kernelindex.store.evidence_tables import attestations
-from kernelindex.store.tables import implementations, record_events, runs, sources, workloads
+from kernelindex.store.reads.run_facts import retractions
+from kernelindex.store.tables import implementations, runs, sources, workloads
 
 _RUN_COLUMNS = (
     runs.c.id,
@@ -32,7 +33,6 @@ _RUN_COLUMNS = (
     runs.c.runner_id,
     runs.c.runner_host,
     runs.c.has_raw_evidence,
-    runs.c.retracted_at,
     sources.c.kind.label("source_kind"),
 )
 
@@ -51,7 +51,8 @@ def _is_harness(row: Any) -> bool:
 def _has_source(manifest: Mapping[str, Any] | None) -> bool:
     spec = (manifest or {}).get("spec") or {}
     revision = spec.get("projectRevision") or {}
-    return bool((spec.get("source") or {}).get("contentDigest") or (revision.get("repository") and revision.get("commit")))
+    stated = (spec.get("source") or {}).get("contentDigest")
+    return bool(stated or (revision.get("repository") and revision.get("commit")))
 
 
 def _rows(conn: Connection, condition) -> list[Any]:
@@ -107,7 +108,8 @@ def evidence_for_runs(conn: Connection, run_digests: Iterable[str]) -> dict[str,
     }
     candidates: dict[str, list[Any]] = {}
     for digest, row in by_digest.items():
-        found = {r.run_digest: r for r in siblings.get((row.implementation_digest, row.workload_digest, row.protocol_key), [])}
+        same = siblings.get((row.implementation_digest, row.workload_digest, row.protocol_key), [])
+        found = {r.run_digest: r for r in same}
         if _is_harness(row):
             found[row.run_digest] = row
         for other in linked[digest]:
@@ -116,7 +118,7 @@ def evidence_for_runs(conn: Connection, run_digests: Iterable[str]) -> dict[str,
         candidates[digest] = [found[key] for key in sorted(found)]
     all_candidates = {r.run_digest: r for rs in candidates.values() for r in rs}
     checks = signature_checks(conn, sorted(all_candidates))
-    retracted = _retractions(conn, {r.id for r in rows} | {r.id for r in all_candidates.values()})
+    retracted = retractions(conn, {r.id for r in rows} | {r.id for r in all_candidates.values()})
 
     def signed_by_runner(candidate: Any) -> bool:
         return any(c.valid and c.key_id == candidate.runner_id for c in checks.get(candidate.run_digest, []))
@@ -136,7 +138,7 @@ def evidence_for_runs(conn: Connection, run_digests: Iterable[str]) -> dict[str,
             "status": row.status,
             "source": row.source_slug,
             "source_kind": row.source_kind or ("controlled" if _is_harness(row) else None),
-            "retracted_at": row.retracted_at or retracted.get(row.id),
+            "retracted_at": retracted[row.id].at if row.id in retracted else None,
             "has_source": has_source.get(row.implementation_id, False),
             "full_identity": not missing_identity,
             "missing_identity": missing_identity,
@@ -150,20 +152,12 @@ def evidence_for_runs(conn: Connection, run_digests: Iterable[str]) -> dict[str,
                     "signed": signed_by_runner(c),
                 }
                 for c in candidates[digest]
-                if c.status == "passed" and (c.retracted_at is None and c.id not in retracted)
+                if c.status == "passed" and c.id not in retracted
             ],
         }
         level, reasons = evidence_level(facts)
         out[digest] = Evidence(level, tuple(reasons), facts)
     return out
-
-
-def _retractions(conn: Connection, run_ids: set[str]) -> dict[str, str]:
-    """Run id -> when a retraction event was recorded (the run row itself is never edited)."""
-    query = select(record_events.c.run_id, record_events.c.at).where(
-        record_events.c.cause == "retracted", record_events.c.run_id.in_(sorted(run_ids))
-    )
-    return {row.run_id: row.at for row in conn.execute(query)}
 
 
 def evidence_for_run(conn: Connection, run_digest: str) -> Evidence | None:

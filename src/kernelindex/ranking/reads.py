@@ -12,7 +12,8 @@ from collections.abc import Iterable, Sequence
 from sqlalchemy import Connection, select
 
 from kernelindex.ranking.cohort import RankedGroup, RankInput, rank_group
-from kernelindex.store.tables import artifacts, record_events, run_artifacts, runs
+from kernelindex.store.reads.run_facts import retractions, superseded_ids
+from kernelindex.store.tables import artifacts, run_artifacts, runs
 
 RAW_SAMPLES_ROLE = "rawSamples"
 RANK_COLUMNS = (
@@ -61,18 +62,8 @@ def _samples(conn: Connection, run_ids: Sequence[str]) -> dict[str, tuple[float,
     return out
 
 
-def _superseded(conn: Connection) -> set[str]:
-    """Ids of runs a later run supersedes (few; read whole rather than as a long IN list)."""
-    return {row[0] for row in conn.execute(select(runs.c.supersedes_id).where(runs.c.supersedes_id.isnot(None)))}
-
-
-def retracted_ids(conn: Connection) -> set[str]:
-    """Runs retracted by a ``retracted`` event (the store's other way to retract, beside ``retracted_at``)."""
-    query = select(record_events.c.run_id).where(record_events.c.cause == "retracted")
-    return {row[0] for row in conn.execute(query)}
-
-
-def rank_inputs(conn: Connection, keys: Iterable[str] | None = None, *, workload_id: str | None = None) -> list[RankInput]:
+def rank_inputs(conn: Connection, keys: Iterable[str] | None = None, *,
+                workload_id: str | None = None) -> list[RankInput]:
     """Every run of the given comparison groups (or of every group of one workload), as ranking input."""
     if workload_id is not None:
         # The key includes the workload, so the workload's groups are exactly its keys' runs; both
@@ -83,13 +74,13 @@ def rank_inputs(conn: Connection, keys: Iterable[str] | None = None, *, workload
     if not keys:
         return []
     rows = conn.execute(select(*RANK_COLUMNS).where(runs.c.comparison_key.in_(keys))).all()
-    superseded = _superseded(conn)
-    retracted = retracted_ids(conn)
+    superseded = superseded_ids(conn)
+    retracted = retractions(conn)  # few: read whole rather than as a long IN list
     samples = _samples(conn, [r[0] for r in rows if r[-1]])  # has_raw_evidence
     return [
-        RankInput(run_id, key, status, value, metric, statistic, unit, observed, retracted_at is not None
-                  or run_id in retracted, run_id in superseded, samples.get(run_id), digest)
-        for (run_id, digest, key, status, value, metric, statistic, unit, observed, retracted_at, _raw) in rows
+        RankInput(run_id, key, status, value, metric, statistic, unit, observed, run_id in retracted,
+                  run_id in superseded, samples.get(run_id), digest)
+        for (run_id, digest, key, status, value, metric, statistic, unit, observed, _retracted_at, _raw) in rows
     ]
 
 

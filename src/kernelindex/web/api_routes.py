@@ -6,8 +6,8 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Request
 
-from kernelindex.store.reads.run_filters import RUN_FILTERS
-from kernelindex.web import lookup, origins, queries, same_problem
+from kernelindex.store.reads.lookup import resolve_operation, resolve_run, resolve_workload
+from kernelindex.web import origins, rank_view, same_problem, views
 from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args, today
 from kernelindex.web.pagination import DEFAULT_LIMIT
 from kernelindex.web.problems import Problem, check_known_params
@@ -31,11 +31,11 @@ def list_runs(request: Request,
               source: str | None = Query(None, description="source slug"),
               hardware: str | None = Query(None, description="GPU model substring, architecture or vendor"),
               cursor: str | None = None, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
-    after, limit = page_args(request, "runs", set(RUN_FILTERS), cursor, limit)
+    after, limit = page_args(request, "runs", set(views.RUN_FILTERS), cursor, limit)
     filters = {k: v for k, v in {"operation": operation, "workload": workload, "comparisonKey": comparisonKey,
                                  "status": status, "source": source, "hardware": hardware}.items() if v}
     with connection(request) as conn:
-        items, last = queries.list_runs(conn, after, limit, filters)
+        items, last = views.list_runs(conn, after, limit, filters)
     return _listing(request, "runs", items, last)
 
 
@@ -43,8 +43,8 @@ def list_runs(request: Request,
 def get_run(request: Request, run_id: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
-        row = lookup.run_row(conn, run_id)
-        return queries.run_view(conn, row, base_url(request), today())
+        row = resolve_run(conn, run_id)
+        return views.run_view(conn, row, base_url(request), today())
 
 
 @router.get("/workloads", summary="Workloads, optionally of one operation")
@@ -52,7 +52,7 @@ def list_workloads(request: Request, operation: str | None = None, cursor: str |
                    limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
     after, limit = page_args(request, "workloads", {"operation"}, cursor, limit)
     with connection(request) as conn:
-        items, last = queries.list_workloads(conn, after, limit, operation)
+        items, last = views.list_workloads(conn, after, limit, operation)
     return _listing(request, "workloads", items, last)
 
 
@@ -60,7 +60,7 @@ def list_workloads(request: Request, operation: str | None = None, cursor: str |
 def get_workload(request: Request, workload_id: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
-        row = lookup.workload_row(conn, workload_id)
+        row = resolve_workload(conn, workload_id)
         return same_problem.workload_page_view(conn, row, request.app.state.origins, limit=None)
 
 
@@ -69,7 +69,7 @@ def list_operations(request: Request, family: str | None = None, cursor: str | N
                     limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
     after, limit = page_args(request, "operations", {"family"}, cursor, limit)
     with connection(request) as conn:
-        items, last = queries.list_operations(conn, after, limit, family)
+        items, last = views.list_operations(conn, after, limit, family)
     return _listing(request, "operations", items, last)
 
 
@@ -77,15 +77,27 @@ def list_operations(request: Request, family: str | None = None, cursor: str | N
 def get_operation(request: Request, slug: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
-        row = lookup.operation_row(conn, slug)
-        return queries.operation_view(conn, row)
+        row = resolve_operation(conn, slug)
+        return views.operation_view(conn, row)
+
+
+@router.get("/rankings", summary="The ranked groups a comparison key, workload, operation or run names")
+def find_rankings(request: Request,
+                  target: str = Query(..., max_length=200, description="a comparison key, or a workload, operation "
+                                      "or run (id, digest or 8+ hex prefix, name, slug, alias)"),
+                  limit: int | None = Query(None, ge=1, description="only the best N rows of each group")
+                  ) -> dict[str, Any]:
+    """What ``kernelindex rank TARGET`` prints, from the same function."""
+    check_known_params(request, {"target", "limit"})
+    with connection(request) as conn:
+        return {"target": target, "groups": rank_view.rank_groups(conn, target, limit)}
 
 
 @router.get("/rankings/{comparison_key}", summary="One comparison group, fully ranked")
 def get_ranking(request: Request, comparison_key: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
-        view = queries.ranking_view(conn, comparison_key)
+        view = views.ranking_view(conn, comparison_key)
     if view is None:
         raise not_found("comparison group", comparison_key)
     return view
@@ -96,8 +108,8 @@ def compare(request: Request, a: str = Query(..., description="run id, digest or
             b: str = Query(..., description="run id, digest or unique 8+ hex digest prefix")) -> dict[str, Any]:
     check_known_params(request, {"a", "b"})
     with connection(request) as conn:
-        row_a, row_b = lookup.run_row(conn, a), lookup.run_row(conn, b)
-        return queries.compare_view(conn, row_a, row_b, base_url(request), today())
+        row_a, row_b = resolve_run(conn, a), resolve_run(conn, b)
+        return views.compare_view(conn, row_a, row_b, base_url(request), today())
 
 
 @router.get("/search", summary="Operations by name, alias, family, source or hardware")
@@ -106,7 +118,7 @@ def search(request: Request, q: str = "", cursor: str | None = None, limit: int 
     if len(q) > 200:
         raise Problem(400, "bad-query", "q is longer than 200 characters", parameter="q")
     with connection(request) as conn:
-        items, last = queries.search_operations(conn, q, after, limit)
+        items, last = views.search_operations(conn, q, after, limit)
     return _listing(request, f"search:{q}", items, last)
 
 
@@ -122,14 +134,14 @@ def get_origins(request: Request) -> dict[str, Any]:
 def list_sources(request: Request) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
-        return {"items": queries.list_sources(conn), "next": None, "links": {"next": None}}
+        return {"items": views.list_sources(conn), "next": None, "links": {"next": None}}
 
 
 @router.get("/sources/{slug}", summary="One source: its policy and the operations it has runs for")
 def get_source(request: Request, slug: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
-        view = queries.source_view(conn, slug)
+        view = views.source_view(conn, slug)
     if view is None:
         raise not_found("source", slug)
     return view

@@ -41,7 +41,8 @@ from kernelindex.store.evidence_store import (
     utc_now,
 )
 from kernelindex.store.evidence_tables import attestations
-from kernelindex.web import queries
+from kernelindex.store.reads.lookup import resolve_run
+from kernelindex.store.reads.runs import run_by_digest
 from kernelindex.web.deps import base_url, connection, not_found, today
 from kernelindex.web.evidence_view import evidence_panel, signature_dict
 from kernelindex.web.problems import Problem
@@ -166,10 +167,8 @@ def _problem(exc: EvidenceError) -> Problem:
 
 
 def _run_row(conn, run_id: str):
-    row = queries.find_run(conn, run_id)
-    if row is None:
-        raise not_found("run", run_id)
-    return row
+    """The run a write route names: the same resolver as every page (id, digest or unique prefix)."""
+    return resolve_run(conn, run_id)
 
 
 # --- writes --------------------------------------------------------------------------------
@@ -328,13 +327,13 @@ def record_signatures(request: Request, digest: str) -> dict[str, Any]:
 def permalink(request: Request, digest: str):
     """A record by digest, forever: a run (even superseded or retracted: its page says so) or an attestation."""
     with connection(request) as conn:
-        row = queries.find_run(conn, digest) if digest.startswith("sha256:") else None
+        row = run_by_digest(conn, digest) if digest.startswith("sha256:") else None
         if row is not None:
             return RedirectResponse(f"/runs/{row.id}", status_code=302)
         found = conn.execute(
             select(attestations.c.run_digest).where(attestations.c.attestation_digest == digest)
         ).first()
-        run = queries.find_run(conn, found.run_digest) if found is not None else None
+        run = run_by_digest(conn, found.run_digest) if found is not None else None
     if run is None:
         raise not_found("record", digest)
     return RedirectResponse(f"/runs/{run.id}#att-{digest.removeprefix('sha256:')[:12]}", status_code=302)

@@ -7,7 +7,7 @@ import json
 from datetime import date
 from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection
 
 from kernelindex.ranking.evidence_facts import evidence_for_run
 from kernelindex.records.attestation import CLAIMS
@@ -20,7 +20,8 @@ from kernelindex.store.evidence_store import (
     correction_requests_for,
     signature_checks,
 )
-from kernelindex.store.tables import record_events, runs
+from kernelindex.store.reads.run_facts import facts_of_run
+from kernelindex.store.reads.runs import run_ids_by_digest
 from kernelindex.web.formatting import format_value
 
 CLAIM_TEXT = {
@@ -73,22 +74,14 @@ def evidence_panel(conn: Connection, row: Any, base_url: str, today: date) -> di
     attestation_rows = attestations_for(conn, row.run_digest)
     checks = signature_checks(conn, [row.run_digest] + [a["attestation_digest"] for a in attestation_rows])
     repro_digests = [a["reproduction_run_digest"] for a in attestation_rows if a["reproduction_run_digest"]]
-    run_ids = dict(conn.execute(select(runs.c.run_digest, runs.c.id).where(runs.c.run_digest.in_(repro_digests))).all())
-    successor = conn.execute(select(runs.c.id, runs.c.run_digest).where(runs.c.supersedes_id == row.id)).first()
-    retraction = conn.execute(
-        select(record_events.c.at, record_events.c.reason).where(
-            record_events.c.run_id == row.id, record_events.c.cause == "retracted"
-        )
-    ).first()
+    run_ids = run_ids_by_digest(conn, repro_digests)
+    facts = facts_of_run(conn, row.id)
     correction = None
-    if successor is not None:
-        correction = {"kind": "superseded", "url": f"/runs/{successor.id}", "digest": successor.run_digest}
-    elif retraction is not None or row.retracted_at:
-        correction = {
-            "kind": "retracted",
-            "at": retraction.at if retraction is not None else row.retracted_at,
-            "reason": (retraction.reason if retraction is not None else row.retraction_reason) or "no reason given",
-        }
+    if facts.superseded_by is not None:
+        correction = {"kind": "superseded", "url": f"/runs/{facts.superseded_by}", "digest": facts.superseded_by_digest}
+    elif facts.retraction is not None:
+        correction = {"kind": "retracted", "at": facts.retraction.at,
+                      "reason": facts.retraction.reason or "no reason given"}
     citation = citation_for(row.manifest["run"], row.run_digest, base_url, today)
     return {
         "level": evidence.level,

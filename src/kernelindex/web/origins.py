@@ -21,7 +21,7 @@ from kernelindex.sample import HERE as SAMPLE_DIR
 from kernelindex.sample import PROBLEMS as PROBLEMS_DIR
 from kernelindex.store.tables import runs, workloads
 from kernelindex.web.formatting import format_value
-from kernelindex.web.queries import source_native_display
+from kernelindex.web.views import source_native_display
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
-from kernelindex.web import lookup, origins, queries, same_problem
+from kernelindex.store.reads.lookup import resolve_operation, resolve_run, resolve_workload
+from kernelindex.web import origins, same_problem, views
 from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args, today
 from kernelindex.web.formatting import format_value
 from kernelindex.web.pagination import DEFAULT_LIMIT
@@ -45,11 +46,11 @@ def with_plot(group: dict[str, Any]) -> dict[str, Any]:
 def index(request: Request, q: str = "", cursor: str | None = None, limit: int = DEFAULT_LIMIT):
     after, limit = page_args(request, f"search:{q}", {"q"}, cursor, limit)
     with connection(request) as conn:
-        ops, last = queries.search_operations(conn, q, after, limit)
-        sources = queries.list_sources(conn)
+        ops, last = views.search_operations(conn, q, after, limit)
+        sources = views.list_sources(conn)
         first_page = after is None
         landing = not q and first_page
-        latest = queries.latest_runs(conn) if landing else []
+        latest = views.latest_runs(conn) if landing else []
         seeds = origins.seed_summaries(conn, request.app.state.origins) if landing else []
         packs = origins.pack_summaries(conn, request.app.state.origins) if landing else []
     cursor_next = next_cursor(request, f"search:{q}", last)
@@ -62,7 +63,7 @@ def index(request: Request, q: str = "", cursor: str | None = None, limit: int =
 def runs_page(request: Request, cursor: str | None = None, limit: int = DEFAULT_LIMIT):
     after, limit = page_args(request, "runs", set(), cursor, limit)
     with connection(request) as conn:
-        items, last = queries.list_runs(conn, after, limit, {})
+        items, last = views.list_runs(conn, after, limit, {})
     cursor_next = next_cursor(request, "runs", last)
     next_url = str(request.url.include_query_params(cursor=cursor_next)) if cursor_next else None
     return render(request, "runs.html", runs=items, next_url=next_url)
@@ -72,8 +73,8 @@ def runs_page(request: Request, cursor: str | None = None, limit: int = DEFAULT_
 def run_page(request: Request, run_id: str):
     check_known_params(request, set())
     with connection(request) as conn:
-        row = lookup.run_row(conn, run_id)
-        run = queries.run_view(conn, row, base_url(request), today())
+        row = resolve_run(conn, run_id)
+        run = views.run_view(conn, row, base_url(request), today())
     return render(request, "run.html", run=run)
 
 
@@ -81,7 +82,7 @@ def run_page(request: Request, run_id: str):
 def workload_page(request: Request, workload_id: str):
     check_known_params(request, set())
     with connection(request) as conn:
-        row = lookup.workload_row(conn, workload_id)
+        row = resolve_workload(conn, workload_id)
         view = same_problem.workload_page_view(conn, row, request.app.state.origins)
     for group in view["groups"] + view["otherEvidence"] + [g for p in view["ourPacks"] for g in p["groups"]]:
         with_plot(group)
@@ -92,7 +93,7 @@ def workload_page(request: Request, workload_id: str):
 def ranking_page(request: Request, comparison_key: str):
     check_known_params(request, set())
     with connection(request) as conn:
-        view = queries.ranking_view(conn, comparison_key)
+        view = views.ranking_view(conn, comparison_key)
     if view is None:
         raise not_found("comparison group", comparison_key)
     return render(request, "ranking.html", group=with_plot(view))
@@ -102,8 +103,8 @@ def ranking_page(request: Request, comparison_key: str):
 def compare_page(request: Request, a: str, b: str):
     check_known_params(request, {"a", "b"})
     with connection(request) as conn:
-        row_a, row_b = lookup.run_row(conn, a), lookup.run_row(conn, b)
-        view = queries.compare_view(conn, row_a, row_b, base_url(request), today())
+        row_a, row_b = resolve_run(conn, a), resolve_run(conn, b)
+        view = views.compare_view(conn, row_a, row_b, base_url(request), today())
     return render(request, "compare.html", cmp=view)
 
 
@@ -111,8 +112,8 @@ def compare_page(request: Request, a: str, b: str):
 def operation_page(request: Request, slug: str):
     check_known_params(request, set())
     with connection(request) as conn:
-        row = lookup.operation_row(conn, slug)
-        view = queries.operation_view(conn, row)
+        row = resolve_operation(conn, slug)
+        view = views.operation_view(conn, row)
     return render(request, "operation.html", op=view)
 
 
@@ -120,7 +121,7 @@ def operation_page(request: Request, slug: str):
 def source_page(request: Request, slug: str):
     check_known_params(request, set())
     with connection(request) as conn:
-        view = queries.source_view(conn, slug)
+        view = views.source_view(conn, slug)
     if view is None:
         raise not_found("source", slug)
     return render(request, "source.html", source=view)

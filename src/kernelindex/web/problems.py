@@ -14,6 +14,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from kernelindex.store.reads.lookup import MIN_PREFIX, LookupFailed, LookupKind
+
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,16 @@ def render_problem(request: Request, status: int, slug: str, detail: str, **extr
     return templates.TemplateResponse(request, "problem.html", {"problem": body}, status_code=status)
 
 
+def lookup_problem(exc: LookupFailed) -> Problem:
+    """The resolver's refusal as HTTP: nothing found 404, ambiguous 409, a prefix too short 400."""
+    if exc.kind is LookupKind.AMBIGUOUS:
+        slug = "ambiguous-digest-prefix" if exc.spelled == "digest prefix" else "ambiguous-name"
+        return Problem(409, slug, exc.message, resource=exc.what, candidates=exc.candidates)
+    if exc.kind is LookupKind.BAD_REQUEST:
+        return Problem(400, "digest-prefix-too-short", exc.message, resource=exc.what, minimumPrefix=MIN_PREFIX)
+    return Problem(404, "not-found", exc.message, resource=exc.what)
+
+
 def check_known_params(request: Request, allowed: set[str]) -> None:
     unknown = sorted(set(request.query_params) - allowed)
     if unknown:
@@ -72,6 +84,11 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(Problem)
     async def _problem(request: Request, exc: Problem) -> Response:
         return render_problem(request, exc.status, exc.slug, exc.detail, **exc.extra)
+
+    @app.exception_handler(LookupFailed)
+    async def _lookup(request: Request, exc: LookupFailed) -> Response:
+        problem = lookup_problem(exc)
+        return render_problem(request, problem.status, problem.slug, problem.detail, **problem.extra)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> Response:

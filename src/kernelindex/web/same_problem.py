@@ -15,16 +15,11 @@ from typing import Any
 from sqlalchemy import Connection, func, select
 
 from kernelindex.ranking.reads import ranked_groups
+from kernelindex.store.reads.catalog import operation_names, related_operation_ids
+from kernelindex.store.reads.runs import manifest_title
 from kernelindex.store.tables import operations, runs, workloads
 from kernelindex.web.origins import Origins, Pack, pack_summary
-from kernelindex.web.queries import (
-    GROUP_ROWS_SHOWN,
-    manifest_title,
-    groups_view,
-    operation_names,
-    related_operation_ids,
-    workload_view,
-)
+from kernelindex.web.views import GROUP_ROWS_SHOWN, groups_view, workload_view
 
 
 def _groups_of(conn: Connection, workload_ids: list[str], limit: int | None) -> list[dict[str, Any]]:

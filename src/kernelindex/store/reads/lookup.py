@@ -1,0 +1,223 @@
+"""Finding one record from what a person types or pastes: the one resolver every reader uses.
+
+A run, workload, operation or implementation is named by its id, its full digest, a digest prefix
+of 8 or more hex characters (with or without ``sha256:``) that names exactly one record, or, where
+the record has them, a slug, an alias or a name. Anything else is refused with one
+:class:`LookupFailed` whose ``kind`` says why: ``not_found``, ``ambiguous`` (with the number of
+candidates) or ``bad_request`` (a hex prefix too short to be safe). The web maps the kinds to
+404 / 409 / 400 and the CLI prints the message; both say the same thing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+from sqlalchemy import Connection, Row, Table, func, or_, select
+from sqlalchemy.sql import ColumnElement
+
+from kernelindex.store import tables as t
+
+MIN_PREFIX = 8
+HEX_PREFIX = re.compile(r"^(sha256:)?([0-9a-f]{8,64})$")
+SHORT_HEX = re.compile(r"^(sha256:)?[0-9a-f]{1,7}$")
+FULL_DIGEST = re.compile(r"^(sha256:)?([0-9a-f]{64})$")
+CANDIDATES_COUNTED = 1000  # an ambiguous prefix is counted up to here; the message needs no more
+
+
+class LookupKind(StrEnum):
+    NOT_FOUND = "not_found"
+    AMBIGUOUS = "ambiguous"
+    BAD_REQUEST = "bad_request"
+
+
+class LookupFailed(LookupError):
+    """``text`` names no single ``what`` (run, workload, operation, implementation, ranking target)."""
+
+    def __init__(
+        self,
+        kind: LookupKind,
+        what: str,
+        text: str,
+        message: str,
+        *,
+        candidates: int | None = None,
+        spelled: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.what = what
+        self.text = text
+        self.message = message
+        self.candidates = candidates  # how many records an ambiguous text matches
+        self.spelled = spelled  # what an ambiguous text was read as: "digest prefix", "name", "slug", "alias"
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """How one kind of record is named: its table, digest column and any name-like columns."""
+
+    what: str
+    table: Table
+    digest: str
+    names: tuple[str, ...] = ()
+    named_by: str = "id or digest"
+
+
+RUN = _Kind("run", t.runs, "run_digest")
+WORKLOAD = _Kind("workload", t.workloads, "workload_digest", ("name",), "id, digest or name")
+OPERATION = _Kind("operation", t.operations, "semantic_digest", ("slug", "name"), "id, digest, slug, name or alias")
+IMPLEMENTATION = _Kind("implementation", t.implementations, "implementation_digest", ("slug",), "id, digest or slug")
+
+
+def _one(conn: Connection, kind: _Kind, where: ColumnElement, text: str, spelled: str) -> Row | None:
+    """The single row ``where`` selects; None when there is none; ambiguous when there are several."""
+    rows = conn.execute(select(kind.table).where(where).order_by(kind.table.c.seq).limit(2)).all()
+    if len(rows) < 2:
+        return rows[0] if rows else None
+    count = (
+        conn.scalar(
+            select(func.count()).select_from(select(kind.table.c.seq).where(where).limit(CANDIDATES_COUNTED).subquery())
+        )
+        or 0
+    )
+    raise LookupFailed(
+        LookupKind.AMBIGUOUS,
+        kind.what,
+        text,
+        f"{spelled} {text!r} matches {count} {kind.what}s; give more characters or a digest",
+        candidates=count,
+        spelled=spelled,
+    )
+
+
+def _resolve(conn: Connection, kind: _Kind, ident: str, extra: ColumnElement | None = None) -> Row:
+    text = ident.strip()
+    lowered = text.lower()
+    table = kind.table
+    if not text:
+        raise LookupFailed(LookupKind.BAD_REQUEST, kind.what, text, f"an empty string names no {kind.what}")
+    if full := FULL_DIGEST.match(lowered):  # the common case: one lookup on a unique column
+        row = conn.execute(select(table).where(table.c[kind.digest] == "sha256:" + full.group(2))).first()
+        if row is not None:
+            return row
+    row = conn.execute(select(table).where(table.c.id == text)).first()
+    if row is not None:
+        return row
+    for column in kind.names:
+        if (row := _one(conn, kind, table.c[column] == text, text, column)) is not None:
+            return row
+    if extra is not None and (row := _one(conn, kind, extra, text, "alias")) is not None:
+        return row
+    if (match := HEX_PREFIX.match(lowered)) and not full:
+        where = table.c[kind.digest].like(f"sha256:{match.group(2)}%")
+        if (row := _one(conn, kind, where, text, "digest prefix")) is not None:
+            return row
+    if SHORT_HEX.match(lowered):
+        raise LookupFailed(
+            LookupKind.BAD_REQUEST,
+            kind.what,
+            text,
+            f"{text!r} is too short to name a {kind.what}: give its id, its digest, or at least "
+            f"{MIN_PREFIX} hex characters of its digest",
+        )
+    raise LookupFailed(LookupKind.NOT_FOUND, kind.what, text, f"no {kind.what} with {kind.named_by} {text!r}")
+
+
+def naming_clause(kind: _Kind, text: str, extra: ColumnElement | None = None) -> ColumnElement[bool]:
+    """SQL: the record is one that ``text`` could name (for filters, which keep every match)."""
+    table, lowered = kind.table, text.strip().lower()
+    conds = [table.c.id == text.strip(), *(table.c[column] == text.strip() for column in kind.names)]
+    if match := HEX_PREFIX.match(lowered):
+        conds.append(table.c[kind.digest].like(f"sha256:{match.group(2)}%"))
+    if extra is not None:
+        conds.append(extra)
+    return or_(*conds)
+
+
+def _alias_of(text: str) -> ColumnElement[bool]:
+    return t.operations.c.id.in_(
+        select(t.operation_aliases.c.operation_id).where(t.operation_aliases.c.alias == text.strip())
+    )
+
+
+def operation_clause(text: str) -> ColumnElement[bool]:
+    """SQL: the operation is one ``text`` could name (id, digest or prefix, slug, name, alias)."""
+    return naming_clause(OPERATION, text, _alias_of(text))
+
+
+def workload_clause(text: str) -> ColumnElement[bool]:
+    """SQL: the workload is one ``text`` could name (id, digest or prefix, name)."""
+    return naming_clause(WORKLOAD, text)
+
+
+def resolve_run(conn: Connection, ident: str) -> Row:
+    """The run named by its id, its digest or a unique digest prefix of 8+ hex characters."""
+    return _resolve(conn, RUN, ident)
+
+
+def resolve_workload(conn: Connection, ident: str) -> Row:
+    """The workload named by its id, digest, unique digest prefix or (unique) name."""
+    return _resolve(conn, WORKLOAD, ident)
+
+
+def resolve_operation(conn: Connection, ident: str) -> Row:
+    """The operation named by its id, semantic digest (or unique prefix), slug, name or alias."""
+    return _resolve(conn, OPERATION, ident, _alias_of(ident))
+
+
+def resolve_implementation(conn: Connection, ident: str) -> Row:
+    """The implementation named by its id, digest (or unique prefix) or slug."""
+    return _resolve(conn, IMPLEMENTATION, ident)
+
+
+@dataclass(frozen=True)
+class RankTarget:
+    """What ``kernelindex rank`` was asked about: one comparison group, or every group of some workloads."""
+
+    comparison_key: str | None = None
+    workload_ids: tuple[str, ...] = ()
+
+
+def resolve_rank_target(conn: Connection, ident: str) -> RankTarget:
+    """A comparison key, else a workload, else an operation (all its workloads), else a run (its group).
+
+    So ``kernelindex rank`` accepts whatever ``kernelindex runs`` and ``show`` print.
+    """
+    text = ident.strip()
+    if full := FULL_DIGEST.match(text.lower()):
+        key = "sha256:" + full.group(2)
+        if conn.scalar(select(t.runs.c.id).where(t.runs.c.comparison_key == key).limit(1)) is not None:
+            return RankTarget(comparison_key=key)
+    refusals: list[LookupFailed] = []
+    for find in (resolve_workload, resolve_operation, resolve_run):
+        try:
+            row = find(conn, text)
+        except LookupFailed as exc:
+            if exc.kind is LookupKind.AMBIGUOUS:
+                raise
+            refusals.append(exc)
+            continue
+        if find is resolve_workload:
+            return RankTarget(workload_ids=(row.id,))
+        if find is resolve_operation:
+            ids = conn.scalars(
+                select(t.workloads.c.id).where(t.workloads.c.operation_id == row.id).order_by(t.workloads.c.seq)
+            ).all()
+            return RankTarget(workload_ids=tuple(ids))
+        if row.comparison_key is None:
+            raise LookupFailed(
+                LookupKind.NOT_FOUND,
+                "comparison group",
+                text,
+                f"run {text!r} has no comparison group yet (its workload is not stored)",
+            )
+        return RankTarget(comparison_key=row.comparison_key)
+    kind = LookupKind.BAD_REQUEST if all(r.kind is LookupKind.BAD_REQUEST for r in refusals) else LookupKind.NOT_FOUND
+    message = (
+        refusals[0].message
+        if kind is LookupKind.BAD_REQUEST
+        else (f"no comparison key, workload, operation or run named {text!r}")
+    )
+    raise LookupFailed(kind, "ranking target", text, message)

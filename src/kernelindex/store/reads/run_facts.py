@@ -1,0 +1,107 @@
+"""Facts about a run that later records establish: is it retracted, is it superseded, and by what.
+
+A run row is never edited; a retraction arrives as a ``retracted`` event and a successor as a run
+whose ``supersedes_id`` names it. Every reader asks here, so the ranking, the evidence level, the
+pages, the API and the CLI never disagree about either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, and_, exists, or_, select
+from sqlalchemy.sql import ColumnElement
+
+from kernelindex.store import tables as t
+
+RETRACTED = "retracted"  # record_events.cause of a retraction
+
+
+@dataclass(frozen=True)
+class Retraction:
+    at: str | None
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What later records say about one run."""
+
+    run_id: str
+    retraction: Retraction | None = None
+    superseded_by: str | None = None  # the id of the newest run that supersedes it
+    superseded_by_digest: str | None = None
+
+    @property
+    def retracted(self) -> bool:
+        return self.retraction is not None
+
+    @property
+    def superseded(self) -> bool:
+        return self.superseded_by is not None
+
+
+def retracted_clause(run_id: ColumnElement = t.runs.c.id) -> ColumnElement[bool]:
+    """SQL: the run ``run_id`` names is retracted (for listings that filter or flag in one query)."""
+    events = t.record_events
+    return or_(
+        t.runs.c.retracted_at.is_not(None),
+        exists().where(and_(events.c.run_id == run_id, events.c.cause == RETRACTED)),
+    )
+
+
+def retractions(conn: Connection, run_ids: Iterable[str] | None = None) -> dict[str, Retraction]:
+    """Run id -> its (first) retraction, for the given runs or for every retracted run."""
+    ids = None if run_ids is None else sorted(set(run_ids))
+    events = (
+        select(t.record_events.c.run_id, t.record_events.c.at, t.record_events.c.reason)
+        .where(t.record_events.c.cause == RETRACTED)
+        .order_by(t.record_events.c.seq.desc())
+    )
+    columns = select(t.runs.c.id, t.runs.c.retracted_at, t.runs.c.retraction_reason).where(
+        t.runs.c.retracted_at.is_not(None)
+    )
+    if ids is not None:
+        events = events.where(t.record_events.c.run_id.in_(ids))
+        columns = columns.where(t.runs.c.id.in_(ids))
+    out = {row.id: Retraction(row.retracted_at, row.retraction_reason) for row in conn.execute(columns)}
+    out.update({row.run_id: Retraction(row.at, row.reason) for row in conn.execute(events)})
+    return out
+
+
+def is_retracted(conn: Connection, run_id: str) -> bool:
+    """The one question "is this run retracted?"."""
+    return run_id in retractions(conn, [run_id])
+
+
+def superseded_ids(conn: Connection) -> set[str]:
+    """Ids of runs a later run supersedes (few; read whole rather than as a long IN list)."""
+    return set(conn.scalars(select(t.runs.c.supersedes_id).where(t.runs.c.supersedes_id.is_not(None))))
+
+
+def run_facts(conn: Connection, run_ids: Iterable[str]) -> dict[str, RunFacts]:
+    """Retraction and successor of each run in ``run_ids``."""
+    ids = sorted(set(run_ids))
+    found = retractions(conn, ids)
+    successors = {
+        row.supersedes_id: row
+        for row in conn.execute(
+            select(t.runs.c.supersedes_id, t.runs.c.id, t.runs.c.run_digest)
+            .where(t.runs.c.supersedes_id.in_(ids))
+            .order_by(t.runs.c.seq)
+        )
+    }
+    return {
+        run_id: RunFacts(
+            run_id,
+            found.get(run_id),
+            successors[run_id].id if run_id in successors else None,
+            successors[run_id].run_digest if run_id in successors else None,
+        )
+        for run_id in ids
+    }
+
+
+def facts_of_run(conn: Connection, run_id: str) -> RunFacts:
+    return run_facts(conn, [run_id])[run_id]

@@ -1,0 +1,273 @@
+"""Runs: the filtered listing (CLI, pages, API), one run's detail, and the records a run page shows."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Row, func, or_, select
+from sqlalchemy.sql import ColumnElement
+
+from kernelindex.store import tables as t
+from kernelindex.store.reads.lookup import operation_clause, workload_clause
+from kernelindex.store.reads.run_facts import facts_of_run, retracted_clause
+
+
+def manifest_title(column) -> ColumnElement:
+    """A record manifest's ``metadata.title`` (JSON path, read by the database)."""
+    return column["metadata"]["title"].as_string()
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    """Which runs to list; each text names records the way the resolver does, and keeps every match."""
+
+    operation: str | None = None  # id, slug, alias, name or semanticDigest (prefix) of the operation
+    workload: str | None = None  # id, name or workloadDigest (prefix)
+    source: str | None = None  # source slug
+    hardware: str | None = None  # substring of model, or architecture / vendor
+    status: str | None = None
+    comparison_key: str | None = None
+    limit: int | None = 50
+
+
+def list_runs(conn: Connection, f: RunFilter, after: int | None = None) -> tuple[list[dict[str, Any]], int | None]:
+    """Runs in arrival order after ``after`` (a ``seq``), and the ``seq`` to continue from (None: no more)."""
+    r, w, o, s = t.runs, t.workloads, t.operations, t.sources
+    query = (
+        select(
+            r.c.seq,
+            r.c.id,
+            r.c.run_digest,
+            r.c.status,
+            r.c.observed_at,
+            r.c.primary_metric,
+            r.c.primary_statistic,
+            r.c.primary_unit,
+            r.c.primary_value,
+            r.c.hardware_model,
+            r.c.hardware_architecture,
+            r.c.comparison_key,
+            r.c.workload_id,
+            r.c.workload_digest,
+            r.c.implementation_digest,
+            r.c.runner_id,
+            r.c.source_slug,
+            func.coalesce(s.c.slug, r.c.source_slug).label("source"),  # the run names its source before the row arrives
+            o.c.slug.label("operation"),
+            w.c.name.label("workload"),
+            manifest_title(r.c.manifest["run"]).label("run_title"),
+            retracted_clause().label("retracted"),
+        )
+        .select_from(
+            r.outerjoin(w, r.c.workload_id == w.c.id)
+            .outerjoin(o, w.c.operation_id == o.c.id)
+            .outerjoin(s, r.c.source_id == s.c.id)
+        )
+        .order_by(r.c.seq)
+    )
+    if f.operation:
+        query = query.where(operation_clause(f.operation))
+    if f.workload:
+        query = query.where(workload_clause(f.workload))
+    if f.source:
+        query = query.where(or_(s.c.slug == f.source, r.c.source_slug == f.source))
+    if f.hardware:
+        needle = f"%{f.hardware.lower()}%"
+        query = query.where(
+            or_(
+                func.lower(r.c.hardware_model).like(needle),
+                func.lower(r.c.hardware_architecture) == f.hardware.lower(),
+                func.lower(r.c.hardware_vendor) == f.hardware.lower(),
+            )
+        )
+    if f.status:
+        query = query.where(r.c.status == f.status)
+    if f.comparison_key:
+        query = query.where(r.c.comparison_key == f.comparison_key)
+    if after is not None:
+        query = query.where(r.c.seq > after)
+    if not f.limit:
+        return [dict(row._mapping) for row in conn.execute(query)], None
+    rows = conn.execute(query.limit(f.limit + 1)).all()
+    more = len(rows) > f.limit
+    rows = rows[: f.limit]
+    return [dict(row._mapping) for row in rows], (rows[-1].seq if more and rows else None)
+
+
+def latest_runs(conn: Connection, n: int = 10) -> list[dict[str, Any]]:
+    """The ``n`` newest arrivals, newest first."""
+    r = t.runs
+    return [
+        dict(row._mapping)
+        for row in conn.execute(
+            select(
+                r.c.seq,
+                r.c.id,
+                r.c.run_digest,
+                r.c.status,
+                r.c.observed_at,
+                r.c.workload_id,
+                r.c.comparison_key,
+                r.c.source_slug,
+                r.c.hardware_model,
+                r.c.primary_metric,
+                r.c.primary_statistic,
+                r.c.primary_unit,
+                r.c.primary_value,
+                manifest_title(r.c.manifest["run"]).label("run_title"),
+            )
+            .order_by(r.c.seq.desc())
+            .limit(n)
+        )
+    ]
+
+
+def run_by_id(conn: Connection, run_id: str) -> Row | None:
+    return conn.execute(select(t.runs).where(t.runs.c.id == run_id)).first()
+
+
+def run_by_digest(conn: Connection, digest: str) -> Row | None:
+    return conn.execute(select(t.runs).where(t.runs.c.run_digest == digest)).first()
+
+
+def run_ids_by_digest(conn: Connection, digests: list[str]) -> dict[str, str]:
+    return dict(conn.execute(select(t.runs.c.run_digest, t.runs.c.id).where(t.runs.c.run_digest.in_(digests))).all())
+
+
+def measurements_of(conn: Connection, run_id: str) -> list[Row]:
+    m = t.measurements
+    return conn.execute(
+        select(m.c.metric, m.c.statistic, m.c.unit, m.c.value, m.c.sample_count)
+        .where(m.c.run_id == run_id)
+        .order_by(m.c.seq)
+    ).all()
+
+
+def artifacts_of(conn: Connection, run_id: str) -> list[Row]:
+    """The artifacts linked to a run, with the role each plays."""
+    a, link = t.artifacts, t.run_artifacts
+    return conn.execute(
+        select(link.c.role, a.c.content_digest, a.c.kind, a.c.media_type, a.c.size_bytes, a.c.uri, a.c.license)
+        .join(a, a.c.id == link.c.artifact_id)
+        .where(link.c.run_id == run_id)
+        .order_by(link.c.seq)
+    ).all()
+
+
+def artifact_by_digest(conn: Connection, content_digest: str) -> Row | None:
+    return conn.execute(select(t.artifacts).where(t.artifacts.c.content_digest == content_digest)).first()
+
+
+def events_of(conn: Connection, run_id: str) -> list[Row]:
+    e = t.record_events
+    return conn.execute(
+        select(e.c.cause, e.c.at, e.c.reason, e.c.previous_run_id).where(e.c.run_id == run_id).order_by(e.c.seq)
+    ).all()
+
+
+def replications_of(conn: Connection, row: Any) -> list[Row]:
+    """Other runs of the same implementation in the same comparison group, oldest first."""
+    if not (row.implementation_digest and row.comparison_key):
+        return []
+    r = t.runs
+    return conn.execute(
+        select(r.c.id, r.c.status, r.c.primary_value, r.c.primary_unit, r.c.observed_at)
+        .where(
+            r.c.implementation_digest == row.implementation_digest,
+            r.c.comparison_key == row.comparison_key,
+            r.c.id != row.id,
+        )
+        .order_by(r.c.observed_at)
+    ).all()
+
+
+@dataclass(frozen=True)
+class RunRecords:
+    """The records a run refers to (each None while pending)."""
+
+    source: Row | None
+    implementation: Row | None
+    project: Row | None
+    workload: Row | None
+    operation: Row | None
+
+
+def _by_id(conn: Connection, table, row_id: str | None) -> Row | None:
+    return conn.execute(select(table).where(table.c.id == row_id)).first() if row_id else None
+
+
+def records_of(conn: Connection, row: Any) -> RunRecords:
+    impl = _by_id(conn, t.implementations, row.implementation_id)
+    workload = _by_id(conn, t.workloads, row.workload_id)
+    return RunRecords(
+        source=_by_id(conn, t.sources, row.source_id),
+        implementation=impl,
+        project=_by_id(conn, t.projects, impl.project_id if impl is not None else None),
+        workload=workload,
+        operation=_by_id(conn, t.operations, workload.operation_id if workload is not None else None),
+    )
+
+
+def run_detail(conn: Connection, run_id: str) -> dict[str, Any]:
+    """A run with its protocol, environment, workload, implementation, measurements and history (the CLI's view)."""
+    run = conn.execute(select(t.runs).where(t.runs.c.id == run_id)).mappings().one()
+    bundle = run["manifest"]
+
+    def record(table, digest_col, digest) -> Mapping[str, Any] | None:
+        row = conn.execute(select(table).where(table.c[digest_col] == digest)).mappings().first()
+        return None if row is None else {"id": row.get("id"), "digest": digest, "manifest": row["manifest"]}
+
+    source = None
+    if run["source_id"]:
+        src = conn.execute(select(t.sources).where(t.sources.c.id == run["source_id"])).mappings().one()
+        source = {"id": src["id"], "slug": src["slug"], "kind": src["kind"], "name": src["name"]}
+    facts = facts_of_run(conn, run_id)
+    return {
+        "id": run["id"],
+        "digest": run["run_digest"],
+        "status": run["status"],
+        "observedAt": run["observed_at"],
+        "source": source,
+        "primary": {
+            "metric": run["primary_metric"],
+            "statistic": run["primary_statistic"],
+            "unit": run["primary_unit"],
+            "value": run["primary_value"],
+        },
+        "hardware": {
+            "vendor": run["hardware_vendor"],
+            "model": run["hardware_model"],
+            "architecture": run["hardware_architecture"],
+        },
+        "keys": {
+            "protocol": run["protocol_key"],
+            "environment": run["environment_key"],
+            "workload": run["workload_digest"],
+            "implementation": run["implementation_digest"],
+            "operation": run["operation_digest"],
+            "correctness": run["correctness_key"],
+            "comparison": run["comparison_key"],
+        },
+        "pending": [
+            name
+            for name, col in (("workload", "workload_id"), ("implementation", "implementation_id"))
+            if run[col] is None
+        ],
+        "runner": {"id": run["runner_id"], "host": run["runner_host"]},
+        "supersedesId": run["supersedes_id"],
+        "supersededBy": facts.superseded_by,
+        "retracted": facts.retracted,
+        "run": bundle["run"],
+        "protocol": bundle["protocol"],
+        "environment": bundle["environment"],
+        "workload": record(t.workloads, "workload_digest", run["workload_digest"]),
+        "implementation": record(t.implementations, "implementation_digest", run["implementation_digest"]),
+        "measurements": [dict(m._mapping) for m in measurements_of(conn, run_id)],
+        "events": [dict(e._mapping) for e in events_of(conn, run_id)],
+        "artifacts": [
+            {k: a._mapping[k] for k in ("role", "content_digest", "kind", "media_type", "size_bytes")}
+            for a in artifacts_of(conn, run_id)
+        ],
+    }
