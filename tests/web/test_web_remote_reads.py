@@ -151,3 +151,15 @@ def test_export_over_the_api_writes_the_same_catalog(live_store, live_server, tm
     lines = text(local).splitlines()
     assert text(remote) == text(local) and len(lines) > len(live_store[1].runs)
     assert f"{len(lines)} rows written" in result.stdout
+
+
+@pytest.mark.parametrize("url, status", [("/api/v1/rankings", 422), ("/api/v1/rankings?target=" + "a" * 201, 422),
+                                         ("/api/v1/rankings?target=x&limit=0", 422),
+                                         ("/api/v1/rankings?target=x&extra=1", 400),
+                                         ("/api/v1/rankings?target=abc", 400),
+                                         ("/api/v1/rankings?target=nothing-by-this-name", 404),
+                                         ("/api/v1/export?x=1", 400), ("/api/v1/runs?operation=x&bogus=1", 400)])
+def test_new_routes_refuse_bad_requests_with_a_problem(client, url, status):
+    answer = client.get(url)
+    assert answer.status_code == status and answer.headers["content-type"].startswith("application/problem+json")
+    assert answer.json()["detail"]
