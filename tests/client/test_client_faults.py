@@ -215,6 +215,13 @@ def test_a_short_export_leaves_no_file(faulty, monkeypatch, tmp_path):
     monkeypatch.delenv("KERNELINDEX_SERVER", raising=False)
     with Client(url) as client, client.export() as stream:
         assert stream.total == 5 and len(list(stream.lines)) == 2
+
+    async def read():
+        async with AsyncClient(url) as client, client.export() as stream:
+            return stream.total, [line async for line in stream.lines]
+
+    total, lines = asyncio.run(read())
+    assert total == 5 and [json.loads(line)["table"] for line in lines] == ["sources", "projects"]
     out = tmp_path / "out.jsonl.zst"
     result = CliRunner().invoke(app, ["export", str(out), "--server", url])
     assert result.exit_code == 1 and "announced 5 rows and sent 2" in result.stderr
