@@ -54,11 +54,11 @@ def test_export_reproduces_every_record_and_digest(store, tmp_path):
 def test_unknown_tables_and_columns_are_kept_and_counted(store, tmp_path):
     lines = catalog_lines()
     lines[0]["row"]["newColumn"] = {"nested": [1, 2]}
-    lines.append({"table": "serving_runs", "row": {"id": "x", "score": 0.5}})
+    lines.append({"table": "training_runs", "row": {"id": "x", "score": 0.5}})
     lines.append({"table": "future_table", "row": {"anything": True}})
     report = import_catalog(store, write_catalog(tmp_path / "extra.jsonl.zst", lines))
     assert report.unknown_columns == {"sources.newColumn": 1}
-    assert report.foreign_tables == {"serving_runs": 1, "future_table": 1}
+    assert report.foreign_tables == {"training_runs": 1, "future_table": 1}
     assert exported(store) == lines
     assert sum(import_catalog(store, tmp_path / "extra.jsonl.zst").added.values()) == 0
 

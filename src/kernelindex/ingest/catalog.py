@@ -2,7 +2,7 @@
 
 Every record is validated and every digest and key in the file recomputed; any refused line
 makes the whole import fail with the list of problems, and the store is left as it was. Tables
-this store does not model (the serving tables, newer ones) are kept as foreign rows and
+this store does not model (newer ones) are kept as foreign rows and
 re-exported; columns it does not know are kept in the stored row; both are counted.
 """
 
@@ -18,9 +18,11 @@ import rfc8785
 
 from kernelindex.ingest.jsonlines import parse_line, read_lines
 from kernelindex.ingest.problems import ImportFailed, LineError, Problem
+from kernelindex.ingest.serving import SERVING_TABLES
 from kernelindex.records.canonical import canonical_json, sha256_digest
 from kernelindex.store import rows
 from kernelindex.store.database import Store
+from kernelindex.store.serving_writes import serving_run_row
 from kernelindex.store.writer import Writer
 
 MAX_PROBLEMS = 50
@@ -82,6 +84,7 @@ TABLES: dict[str, tuple[str, Callable[[dict], dict], frozenset[str]]] = {
         rows.event_columns,
         frozenset("id comparisonKey runId previousRunId policyVersion cause reason at createdAt".split()),
     ),
+    **SERVING_TABLES,
 }
 
 
@@ -156,4 +159,7 @@ def _add_line(writer: Writer, report: ImportReport, number: int, obj: Any) -> No
     store_table, convert, columns = known
     for extra in sorted(set(row) - columns):
         report.unknown_columns[f"{table}.{extra}"] += 1
+    if table == "serving_runs":
+        writer.add(store_table, number, serving_run_row(writer, row))
+        return
     writer.add(store_table, number, convert(row))

@@ -18,6 +18,7 @@ from sqlalchemy import Connection, func, select
 
 from kernelindex.ingest.jsonlines import js_dumps
 from kernelindex.store import tables as t
+from kernelindex.store.serving_tables import SERVING_EXPORT_ORDER
 from kernelindex.store.database import Store
 
 # export table name -> store table, in the order parents come before children
@@ -32,6 +33,7 @@ EXPORT_ORDER = [
     ("measurements", t.measurements),
     ("record_events", t.record_events),
     ("artifacts", t.artifacts),
+    *SERVING_EXPORT_ORDER,
 ]
 
 # run export-row key -> column that fills it when the row left it empty (a link made later)

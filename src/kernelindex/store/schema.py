@@ -3,7 +3,7 @@
 Alembic compares the migrated database against this (a new table module is added here too).
 """
 
-from kernelindex.store import evidence_tables, tables  # noqa: F401  (imported for their tables)
+from kernelindex.store import evidence_tables, serving_tables, tables  # noqa: F401  (imported for their tables)
 from kernelindex.store.tables import metadata
 
 __all__ = ["metadata"]

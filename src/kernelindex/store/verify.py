@@ -22,6 +22,7 @@ from kernelindex.records.canonical import (
 )
 from kernelindex.store import tables as t
 from kernelindex.store.database import Store
+from kernelindex.store.serving_verify import count_serving, serving_checks
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ def _record_checks(conn: Connection) -> Iterator[tuple[str, str, list[tuple[str,
     for r in _rows(conn, a, a.c.id, a.c.content_digest, a.c.content):
         if r["content"] is not None:
             yield "artifacts", r["id"], [("content_digest", r["content_digest"], sha256_digest(bytes(r["content"])))]
+    yield from serving_checks(conn)
     f = t.foreign_rows
     for r in _rows(conn, f, f.c.seq, f.c.table_name, f.c.row_digest, f.c.row):
         yield f"foreign_rows:{r['table_name']}", str(r["seq"]), [
@@ -156,5 +158,6 @@ def count_records(store: Store) -> int:
         total = 0
         for table in (t.operations, t.workloads, t.implementations, t.protocols, t.environments, t.runs, t.foreign_rows):
             total += conn.scalar(select(func.count()).select_from(table)) or 0
+        total += count_serving(conn)
         total += conn.scalar(select(func.count()).select_from(t.artifacts).where(t.artifacts.c.content.is_not(None))) or 0
     return total

@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlalchemy import JSON, Connection, Table, and_, insert, select, tuple_, update
 
+from kernelindex.store import serving_tables as st
 from kernelindex.store import tables as t
 from kernelindex.store.ids import uuid7
 from kernelindex.records.canonical import digest, sha256_digest
@@ -69,6 +70,18 @@ SPECS: dict[str, TableSpec] = {
     "artifacts": TableSpec(t.artifacts, ("content_digest",)),
     "record_events": TableSpec(t.record_events, ("id",), {"run_id": "runs", "previous_run_id": "runs"}),
     "foreign_rows": TableSpec(t.foreign_rows, ("table_name", "row_digest")),
+    "model_revisions": TableSpec(st.model_revisions, ("model_digest",)),
+    "serving_stack_revisions": TableSpec(st.serving_stack_revisions, ("stack_digest",), {"project_id": "projects"}),
+    "serving_configurations": TableSpec(
+        st.serving_configurations, ("configuration_digest",), {"stack_revision_id": "serving_stack_revisions"}
+    ),
+    "serving_workloads": TableSpec(st.serving_workloads, ("workload_digest",)),
+    "serving_runs": TableSpec(st.serving_runs, ("run_digest",), {
+        "model_revision_id": "model_revisions", "configuration_id": "serving_configurations",
+        "workload_id": "serving_workloads", "source_id": "sources"}),
+    "serving_measurements": TableSpec(
+        st.serving_measurements, ("run_id", "metric", "statistic", "unit"), {"run_id": "serving_runs"}
+    ),
 }
 
 

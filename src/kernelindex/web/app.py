@@ -55,7 +55,7 @@ def _cursor_key(store: Store) -> bytes:
 
 def create_app(db: str | None = None, *, store: Store | None = None, cursor_key: bytes | None = None) -> FastAPI:
     """An app over ``store`` (or the store at ``db``; see :func:`kernelindex.store.database.resolve_url`)."""
-    from kernelindex.web import api_routes, evidence_routes, export_routes, page_routes
+    from kernelindex.web import api_routes, evidence_routes, export_routes, page_routes, serving_routes
 
     app = FastAPI(
         title="kernelindex",
@@ -88,5 +88,6 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     app.include_router(api_routes.router)
     app.include_router(export_routes.router)
     app.include_router(page_routes.router)
+    app.include_router(serving_routes.router)
     evidence_routes.install(app)  # writes, permalinks, anti-forgery cookie (evidence helper)
     return app

@@ -43,6 +43,7 @@ from kernelindex.store.evidence_store import (
 from kernelindex.store.evidence_tables import attestations
 from kernelindex.store.reads.lookup import resolve_run
 from kernelindex.store.reads.runs import run_by_digest
+from kernelindex.store.reads.serving import serving_run_by_digest
 from kernelindex.web.deps import base_url, connection, not_found, today
 from kernelindex.web.evidence_view import evidence_panel, signature_dict
 from kernelindex.web.problems import Problem
@@ -334,6 +335,9 @@ def permalink(request: Request, digest: str):
             select(attestations.c.run_digest).where(attestations.c.attestation_digest == digest)
         ).first()
         run = run_by_digest(conn, found.run_digest) if found is not None else None
+        serving = serving_run_by_digest(conn, digest) if run is None else None
+    if serving:
+        return RedirectResponse(f"/serving-runs/{serving}", status_code=302)
     if run is None:
         raise not_found("record", digest)
     return RedirectResponse(f"/runs/{run.id}#att-{digest.removeprefix('sha256:')[:12]}", status_code=302)

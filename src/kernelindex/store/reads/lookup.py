@@ -17,6 +17,7 @@ from enum import StrEnum
 from sqlalchemy import Connection, Row, Table, func, or_, select
 from sqlalchemy.sql import ColumnElement
 
+from kernelindex.store import serving_tables as st
 from kernelindex.store import tables as t
 
 MIN_PREFIX = 8
@@ -69,6 +70,8 @@ RUN = _Kind("run", t.runs, "run_digest")
 WORKLOAD = _Kind("workload", t.workloads, "workload_digest", ("name",), "id, digest or name")
 OPERATION = _Kind("operation", t.operations, "semantic_digest", ("slug", "name"), "id, digest, slug, name or alias")
 IMPLEMENTATION = _Kind("implementation", t.implementations, "implementation_digest", ("slug",), "id, digest or slug")
+MODEL = _Kind("model", st.model_revisions, "model_digest", ("slug", "name"), "id, digest, slug or name")
+SERVING_RUN = _Kind("serving run", st.serving_runs, "run_digest")
 
 
 def _one(conn: Connection, kind: _Kind, where: ColumnElement, text: str, spelled: str) -> Row | None:
@@ -170,6 +173,30 @@ def resolve_operation(conn: Connection, ident: str) -> Row:
 def resolve_implementation(conn: Connection, ident: str) -> Row:
     """The implementation named by its id, digest (or unique prefix) or slug."""
     return _resolve(conn, IMPLEMENTATION, ident)
+
+
+def resolve_model(conn: Connection, ident: str) -> Row:
+    """The model named by its id, digest (or unique prefix), slug or name, else by the one model whose
+    slug or name contains ``ident`` (case-insensitive): "llama2-70b" finds "mlperf-llama2-70b"."""
+    try:
+        return _resolve(conn, MODEL, ident)
+    except LookupFailed as exc:
+        if exc.kind is not LookupKind.NOT_FOUND:
+            raise
+    pattern = "%" + ident.strip().lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    table = st.model_revisions
+    where = or_(
+        func.lower(table.c.slug).like(pattern, escape="\\"), func.lower(table.c.name).like(pattern, escape="\\")
+    )
+    row = _one(conn, MODEL, where, ident.strip(), "part of a name")
+    if row is None:
+        raise LookupFailed(LookupKind.NOT_FOUND, "model", ident, f"no model with {MODEL.named_by} {ident.strip()!r}")
+    return row
+
+
+def resolve_serving_run(conn: Connection, ident: str) -> Row:
+    """The serving run named by its id, its digest or a unique digest prefix of 8+ hex characters."""
+    return _resolve(conn, SERVING_RUN, ident)
 
 
 @dataclass(frozen=True)
