@@ -75,9 +75,26 @@ class Endpoints:
         """Every run matching the filters (up to ``max_items``), following the cursors page after page."""
         return self._iterate(f"{API}/runs", {**filters, "limit": page_size}, max_items)
 
-    def compare(self, a: str, b: str) -> Any:
-        """Two runs side by side: comparable or not, what differs, and their ratio."""
-        return self._call("GET", f"{API}/compare", {"a": a, "b": b})
+    def compare(self, *runs: str) -> Any:
+        """2 to 8 runs side by side: what differs, and ratios only inside one comparison group."""
+        params = {"a": runs[0], "b": runs[1]} if len(runs) == 2 else {"run": list(runs)}
+        return self._call("GET", f"{API}/compare", params)
+
+    def records_page(self, *, since: str | None = None, cursor: str | None = None, limit: int | None = None,
+                     **filters: str | None) -> Any:
+        """One page of the records ledger (new runs, leaders, corrections, retractions), newest first;
+        filters: operation, gpu, source, kind."""
+        return self._call("GET", f"{API}/records", {**filters, "since": since, "cursor": cursor, "limit": limit},
+                          transform=_page)
+
+    def iter_records(self, *, since: str | None = None, max_items: int | None = None, page_size: int | None = None,
+                     **filters: str | None) -> Any:
+        """Every ledger entry at or after ``since`` (ISO 8601), following the cursors."""
+        return self._iterate(f"{API}/records", {**filters, "since": since, "limit": page_size}, max_items)
+
+    def implementation(self, ident: str) -> Any:
+        """An implementation: install command, licence, sources, deployability, best run per GPU."""
+        return self._call("GET", f"{API}/implementations/{segment(ident)}")
 
     def search_page(self, q: str, *, cursor: str | None = None, limit: int | None = None) -> Any:
         """Operations whose name, alias, family, sources or hardware match ``q``."""
