@@ -22,10 +22,10 @@ def runs(db: str, *filters: str) -> list[dict]:
 def test_demo_imports_the_sample_and_stores_verified_reruns(tmp_path):
     db = str(tmp_path / "demo.db")
     run("demo", "--no-serve", "--no-export", "--db", db)
-    seeds = {r["run_digest"][:15] for r in runs(db) if r["source"] == "sol-execbench"}  # source row still pending
+    seeds = {r["digest"][:15] for r in runs(db) if r["source"] == "sol-execbench"}  # source row still pending
     assert seeds == {"sha256:149b7c1a", "sha256:deb0ae25"}
     ours = runs(db, "--source", "kernelindex-harness")
-    assert len(ours) == 4 and all(r["status"] == "passed" and r["evidence"] == "verified" for r in ours)
+    assert len(ours) == 4 and all(r["status"] == "passed" and r["evidence"]["level"] == "verified" for r in ours)
     assert {r["operation"] for r in ours} == {"042-moe-expert-load-balancing-and-token-capacity-backward"}  # one slug spelling
     tables = json.loads(run("stats", "--db", db, "--json"))["tables"]
     # both packs: 16 cases and a suite each, plus the suite of exactly the 3 cases the demo reruns
@@ -35,5 +35,5 @@ def test_demo_imports_the_sample_and_stores_verified_reruns(tmp_path):
     run("demo", "--no-serve", "--no-export", "--db", db)
     everything = runs(db)
     assert len(runs(db, "--source", "kernelindex-harness")) == 8
-    assert len({r["run_digest"] for r in everything}) == len(everything) == 2 + 8
+    assert len({r["digest"] for r in everything}) == len(everything) == 2 + 8
     assert json.loads(run("stats", "--db", db, "--json"))["tables"]["workloads"] == tables["workloads"]

@@ -35,11 +35,13 @@ def test_import_show_and_verify_the_seed_runs(db):
     assert "sha256:149b7c1a" in shown and "f41e" in shown.replace("\n", "").replace(" ", "")
     detail = json.loads(run("show", "sha256:deb0ae25", "--db", db, "--json").stdout)
     assert detail["digest"].startswith("sha256:deb0ae25") and detail["digest"].endswith("8bc6")
-    assert detail["protocol"]["kind"] == "BenchmarkProtocol" and detail["environment"]["kind"] == "ExecutionEnvironment"
+    manifest = detail["manifest"]  # the API's run view: the published records ride along in its manifest
+    assert manifest["protocol"]["kind"] == "BenchmarkProtocol"
+    assert manifest["environment"]["kind"] == "ExecutionEnvironment"
     assert detail["measurements"][0]["value"] == 7699
     assert detail["evidence"]["level"] == "reported" and detail["evidence"]["reasons"]
     listed = json.loads(run("runs", "--db", db, "--json").stdout)
-    assert sorted(r["evidence"] for r in listed) == ["reported", "reported"]
+    assert sorted(r["evidence"]["level"] for r in listed) == ["reported", "reported"]
     assert run("verify", "--db", db).stdout.strip() == "6 records checked, 0 mismatches"
 
 
@@ -47,6 +49,7 @@ def test_show_refuses_unknown_short_and_ambiguous_names(db):
     import sqlite3
 
     run("import", str(SAMPLE), "--db", db)
+    # the same refusals as the API's (one resolver): unknown, too short, not an id at all
     assert "no run with id or digest '00000000'" in run("show", "00000000", "--db", db, code=1).stderr
     assert "at least 8 hex characters" in run("show", "149b7c", "--db", db, code=1).stderr
     assert "no run with id or digest 'not-a-digest'" in run("show", "not-a-digest", "--db", db, code=1).stderr
@@ -72,7 +75,7 @@ def test_runs_filters_and_json(db, tmp_path):
     assert len(json.loads(run("runs", "--hardware", "h100", "--db", db, "--json").stdout)) == 2
     assert len(json.loads(run("runs", "--hardware", "sm_100", "--db", db, "--json").stdout)) == 2
     assert json.loads(run("runs", "--status", "timeout", "--db", db, "--json").stdout) == []
-    wl_digest = toy[0]["workload_digest"]
+    wl_digest = json.loads(run("show", toy[0]["id"], "--db", db, "--json").stdout)["identity"]["workload"]["digest"]
     assert len(json.loads(run("runs", "--workload", wl_digest[:15], "--db", db, "--json").stdout)) == 2
     table = run("runs", "--operation", "toy-scale", "--db", db).stdout
     assert "2 runs" in table and "toy-scale" in table

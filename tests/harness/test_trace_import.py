@@ -97,7 +97,7 @@ def test_cli_import_links_traces_to_the_problem_and_solution_given(tmp_path):
     assert traces[0]["added"]["runs"] == 1 and traces[0]["added"]["workloads"] >= 1
     shown = runner.invoke(app, ["runs", "--source", "upstream-trace", "--db", db, "--json"])
     (run,) = json.loads(shown.stdout)
-    assert run["workload"] is not None, run
+    assert run["workloadId"] is not None, run
 
 
 @pytest.mark.parametrize(("product", "architecture"), [("NVIDIA H20", "sm_90"), ("NVIDIA L4", "sm_89"),

@@ -10,6 +10,7 @@ import typer
 
 from kernelindex.cli import (
     campaign,
+    compare,
     corrections,
     demo,
     evaluate,
@@ -17,6 +18,7 @@ from kernelindex.cli import (
     imports,
     keys,
     queue,
+    mcp_server,
     rank,
     runner,
     runs,
@@ -50,6 +52,8 @@ app.command("serve")(serve.serve)
 app.command("search")(search.search_command)
 app.command("rank")(rank.rank)
 app.command("cases")(search.cases_command)
+app.command("mcp")(mcp_server.mcp_command)
+app.command("compare")(compare.compare_command)
 app.command("eval")(evaluate.eval_command)
 app.command("submit")(queue.submit_command)
 app.command("runner")(runner.runner_command)

@@ -16,6 +16,7 @@ Db = Annotated[
                  help="database URL or SQLite file (default: $KERNELINDEX_DATABASE_URL, else ./kernelindex.db)"),
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="machine-readable JSON on stdout")]
+AsJsonl = Annotated[bool, typer.Option("--jsonl", help="JSON Lines on stdout: one object per row")]
 MAX_SHOWN_PROBLEMS = 20
 
 
@@ -142,6 +143,22 @@ def number(value: float | None) -> str:
 
 def print_json(value: Any) -> None:
     typer.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def print_jsonl(rows: list[Any]) -> None:
+    """One compact JSON object per line (the stable machine format of listings)."""
+    for row in rows:
+        typer.echo(json.dumps(row, ensure_ascii=False, default=str, separators=(",", ":")))
+
+
+def console():
+    """A stdout console that never folds identifiers: full width when piped."""
+    from rich.console import Console
+
+    out = Console(highlight=False)
+    if not out.is_terminal:
+        out.width = 200
+    return out
 
 
 def load_private_key(path: Path | str, option: str = "--key"):

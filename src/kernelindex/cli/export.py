@@ -1,4 +1,4 @@
-"""`kernelindex export`: the store back into the public catalog export format."""
+"""`kernelindex export`: the store (or a server's, with --server) as a catalog export in the public format."""
 
 from __future__ import annotations
 
@@ -8,24 +8,69 @@ from typing import Annotated
 import typer
 
 from kernelindex.cli.common import Db, fail, open_store_or_fail, progress
+from kernelindex.cli.reads import Server
 
 
 def export_command(
     path: Annotated[Path, typer.Argument(help="file to write (.jsonl.zst)")],
     db: Db = None,
+    server: Server = None,
 ) -> None:
     """Write the whole store as a catalog export (.jsonl.zst) in the public format."""
-    from kernelindex.ingest.export import export_catalog
-    from kernelindex.store.reads.export import count_rows
-
     if not path.name.endswith(".jsonl.zst"):
         fail([f"{path}: an export is a .jsonl.zst file"], code=2)
     if not path.resolve().parent.is_dir():
         fail([f"{path}: the folder {path.resolve().parent} does not exist"])
+    if server:
+        if db:
+            fail("give --db or --server, not both", code=2)
+        rows = _export_remote(server, path)
+    else:
+        rows = _export_local(db, path)
+    typer.echo(f"{path}: {rows} rows written")
+
+
+def _export_local(db: str | None, path: Path) -> int:
+    from kernelindex.ingest.export import export_catalog
+    from kernelindex.store.reads.export import count_rows
+
     store = open_store_or_fail(db)
     with store.begin() as conn:
         total = count_rows(conn)
     with progress() as bar:
         task = bar.add_task(f"exporting {path.name}", total=total)
         counts = export_catalog(store, path, on_row=lambda: bar.advance(task))
-    typer.echo(f"{path}: {sum(counts.values())} rows written")
+    return sum(counts.values())
+
+
+def _export_remote(server: str, path: Path) -> int:
+    """The server's /api/v1/export lines, compressed as a local export is; written beside, then renamed."""
+    import os
+
+    import zstandard
+
+    from kernelindex.client import ApiError, Client
+
+    try:
+        api = Client(server)
+    except ValueError as exc:
+        fail(f"--server: {exc}", code=2)
+    partial = path.with_name(path.name + ".partial")
+    rows = 0
+    try:
+        with api, api.export() as stream, progress() as bar, open(partial, "wb") as raw:
+            task = bar.add_task(f"exporting {path.name} from {server}", total=stream.total)
+            with zstandard.ZstdCompressor(level=10).stream_writer(raw, closefd=False) as out:
+                for line in stream.lines:
+                    out.write(line.encode("utf-8") + b"\n")
+                    rows += 1
+                    bar.advance(task)
+        if stream.total is not None and rows != stream.total:
+            raise ApiError({"title": "Truncated answer", "status": None,
+                            "detail": f"the server announced {stream.total} rows and sent {rows}"},
+                           method="GET", url=f"{server}/api/v1/export")
+    except ApiError as exc:
+        partial.unlink(missing_ok=True)
+        fail(f"{server}: {exc.detail}")
+    os.replace(partial, path)
+    return rows

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request
 
 from kernelindex.search.models import SearchAnswer
 from kernelindex.store.reads.lookup import resolve_operation, resolve_run, resolve_workload
-from kernelindex.web import api_models, origins, same_problem, search_docs, views
+from kernelindex.web import api_models, origins, rank_view, same_problem, search_docs, views
 from kernelindex.web.compare_view import compare_rows, compare_runs
 from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args, today
 from kernelindex.web.operation_page import operation_page_view
@@ -27,15 +27,17 @@ def _listing(request: Request, listing: str, items: list, after: int | None) -> 
     return {"items": items, "next": cursor, "links": {"next": nxt}}
 
 
-@router.get("/runs", response_model=api_models.RunListing,
-            summary="Runs, in arrival order, optionally filtered")
-def list_runs(request: Request, workload: str | None = None, comparisonKey: str | None = None,
-              status: str | None = None, source: str | None = None, hardware: str | None = None,
+@router.get("/runs", summary="Runs, in arrival order, optionally filtered")
+def list_runs(request: Request,
+              operation: str | None = Query(None, description="operation slug, name, alias or digest prefix"),
+              workload: str | None = Query(None, description="workload id, name or digest prefix"),
+              comparisonKey: str | None = None, status: str | None = None,
+              source: str | None = Query(None, description="source slug"),
+              hardware: str | None = Query(None, description="GPU model substring, architecture or vendor"),
               cursor: str | None = None, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
-    after, limit = page_args(request, "runs", {"workload", "comparisonKey", "status", "source", "hardware"},
-                             cursor, limit)
-    filters = {k: v for k, v in {"workload": workload, "comparisonKey": comparisonKey, "status": status,
-                                 "source": source, "hardware": hardware}.items() if v}
+    after, limit = page_args(request, "runs", set(views.RUN_FILTERS), cursor, limit)
+    filters = {k: v for k, v in {"operation": operation, "workload": workload, "comparisonKey": comparisonKey,
+                                 "status": status, "source": source, "hardware": hardware}.items() if v}
     with connection(request) as conn:
         items, last = views.list_runs(conn, after, limit, filters)
     return _listing(request, "runs", items, last)
@@ -94,6 +96,18 @@ def get_operation(request: Request, slug: str,
     if view["sweep"]:
         view["sweep"].pop("svg", None)
     return view
+
+
+@router.get("/rankings", summary="The ranked groups a comparison key, workload, operation or run names")
+def find_rankings(request: Request,
+                  target: str = Query(..., max_length=200, description="a comparison key, or a workload, operation "
+                                      "or run (id, digest or 8+ hex prefix, name, slug, alias)"),
+                  limit: int | None = Query(None, ge=1, description="only the best N rows of each group")
+                  ) -> dict[str, Any]:
+    """What ``kernelindex rank TARGET`` prints, from the same function."""
+    check_known_params(request, {"target", "limit"})
+    with connection(request) as conn:
+        return {"target": target, "groups": rank_view.rank_groups(conn, target, limit)}
 
 
 @router.get("/rankings/{comparison_key}", response_model=api_models.Group,

@@ -74,6 +74,7 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
         entity_routes,
         evidence_routes,
         export_routes,
+        export_stream_routes,
         page_routes,
         queue_routes,
         serving_routes,
@@ -109,6 +110,7 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     app.include_router(serving_routes.router)
     app.include_router(artifact_routes.router)
     app.include_router(export_routes.router)
+    app.include_router(export_stream_routes.router)
     evidence_routes.install(app)  # writes, permalinks, anti-forgery cookie (evidence helper)
     queue_routes.install(app)  # rerun requests, the queue pages, the runner protocol
     if fast:

@@ -387,18 +387,24 @@ def ranking_view(conn: Connection, key: str, limit: int | None = None) -> dict[s
 # ---------------------------------------------------------------- listings, operations, sources, search
 
 
+RUN_FILTERS = ("operation", "workload", "comparisonKey", "status", "source", "hardware")
+"""operation: id, slug, name, alias or digest prefix; workload: id, name or digest prefix; comparisonKey and
+status: exact; source: slug; hardware: model substring, architecture or vendor."""
+
+
 def run_list_item(r: dict[str, Any]) -> dict[str, Any]:
     return {"id": r["id"], "digest": r["run_digest"], "status": r["status"], "observedAt": r["observed_at"],
             "title": r["run_title"], "workloadId": r["workload_id"], "comparisonKey": r["comparison_key"],
-            "source": r["source_slug"], "hardware": r["hardware_model"],
+            "source": r["source_slug"], "hardware": r["hardware_model"], "operation": r.get("operation"),
             "primary": {"metric": r["primary_metric"], "statistic": r["primary_statistic"], "unit": r["primary_unit"],
                         "value": r["primary_value"], "display": format_value(r["primary_value"], r["primary_unit"])},
             "links": {"self": f"/runs/{r['id']}", "json": f"/api/v1/runs/{r['id']}"}}
 
 
 def list_runs(conn: Connection, after: int | None, limit: int, filters: dict[str, str]) -> tuple[list, int | None]:
-    names = {"workload": "workload", "comparisonKey": "comparison_key", "status": "status", "source": "source",
-             "hardware": "hardware"}
+    """Runs in arrival order matching ``filters`` (:data:`RUN_FILTERS`, read as :class:`runs.RunFilter` reads them)."""
+    names = {"operation": "operation", "workload": "workload", "comparisonKey": "comparison_key", "status": "status",
+             "source": "source", "hardware": "hardware"}
     wanted = runs.RunFilter(**{names[k]: v for k, v in filters.items()}, limit=limit)
     rows, last = runs.list_runs(conn, wanted, after)
     return _with_evidence(conn, [run_list_item(r) for r in rows]), last

@@ -1,0 +1,86 @@
+"""Views cut down to what an agent needs to answer and cite: every run comes with its digest, its
+permalink (``/r/{digest}``, stable forever) and its page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def absolute(base: str, path: str | None) -> str | None:
+    return f"{base}{path}" if path and path.startswith("/") else path
+
+
+def permalink(base: str, digest: str) -> str:
+    return f"{base}/r/{digest}"
+
+
+def run_summary(view: dict[str, Any], base: str) -> dict[str, Any]:
+    """A run with its evidence level and why, its rank, value, identity and citation."""
+    ident, rank, env = view["identity"], view["rank"], view["environment"]
+    impl, project = ident["implementation"], ident["project"]
+    return {
+        "runId": view["id"],
+        "digest": view["digest"],
+        "permalink": view["citation"]["permalink"],
+        "page": absolute(base, view["links"]["self"]),
+        "title": view["title"],
+        "status": view["status"],
+        "evidence": view["evidence"],
+        "rank": {"rank": rank.get("rank"), "tied": rank.get("tied", False), "groupSize": rank.get("groupSize"),
+                 "comparisonKey": rank.get("comparisonKey"), "notRankedBecause": rank.get("excludedText") or [],
+                 "group": absolute(base, rank.get("groupUrl"))},
+        "primary": view["primary"],
+        "sourceFigures": (view.get("sourceNative") or {}).get("display", []),
+        "hardware": env["hardware"],
+        "environment": {"title": env["title"], "digest": ident["environmentDigest"]},
+        "protocol": {"title": view["protocol"]["title"], "digest": ident["protocolDigest"]},
+        "workload": ident["workload"],
+        "operation": ident["operation"],
+        "implementation": {"title": impl["title"], "digest": impl["digest"], "authors": impl["authors"],
+                           "language": impl["language"], "sources": [r["url"] for r in impl["sourceRefs"] if r["url"]],
+                           "project": project, "revision": ident["revision"]},
+        "source": ident["source"]["slug"],
+        "observedAt": view["observedAt"],
+        "notes": view["notes"],
+        "citation": view["citation"]["text"],
+    }
+
+
+def group_summary(group: dict[str, Any], base: str, limit: int) -> dict[str, Any]:
+    """A ranked comparison group: the best ``limit`` rows, each citable."""
+    return {
+        "comparisonKey": group["comparisonKey"],
+        "page": absolute(base, group["url"]),
+        "metric": group["metricKey"],
+        "direction": group["direction"],
+        "tieRule": group["tieRule"],
+        "protocol": group["protocol"],
+        "environment": group["environment"],
+        "size": group["size"],
+        "rows": [{"rank": r["rank"], "tied": r["tied"], "runId": r["runId"], "digest": r["digest"],
+                  "permalink": permalink(base, r["digest"]), "title": r["title"], "value": r["value"],
+                  "display": r["display"], "interval": (r["interval"] or {}).get("display"),
+                  "evidence": (r["evidence"] or {}).get("level"), "observedAt": r["observedAt"]}
+                 for r in group["rows"][:limit]],
+        "notRanked": [{"runId": x["runId"], "why": x["reasonText"]} for x in group["excluded"]],
+    }
+
+
+def compare_summary(view: dict[str, Any], base: str) -> dict[str, Any]:
+    """Two runs side by side; a ratio only when they share a comparison group."""
+    def side(v: dict[str, Any]) -> dict[str, Any]:
+        return {"runId": v["id"], "digest": v["digest"], "permalink": v["citation"]["permalink"],
+                "title": v["title"], "value": v["primary"]["display"], "evidence": v["evidence"]["level"],
+                "comparisonKey": v["identity"]["comparisonKey"]}
+
+    comparable = view["comparable"]
+    return {
+        "a": side(view["a"]), "b": side(view["b"]),
+        "comparable": comparable,
+        "differingParts": view["differingParts"],
+        "ratio": view["ratio"] if comparable else None,
+        "ratioDefinition": view["ratioDefinition"],
+        "statement": view["statement"] if comparable else
+        "not comparable (different " + ", ".join(view["differingParts"]) + "): no ratio is meaningful",
+        "page": absolute(base, view["links"]["self"]),
+    }

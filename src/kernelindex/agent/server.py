@@ -1,0 +1,130 @@
+"""``kernelindex mcp``: an MCP server (official Python SDK) whose tools answer what agents ask —
+the fastest verified kernel for a workload, a run's evidence and why, rankings, comparisons —
+reading a local store or any server through :mod:`kernelindex.reading`.
+
+Read-only unless an API key is configured; then one more tool submits a kernel for verification.
+Every tool result carries digests and permalinks so the agent can cite them. A refusal (unknown
+run, ambiguous prefix, server down) is a tool error with the reason, never a crash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from kernelindex import __version__
+from kernelindex.agent.citing import compare_summary, group_summary, permalink, run_summary
+from kernelindex.client import ApiError, Client
+from kernelindex.reading import Reads
+
+INSTRUCTIONS = """KernelIndex ranks GPU kernel benchmark runs that are comparable (same operation, workload,
+protocol, environment, correctness policy and metric) and says how sure it is of each: reported (a
+source's claim), reproducible, verified (rerun by this index) or replicated. Start with `search`;
+`show_run` explains one run's evidence level; `rank` lists a comparison group; `compare_runs` puts two
+runs side by side. Cite runs by their digest and permalink."""
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+RunRef = Annotated[str, Field(min_length=1, max_length=200,
+                              description="run id (UUID), run digest (sha256:…) or a unique 8+ hex digest prefix")]
+Rows = Annotated[int, Field(ge=1, le=50, description="at most this many rows")]
+
+
+@contextmanager
+def refusals() -> Iterator[None]:
+    """Turn every refusal from the store or the server into a tool error naming the reason."""
+    from kernelindex.store.reads.lookup import LookupFailed
+    from kernelindex.web.problems import Problem
+
+    try:
+        yield
+    except Problem as exc:
+        raise ToolError(exc.detail) from None
+    except ApiError as exc:
+        raise ToolError(exc.detail) from None
+    except LookupFailed as exc:
+        raise ToolError(exc.message) from None
+
+
+def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
+    """The MCP server over ``reads``; ``submitter`` (a client with an API key) adds ``submit_kernel``."""
+    server = MCPServer(name="kernelindex", title="KernelIndex", version=__version__, instructions=INSTRUCTIONS,
+                       website_url=reads.base_url)
+    base = reads.base_url
+
+    @server.tool(annotations=READ_ONLY)
+    def search(query: Annotated[str, Field(max_length=200, description="operation, alias, family, source or GPU, "
+                                           "e.g. `moe backward`, `H200`, `sol-execbench`")],
+               limit: Rows = 10) -> dict[str, Any]:
+        """Find operations (and through them workloads and rankings) matching a query."""
+        with refusals():
+            found = reads.search(query, limit)
+        for item in found.get("items", []):
+            for name, path in list((item.get("links") or {}).items()):
+                item["links"][name] = f"{base}{path}" if isinstance(path, str) and path.startswith("/") else path
+        return found
+
+    @server.tool(annotations=READ_ONLY)
+    def show_run(run: RunRef) -> dict[str, Any]:
+        """One run: its evidence level and why, its rank in its comparison group, value, identity
+        (implementation, workload, operation, hardware), and a citation."""
+        with refusals():
+            return run_summary(reads.run(run), base)
+
+    @server.tool(annotations=READ_ONLY)
+    def rank(target: Annotated[str, Field(min_length=1, max_length=200,
+                                          description="a comparison key, or a workload, operation or run (id, "
+                                          "digest or 8+ hex prefix, name, slug, alias)")],
+             limit: Rows = 10) -> dict[str, Any]:
+        """The ranked comparison groups of a workload or operation (or the one group of a key or run), best first."""
+        with refusals():
+            groups = reads.groups(target, limit)
+        if not groups:
+            raise ToolError(f"{target!r} names no comparison group with runs in this index")
+        return {"groups": [group_summary(g, base, limit) for g in groups]}
+
+    @server.tool(annotations=READ_ONLY)
+    def compare_runs(a: RunRef, b: RunRef) -> dict[str, Any]:
+        """Two runs side by side: comparable or not, which key parts differ, and A/B when comparable."""
+        with refusals():
+            return compare_summary(reads.compare(a, b), base)
+
+    @server.tool(annotations=READ_ONLY)
+    def runs(operation: Annotated[str | None, Field(max_length=200, description="operation slug or alias")] = None,
+             hardware: Annotated[str | None, Field(max_length=200, description="GPU model substring, architecture "
+                                                   "or vendor, e.g. H200, sm_90")] = None,
+             status: Annotated[str | None, Field(max_length=50, description="e.g. passed")] = None,
+             source: Annotated[str | None, Field(max_length=200, description="source slug")] = None,
+             limit: Rows = 20) -> dict[str, Any]:
+        """Runs in arrival order, filtered, each with its evidence level, digest and permalink."""
+        filters = {k: v for k, v in {"operation": operation, "hardware": hardware, "status": status,
+                                     "source": source}.items() if v}
+        with refusals():
+            rows = reads.runs(filters, limit)
+        return {"runs": [{"runId": r["id"], "digest": r["digest"], "permalink": permalink(base, r["digest"]),
+                          "title": r["title"], "operation": r.get("operation"), "hardware": r["hardware"],
+                          "status": r["status"], "value": r["primary"]["display"],
+                          "evidence": (r["evidence"] or {}).get("level")} for r in rows]}
+
+    if submitter is not None:
+        @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
+                                                 idempotent_hint=False, open_world_hint=False))
+        def submit_kernel(
+            problem: Annotated[str, Field(min_length=1, max_length=200, description="a problem name the server has")],
+            solution: Annotated[dict[str, Any], Field(description="solution.json with every source inline")],
+            hardware: Annotated[str, Field(max_length=100, description="GPU product wanted, or cpu")] = "cpu",
+            replicas: Annotated[int, Field(ge=1, le=4, description="independent runners that must repeat it")] = 1,
+        ) -> dict[str, Any]:
+            """Queue a kernel for verification by this index's runners; answers with the request's id and links."""
+            with refusals():
+                answer = submitter.submit_rerun(problem, solution, hardware=hardware, replicas=replicas)
+            links = answer.get("links") or {}
+            answer["links"] = {k: f"{submitter.base_url}{v}" if str(v).startswith("/") else v for k, v in links.items()}
+            return answer
+
+    return server

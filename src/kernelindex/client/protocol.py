@@ -1,0 +1,185 @@
+"""What the sync and async clients share and that does no I/O: paths, retry decisions, backoff,
+the ETag cache, and turning an HTTP answer into data or an :class:`ApiError`."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any, Generic, TypeVar
+from urllib.parse import quote
+
+import httpx
+
+from kernelindex.client.errors import ApiError, client_problem
+
+T = TypeVar("T")
+API = "/api/v1"
+IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+MAX_DELAY_S = 30.0
+SERVER_ENV = "KERNELINDEX_SERVER"
+API_KEY_ENV = "KERNELINDEX_API_KEY"
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    """One page of a listing and the opaque cursor of the next (None on the last page)."""
+
+    items: list[T]
+    next: str | None
+
+
+@dataclass
+class RetryPolicy:
+    """Retry idempotent requests on connection faults, timeouts and 429/502/503/504, with
+    exponential backoff and full jitter, honouring ``Retry-After`` up to ``MAX_DELAY_S``."""
+
+    retries: int = 3
+    backoff_s: float = 0.25
+    rng: random.Random = field(default_factory=random.Random)
+
+    def delay(self, attempt: int, response: httpx.Response | None = None) -> float:
+        after = retry_after_s(response) if response is not None else None
+        if after is not None:
+            return min(after, MAX_DELAY_S)
+        return self.rng.uniform(0, min(self.backoff_s * 2**attempt, MAX_DELAY_S))
+
+
+def retry_after_s(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after")
+    if not value:
+        return None
+    if value.strip().isdigit():
+        return float(value.strip())
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+class EtagCache:
+    """Bodies of earlier GETs by URL with their ETag, so a 304 answer reuses the body (bounded LRU)."""
+
+    def __init__(self, max_entries: int = 256) -> None:
+        self._entries: OrderedDict[str, tuple[str, Any]] = OrderedDict()
+        self._max = max_entries
+
+    def etag(self, url: str) -> str | None:
+        entry = self._entries.get(url)
+        return entry[0] if entry else None
+
+    def body(self, url: str) -> Any:
+        self._entries.move_to_end(url)
+        return self._entries[url][1]
+
+    def keep(self, url: str, etag: str, body: Any) -> None:
+        self._entries[url] = (etag, body)
+        self._entries.move_to_end(url)
+        while len(self._entries) > self._max:
+            self._entries.popitem(last=False)
+
+
+def checked_base_url(base_url: str) -> str:
+    """The server's address without a trailing slash; a ValueError unless it is an http(s) URL with a host."""
+    try:
+        url = httpx.URL(base_url.strip())
+    except httpx.InvalidURL as exc:
+        raise ValueError(f"{base_url!r} is not a server address: {exc}") from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ValueError(f"{base_url!r} is not a server address: expected http://HOST[:PORT] or https://HOST")
+    return str(url).rstrip("/")
+
+
+def segment(value: str) -> str:
+    """One path segment: ids and digests travel as they are, anything else is escaped."""
+    return quote(value.strip(), safe=":")
+
+
+def clean_params(params: dict[str, Any] | None) -> dict[str, Any]:
+    return {k: v for k, v in (params or {}).items() if v is not None}
+
+
+def should_retry(method: str, attempt: int, policy: RetryPolicy, response: httpx.Response | None) -> bool:
+    if method not in IDEMPOTENT or attempt >= policy.retries:
+        return False
+    return response is None or response.status_code in RETRY_STATUSES
+
+
+def transport_error(exc: httpx.TransportError, method: str, url: str, timeout_s: float | None) -> ApiError:
+    """The fault as one problem: timeout, unreachable or a truncated answer."""
+    if isinstance(exc, httpx.TimeoutException):
+        problem = client_problem("timeout", "No answer in time",
+                                 f"the server did not answer within {timeout_s} s ({type(exc).__name__})")
+    elif isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
+        problem = client_problem("truncated", "Truncated answer",
+                                 f"the connection broke before the whole answer arrived: {exc or type(exc).__name__}")
+    else:
+        problem = client_problem("unreachable", "Server unreachable",
+                                 f"cannot reach the server: {exc or type(exc).__name__}")
+    return ApiError(problem, method=method, url=url)
+
+
+def decode(response: httpx.Response, method: str, cache: EtagCache | None) -> Any:
+    """The JSON body of a successful answer (or the cached one on 304), else an :class:`ApiError`."""
+    url = str(response.request.url)
+    if response.status_code == 304 and cache is not None and cache.etag(url):
+        return cache.body(url)
+    if response.is_success:
+        body = _json_body(response, method, url)
+        etag = response.headers.get("etag")
+        if cache is not None and etag and method == "GET":
+            cache.keep(url, etag, body)
+        return body
+    try:
+        body = json.loads(response.content)
+    except (UnicodeDecodeError, ValueError):
+        body = None
+    if isinstance(body, dict) and "status" in body and ("title" in body or "detail" in body):
+        raise ApiError(body, method=method, url=url)
+    reason = response.reason_phrase or "error"
+    kind = response.headers.get("content-type", "no content type")
+    detail = f"the server answered {response.status_code} {reason} ({kind}, not a problem document)"
+    raise ApiError(client_problem("http-error", reason, detail, status=response.status_code), method=method, url=url)
+
+
+def _json_body(response: httpx.Response, method: str, url: str) -> Any:
+    if not response.content:
+        return None
+    try:
+        return json.loads(response.content)
+    except (UnicodeDecodeError, ValueError) as exc:
+        kind = response.headers.get("content-type", "no content type")
+        declared = response.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) != len(response.content):
+            detail = f"the answer was cut off after {len(response.content)} of {declared} bytes"
+            raise ApiError(client_problem("truncated", "Truncated answer", detail, status=response.status_code),
+                           method=method, url=url) from None
+        raise ApiError(client_problem(
+            "not-json", "Answer is not JSON",
+            f"the server answered {response.status_code} with {kind} that is not JSON ({exc})",
+            status=response.status_code), method=method, url=url) from None
+
+
+def headers(api_key: str | None, user_agent: str) -> dict[str, str]:
+    out = {"Accept": "application/json, application/problem+json", "User-Agent": user_agent}
+    if api_key:
+        out["Authorization"] = f"Bearer {api_key}"
+    return out
+
+
+@dataclass
+class Lines(Generic[T]):
+    """A streamed JSON Lines answer: the rows the server announced (``X-Row-Count``) and the lines."""
+
+    total: int | None
+    lines: T
+
+
+def announced_rows(response: httpx.Response) -> int | None:
+    value = response.headers.get("x-row-count", "")
+    return int(value) if value.isdigit() else None

@@ -1,0 +1,123 @@
+"""The blocking client (httpx.Client underneath)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+
+from kernelindex import __version__
+from kernelindex.client.endpoints import Endpoints
+from kernelindex.client.protocol import (
+    API,
+    API_KEY_ENV,
+    EtagCache,
+    Lines,
+    RetryPolicy,
+    announced_rows,
+    checked_base_url,
+    clean_params,
+    decode,
+    headers,
+    should_retry,
+    transport_error,
+)
+
+
+class Client(Endpoints):
+    """A KernelIndex API client: ``Client("http://127.0.0.1:8000").run("149b7c1a")``.
+
+    Idempotent requests are retried with backoff; GETs revalidate with ``If-None-Match``; every
+    failure is one :class:`~kernelindex.client.ApiError`. ``api_key`` defaults to $KERNELINDEX_API_KEY.
+    """
+
+    def __init__(self, base_url: str, *, api_key: str | None = None, timeout: float = 10.0, retries: int = 3,
+                 backoff_s: float = 0.25, transport: httpx.BaseTransport | None = None) -> None:
+        self.base_url = checked_base_url(base_url)
+        self.timeout = timeout
+        self.policy = RetryPolicy(retries=retries, backoff_s=backoff_s)
+        self.cache = EtagCache()
+        key = api_key if api_key is not None else os.environ.get(API_KEY_ENV)
+        self._http = httpx.Client(base_url=self.base_url, timeout=timeout, transport=transport,
+                                  headers=headers(key, f"kernelindex-client/{__version__}"))
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    @contextmanager
+    def export(self) -> Iterator[Lines[Iterator[str]]]:
+        """The whole catalog as export JSON Lines, streamed: ``with api.export() as out: for line in out.lines``."""
+        request = self._http.build_request("GET", f"{API}/export")
+        attempt = 0
+        while True:
+            try:
+                response = self._http.send(request, stream=True)
+            except httpx.TransportError as exc:
+                if not should_retry("GET", attempt, self.policy, None):
+                    raise transport_error(exc, "GET", str(request.url), self.timeout) from None
+                time.sleep(self.policy.delay(attempt))
+                attempt += 1
+                continue
+            if response.is_success or not should_retry("GET", attempt, self.policy, response):
+                break
+            response.close()
+            time.sleep(self.policy.delay(attempt, response))
+            attempt += 1
+        try:
+            if not response.is_success:
+                response.read()
+                decode(response, "GET", None)
+
+            def lines() -> Iterator[str]:
+                try:
+                    yield from response.iter_lines()
+                except httpx.TransportError as exc:
+                    raise transport_error(exc, "GET", str(request.url), self.timeout) from None
+
+            yield Lines(announced_rows(response), lines())
+        finally:
+            response.close()
+
+    def _call(self, method: str, path: str, params: dict[str, Any] | None = None, json: Any = None,
+              transform=None) -> Any:
+        request = self._http.build_request(method, path, params=clean_params(params), json=json)
+        etag = self.cache.etag(str(request.url)) if method == "GET" else None
+        if etag:
+            request.headers["If-None-Match"] = etag
+        attempt = 0
+        while True:
+            try:
+                response = self._http.send(request)
+            except httpx.TransportError as exc:
+                if not should_retry(method, attempt, self.policy, None):
+                    raise transport_error(exc, method, str(request.url), self.timeout) from None
+                time.sleep(self.policy.delay(attempt))
+            else:
+                if not should_retry(method, attempt, self.policy, response):
+                    body = decode(response, method, self.cache)
+                    return transform(body) if transform else body
+                time.sleep(self.policy.delay(attempt, response))
+            attempt += 1
+
+    def _iterate(self, path: str, params: dict[str, Any], max_items: int | None) -> Iterator[dict[str, Any]]:
+        cursor, given = None, 0
+        while True:
+            body = self._call("GET", path, {**params, "cursor": cursor})
+            for item in body.get("items") or []:
+                if max_items is not None and given >= max_items:
+                    return
+                given += 1
+                yield item
+            cursor = body.get("next")
+            if not cursor:
+                return

@@ -1,0 +1,110 @@
+"""Where a read comes from: the local store, or any server's JSON API, with one answer.
+
+Each read has two implementations: :class:`LocalReads` calls the same view functions the API
+routes serve, :class:`RemoteReads` calls those routes through :mod:`kernelindex.client`. The
+CLI's read commands and the MCP server take either, so ``--server URL`` changes where data
+comes from, never what it is.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Protocol
+
+PUBLIC_URL_ENV = "KERNELINDEX_PUBLIC_URL"
+DEFAULT_PUBLIC_URL = "http://127.0.0.1:8000"
+PAGE = 200
+
+
+class Reads(Protocol):
+    """What every read command and agent tool needs."""
+
+    def run(self, ident: str) -> dict[str, Any]: ...
+    def runs(self, filters: dict[str, str], limit: int | None) -> list[dict[str, Any]]: ...
+    def groups(self, target: str, limit: int | None) -> list[dict[str, Any]]: ...
+    def compare(self, a: str, b: str) -> dict[str, Any]: ...
+    def search(self, text: str, limit: int) -> dict[str, Any]: ...
+
+    @property
+    def base_url(self) -> str: ...
+
+
+def public_url() -> str:
+    """What permalinks and citations name in local mode: $KERNELINDEX_PUBLIC_URL, else the local server."""
+    return os.environ.get(PUBLIC_URL_ENV, DEFAULT_PUBLIC_URL).rstrip("/")
+
+
+class LocalReads:
+    def __init__(self, store) -> None:
+        self.store = store
+
+    @property
+    def base_url(self) -> str:
+        return public_url()
+
+    def run(self, ident: str) -> dict[str, Any]:
+        from kernelindex.store.reads.lookup import resolve_run
+        from kernelindex.web import views
+        from kernelindex.web.deps import today
+
+        with self.store.engine.connect() as conn:
+            return views.run_view(conn, resolve_run(conn, ident), public_url(), today())
+
+    def runs(self, filters: dict[str, str], limit: int | None) -> list[dict[str, Any]]:
+        from kernelindex.web import views
+
+        items: list[dict[str, Any]] = []
+        after = None
+        with self.store.engine.connect() as conn:
+            while limit is None or len(items) < limit:
+                page, after = views.list_runs(conn, after, min(PAGE, limit - len(items)) if limit else PAGE, filters)
+                items += page
+                if after is None:
+                    break
+        return items
+
+    def groups(self, target: str, limit: int | None) -> list[dict[str, Any]]:
+        from kernelindex.web.rank_view import rank_groups
+
+        with self.store.engine.connect() as conn:
+            return rank_groups(conn, target, limit)
+
+    def compare(self, a: str, b: str) -> dict[str, Any]:
+        from kernelindex.store.reads.lookup import resolve_run
+        from kernelindex.web import views
+        from kernelindex.web.deps import today
+
+        with self.store.engine.connect() as conn:
+            return views.compare_view(conn, resolve_run(conn, a), resolve_run(conn, b), public_url(), today())
+
+    def search(self, text: str, limit: int) -> dict[str, Any]:
+        from kernelindex.web import views
+
+        with self.store.engine.connect() as conn:
+            items, _ = views.search_operations(conn, text, None, limit)
+        return {"items": items}
+
+
+class RemoteReads:
+    def __init__(self, client) -> None:
+        self.client = client
+
+    @property
+    def base_url(self) -> str:
+        return self.client.base_url
+
+    def run(self, ident: str) -> dict[str, Any]:
+        return self.client.run(ident)
+
+    def runs(self, filters: dict[str, str], limit: int | None) -> list[dict[str, Any]]:
+        page = min(PAGE, limit) if limit else PAGE
+        return list(self.client.iter_runs(max_items=limit, page_size=page, **filters))
+
+    def groups(self, target: str, limit: int | None) -> list[dict[str, Any]]:
+        return self.client.rankings(target, limit=limit)["groups"]
+
+    def compare(self, a: str, b: str) -> dict[str, Any]:
+        return self.client.compare(a, b)
+
+    def search(self, text: str, limit: int) -> dict[str, Any]:
+        return {"items": self.client.search_page(text, limit=limit).items}
