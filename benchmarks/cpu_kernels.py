@@ -64,20 +64,35 @@ def bench(problem_dir, solution_path, indices, repeats) -> list[dict]:
             expected = expected if isinstance(expected, tuple) else (expected,)
             outs = [torch.full_like(e, float("nan")) for e in expected]
             ours(*inputs, *outs)
-            checks = [compare_output(n, s, o, e, case.tolerance)
-                      for (n, s), o, e in zip(problem.definition.outputs.items(), outs, expected)]
+            checks = [
+                compare_output(n, s, o, e, case.tolerance)
+                for (n, s), o, e in zip(problem.definition.outputs.items(), outs, expected)
+            ]
             del expected
             t_ref, t_ours = _interleaved_s(lambda: reference.run(*inputs), lambda: ours(*inputs, *outs), repeats)
         status = "PASSED" if all(c.status == "PASSED" for c in checks) else "FAILED"
         worst = min(c.matched_ratio for c in checks)
-        rows.append({"case": index, "uuid": case.uuid, "axes": dict(case.axes), "status": status,
-                     "min_matched": worst, "reference_ms": min(t_ref) * 1e3, "ours_ms": min(t_ours) * 1e3,
-                     "reference_median_ms": statistics.median(t_ref) * 1e3,
-                     "ours_median_ms": statistics.median(t_ours) * 1e3, "speedup": min(t_ref) / min(t_ours)})
+        rows.append(
+            {
+                "case": index,
+                "uuid": case.uuid,
+                "axes": dict(case.axes),
+                "status": status,
+                "min_matched": worst,
+                "reference_ms": min(t_ref) * 1e3,
+                "ours_ms": min(t_ours) * 1e3,
+                "reference_median_ms": statistics.median(t_ref) * 1e3,
+                "ours_median_ms": statistics.median(t_ours) * 1e3,
+                "speedup": min(t_ref) / min(t_ours),
+            }
+        )
         r = rows[-1]
-        print(f"  {index:>2} {case.uuid[:8]} {str(r['axes']):<44} {status:<7} match {worst:.4f}  "
-              f"ref {r['reference_ms']:9.2f} ({r['reference_median_ms']:9.2f}) ms  "
-              f"ours {r['ours_ms']:9.2f} ({r['ours_median_ms']:9.2f}) ms  ×{r['speedup']:.2f}", flush=True)
+        print(
+            f"  {index:>2} {case.uuid[:8]} {str(r['axes']):<44} {status:<7} match {worst:.4f}  "
+            f"ref {r['reference_ms']:9.2f} ({r['reference_median_ms']:9.2f}) ms  "
+            f"ours {r['ours_ms']:9.2f} ({r['ours_median_ms']:9.2f}) ms  ×{r['speedup']:.2f}",
+            flush=True,
+        )
         del inputs, outs
     return rows
 
@@ -92,12 +107,16 @@ def main() -> int:
     print("042 moe_load_balance_bwd (full size)")
     balance = bench(problems.LOAD_BALANCE_BWD, kernels.LOAD_BALANCE_BWD, args.balance_cases, args.repeats)
     print("009 moe_token_scatter_bwd (full size)")
-    scatter = bench(problems.TOKEN_SCATTER_BWD, kernels.TOKEN_SCATTER_BWD, args.scatter_cases, max(2, args.repeats // 2))
+    scatter = bench(
+        problems.TOKEN_SCATTER_BWD, kernels.TOKEN_SCATTER_BWD, args.scatter_cases, max(2, args.repeats // 2)
+    )
     bad = [r for r in balance + scatter if r["status"] != "PASSED" or r["speedup"] < 1.0]
     for name, rows in (("042", balance), ("009", scatter)):
         if rows:
             geo = statistics.geometric_mean([r["speedup"] for r in rows])
-            print(f"{name}: geomean speedup over the reference ×{geo:.2f}, slowest ×{min(r['speedup'] for r in rows):.2f}")
+            print(
+                f"{name}: geomean speedup over the reference ×{geo:.2f}, slowest ×{min(r['speedup'] for r in rows):.2f}"
+            )
     if bad:
         print(f"NOT MET on cases: {[(r['case'], r['status'], round(r['speedup'], 3)) for r in bad]}")
     return 1 if bad else 0

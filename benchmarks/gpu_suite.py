@@ -66,8 +66,12 @@ def measure_machine(device, copy_bytes: int, matrix_n: int) -> dict:
     b = torch.randn(matrix_n, matrix_n, device=device).to(torch.bfloat16)
     c = torch.empty_like(a)
     mm_s = _best_s(lambda: torch.mm(a, b, out=c), device, 10)
-    return {"copy_bandwidth_Bps": 2 * copy_bytes / copy_s, "bf16_matrix_flops": 2 * matrix_n ** 3 / mm_s,
-            "copy_bytes": copy_bytes, "matrix_n": matrix_n}
+    return {
+        "copy_bandwidth_Bps": 2 * copy_bytes / copy_s,
+        "bf16_matrix_flops": 2 * matrix_n**3 / mm_s,
+        "copy_bytes": copy_bytes,
+        "matrix_n": matrix_n,
+    }
 
 
 def _solution_entry(solution_path):
@@ -85,8 +89,10 @@ def warm_and_measure_memory(problem, solution_path, device) -> dict[str, dict]:
         axes = problem.definition.resolve_axes(case.axes)
         torch.manual_seed(seed_for(case.uuid, "round", 0, "<custom>"))
         inputs = list(reference.make_inputs(axes, str(device)).values())
-        outs = [torch.empty(problem.definition.shape(s, axes), dtype=getattr(torch, s.dtype), device=device)
-                for s in problem.definition.outputs.values()]
+        outs = [
+            torch.empty(problem.definition.shape(s, axes), dtype=getattr(torch, s.dtype), device=device)
+            for s in problem.definition.outputs.values()
+        ]
         out_bytes = sum(o.numel() * o.element_size() for o in outs)
         peak = 0
         if device.type == "cuda":
@@ -119,14 +125,21 @@ def case_rows(problem, suite, machine, memory) -> list[dict]:
         t_k = result.latency.median / 1e6 if result.passed and result.latency else None
         t_ref = result.reference_latency.median / 1e6 if result.reference_latency else None
         row = {
-            "case": problem.cases.index(case), "uuid": case.uuid, "axes": dict(case.axes), "status": result.status,
-            "t_k_ms": t_k, "t_k_p05_ms": result.latency.p05 / 1e6 if t_k else None,
-            "t_k_p95_ms": result.latency.p95 / 1e6 if t_k else None, "t_ref_ms": t_ref,
+            "case": problem.cases.index(case),
+            "uuid": case.uuid,
+            "axes": dict(case.axes),
+            "status": result.status,
+            "t_k_ms": t_k,
+            "t_k_p05_ms": result.latency.p05 / 1e6 if t_k else None,
+            "t_k_p95_ms": result.latency.p95 / 1e6 if t_k else None,
+            "t_ref_ms": t_ref,
             "speedup_vs_reference": t_ref / t_k if t_k and t_ref else None,
-            "t_sol_ms_here": t_sol, "sol_ratio_here": t_sol / t_k if t_k else None,
+            "t_sol_ms_here": t_sol,
+            "sol_ratio_here": t_sol / t_k if t_k else None,
             "achieved_Bps": moved / (t_k / 1e3) if t_k else None,
             "copy_fraction": moved / (t_k / 1e3) / machine["copy_bandwidth_Bps"] if t_k else None,
-            "t_sol_ms_b200": case.t_sol_ms, "t_b_ms_b200": case.t_b_ms,
+            "t_sol_ms_b200": case.t_sol_ms,
+            "t_b_ms_b200": case.t_b_ms,
             "harness_sol_score_spec_peaks": result.score.sol if result.score else None,
             "min_matched_ratio": min((o.matched_ratio for o in result.outputs), default=None),
             **memory.get(case.uuid, {}),
@@ -143,16 +156,20 @@ def _fmt(value, spec):
 
 def print_table(title, rows, with_memory):
     print(f"\n{title}")
-    head = f"{'#':>2} {'uuid':8} {'axes':<40} {'status':<20} {'T_k ms':>9} {'T_ref ms':>9} {'×ref':>7} " \
-           f"{'T_SOL ms':>9} {'SOL/T_k':>7} {'GB/s':>7} {'copy%':>6}"
+    head = (
+        f"{'#':>2} {'uuid':8} {'axes':<40} {'status':<20} {'T_k ms':>9} {'T_ref ms':>9} {'×ref':>7} "
+        f"{'T_SOL ms':>9} {'SOL/T_k':>7} {'GB/s':>7} {'copy%':>6}"
+    )
     print(head + ("  extra/out" if with_memory else ""))
     for r in rows:
         axes = ",".join(f"{k}={v}" for k, v in r["axes"].items())
-        line = (f"{r['case']:>2} {r['uuid'][:8]} {axes:<40} {r['status']:<20} {_fmt(r['t_k_ms'], '9.4f')} "
-                f"{_fmt(r['t_ref_ms'], '9.4f')} {_fmt(r['speedup_vs_reference'], '7.2f')} "
-                f"{_fmt(r['t_sol_ms_here'], '9.4f')} {_fmt(r['sol_ratio_here'], '7.3f')} "
-                f"{_fmt(r['achieved_Bps'] and r['achieved_Bps'] / 1e9, '7.0f')} "
-                f"{_fmt(r['copy_fraction'] and 100 * r['copy_fraction'], '6.1f')}")
+        line = (
+            f"{r['case']:>2} {r['uuid'][:8]} {axes:<40} {r['status']:<20} {_fmt(r['t_k_ms'], '9.4f')} "
+            f"{_fmt(r['t_ref_ms'], '9.4f')} {_fmt(r['speedup_vs_reference'], '7.2f')} "
+            f"{_fmt(r['t_sol_ms_here'], '9.4f')} {_fmt(r['sol_ratio_here'], '7.3f')} "
+            f"{_fmt(r['achieved_Bps'] and r['achieved_Bps'] / 1e9, '7.0f')} "
+            f"{_fmt(r['copy_fraction'] and 100 * r['copy_fraction'], '6.1f')}"
+        )
         if with_memory:
             line += f"  {_fmt(r.get('peak_extra_over_outputs'), '9.3f')}"
         print(line)
@@ -173,13 +190,22 @@ def targets(balance_rows, scatter_rows) -> list[dict]:
     if balance_rows:
         largest = sorted(balance_rows, key=lambda r: -r["axes"]["batch_seq_len"])[:4]
         fractions = [r["copy_fraction"] for r in largest]
-        add("042: >= 85% of copy bandwidth on the four largest cases", fractions,
-            all(f is not None and f >= 0.85 for f in fractions))
+        add(
+            "042: >= 85% of copy bandwidth on the four largest cases",
+            fractions,
+            all(f is not None and f >= 0.85 for f in fractions),
+        )
         speedups = [r["speedup_vs_reference"] for r in balance_rows]
-        add("042: >= 5x the reference on every case", min((s or 0) for s in speedups),
-            all(s is not None and s >= 5 for s in speedups))
-        add("042: all 16 cases pass", sum(r["status"] == "PASSED" for r in balance_rows),
-            all(r["status"] == "PASSED" for r in balance_rows))
+        add(
+            "042: >= 5x the reference on every case",
+            min((s or 0) for s in speedups),
+            all(s is not None and s >= 5 for s in speedups),
+        )
+        add(
+            "042: all 16 cases pass",
+            sum(r["status"] == "PASSED" for r in balance_rows),
+            all(r["status"] == "PASSED" for r in balance_rows),
+        )
     if scatter_rows:
         ratios = [r["sol_ratio_here"] for r in scatter_rows]
         geo = _geo(ratios) if all(ratios) else None
@@ -190,8 +216,11 @@ def targets(balance_rows, scatter_rows) -> list[dict]:
         extra = [r.get("peak_extra_over_outputs") for r in scatter_rows]
         worst = max((e for e in extra if e is not None), default=None)
         add("009: peak extra device memory < 1.5x the outputs", worst, worst is not None and worst < 1.5)
-        add("009: all 16 cases pass", sum(r["status"] == "PASSED" for r in scatter_rows),
-            all(r["status"] == "PASSED" for r in scatter_rows))
+        add(
+            "009: all 16 cases pass",
+            sum(r["status"] == "PASSED" for r in scatter_rows),
+            all(r["status"] == "PASSED" for r in scatter_rows),
+        )
     return out
 
 
@@ -244,11 +273,15 @@ def main() -> int:
         name = "cpu"
         print(f"device: cpu (smoke={args.smoke}): figures below are not GPU figures")
     machine = measure_machine(device, (1 << 20) * (8 if args.smoke else 2048), 256 if args.smoke else 8192)
-    print(f"measured copy bandwidth {machine['copy_bandwidth_Bps'] / 1e9:.0f} GB/s (read + write), "
-          f"bf16 matrix rate {machine['bf16_matrix_flops'] / 1e12:.0f} TFLOP/s  [{time.time() - started:.0f} s]")
+    print(
+        f"measured copy bandwidth {machine['copy_bandwidth_Bps'] / 1e9:.0f} GB/s (read + write), "
+        f"bf16 matrix rate {machine['bf16_matrix_flops'] / 1e12:.0f} TFLOP/s  [{time.time() - started:.0f} s]"
+    )
 
-    packs = {"042": (problems.LOAD_BALANCE_BWD, kernels.LOAD_BALANCE_BWD, {"n_routed_experts": 64}),
-             "009": (problems.TOKEN_SCATTER_BWD, kernels.TOKEN_SCATTER_BWD, {"hidden_dim": 64, "ffn_dim": 224})}
+    packs = {
+        "042": (problems.LOAD_BALANCE_BWD, kernels.LOAD_BALANCE_BWD, {"n_routed_experts": 64}),
+        "009": (problems.TOKEN_SCATTER_BWD, kernels.TOKEN_SCATTER_BWD, {"hidden_dim": 64, "ffn_dim": 224}),
+    }
     scratch = Path(tempfile.mkdtemp(prefix="gpu-suite-"))
     # every checked call's outputs travel to the reference process as files: 009's are ~0.4 GB a call,
     # so it gets fewer checked calls than the harness default (disk and time on a lent machine)
@@ -261,16 +294,27 @@ def main() -> int:
             problem_dir = _scaled(problem_dir, consts, scratch / key)
         problem = load_problem(problem_dir)
         memory = warm_and_measure_memory(problem, solution_path, device)
-        print(f"{key}: in-process warm-up of {len(problem.cases)} cases done  [{time.time() - started:.0f} s]", flush=True)
+        print(
+            f"{key}: in-process warm-up of {len(problem.cases)} cases done  [{time.time() - started:.0f} s]", flush=True
+        )
 
         def progress(result, key=key):
             t = result.latency.median / 1e6 if result.latency else None
-            print(f"  {key} {result.case.uuid[:8]} {result.status} T_k {_fmt(t, '.4f')} ms  "
-                  f"[{time.time() - started:.0f} s]", flush=True)
+            print(
+                f"  {key} {result.case.uuid[:8]} {result.status} T_k {_fmt(t, '.4f')} ms  "
+                f"[{time.time() - started:.0f} s]",
+                flush=True,
+            )
 
         rounds, timed_checks = checks[key]
-        options = EvalOptions(device=str(device), rounds=rounds, warmup=args.warmup, iterations=args.iterations,
-                              timed_checks=timed_checks, timeout_s=180)
+        options = EvalOptions(
+            device=str(device),
+            rounds=rounds,
+            warmup=args.warmup,
+            iterations=args.iterations,
+            timed_checks=timed_checks,
+            timeout_s=180,
+        )
         suite = evaluate(problem, load_solution(solution_path), options, progress=progress)
         suites[key] = suite
         rows[key] = case_rows(problem, suite, machine, memory)
@@ -286,21 +330,34 @@ def main() -> int:
     for key, suite in suites.items():
         s = suite.score
         ratios = [r["sol_ratio_here"] for r in rows[key]]
-        print(f"  {key}: passed {s.passed}/{s.cases}, geomean latency {_fmt(s.geomean_latency_ms, '.4f')} ms, "
-              f"geomean speedup vs reference {_fmt(s.geomean_speedup_vs_reference, '.2f')}, "
-              f"geomean T_SOL/T_k here {_fmt(_geo(ratios) if all(ratios) else None, '.3f')}, "
-              f"harness SOL score (spec-sheet peaks) {_fmt(s.sol_score, '.3f')}")
+        print(
+            f"  {key}: passed {s.passed}/{s.cases}, geomean latency {_fmt(s.geomean_latency_ms, '.4f')} ms, "
+            f"geomean speedup vs reference {_fmt(s.geomean_speedup_vs_reference, '.2f')}, "
+            f"geomean T_SOL/T_k here {_fmt(_geo(ratios) if all(ratios) else None, '.3f')}, "
+            f"harness SOL score (spec-sheet peaks) {_fmt(s.sol_score, '.3f')}"
+        )
     results = targets(rows.get("042", []), rows.get("009", []))
     print("\ntargets")
     for t in results:
         print(f"  [{'MET' if t['met'] else 'NOT MET'}] {t['target']}: {t['value']}")
     note = save_records(suites, out_dir)
     print(note)
-    summary = {"device": name, "torch": torch.__version__, "machine": machine, "smoke": args.smoke,
-               "options": {k: {f: getattr(suite.options, f) for f in ("rounds", "warmup", "iterations", "timed_checks")}
-                           for k, suite in suites.items()},
-               "cases": rows, "suites": {k: s.score.to_dict() for k, s in suites.items()}, "targets": results,
-               "records": note, "elapsed_s": time.time() - started, "complete": True}
+    summary = {
+        "device": name,
+        "torch": torch.__version__,
+        "machine": machine,
+        "smoke": args.smoke,
+        "options": {
+            k: {f: getattr(suite.options, f) for f in ("rounds", "warmup", "iterations", "timed_checks")}
+            for k, suite in suites.items()
+        },
+        "cases": rows,
+        "suites": {k: s.score.to_dict() for k, s in suites.items()},
+        "targets": results,
+        "records": note,
+        "elapsed_s": time.time() - started,
+        "complete": True,
+    }
     (out_dir / "gpu_suite.json").write_text(json.dumps(summary, indent=1, default=str))
     print(f"wrote {out_dir / 'gpu_suite.json'} in {time.time() - started:.0f} s")
     return 0 if all(t["met"] for t in results) else 1

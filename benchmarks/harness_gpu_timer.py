@@ -47,8 +47,10 @@ def spread_check(torch, results: dict) -> None:
     s = summarize(samples)
     ratio = s.p95 / s.p05
     results["spread"] = {"kernel": "bf16 matmul 8192^3", **s.to_dict(), "p95_over_p05": ratio, "ok": ratio < 1.05}
-    print(f"[spread] median {s.median / 1e3:.1f} us  p05 {s.p05 / 1e3:.1f}  p95 {s.p95 / 1e3:.1f}  "
-          f"p95/p05 = {ratio:.4f}  -> {'OK' if ratio < 1.05 else 'FAIL'} (< 1.05)")
+    print(
+        f"[spread] median {s.median / 1e3:.1f} us  p05 {s.p05 / 1e3:.1f}  p95 {s.p95 / 1e3:.1f}  "
+        f"p95/p05 = {ratio:.4f}  -> {'OK' if ratio < 1.05 else 'FAIL'} (< 1.05)"
+    )
 
 
 def bandwidth(torch) -> float:
@@ -70,17 +72,45 @@ def bandwidth(torch) -> float:
 def copy_problem(folder: Path) -> tuple[Path, Path]:
     problem = folder / "copy_f32"
     problem.mkdir()
-    (problem / "definition.json").write_text(json.dumps({
-        "name": "copy_f32", "op_type": "copy", "axes": {"n": {"type": "var"}},
-        "inputs": {"x": {"shape": ["n"], "dtype": "float32"}}, "outputs": {"y": {"shape": ["n"], "dtype": "float32"}},
-        "bytes": "8 * n", "reference": "def run(x):\n    return x.clone()\n",
-    }))
-    (problem / "workload.jsonl").write_text(json.dumps({"uuid": "c0b1c0b1-0000-4000-8000-000000000001", "axes": {"n": COPY_ELEMENTS},
-                                                        "tolerance": {"max_atol": 0, "max_rtol": 0, "required_matched_ratio": 1.0}}) + "\n")
+    (problem / "definition.json").write_text(
+        json.dumps(
+            {
+                "name": "copy_f32",
+                "op_type": "copy",
+                "axes": {"n": {"type": "var"}},
+                "inputs": {"x": {"shape": ["n"], "dtype": "float32"}},
+                "outputs": {"y": {"shape": ["n"], "dtype": "float32"}},
+                "bytes": "8 * n",
+                "reference": "def run(x):\n    return x.clone()\n",
+            }
+        )
+    )
+    (problem / "workload.jsonl").write_text(
+        json.dumps(
+            {
+                "uuid": "c0b1c0b1-0000-4000-8000-000000000001",
+                "axes": {"n": COPY_ELEMENTS},
+                "tolerance": {"max_atol": 0, "max_rtol": 0, "required_matched_ratio": 1.0},
+            }
+        )
+        + "\n"
+    )
     solution = folder / "copy_solution.json"
-    solution.write_text(json.dumps({"name": "copy_torch", "definition": "copy_f32", "spec": {
-        "languages": ["pytorch"], "target_hardware": ["cuda"], "entry_point": "copy.py::run", "destination_passing_style": True},
-        "sources": [{"path": "copy.py", "content": "def run(x, y):\n    y.copy_(x)\n"}]}))
+    solution.write_text(
+        json.dumps(
+            {
+                "name": "copy_torch",
+                "definition": "copy_f32",
+                "spec": {
+                    "languages": ["pytorch"],
+                    "target_hardware": ["cuda"],
+                    "entry_point": "copy.py::run",
+                    "destination_passing_style": True,
+                },
+                "sources": [{"path": "copy.py", "content": "def run(x, y):\n    y.copy_(x)\n"}],
+            }
+        )
+    )
     return problem, solution
 
 
@@ -92,8 +122,11 @@ def copy_check(torch, results: dict) -> None:
     expected_ns = 2 * COPY_ELEMENTS * 4 / rate * 1e9
     with tempfile.TemporaryDirectory() as folder:
         problem_dir, solution_path = copy_problem(Path(folder))
-        suite = evaluate(load_problem(problem_dir), load_solution(solution_path),
-                         EvalOptions(device="cuda", rounds=2, warmup=5, iterations=30, timed_checks=2, keep_bytes=2 << 30))
+        suite = evaluate(
+            load_problem(problem_dir),
+            load_solution(solution_path),
+            EvalOptions(device="cuda", rounds=2, warmup=5, iterations=30, timed_checks=2, keep_bytes=2 << 30),
+        )
     case = suite.cases[0]
     if case.status != "PASSED":
         results["copy"] = {"status": case.status, "log": case.log[-2000:], "ok": False}
@@ -101,12 +134,21 @@ def copy_check(torch, results: dict) -> None:
         return
     measured = case.latency.median
     error = measured / expected_ns - 1
-    results["copy"] = {"bandwidth_GBps": rate / 1e9, "expected_ns": expected_ns, "median_ns": measured,
-                       "p05_ns": case.latency.p05, "p95_ns": case.latency.p95, "relative_error": error,
-                       "reference_median_ns": case.reference_latency.median, "ok": abs(error) < 0.05}
-    print(f"[copy] bandwidth {rate / 1e9:.0f} GB/s -> expected {expected_ns / 1e3:.1f} us; harness median {measured / 1e3:.1f} us "
-          f"(p05 {case.latency.p05 / 1e3:.1f}, p95 {case.latency.p95 / 1e3:.1f}); error {error:+.2%} -> "
-          f"{'OK' if abs(error) < 0.05 else 'FAIL'} (within 5%)")
+    results["copy"] = {
+        "bandwidth_GBps": rate / 1e9,
+        "expected_ns": expected_ns,
+        "median_ns": measured,
+        "p05_ns": case.latency.p05,
+        "p95_ns": case.latency.p95,
+        "relative_error": error,
+        "reference_median_ns": case.reference_latency.median,
+        "ok": abs(error) < 0.05,
+    }
+    print(
+        f"[copy] bandwidth {rate / 1e9:.0f} GB/s -> expected {expected_ns / 1e3:.1f} us; harness median {measured / 1e3:.1f} us "
+        f"(p05 {case.latency.p05 / 1e3:.1f}, p95 {case.latency.p95 / 1e3:.1f}); error {error:+.2%} -> "
+        f"{'OK' if abs(error) < 0.05 else 'FAIL'} (within 5%)"
+    )
 
 
 def smoke(results: dict) -> None:
@@ -117,18 +159,30 @@ def smoke(results: dict) -> None:
     environment = read_environment("cuda")
     results["environment"] = environment
     print(f"[env] {json.dumps(environment)}")
-    pairs = [("vector_add", "vector_add_torch"), ("vector_add", "vector_add_triton"), ("softmax", "softmax_triton"),
-             ("moe_gather_scatter", "moe_gather_scatter_torch"), ("moe_gather_scatter", "moe_gather_scatter_triton")]
+    pairs = [
+        ("vector_add", "vector_add_torch"),
+        ("vector_add", "vector_add_triton"),
+        ("softmax", "softmax_triton"),
+        ("moe_gather_scatter", "moe_gather_scatter_torch"),
+        ("moe_gather_scatter", "moe_gather_scatter_triton"),
+    ]
     results["smoke"] = {}
     for problem_name, solution_name in pairs:
-        suite = evaluate(load_problem(FIXTURES / "problems" / problem_name),
-                         load_solution(FIXTURES / "solutions" / solution_name / "solution.json"),
-                         EvalOptions(device="cuda", rounds=3, warmup=3, iterations=20))
+        suite = evaluate(
+            load_problem(FIXTURES / "problems" / problem_name),
+            load_solution(FIXTURES / "solutions" / solution_name / "solution.json"),
+            EvalOptions(device="cuda", rounds=3, warmup=3, iterations=20),
+        )
         statuses = [c.status for c in suite.cases]
-        results["smoke"][solution_name] = {"statuses": statuses, "medians_ns": [c.latency.median if c.latency else None for c in suite.cases],
-                                           "logs": [c.log[-1500:] for c in suite.cases if c.status != "PASSED"]}
-        print(f"[smoke] {solution_name}: {statuses} medians(us) "
-              f"{[round(c.latency.median / 1e3, 2) if c.latency else None for c in suite.cases]}")
+        results["smoke"][solution_name] = {
+            "statuses": statuses,
+            "medians_ns": [c.latency.median if c.latency else None for c in suite.cases],
+            "logs": [c.log[-1500:] for c in suite.cases if c.status != "PASSED"],
+        }
+        print(
+            f"[smoke] {solution_name}: {statuses} medians(us) "
+            f"{[round(c.latency.median / 1e3, 2) if c.latency else None for c in suite.cases]}"
+        )
         for c in suite.cases:
             if c.status != "PASSED":
                 print(c.log[-1500:])
@@ -155,14 +209,31 @@ def hostile(results: dict) -> None:
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "solution.json"
-        path.write_text(json.dumps({"name": "side_stream", "definition": "vector_add_f32", "spec": {
-            "languages": ["pytorch"], "target_hardware": ["cuda"], "entry_point": "s.py::run", "destination_passing_style": True},
-            "sources": [{"path": "s.py", "content": SIDE_STREAM}]}))
-        suite = evaluate(load_problem(FIXTURES / "problems" / "vector_add"), load_solution(path),
-                         EvalOptions(device="cuda", rounds=2, warmup=2, iterations=5))
+        path.write_text(
+            json.dumps(
+                {
+                    "name": "side_stream",
+                    "definition": "vector_add_f32",
+                    "spec": {
+                        "languages": ["pytorch"],
+                        "target_hardware": ["cuda"],
+                        "entry_point": "s.py::run",
+                        "destination_passing_style": True,
+                    },
+                    "sources": [{"path": "s.py", "content": SIDE_STREAM}],
+                }
+            )
+        )
+        suite = evaluate(
+            load_problem(FIXTURES / "problems" / "vector_add"),
+            load_solution(path),
+            EvalOptions(device="cuda", rounds=2, warmup=2, iterations=5),
+        )
     statuses = [c.status for c in suite.cases]
     results["side_stream"] = {"statuses": statuses, "log": suite.cases[0].log[-1500:], "ok": "PASSED" not in statuses}
-    print(f"[hostile] side stream: {statuses} -> {'OK' if 'PASSED' not in statuses else 'FAIL'}\n{suite.cases[0].log[-600:]}")
+    print(
+        f"[hostile] side stream: {statuses} -> {'OK' if 'PASSED' not in statuses else 'FAIL'}\n{suite.cases[0].log[-600:]}"
+    )
 
 
 def main() -> None:

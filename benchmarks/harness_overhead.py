@@ -73,9 +73,19 @@ def start_cost(mode: str, repeats: int) -> float:
         for i in range(repeats):
             arena = Arena(1 << 16, "cpu")
             t0 = time.perf_counter()
-            child = Child("reference", problem_dir, Path(folder) / f"log{i}", 16 << 30, "cpu", arena, sandboxed, writable=False)
-            reply = child.request({"op": "load", "arena": arena.handle(), "device": "cpu",
-                                   "definition_path": f"{root}/definition.json", "problem_root": root}, time.monotonic() + 120)
+            child = Child(
+                "reference", problem_dir, Path(folder) / f"log{i}", 16 << 30, "cpu", arena, sandboxed, writable=False
+            )
+            reply = child.request(
+                {
+                    "op": "load",
+                    "arena": arena.handle(),
+                    "device": "cpu",
+                    "definition_path": f"{root}/definition.json",
+                    "problem_root": root,
+                },
+                time.monotonic() + 120,
+            )
             times.append(time.perf_counter() - t0)
             assert reply["ok"], reply
             child.close()
@@ -106,7 +116,11 @@ def spread_figures(problem, solution, pairs: int, repeats: int) -> tuple[float, 
         speedups.append(case.score.speedup)
         if case.speedup:
             widths.append(case.speedup.relative_width)
-    return statistics.median(spreads), max(speedups) / min(speedups), statistics.median(widths) if widths else float("nan")
+    return (
+        statistics.median(spreads),
+        max(speedups) / min(speedups),
+        statistics.median(widths) if widths else float("nan"),
+    )
 
 
 def main() -> None:
@@ -116,9 +130,14 @@ def main() -> None:
     torch.set_num_threads(1)
     print(f"torch {torch.__version__}, {os.cpu_count()} CPUs, repeats {args.repeats}")
     starts = {mode: start_cost(mode, args.repeats) for mode in ("fork server", "fresh interpreter", "sandboxed")}
-    print("child start: " + " | ".join(f"{mode} {value * 1e3:8.1f} ms" for mode, value in starts.items())
-          + f"  (sandboxed / fork server {starts['sandboxed'] / starts['fork server']:.0f}x)")
-    calls = 2 * (10 + 10 + 50)  # solution and reference calls (the reference's timed outputs are the checks' references)
+    print(
+        "child start: "
+        + " | ".join(f"{mode} {value * 1e3:8.1f} ms" for mode, value in starts.items())
+        + f"  (sandboxed / fork server {starts['sandboxed'] / starts['fork server']:.0f}x)"
+    )
+    calls = 2 * (
+        10 + 10 + 50
+    )  # solution and reference calls (the reference's timed outputs are the checks' references)
     for problem_name, solution_name in PAIRS:
         problem = load_problem(FIXTURES / "problems" / problem_name)
         solution = load_solution(FIXTURES / "solutions" / solution_name / "solution.json")
@@ -129,12 +148,17 @@ def main() -> None:
             print(f"  {name:18s} {value * 1e6:10.1f} us  ({value / ref:8.1f}x one reference call)")
         for mode in ("fork server", "sandboxed"):
             total = case_cost(problem, solution, mode, args.repeats)
-            print(f"  whole case, {mode:11s} {total * 1e3:9.1f} ms = {total / ref:9.0f}x one reference call; "
-                  f"overhead beyond {calls} calls: {(total - calls * ref) * 1e3:8.1f} ms")
+            print(
+                f"  whole case, {mode:11s} {total * 1e3:9.1f} ms = {total / ref:9.0f}x one reference call; "
+                f"overhead beyond {calls} calls: {(total - calls * ref) * 1e3:8.1f} ms"
+            )
         for label, pairs in (("interleaved, 10 pairs", 10), ("back-to-back, 1 pair", 1)):
             p95p05, drift, width = spread_figures(problem, solution, pairs, args.repeats)
-            print(f"  {label:22s} per-call p95/p05 {p95p05:6.2f} | speedup max/min over {args.repeats} evals {drift:5.2f} "
-                  f"| 95% interval width / speedup {width:5.2f}")
+            print(
+                f"  {label:22s} per-call p95/p05 {p95p05:6.2f} | speedup max/min over {args.repeats} evals {drift:5.2f} "
+                f"| 95% interval width / speedup {width:5.2f}"
+            )
+
 
 if __name__ == "__main__":
     main()

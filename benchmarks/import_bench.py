@@ -23,8 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-DEFAULT_EXPORT = (Path(__file__).resolve().parents[1].parent / "shared" / "data"
-                  / "kernelindex-catalog-2026-08-15-167a1d6d.jsonl.zst")
+DEFAULT_EXPORT = (
+    Path(__file__).resolve().parents[1].parent / "shared" / "data" / "kernelindex-catalog-2026-08-15-167a1d6d.jsonl.zst"
+)
 
 
 def baseline(export: Path, _db: str) -> dict:
@@ -82,8 +83,12 @@ def sync_unchanged(_export: Path, db: str) -> dict:
         start = time.perf_counter()
         again = sync(store, url)
         seconds = time.perf_counter() - start
-    return {"first_sync_requests": first.requests, "requests": again.requests, "up_to_date": again.up_to_date,
-            "unchanged_sync_seconds": round(seconds, 4)}
+    return {
+        "first_sync_requests": first.requests,
+        "requests": again.requests,
+        "up_to_date": again.up_to_date,
+        "unchanged_sync_seconds": round(seconds, 4),
+    }
 
 
 PHASES = {"baseline": baseline, "import": import_, "reimport": import_, "verify": verify, "export": export}
@@ -101,7 +106,9 @@ def child(phase: str, export_path: Path, db: str) -> None:
 def measure(phase: str, export_path: Path, db: str) -> dict:
     out = subprocess.run(
         [sys.executable, __file__, str(export_path), "--phase", phase, "--db", db],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -128,8 +135,10 @@ def main() -> None:
     base = results["baseline"]
     size = args.export.stat().st_size / 2**20
     print(f"export: {args.export.name} ({size:.1f} MiB compressed, {base['lines']} lines)")
-    print(f"{'phase':<10}{'seconds':>9}{'x baseline':>12}{'peak RSS MiB':>14}{'x baseline':>12}"
-          f"{'PostgreSQL s':>14}{'x baseline':>12}  result")
+    print(
+        f"{'phase':<10}{'seconds':>9}{'x baseline':>12}{'peak RSS MiB':>14}{'x baseline':>12}"
+        f"{'PostgreSQL s':>14}{'x baseline':>12}  result"
+    )
     for phase, r in results.items():
         extra = {k: v for k, v in r.items() if k not in ("seconds", "peak_rss_mib")}
         pg = pg_results.get(phase)

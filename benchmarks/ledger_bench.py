@@ -54,15 +54,24 @@ def timings(client: TestClient, url: str, repeat: int) -> tuple[tuple[float, flo
 
 def urls(store) -> dict[str, str]:
     with store.engine.connect() as conn:
-        op = conn.execute(select(operations.c.slug, func.count(runs.c.id)).join(runs, runs.c.operation_digest ==
-                          operations.c.semantic_digest).group_by(operations.c.slug)
-                          .order_by(func.count(runs.c.id).desc())).first()[0]
-        impl = conn.execute(select(implementations.c.slug, func.count(runs.c.id))
-                            .join(runs, runs.c.implementation_id == implementations.c.id)
-                            .group_by(implementations.c.slug).order_by(func.count(runs.c.id).desc())).first()[0]
-        project = conn.execute(select(projects.c.slug, func.count(implementations.c.id))
-                               .join(implementations, implementations.c.project_id == projects.c.id)
-                               .group_by(projects.c.slug).order_by(func.count(implementations.c.id).asc())).first()[0]
+        op = conn.execute(
+            select(operations.c.slug, func.count(runs.c.id))
+            .join(runs, runs.c.operation_digest == operations.c.semantic_digest)
+            .group_by(operations.c.slug)
+            .order_by(func.count(runs.c.id).desc())
+        ).first()[0]
+        impl = conn.execute(
+            select(implementations.c.slug, func.count(runs.c.id))
+            .join(runs, runs.c.implementation_id == implementations.c.id)
+            .group_by(implementations.c.slug)
+            .order_by(func.count(runs.c.id).desc())
+        ).first()[0]
+        project = conn.execute(
+            select(projects.c.slug, func.count(implementations.c.id))
+            .join(implementations, implementations.c.project_id == projects.c.id)
+            .group_by(projects.c.slug)
+            .order_by(func.count(implementations.c.id).asc())
+        ).first()[0]
     return {
         "ledger page": "/records",
         "ledger page, by GPU (B200)": "/records?gpu=nvidia-b200",
@@ -120,15 +129,19 @@ def main() -> int:
         pages10 = resolve(client, urls(store))
         grown = {name: timings(client, url, args.repeat) for name, url in pages10.items()}
     print(f"load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'page':<40} {'wall 1x med/p95':>16} {'10x med/p95':>14} {'ratio':>6}  "
-          f"{'cpu 1x med/p95':>15} {'10x med/p95':>14}   targets (wall median): 50 / 150 ms")
+    print(
+        f"{'page':<40} {'wall 1x med/p95':>16} {'10x med/p95':>14} {'ratio':>6}  "
+        f"{'cpu 1x med/p95':>15} {'10x med/p95':>14}   targets (wall median): 50 / 150 ms"
+    )
     ok = True
     for name in base:
         ((m1, p1), (c1, q1)), ((m10, p10), (c10, q10)) = base[name], grown[name]
         good = m1 < 50 and m10 < 150
         ok &= good
-        print(f"{name[:40]:<40} {m1:7.1f}/{p1:<8.1f} {m10:6.1f}/{p10:<7.1f} {m10 / m1:6.2f}  "
-              f"{c1:6.1f}/{q1:<8.1f} {c10:6.1f}/{q10:<7.1f}   {'ok' if good else 'OVER'}")
+        print(
+            f"{name[:40]:<40} {m1:7.1f}/{p1:<8.1f} {m10:6.1f}/{p10:<7.1f} {m10 / m1:6.2f}  "
+            f"{c1:6.1f}/{q1:<8.1f} {c10:6.1f}/{q10:<7.1f}   {'ok' if good else 'OVER'}"
+        )
     return 0 if ok else 1
 
 

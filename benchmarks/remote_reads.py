@@ -62,8 +62,10 @@ def main() -> None:
                     b += _times(there, 20)
                 p50a, p50b = statistics.median(a), statistics.median(b)
                 p95a, p95b = (statistics.quantiles(x, n=20)[-1] for x in (a, b))
-                print(f"{name:<18} {p50a * 1e3:>8.2f}ms {p95a * 1e3:>6.2f}ms {p50b * 1e3:>9.2f}ms {p95b * 1e3:>6.2f}ms "
-                      f"{p50b / p50a:>6.2f}")
+                print(
+                    f"{name:<18} {p50a * 1e3:>8.2f}ms {p95a * 1e3:>6.2f}ms {p50b * 1e3:>9.2f}ms {p95b * 1e3:>6.2f}ms "
+                    f"{p50b / p50a:>6.2f}"
+                )
         store.close()
 
 

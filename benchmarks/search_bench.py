@@ -42,13 +42,22 @@ def busiest(store) -> tuple[str, str, str]:
     """The operation with most runs: its slug, and one axis=value of its busiest case (for a pinned query)."""
     with store.engine.connect() as conn:
         slug, op_id = conn.execute(
-            select(operations.c.slug, operations.c.id).join(workloads, workloads.c.operation_id == operations.c.id)
-            .join(runs, runs.c.workload_id == workloads.c.id).group_by(operations.c.slug, operations.c.id)
-            .order_by(func.count().desc())).first()
-        axes = conn.execute(
-            select(workloads.c.manifest["spec"]["axes"]).join(runs, runs.c.workload_id == workloads.c.id)
-            .where(workloads.c.operation_id == op_id, workloads.c.kind == "WorkloadCase")
-            .group_by(workloads.c.id).order_by(func.count().desc())).scalar() or {}
+            select(operations.c.slug, operations.c.id)
+            .join(workloads, workloads.c.operation_id == operations.c.id)
+            .join(runs, runs.c.workload_id == workloads.c.id)
+            .group_by(operations.c.slug, operations.c.id)
+            .order_by(func.count().desc())
+        ).first()
+        axes = (
+            conn.execute(
+                select(workloads.c.manifest["spec"]["axes"])
+                .join(runs, runs.c.workload_id == workloads.c.id)
+                .where(workloads.c.operation_id == op_id, workloads.c.kind == "WorkloadCase")
+                .group_by(workloads.c.id)
+                .order_by(func.count().desc())
+            ).scalar()
+            or {}
+        )
     numeric = [(k, v) for k, v in axes.items() if isinstance(v, (int, float))]
     pin = f"{numeric[0][0]}={numeric[0][1] + 1}" if numeric else ""
     return slug, pin, op_id
@@ -67,12 +76,14 @@ def requests(store) -> dict[str, str]:
         f"busiest op pinned: {pin}": f"{slug} {pin}",
     }
     out = {f"search {name}": f"/api/v1/search?q={quote(q)}" for name, q in searches.items()}
-    out.update({
-        "page /?q=042 H200 verified": "/?q=" + quote("042 H200 verified"),
-        "operation 042": "/operations/042-moe-expert-load-balancing-and-token-capacity-backward",
-        "operation 009": "/operations/009-expert-token-scatter-with-weighted-forward-backward",
-        f"operation busiest ({slug[:14]})": f"/operations/{slug}",
-    })
+    out.update(
+        {
+            "page /?q=042 H200 verified": "/?q=" + quote("042 H200 verified"),
+            "operation 042": "/operations/042-moe-expert-load-balancing-and-token-capacity-backward",
+            "operation 009": "/operations/009-expert-token-scatter-with-weighted-forward-backward",
+            f"operation busiest ({slug[:14]})": f"/operations/{slug}",
+        }
+    )
     return out
 
 
@@ -120,20 +131,26 @@ def main() -> int:
                     out.write(json.dumps({"table": "benchmark_runs", "row": vary(row, i, rng)}) + "\n")
         import_catalog(store, variants)
         with store.engine.connect() as conn:
-            print(f"added {len(real) * VARIANTS} variant runs ({conn.scalar(select(func.count()).select_from(runs))}"
-                  " runs in all)")
+            print(
+                f"added {len(real) * VARIANTS} variant runs ({conn.scalar(select(func.count()).select_from(runs))}"
+                " runs in all)"
+            )
         grown = {name: timed(client, url, args.repeat) for name, url in urls.items()}
 
     print(f"\nload average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'request (wall ms; cpu ms)':<44} {'1× med':>7} {'1× p95':>7} {'10× med':>8} {'10× p95':>8} {'ratio':>6}"
-          f" {'1× cpu':>7} {'10× cpu':>8}   targets (median wall): 1× ≤ 50 ms, 10× ≤ 150 ms")
+    print(
+        f"{'request (wall ms; cpu ms)':<44} {'1× med':>7} {'1× p95':>7} {'10× med':>8} {'10× p95':>8} {'ratio':>6}"
+        f" {'1× cpu':>7} {'10× cpu':>8}   targets (median wall): 1× ≤ 50 ms, 10× ≤ 150 ms"
+    )
     ok = True
     for name in urls:
         (m1, p1, c1), (m10, p10, c10) = base[name], grown[name]
         good = m1 <= 50 and m10 <= 150
         ok &= good
-        print(f"{name:<44} {m1:7.1f} {p1:7.1f} {m10:8.1f} {p10:8.1f} {m10 / m1:6.2f} {c1:7.1f} {c10:8.1f}   "
-              f"{'ok' if good else 'OVER'}")
+        print(
+            f"{name:<44} {m1:7.1f} {p1:7.1f} {m10:8.1f} {p10:8.1f} {m10 / m1:6.2f} {c1:7.1f} {c10:8.1f}   "
+            f"{'ok' if good else 'OVER'}"
+        )
     return 0 if ok else 1
 
 

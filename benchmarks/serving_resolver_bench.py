@@ -66,8 +66,12 @@ def variants(lines: list[dict], seed: int) -> list[dict]:
             row.update(id=uuid7(), runDigest=digest(row["manifest"]))
             out.append({"table": "serving_runs", "row": row})
             for m in spec["measurements"]:
-                out.append({"table": "serving_measurements", "row": {"id": uuid7(), "runId": row["id"], **m,
-                                                                     "sampleCount": None}})
+                out.append(
+                    {
+                        "table": "serving_measurements",
+                        "row": {"id": uuid7(), "runId": row["id"], **m, "sampleCount": None},
+                    }
+                )
     return out
 
 
@@ -89,8 +93,9 @@ def measure(db: str, lines: list[dict], repeat: int) -> dict[str, tuple[float, f
     pairs = Counter((models[r["modelRevisionId"]], r["acceleratorModel"].split()[1].split("-")[0]) for r in runs)
     store = open_store(db)
     with TestClient(create_app(store=store)) as client:
-        urls = {f"resolve {m} on {g}": f"/api/v1/resolve/serving?model={m}&gpu={g}" for (m, g), _ in
-                pairs.most_common(2)}
+        urls = {
+            f"resolve {m} on {g}": f"/api/v1/resolve/serving?model={m}&gpu={g}" for (m, g), _ in pairs.most_common(2)
+        }
         top_model = pairs.most_common(1)[0][0][0]
         urls[f"model {top_model} JSON"] = f"/api/v1/models/{top_model}"
         urls["serving run JSON"] = f"/api/v1/serving-runs/{runs[len(runs) // 2]['id']}"
@@ -123,8 +128,10 @@ def main() -> int:
         (m1, p1), (m10, p10) = one[name], ten[name]
         print(f"{name:48} {m1:10.1f} {p1:8.1f} {m10:11.1f} {p10:8.1f} {m10 / m1:6.2f}")
     worst1, worst10 = max(m for m, _ in one.values()), max(m for m, _ in ten.values())
-    print(f"targets: 1x median <= 50 ms: {'met' if worst1 <= 50 else 'missed'} (worst {worst1:.1f}); "
-          f"10x median <= 150 ms: {'met' if worst10 <= 150 else 'missed'} (worst {worst10:.1f})")
+    print(
+        f"targets: 1x median <= 50 ms: {'met' if worst1 <= 50 else 'missed'} (worst {worst1:.1f}); "
+        f"10x median <= 150 ms: {'met' if worst10 <= 150 else 'missed'} (worst {worst10:.1f})"
+    )
     return 0
 
 

@@ -63,7 +63,9 @@ def vary(row: dict, i: int, rng: random.Random) -> dict:
     new = copy.deepcopy(row)
     factor = math.exp(rng.gauss(0.0, 0.08))
     spec = new["manifest"]["run"]["spec"]
-    observed = datetime.strptime(spec["observedAt"], "%Y-%m-%dT%H:%M:%S.%fZ") + timedelta(days=i, minutes=rng.randrange(600))
+    observed = datetime.strptime(spec["observedAt"], "%Y-%m-%dT%H:%M:%S.%fZ") + timedelta(
+        days=i, minutes=rng.randrange(600)
+    )
     spec["observedAt"] = observed.strftime("%Y-%m-%dT%H:%M:%S.") + f"{observed.microsecond // 1000:03d}Z"
     timing = spec.get("timing")
     if timing and timing.get("latencyNs"):
@@ -78,8 +80,13 @@ def vary(row: dict, i: int, rng: random.Random) -> dict:
         native["externalId"] = f"{native.get('externalId', '')}-variant{i}"
         if "latency_ms" in native.get("metrics", {}):
             native["metrics"]["latency_ms"] = value / 1e6
-    new.update(id=uuid7(), runDigest=digest(new["manifest"]["run"]), primaryValue=value,
-               observedAt=spec["observedAt"], supersedesId=None)
+    new.update(
+        id=uuid7(),
+        runDigest=digest(new["manifest"]["run"]),
+        primaryValue=value,
+        observedAt=spec["observedAt"],
+        supersedesId=None,
+    )
     return new
 
 
@@ -111,20 +118,29 @@ def index_effect(store, client: TestClient, pages: dict[str, str], repeat: int, 
                 assert client.get(url).status_code == 200
                 samples[present][name][0].append((time.perf_counter() - wall) * 1000)
                 samples[present][name][1].append((time.process_time() - cpu) * 1000)
-    return {name: tuple((statistics.median(samples[s][name][0]), statistics.median(samples[s][name][1]))
-                        for s in (False, True)) for name in pages}
+    return {
+        name: tuple(
+            (statistics.median(samples[s][name][0]), statistics.median(samples[s][name][1])) for s in (False, True)
+        )
+        for name in pages
+    }
 
 
 def targets(store) -> dict[str, str]:
     with store.engine.connect() as conn:
         seed = conn.execute(select(runs.c.id).where(runs.c.run_digest.like("sha256:149b7c1a%"))).scalar_one()
-        key, _ = conn.execute(select(runs.c.comparison_key, func.count()).group_by(runs.c.comparison_key)
-                              .order_by(func.count().desc())).first()
+        key, _ = conn.execute(
+            select(runs.c.comparison_key, func.count()).group_by(runs.c.comparison_key).order_by(func.count().desc())
+        ).first()
         in_big = conn.execute(select(runs.c.id).where(runs.c.comparison_key == key).order_by(runs.c.seq)).first()[0]
-        workload, n = conn.execute(select(runs.c.workload_id, func.count()).group_by(runs.c.workload_id)
-                                   .order_by(func.count().desc())).first()
-    return {"seed run page": f"/runs/{seed}", "run page, largest group": f"/runs/{in_big}",
-            f"largest leaderboard ({n} runs)": f"/workloads/{workload}"}
+        workload, n = conn.execute(
+            select(runs.c.workload_id, func.count()).group_by(runs.c.workload_id).order_by(func.count().desc())
+        ).first()
+    return {
+        "seed run page": f"/runs/{seed}",
+        "run page, largest group": f"/runs/{in_big}",
+        f"largest leaderboard ({n} runs)": f"/workloads/{workload}",
+    }
 
 
 def history_agreement(store) -> tuple[int, int]:
@@ -157,8 +173,10 @@ def main() -> int:
         import_bundles(store, sorted((REPO / "src" / "kernelindex" / "sample").glob("*.json")))
         print(f"imported the export + 2 seed bundles in {time.perf_counter() - start:.1f} s")
         same, total = history_agreement(store)
-        print(f"leader history replayed from the runs equals the export's record_events in {same}/{total} groups"
-              " (the seed run, absent from the export, led one group before the export's first event)")
+        print(
+            f"leader history replayed from the runs equals the export's record_events in {same}/{total} groups"
+            " (the seed run, absent from the export, led one group before the export's first event)"
+        )
 
         pages = targets(store)
         client = TestClient(create_app(store=store))
@@ -174,22 +192,32 @@ def main() -> int:
         import_catalog(store, variants)
         with store.engine.connect() as conn:
             count = conn.scalar(select(func.count()).select_from(runs))
-        print(f"added {len(real_runs) * VARIANTS} variant runs in {time.perf_counter() - start:.1f} s ({count} runs in all)")
+        print(
+            f"added {len(real_runs) * VARIANTS} variant runs in {time.perf_counter() - start:.1f} s ({count} runs in all)"
+        )
         pages10 = targets(store)
         grown = {name: median_ms(client, url, args.repeat) for name, url in pages10.items()}
         effect = index_effect(store, client, pages10, args.repeat)
 
     load = os.getloadavg()[0]
-    print(f"\nload average while measuring: {load:.1f} on {os.cpu_count()} cores (wall times grow with it; CPU times less)")
-    print(f"{'page':<34} {'1× wall':>8} {'10× wall':>9} {'ratio':>6} {'1× cpu':>7} {'10× cpu':>8} {'ratio':>6}"
-          "   targets (wall): 1× < 50 ms, 10× < 150 ms")
+    print(
+        f"\nload average while measuring: {load:.1f} on {os.cpu_count()} cores (wall times grow with it; CPU times less)"
+    )
+    print(
+        f"{'page':<34} {'1× wall':>8} {'10× wall':>9} {'ratio':>6} {'1× cpu':>7} {'10× cpu':>8} {'ratio':>6}"
+        "   targets (wall): 1× < 50 ms, 10× < 150 ms"
+    )
     ok = True
     for (name, (w1, c1)), (name10, (w10, c10)) in zip(base.items(), grown.items()):
         good = w1 < 50 and w10 < 150
         ok &= good
-        print(f"{name:<34} {w1:8.1f} {w10:9.1f} {w10 / w1:6.2f} {c1:7.1f} {c10:8.1f} {c10 / c1:6.2f}   "
-              f"{'ok' if good else 'OVER'}" + (f"   (10×: {name10})" if name10 != name else ""))
-    print(f"\nat 10×, with and without the indexes {', '.join(RANK_INDEXES)} (rounds alternated; ratio = with / without):")
+        print(
+            f"{name:<34} {w1:8.1f} {w10:9.1f} {w10 / w1:6.2f} {c1:7.1f} {c10:8.1f} {c10 / c1:6.2f}   "
+            f"{'ok' if good else 'OVER'}" + (f"   (10×: {name10})" if name10 != name else "")
+        )
+    print(
+        f"\nat 10×, with and without the indexes {', '.join(RANK_INDEXES)} (rounds alternated; ratio = with / without):"
+    )
     print(f"{'page':<34} {'wall without':>12} {'with':>6} {'ratio':>6} {'cpu without':>12} {'with':>6} {'ratio':>6}")
     for name, ((w0, c0), (w1, c1)) in effect.items():
         print(f"{name:<34} {w0:12.1f} {w1:6.1f} {w1 / w0:6.2f} {c0:12.1f} {c1:6.1f} {c1 / c0:6.2f}")

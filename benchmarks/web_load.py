@@ -51,8 +51,9 @@ class Client:
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
         cookie = f"Cookie: {self.cookie}\r\n" if self.cookie else ""
-        self.writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\nAccept-Encoding: gzip, br\r\n"
-                          f"{cookie}\r\n".encode())
+        self.writer.write(
+            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\nAccept-Encoding: gzip, br\r\n{cookie}\r\n".encode()
+        )
         head = await self.reader.readuntil(b"\r\n\r\n")
         lines = head.decode("latin-1").split("\r\n")
         status = int(lines[0].split()[1])
@@ -152,8 +153,23 @@ def start_server(db: Path, workers: int, fast: bool) -> tuple[subprocess.Popen, 
     port = free_port()
     env = {**os.environ, "KERNELINDEX_WEB_CACHE": "on" if fast else "off"}
     began = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "kernelindex.cli", "serve", "--db", str(db), "--port", str(port),
-                             "--workers", str(workers)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kernelindex.cli",
+            "serve",
+            "--db",
+            str(db),
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = began + 60
 
     async def first_ok() -> bool:
@@ -195,13 +211,14 @@ def pick(db: Path, seed: int):
     store.close()
     rng = random.Random(seed)
     rng.shuffle(run_ids)
-    terms = sorted({slug[i:i + 4] for slug in slugs for i in range(0, max(1, len(slug) - 3), 3)})
+    terms = sorted({slug[i : i + 4] for slug in slugs for i in range(0, max(1, len(slug) - 3), 3)})
     rng.shuffle(terms)
     return run_ids, slugs, terms
 
 
-def measure(label: str, db: Path, workers: int, fast: bool, ids: list[str], slugs: list[str],
-            terms: list[str]) -> dict[str, object]:
+def measure(
+    label: str, db: Path, workers: int, fast: bool, ids: list[str], slugs: list[str], terms: list[str]
+) -> dict[str, object]:
     proc, port, cold_ms = start_server(db, workers, fast)
     try:
         time.sleep(1.0)  # let every worker finish starting before the idle figure
@@ -209,7 +226,7 @@ def measure(label: str, db: Path, workers: int, fast: bool, ids: list[str], slug
         repeated = [f"/runs/{i}" for i in ids[:20]]
         api = [f"/api/v1/runs/{i}" for i in ids[:20]]
         ops = [f"/operations/{s}" for s in slugs[:20]]
-        fresh = [f"/runs/{i}" for i in ids[20:20 + SEQUENTIAL]]
+        fresh = [f"/runs/{i}" for i in ids[20 : 20 + SEQUENTIAL]]
         searches = [f"/?q={t}" for t in terms[:SEQUENTIAL]]
 
         async def run() -> dict[str, object]:
@@ -251,8 +268,10 @@ def report(results: dict[str, dict[str, object]], workers: int) -> None:
         row = ["{:.2f} / {:.2f} / {:.2f}".format(*percentiles(r[kind])) for r in results.values()]
         target = f"<= {TARGETS[kind]} p50" if kind in TARGETS else ""
         print(f"{kind + ' ms p50/p95/p99':34}" + cells(row) + f"{target:>14}")
-    row = ["{:.0f}/s, p50 {:.1f} p95 {:.1f} ms".format(r["load"][0], *percentiles(r["load"][1])[:2])
-           for r in results.values()]
+    row = [
+        "{:.0f}/s, p50 {:.1f} p95 {:.1f} ms".format(r["load"][0], *percentiles(r["load"][1])[:2])
+        for r in results.values()
+    ]
     print(f"{'run page, concurrency 8':34}" + cells(row) + f"{'>= 550/s':>14}")
     for when in ("idle", "after load"):
         row = ["{:.0f} / {:.0f}".format(*r[when]) for r in results.values()]
@@ -291,8 +310,9 @@ def main() -> None:
         if args.only != "after":
             results["before"] = measure("before", db, 1, False, ids[:half], slugs, terms[:SEQUENTIAL])
         if args.only != "before":
-            results["after"] = measure("after", db, args.workers, True, ids[half:], slugs,
-                                       terms[SEQUENTIAL:2 * SEQUENTIAL])
+            results["after"] = measure(
+                "after", db, args.workers, True, ids[half:], slugs, terms[SEQUENTIAL : 2 * SEQUENTIAL]
+            )
         report(results, args.workers)
 
 

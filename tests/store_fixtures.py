@@ -9,7 +9,6 @@ import pytest
 
 from pgserver import Unavailable, shared_server
 
-
 _template: list[str] = []  # a database migrated once, copied for each test
 
 

@@ -26,7 +26,9 @@ def test_demo_imports_the_sample_and_stores_verified_reruns(tmp_path):
     assert seeds == {"sha256:149b7c1a", "sha256:deb0ae25"}
     ours = runs(db, "--source", "kernelindex-harness")
     assert len(ours) == 4 and all(r["status"] == "passed" and r["evidence"]["level"] == "verified" for r in ours)
-    assert {r["operation"] for r in ours} == {"042-moe-expert-load-balancing-and-token-capacity-backward"}  # one slug spelling
+    assert {r["operation"] for r in ours} == {
+        "042-moe-expert-load-balancing-and-token-capacity-backward"
+    }  # one slug spelling
     tables = json.loads(run("stats", "--db", db, "--json"))["tables"]
     # both packs: 16 cases and a suite each, plus the suite of exactly the 3 cases the demo reruns
     assert tables["workloads"] == 2 * 17 + 1

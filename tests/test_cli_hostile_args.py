@@ -19,15 +19,18 @@ def db(tmp_path_factory) -> str:
     return path
 
 
-@pytest.mark.parametrize("args, code, expected", [
-    # a negative LIMIT was unlimited on SQLite and a driver error on PostgreSQL
-    (["runs", "--limit", "-1"], 2, "--limit"),
-    # a negative --limit silently dropped the last runs of each group (a Python slice)
-    (["rank", "--limit", "-5", "x"], 2, "--limit"),
-    (["rank", "--limit", "0", "x"], 2, "--limit"),
-    # writing into a missing folder was a FileNotFoundError traceback
-    (["export", "/nonexistent-qa/dir/x.jsonl.zst"], 1, "does not exist"),
-])
+@pytest.mark.parametrize(
+    "args, code, expected",
+    [
+        # a negative LIMIT was unlimited on SQLite and a driver error on PostgreSQL
+        (["runs", "--limit", "-1"], 2, "--limit"),
+        # a negative --limit silently dropped the last runs of each group (a Python slice)
+        (["rank", "--limit", "-5", "x"], 2, "--limit"),
+        (["rank", "--limit", "0", "x"], 2, "--limit"),
+        # writing into a missing folder was a FileNotFoundError traceback
+        (["export", "/nonexistent-qa/dir/x.jsonl.zst"], 1, "does not exist"),
+    ],
+)
 def test_bad_arguments_are_refused_cleanly(db, args, code, expected):
     result = CliRunner().invoke(app, [*args, "--db", db])
     assert isinstance(result.exception, SystemExit), repr(result.exception)

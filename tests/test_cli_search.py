@@ -44,11 +44,14 @@ def real_db(tmp_path_factory, catalog_path) -> str:
     return path
 
 
-@pytest.mark.parametrize("url, words", [
-    ("mysql://x", "mysql is not supported"),
-    ("oracle+cx_oracle://u:p@h/db", "oracle is not supported"),
-    ("not a url", "no store at not a url"),
-])
+@pytest.mark.parametrize(
+    "url, words",
+    [
+        ("mysql://x", "mysql is not supported"),
+        ("oracle+cx_oracle://u:p@h/db", "oracle is not supported"),
+        ("not a url", "no store at not a url"),
+    ],
+)
 def test_bad_db_values_are_one_clean_line(url, words, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = cli("stats", "--db", url)

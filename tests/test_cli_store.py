@@ -56,10 +56,17 @@ def test_show_refuses_unknown_short_and_ambiguous_names(db):
     # a genuine 12-character collision cannot be made on demand: plant a row that shares one
     with sqlite3.connect(db) as conn:
         columns = [r[1] for r in conn.execute("pragma table_info(runs)") if r[1] != "seq"]
-        copy = ", ".join("'01900000-0000-7000-8000-000000000001'" if c == "id" else
-                         "substr(run_digest, 1, 19) || 'ffff' || substr(run_digest, 24)" if c == "run_digest" else c
-                         for c in columns)
-        conn.execute(f"insert into runs ({', '.join(columns)}) select {copy} from runs where run_digest like 'sha256:149b7c1a%'")
+        copy = ", ".join(
+            "'01900000-0000-7000-8000-000000000001'"
+            if c == "id"
+            else "substr(run_digest, 1, 19) || 'ffff' || substr(run_digest, 24)"
+            if c == "run_digest"
+            else c
+            for c in columns
+        )
+        conn.execute(
+            f"insert into runs ({', '.join(columns)}) select {copy} from runs where run_digest like 'sha256:149b7c1a%'"
+        )
     message = run("show", "149b7c1a", "--db", db, code=1).stderr
     assert "matches 2 runs" in message
     assert run("show", "01900000-0000-7000-8000-000000000001", "--db", db).exit_code == 0
@@ -90,7 +97,11 @@ def test_export_then_import_into_a_fresh_store(db, tmp_path):
     report = json.loads(run("import", str(out), "--db", fresh, "--json").stdout)[0]
     assert report["added"]["runs"] == 2 and report["lines"] == len(lines)
     stats = json.loads(run("stats", "--db", fresh, "--json").stdout)
-    assert stats["tables"]["runs"] == 2 and stats["cohorts"] == 1 and stats["pendingLinks"] == {"workload": 0, "implementation": 0}
+    assert (
+        stats["tables"]["runs"] == 2
+        and stats["cohorts"] == 1
+        and stats["pendingLinks"] == {"workload": 0, "implementation": 0}
+    )
     assert "runs from toy-source" in run("stats", "--db", fresh).stdout
     assert run("export", str(tmp_path / "out.json"), "--db", db, code=2).stderr.startswith("error:")
 

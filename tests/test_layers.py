@@ -13,9 +13,15 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_imports_follow_the_layers():
     done = subprocess.run(
-        [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command as c; "
-                               "sys.argv = ['lint-imports']; c()"],
-        cwd=REPO, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-c",
+            "import sys; from importlinter.cli import lint_imports_command as c; sys.argv = ['lint-imports']; c()",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "0 broken" in done.stdout

@@ -63,8 +63,12 @@ class Faulty(BaseHTTPRequestHandler):
             self.release.wait(10)  # answers only once the test has seen the client give up
             self._send(200, b'{"id": "slow"}')
         elif path == "/api/v1/export":  # announces five rows, sends two
-            self._send(200, b'{"table": "sources", "row": {}}\n{"table": "projects", "row": {}}\n',
-                       "application/x-ndjson", X_Row_Count="5")
+            self._send(
+                200,
+                b'{"table": "sources", "row": {}}\n{"table": "projects", "row": {}}\n',
+                "application/x-ndjson",
+                X_Row_Count="5",
+            )
         elif path == "/api/v1/runs/tagged":
             if self.headers.get("If-None-Match") == '"v1"':
                 self.hits["304"] += 1
@@ -74,8 +78,9 @@ class Faulty(BaseHTTPRequestHandler):
             else:
                 self._send(200, b'{"id": "tagged", "value": 1}', ETag='"v1"')
         else:
-            self._send(404, b'{"title": "Not found", "status": 404, "detail": "nothing here"}',
-                       "application/problem+json")
+            self._send(
+                404, b'{"title": "Not found", "status": 404, "detail": "nothing here"}', "application/problem+json"
+            )
 
 
 class QuietServer(ThreadingHTTPServer):

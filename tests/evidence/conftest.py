@@ -6,11 +6,11 @@ import random
 
 import pytest
 from evidence_fixtures import seed_bundle
-from store_fixtures import database_url
 
 from kernelindex.records.canonical import digest
 from kernelindex.store.database import open_store
 from kernelindex.store.writer import Writer
+from store_fixtures import database_url
 
 
 @pytest.fixture()
@@ -49,5 +49,3 @@ def any_store(request, tmp_path):
 @pytest.fixture()
 def seed_digest() -> str:
     return digest(seed_bundle()["run"])
-
-

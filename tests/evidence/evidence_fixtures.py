@@ -51,7 +51,9 @@ def harness_bundle(original: dict, host: str, *, status: str = "passed", seed: i
     return bundle
 
 
-def add_harness_run(store, original: dict, host: str, *, key=None, sign: bool = True, status: str = "passed", seed=None):
+def add_harness_run(
+    store, original: dict, host: str, *, key=None, sign: bool = True, status: str = "passed", seed=None
+):
     """Store a harness run made on ``host`` with runner key ``key`` (signed unless told not to)."""
     from kernelindex.store.evidence_store import sign_stored_record
 

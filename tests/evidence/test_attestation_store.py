@@ -99,7 +99,9 @@ def test_attacks_on_attestations_are_refused_and_store_nothing(store, seed_diges
     altered = copy.deepcopy(record)
     altered["spec"]["measured"]["value"] += 1
     _refused(store, "bad_signature", "covers record", record=altered, envelope=good, public_key=key.public_key())
-    _refused(store, "bad_signature", "no signature by key", record=record, envelope=good, public_key=other_key.public_key())
+    _refused(
+        store, "bad_signature", "no signature by key", record=record, envelope=good, public_key=other_key.public_key()
+    )
     _refused(store, "unknown_key", "not registered", record=record, envelope=good)
     _refused(store, "bad_signature", "no signature came", record=record)
     html = _attestation(seed_digest, rng)
@@ -114,11 +116,19 @@ def test_attacks_on_attestations_are_refused_and_store_nothing(store, seed_diges
 
 def test_reproduction_links_only_to_a_harness_run_of_the_same_implementation(store, seed_digest, rng) -> None:
     other_seed = digest(seed_bundle("sol-009-sf-tensor-submission-4273.json")["run"])
-    _refused(store, "bad_reproduction", "not made by this index's harness",
-             record=_attestation(seed_digest, rng, reproductionRunDigest=other_seed))
+    _refused(
+        store,
+        "bad_reproduction",
+        "not made by this index's harness",
+        record=_attestation(seed_digest, rng, reproductionRunDigest=other_seed),
+    )
     harness_digest, _ = add_harness_run(store, seed_bundle(), "host-a", seed=rng.randrange(2**32))
-    _refused(store, "bad_reproduction", "different implementation",
-             record=_attestation(other_seed, rng, reproductionRunDigest=harness_digest))
+    _refused(
+        store,
+        "bad_reproduction",
+        "different implementation",
+        record=_attestation(other_seed, rng, reproductionRunDigest=harness_digest),
+    )
     with store.begin() as conn:
         add_attestation(conn, _attestation(seed_digest, rng, reproductionRunDigest=harness_digest))
 
@@ -148,10 +158,16 @@ def test_daily_limit_counts_attestations_per_key(store, seed_digest, rng) -> Non
         token = create_api_key(conn, "limited", frozenset({"attest"}), daily_limit=2)
     for minute in range(2):
         with store.begin() as conn:
-            add_attestation(conn, _attestation(seed_digest, rng, observedAt=f"2026-11-29T16:0{minute}:00Z"),
-                            api_key_id=token.key_id)
-    _refused(store, "rate_limited", "limit of 2 attestations per 24 hours",
-             record=_attestation(seed_digest, rng, observedAt="2026-11-29T16:05:00Z"), api_key_id=token.key_id)
+            add_attestation(
+                conn, _attestation(seed_digest, rng, observedAt=f"2026-11-29T16:0{minute}:00Z"), api_key_id=token.key_id
+            )
+    _refused(
+        store,
+        "rate_limited",
+        "limit of 2 attestations per 24 hours",
+        record=_attestation(seed_digest, rng, observedAt="2026-11-29T16:05:00Z"),
+        api_key_id=token.key_id,
+    )
 
 
 def test_correction_requests_are_checked_then_closed_by_a_maintainer(store, seed_digest) -> None:
@@ -170,7 +186,9 @@ def test_correction_requests_are_checked_then_closed_by_a_maintainer(store, seed
                 add_correction_request(conn, *args, token.key_id)
     assert _counts(store) == before
     with store.begin() as conn:
-        request_id = add_correction_request(conn, seed_digest, "wrong_value", "mean is 7.7 us not 7.6", "retract", token.key_id)
+        request_id = add_correction_request(
+            conn, seed_digest, "wrong_value", "mean is 7.7 us not 7.6", "retract", token.key_id
+        )
         close_correction_request(conn, request_id, "rejected", "the source confirms the value")
         with pytest.raises(EvidenceError, match="no open correction request"):
             close_correction_request(conn, request_id, "accepted", "again")

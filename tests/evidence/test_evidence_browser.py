@@ -7,12 +7,12 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from live_kit import chromium, serving
 from kernelindex.records.signing import key_id, new_private_key
 from kernelindex.store.evidence_store import create_api_key
 from kernelindex.store.evidence_tables import attestations
 from kernelindex.store.tables import runs
 from kernelindex.web.app import create_app
+from live_kit import chromium, serving
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
@@ -67,7 +67,7 @@ def test_visitor_adds_a_reproduction_through_the_page(store, server, browser, se
         f'<form method="post" action="{base}/runs/{run_id}/attestations">'
         f'<input name="csrf_token" value="guess"><input name="api_key" value="{token}">'
         '<input name="claim" value="could_not_reproduce"><input name="attester_name" value="evil">'
-        '<button>go</button></form>'
+        "<button>go</button></form>"
     )
     with evil.expect_navigation():
         evil.click("button")

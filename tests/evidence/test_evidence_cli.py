@@ -45,7 +45,9 @@ def test_keys_sign_and_verify_offline(store, seed_digest, tmp_path, rng):
 
     key = private_key_from_pem(private.read_bytes())
     with store.begin() as conn:
-        conn.execute(update(signatures).values(envelope=sign_record_digest(key, "sha256:" + "6" * 64, "BenchmarkRun", "x")))
+        conn.execute(
+            update(signatures).values(envelope=sign_record_digest(key, "sha256:" + "6" * 64, "BenchmarkRun", "x"))
+        )
     bad = runner.invoke(app, ["verify-signatures", "--db", _db(store)])
     assert bad.exit_code == 1 and "BAD signature" in bad.output and "covers record" in bad.output
 
@@ -57,20 +59,25 @@ def test_export_file_signature_checks_offline(tmp_path):
     export.write_text('{"table": "sources", "row": {}}\n')
     db = f"sqlite:///{tmp_path / 'empty.db'}"
     assert runner.invoke(app, ["sign", "--file", str(export), "--key", str(tmp_path / "exporter.key")]).exit_code == 0
-    good = runner.invoke(app, ["verify-signatures", "--db", db, "--file", str(export),
-                               "--public-key", str(tmp_path / "exporter.pub")])
+    good = runner.invoke(
+        app, ["verify-signatures", "--db", db, "--file", str(export), "--public-key", str(tmp_path / "exporter.pub")]
+    )
     assert good.exit_code == 0 and "ok " in good.output
-    wrong_key = runner.invoke(app, ["verify-signatures", "--db", db, "--file", str(export),
-                                    "--public-key", str(tmp_path / "stranger.pub")])
+    wrong_key = runner.invoke(
+        app, ["verify-signatures", "--db", db, "--file", str(export), "--public-key", str(tmp_path / "stranger.pub")]
+    )
     assert wrong_key.exit_code == 1
     export.write_text('{"table": "sources", "row": {"x": 1}}\n')
-    altered = runner.invoke(app, ["verify-signatures", "--db", db, "--file", str(export),
-                                  "--public-key", str(tmp_path / "exporter.pub")])
+    altered = runner.invoke(
+        app, ["verify-signatures", "--db", db, "--file", str(export), "--public-key", str(tmp_path / "exporter.pub")]
+    )
     assert altered.exit_code == 1 and "BAD" in altered.output
 
 
 def test_api_key_lifecycle(store):
-    made = runner.invoke(app, ["keys", "api-key", "ci bot", "--scopes", "attest", "--daily-limit", "5", "--db", _db(store)])
+    made = runner.invoke(
+        app, ["keys", "api-key", "ci bot", "--scopes", "attest", "--daily-limit", "5", "--db", _db(store)]
+    )
     assert made.exit_code == 0, made.output
     token = made.output.strip().splitlines()[-1]
     with store.begin() as conn:
@@ -85,10 +92,14 @@ def test_api_key_lifecycle(store):
 def test_maintainer_answers_correction_requests(store, seed_digest, tmp_path, rng):
     with store.begin() as conn:
         reporter = create_api_key(conn, "reporter", frozenset({"report"}))
-        first = add_correction_request(conn, seed_digest, "withdrawn_by_author", "author withdrew it", "retract", reporter.key_id)
+        first = add_correction_request(
+            conn, seed_digest, "withdrawn_by_author", "author withdrew it", "retract", reporter.key_id
+        )
     listed = runner.invoke(app, ["corrections", "list", "--db", _db(store)])
     assert first in listed.output and "1 request(s)" in listed.output
-    done = runner.invoke(app, ["corrections", "resolve", first, "--retract", "--reason", "withdrawn", "--db", _db(store)])
+    done = runner.invoke(
+        app, ["corrections", "resolve", first, "--retract", "--reason", "withdrawn", "--db", _db(store)]
+    )
     assert done.exit_code == 0, done.output
     with store.begin() as conn:
         causes = [r.cause for r in conn.execute(select(record_events.c.cause))]
@@ -103,8 +114,10 @@ def test_maintainer_answers_correction_requests(store, seed_digest, tmp_path, rn
     path.write_text(json.dumps(corrected))
     with store.begin() as conn:
         second = add_correction_request(conn, seed_digest, "wrong_value", "mean is off", "supersede", reporter.key_id)
-    done = runner.invoke(app, ["corrections", "resolve", second, "--supersede-with", str(path), "--reason", "fixed mean",
-                               "--db", _db(store)])
+    done = runner.invoke(
+        app,
+        ["corrections", "resolve", second, "--supersede-with", str(path), "--reason", "fixed mean", "--db", _db(store)],
+    )
     assert done.exit_code == 0, done.output
     assert "accepted" in runner.invoke(app, ["corrections", "list", "--status", "all", "--db", _db(store)]).output
 
@@ -114,7 +127,10 @@ def test_sign_every_harness_run_of_a_key(store, tmp_path, rng):
     from kernelindex.records.signing import private_key_from_pem
 
     key = private_key_from_pem((tmp_path / "runner.key").read_bytes())
-    digests = [add_harness_run(store, seed_bundle(), f"h{i}", key=key, sign=False, seed=rng.randrange(2**32))[0] for i in range(2)]
+    digests = [
+        add_harness_run(store, seed_bundle(), f"h{i}", key=key, sign=False, seed=rng.randrange(2**32))[0]
+        for i in range(2)
+    ]
     signed = runner.invoke(app, ["sign", "--harness-runs", "--key", str(tmp_path / "runner.key"), "--db", _db(store)])
     assert signed.exit_code == 0 and all(d in signed.output for d in digests)
 
@@ -127,13 +143,41 @@ def test_attest_links_a_harness_repeat_and_refuses_bad_input(store, seed_digest,
 
     key = private_key_from_pem((tmp_path / "r.key").read_bytes())
     repeat, _ = add_harness_run(store, seed_bundle(), "host-z", key=key, seed=rng.randrange(2**32))
-    made = runner.invoke(app, ["attest", seed_digest, "--reproduction", repeat, "--key", str(tmp_path / "r.key"),
-                               "--name", "harness on host-z", "--db", _db(store)])
+    made = runner.invoke(
+        app,
+        [
+            "attest",
+            seed_digest,
+            "--reproduction",
+            repeat,
+            "--key",
+            str(tmp_path / "r.key"),
+            "--name",
+            "harness on host-z",
+            "--db",
+            _db(store),
+        ],
+    )
     assert made.exit_code == 0, made.output
     with store.begin() as conn:
         assert evidence_for_run(conn, seed_digest).level == "verified"
-    note = runner.invoke(app, ["attest", seed_digest, "--claim", "environment_note", "--note", "<b>x</b>",
-                               "--key", str(tmp_path / "r.key"), "--name", "n", "--db", _db(store)])
+    note = runner.invoke(
+        app,
+        [
+            "attest",
+            seed_digest,
+            "--claim",
+            "environment_note",
+            "--note",
+            "<b>x</b>",
+            "--key",
+            str(tmp_path / "r.key"),
+            "--name",
+            "n",
+            "--db",
+            _db(store),
+        ],
+    )
     assert note.exit_code == 1 and "plain text" in note.output
 
 

@@ -12,8 +12,10 @@ REPORTED = {"source": "sol-execbench", "source_kind": "leaderboard", "status": "
 def _verified(n: int, *, keys=None, hosts=None, signed=True) -> list[dict]:
     keys = keys or [f"sha256:{i:064x}" for i in range(n)]
     hosts = hosts or [f"host-{i}" for i in range(n)]
-    return [{"run_digest": f"sha256:{i + 100:064x}", "runner_id": k, "runner_host": h, "signed": signed, "status": "passed"}
-            for i, (k, h) in enumerate(zip(keys, hosts))]
+    return [
+        {"run_digest": f"sha256:{i + 100:064x}", "runner_id": k, "runner_host": h, "signed": signed, "status": "passed"}
+        for i, (k, h) in enumerate(zip(keys, hosts))
+    ]
 
 
 def test_reproducible_needs_all_three_facts_and_names_the_missing_ones() -> None:
@@ -23,7 +25,9 @@ def test_reproducible_needs_all_three_facts_and_names_the_missing_ones() -> None
     for missing in ("has_source", "full_identity", "has_raw_evidence"):
         level, reasons = evidence_level(dict(facts, **{missing: False}))
         assert level == "reported"
-        label = {"has_source": "source code", "full_identity": "full identity", "has_raw_evidence": "raw evidence"}[missing]
+        label = {"has_source": "source code", "full_identity": "full identity", "has_raw_evidence": "raw evidence"}[
+            missing
+        ]
         assert reasons[-1] == f"not reproducible: missing {label}"
     _, reasons = evidence_level(dict(facts, full_identity=False, missing_identity=["workload"]))
     assert "no stored workload record" in reasons[-1]
@@ -38,8 +42,9 @@ def test_replicated_needs_two_signed_runners_that_differ_in_key_and_host() -> No
         level, reasons = evidence_level(dict(REPORTED, verified_runs=runs))
         assert level == "verified" and any("not replicated" in r for r in reasons)
     # Three runners where only one pair is independent still replicate, whatever the order.
-    runs = _verified(3, keys=["sha256:" + "a" * 64, "sha256:" + "a" * 64, "sha256:" + "b" * 64],
-                     hosts=["h1", "h2", "h2"])
+    runs = _verified(
+        3, keys=["sha256:" + "a" * 64, "sha256:" + "a" * 64, "sha256:" + "b" * 64], hosts=["h1", "h2", "h2"]
+    )
     for order in itertools.permutations(runs):
         assert evidence_level(dict(REPORTED, verified_runs=list(order)))[0] == "replicated"
     assert evidence_level(dict(REPORTED, verified_runs=runs[1:]))[0] == "verified"  # same host h2

@@ -96,7 +96,11 @@ def test_attestation_submitted_through_the_page_appears_with_its_signature_check
     (attestation,) = evidence["attestations"]
     (signature,) = attestation["signatures"]
     assert {k: signature[k] for k in ("keyId", "signer", "valid", "problem")} == {
-        "keyId": server_key, "signer": "this index (test)", "valid": True, "problem": None}
+        "keyId": server_key,
+        "signer": "this index (test)",
+        "valid": True,
+        "problem": None,
+    }
     assert signature["publicKey"] == public_key_to_text(app.state.signing_key.public_key())
     assert evidence["level"] == "reported"  # an attestation never moves the level
 
@@ -104,19 +108,27 @@ def test_attestation_submitted_through_the_page_appears_with_its_signature_check
 def test_client_signed_attestation_over_the_api(store, site, keys, seed_digest, rng):
     _, client = site
     key = new_private_key()
-    spec = {"claim": "environment_note", "runDigest": seed_digest, "observedAt": "2026-11-29T16:20:00Z",
-            "attester": {"name": "runner-bob", "keyId": key_id(key.public_key())},
-            "note": f"driver 570.{rng.randrange(100)} shows the same number"}
+    spec = {
+        "claim": "environment_note",
+        "runDigest": seed_digest,
+        "observedAt": "2026-11-29T16:20:00Z",
+        "attester": {"name": "runner-bob", "keyId": key_id(key.public_key())},
+        "note": f"driver 570.{rng.randrange(100)} shows the same number",
+    }
     record = dump_record(new_attestation(spec))
     envelope = sign_record_digest(key, digest(record), "Attestation", "2026-11-29T16:20:01Z")
-    reply = client.post(f"/api/v1/runs/{seed_digest}/attestations",
-                        json={"spec": spec, "signature": envelope, "publicKey": public_key_to_text(key.public_key())},
-                        headers={"Authorization": f"Bearer {keys['writer'].token}"})
+    reply = client.post(
+        f"/api/v1/runs/{seed_digest}/attestations",
+        json={"spec": spec, "signature": envelope, "publicKey": public_key_to_text(key.public_key())},
+        headers={"Authorization": f"Bearer {keys['writer'].token}"},
+    )
     assert reply.status_code == 201, reply.text
     assert reply.json()["digest"] == digest(record)
     (attestation,) = client.get(f"/api/v1/runs/{seed_digest}/evidence").json()["attestations"]
     assert {s["keyId"]: s["valid"] for s in attestation["signatures"]} == {
-        key_id(key.public_key()): True, key_id(site[0].state.signing_key.public_key()): True}
+        key_id(key.public_key()): True,
+        key_id(site[0].state.signing_key.public_key()): True,
+    }
     # Its permalink leads to the run page, at the attestation.
     moved = client.get(f"/r/{digest(record)}", follow_redirects=False)
     assert moved.status_code == 302 and moved.headers["location"].endswith("#att-" + digest(record)[7:19])
@@ -184,21 +196,47 @@ def test_cross_site_and_forged_form_posts_are_refused(store, site, keys, seed_di
     _refused(store, client.post(url, data=form, headers={"Origin": ORIGIN}), 403, "anti-forgery token")
     # A self-chosen cookie copied into the field (the old double-submit check) proves nothing now.
     client.cookies.set("ki_csrf", "c" * 43)
-    _refused(store, client.post(url, data={**form, "csrf_token": "c" * 43}, headers={"Origin": ORIGIN}),
-             403, "anti-forgery token")
+    _refused(
+        store,
+        client.post(url, data={**form, "csrf_token": "c" * 43}, headers={"Origin": ORIGIN}),
+        403,
+        "anti-forgery token",
+    )
     client.cookies.set("ki_csrf", cookie)
     # Oversize and unreadable form bodies.
     big = _attest_form(client, run_id, token, note="x" * 20_000)
     _refused(store, client.post(url, data=big, headers={"Origin": ORIGIN}), 413, "over 16384 bytes")
-    _refused(store, client.post(url, content=b"note=\xff\xfe", headers={
-        "Origin": ORIGIN, "Content-Type": "application/x-www-form-urlencoded"}), 400, "cannot be read")
-    _refused(store, client.post(url, data=_attest_form(client, run_id, token, claim=["a", "b"]), headers={"Origin": ORIGIN}),
-             400, "given twice")
-    _refused(store, client.post(url, data=_attest_form(client, run_id, token, level="replicated"), headers={"Origin": ORIGIN}),
-             400, "unknown form field")
+    _refused(
+        store,
+        client.post(
+            url,
+            content=b"note=\xff\xfe",
+            headers={"Origin": ORIGIN, "Content-Type": "application/x-www-form-urlencoded"},
+        ),
+        400,
+        "cannot be read",
+    )
+    _refused(
+        store,
+        client.post(url, data=_attest_form(client, run_id, token, claim=["a", "b"]), headers={"Origin": ORIGIN}),
+        400,
+        "given twice",
+    )
+    _refused(
+        store,
+        client.post(url, data=_attest_form(client, run_id, token, level="replicated"), headers={"Origin": ORIGIN}),
+        400,
+        "unknown form field",
+    )
     # The JSON API takes no form bodies (what a cross-site form could send).
-    _refused(store, client.post(f"/api/v1/runs/{run_id}/attestations", data={"spec": "{}"},
-                                headers={"Authorization": f"Bearer {token}"}), 415, "application/json")
+    _refused(
+        store,
+        client.post(
+            f"/api/v1/runs/{run_id}/attestations", data={"spec": "{}"}, headers={"Authorization": f"Bearer {token}"}
+        ),
+        415,
+        "application/json",
+    )
     assert _counts(store) == before
 
 
@@ -216,9 +254,17 @@ def test_keys_are_required_valid_unrevoked_and_scoped(store, site, keys, seed_di
         (keys["revoked"].token, 401, "revoked"),
         (keys["reporter"].token, 403, "lacks the &#39;attest&#39; scope"),
     ]:
-        _refused(store, client.post(url, data=_attest_form(client, run_id, token), headers={"Origin": ORIGIN}), status, message)
-    api = client.post(f"/api/v1/runs/{run_id}/corrections", json={"problem": "wrong_value", "details": "x",
-                      "requestedAction": "retract"}, headers={"Authorization": f"Bearer {keys['revoked'].token}"})
+        _refused(
+            store,
+            client.post(url, data=_attest_form(client, run_id, token), headers={"Origin": ORIGIN}),
+            status,
+            message,
+        )
+    api = client.post(
+        f"/api/v1/runs/{run_id}/corrections",
+        json={"problem": "wrong_value", "details": "x", "requestedAction": "retract"},
+        headers={"Authorization": f"Bearer {keys['revoked'].token}"},
+    )
     _refused(store, api, 401, "revoked")
     assert _counts(store) == before
 
@@ -230,11 +276,14 @@ def test_html_in_every_form_field_is_refused(store, site, keys, seed_digest, fie
     before = _counts(store)
     changes = {field: '<img src=x onerror="alert(1)">'}
     if field == "evidence_uri":
-        changes.update(evidence_uri='https://x.example/<script>', evidence_digest="sha256:" + "a" * 64)
+        changes.update(evidence_uri="https://x.example/<script>", evidence_digest="sha256:" + "a" * 64)
     if field == "measured_unit":
         changes.update(measured_value="1")
-    reply = client.post(f"/runs/{run_id}/attestations", data=_attest_form(client, run_id, keys["writer"].token, **changes),
-                        headers={"Origin": ORIGIN})
+    reply = client.post(
+        f"/runs/{run_id}/attestations",
+        data=_attest_form(client, run_id, keys["writer"].token, **changes),
+        headers={"Origin": ORIGIN},
+    )
     assert reply.status_code == 422
     assert "<img" not in reply.text and "<script>" not in reply.text.split("</head>")[-1]
     assert _counts(store) == before
@@ -245,8 +294,12 @@ def test_bad_api_bodies_and_signatures_are_refused(store, site, keys, seed_diges
     url = f"/api/v1/runs/{seed_digest}/attestations"
     auth = {"Authorization": f"Bearer {keys['writer'].token}"}
     key = new_private_key()
-    spec = {"claim": "could_not_reproduce", "runDigest": seed_digest, "observedAt": "2026-11-29T16:30:00Z",
-            "attester": {"name": "mallory", "keyId": key_id(key.public_key())}}
+    spec = {
+        "claim": "could_not_reproduce",
+        "runDigest": seed_digest,
+        "observedAt": "2026-11-29T16:30:00Z",
+        "attester": {"name": "mallory", "keyId": key_id(key.public_key())},
+    }
     record = dump_record(new_attestation(spec))
     envelope = sign_record_digest(key, digest(record), "Attestation", "2026-11-29T16:30:00Z")
     public = public_key_to_text(key.public_key())
@@ -259,10 +312,24 @@ def test_bad_api_bodies_and_signatures_are_refused(store, site, keys, seed_diges
     cases = [
         (json.dumps({"spec": spec, "signature": forged, "publicKey": public}), 422, "forged or altered"),
         (json.dumps({"spec": spec, "signature": other, "publicKey": public}), 422, "covers record"),
-        (json.dumps({"spec": dict(spec, note="<b>hi</b>"), "signature": envelope, "publicKey": public}), 422, "plain text"),
+        (
+            json.dumps({"spec": dict(spec, note="<b>hi</b>"), "signature": envelope, "publicKey": public}),
+            422,
+            "plain text",
+        ),
         (json.dumps({"spec": dict(spec, attester={"name": "<i>x</i>"})}), 422, "spec.attester.name"),
-        (json.dumps({"spec": spec, "metadata": {"name": "a", "title": "<script>x</script>"}, "signature": envelope,
-                     "publicKey": public}), 422, "plain text"),
+        (
+            json.dumps(
+                {
+                    "spec": spec,
+                    "metadata": {"name": "a", "title": "<script>x</script>"},
+                    "signature": envelope,
+                    "publicKey": public,
+                }
+            ),
+            422,
+            "plain text",
+        ),
         (json.dumps({"spec": dict(spec, runDigest="sha256:" + "1" * 64)}), 422, "is not run"),
         (json.dumps({"spec": spec, "extra": 1}), 400, "unknown field"),
         (json.dumps({"spec": spec, "publicKey": "short"}), 422, "publicKey"),
@@ -275,8 +342,11 @@ def test_bad_api_bodies_and_signatures_are_refused(store, site, keys, seed_diges
         reply = client.post(url, content=body, headers={**auth, "Content-Type": "application/json"})
         _refused(store, reply, status, message)
         assert reply.headers["content-type"].startswith("application/problem+json")
-    unknown = client.post("/api/v1/runs/sha256:" + "2" * 64 + "/attestations",
-                          json={"spec": dict(spec, runDigest="sha256:" + "2" * 64)}, headers=auth)
+    unknown = client.post(
+        "/api/v1/runs/sha256:" + "2" * 64 + "/attestations",
+        json={"spec": dict(spec, runDigest="sha256:" + "2" * 64)},
+        headers=auth,
+    )
     _refused(store, unknown, 404, "no run")
     assert _counts(store) == before
     ok = client.post(url, json={"spec": spec, "signature": envelope, "publicKey": public}, headers=auth)
@@ -294,14 +364,25 @@ def test_rate_limit_and_correction_reports(store, site, keys, seed_digest):
     spec = {"claim": "environment_note", "attester": {"name": "busy"}, "observedAt": "2026-11-29T16:40:00Z"}
     assert client.post(url, json={"spec": spec}, headers=auth).status_code == 201
     before = _counts(store)
-    _refused(store, client.post(url, json={"spec": dict(spec, observedAt="2026-11-29T16:41:00Z")}, headers=auth),
-             429, "limit of 1 attestations per 24 hours")
+    _refused(
+        store,
+        client.post(url, json={"spec": dict(spec, observedAt="2026-11-29T16:41:00Z")}, headers=auth),
+        429,
+        "limit of 1 attestations per 24 hours",
+    )
     assert _counts(store) == before
 
     run_id = _run_id(store, seed_digest)
-    form = {"csrf_token": _csrf(client, run_id), "api_key": keys["reporter"].token, "problem": "wrong_value",
-            "requested_action": "supersede", "details": "<a href=x>click</a>"}
-    _refused(store, client.post(f"/runs/{run_id}/corrections", data=form, headers={"Origin": ORIGIN}), 422, "plain text")
+    form = {
+        "csrf_token": _csrf(client, run_id),
+        "api_key": keys["reporter"].token,
+        "problem": "wrong_value",
+        "requested_action": "supersede",
+        "details": "<a href=x>click</a>",
+    }
+    _refused(
+        store, client.post(f"/runs/{run_id}/corrections", data=form, headers={"Origin": ORIGIN}), 422, "plain text"
+    )
     assert _counts(store) == before
     form["details"] = "The mean is reported in ms, not us."
     reply = client.post(f"/runs/{run_id}/corrections", data=form, headers={"Origin": ORIGIN}, follow_redirects=False)
@@ -326,11 +407,17 @@ def test_a_signed_run_can_be_checked_offline_from_what_the_api_serves(store, sit
     (tmp_path / "run.json.dsse.json").write_text(json.dumps(served["envelope"]))
     (tmp_path / "signer.pub").write_text(served["publicKey"])
     empty_db = f"sqlite:///{tmp_path / 'nothing.db'}"
-    args = ["verify-signatures", "--db", empty_db, "--record", str(tmp_path / "run.json"),
-            "--public-key", str(tmp_path / "signer.pub")]
+    args = [
+        "verify-signatures",
+        "--db",
+        empty_db,
+        "--record",
+        str(tmp_path / "run.json"),
+        "--public-key",
+        str(tmp_path / "signer.pub"),
+    ]
     ok = CliRunner().invoke(cli, args)
     assert ok.exit_code == 0 and "ok " in ok.output, ok.output
     run_record["spec"]["status"] = "timeout"  # one changed fact: the signature no longer covers it
     (tmp_path / "run.json").write_text(json.dumps(run_record))
     assert CliRunner().invoke(cli, args).exit_code == 1
-

@@ -44,7 +44,11 @@ def test_two_harness_runners_make_the_suite_run_replicated(tmp_path):
     assert first != second
     with store.begin() as conn:
         levels = evidence_for_runs(conn, [first, second, *stored[0].case_run_digests])
-    assert levels[first].level == levels[second].level == "replicated", (levels[first].reasons, levels[second].reasons, stored)
+    assert levels[first].level == levels[second].level == "replicated", (
+        levels[first].reasons,
+        levels[second].reasons,
+        stored,
+    )
     assert all(levels[d].level == "replicated" for d in stored[0].case_run_digests)
 
     with TestClient(create_app(store=store)) as client:

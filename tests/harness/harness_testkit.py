@@ -28,15 +28,31 @@ def solution(name: str):
     return load_solution(SOLUTIONS / name / "solution.json")
 
 
-def write_solution(folder: Path, code: str, *, definition: str = "vector_add_f32", dps: bool = True,
-                   languages=("pytorch",), extra: dict[str, str] | None = None, name: str | None = None):
+def write_solution(
+    folder: Path,
+    code: str,
+    *,
+    definition: str = "vector_add_f32",
+    dps: bool = True,
+    languages=("pytorch",),
+    extra: dict[str, str] | None = None,
+    name: str | None = None,
+):
     """A solution.json with inline sources (entry file `solution.py`, function `run`)."""
     folder.mkdir(parents=True, exist_ok=True)
     sources = [{"path": "solution.py", "content": code}] + [{"path": p, "content": c} for p, c in (extra or {}).items()]
-    doc = {"name": name or folder.name, "definition": definition, "author": "kernelindex tests",
-           "spec": {"languages": list(languages), "target_hardware": ["cpu"], "entry_point": "solution.py::run",
-                    "destination_passing_style": dps},
-           "sources": sources}
+    doc = {
+        "name": name or folder.name,
+        "definition": definition,
+        "author": "kernelindex tests",
+        "spec": {
+            "languages": list(languages),
+            "target_hardware": ["cpu"],
+            "entry_point": "solution.py::run",
+            "destination_passing_style": dps,
+        },
+        "sources": sources,
+    }
     path = folder / "solution.json"
     path.write_text(json.dumps(doc, indent=1))
     return load_solution(path)

@@ -99,4 +99,9 @@ def test_every_dtype_generates_and_compares(dtype):
     else:
         flipped[:8] = (flipped[:8].to(torch.float64) * -3 + 5).to(flipped.dtype)
     assert not torch.equal(flipped.view(torch.uint8), value.view(torch.uint8))
-    assert compare_output("x", spec, flipped, value, Tolerance(max_atol=1e-3, max_rtol=1e-3, required_matched_ratio=1.0)).status != "PASSED"
+    assert (
+        compare_output(
+            "x", spec, flipped, value, Tolerance(max_atol=1e-3, max_rtol=1e-3, required_matched_ratio=1.0)
+        ).status
+        != "PASSED"
+    )

@@ -7,8 +7,8 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-
 from harness_testkit import QUICK, problem, quick, solution, write_solution
+
 from kernelindex.harness.runner import evaluate
 
 CORRECT = [
@@ -25,17 +25,44 @@ BROKEN = {
     # name: (code, dps, options, expected statuses per case, a phrase of the first case's log)
     "wrong": ("def run(x, y, z):\n    z.copy_(x - y)\n", True, {}, ["INCORRECT_NUMERICAL"] * 2, "within atol"),
     "untouched": ("def run(x, y, z):\n    pass\n", True, {}, ["INCORRECT_NUMERICAL"] * 2, "NaN"),
-    "shape": ("import torch\n\ndef run(x, y):\n    return torch.cat([x, y])\n", False, {}, ["INCORRECT_SHAPE"] * 2, "shape"),
+    "shape": (
+        "import torch\n\ndef run(x, y):\n    return torch.cat([x, y])\n",
+        False,
+        {},
+        ["INCORRECT_SHAPE"] * 2,
+        "shape",
+    ),
     "dtype": ("def run(x, y):\n    return (x + y).double()\n", False, {}, ["INCORRECT_DTYPE"] * 2, "float64"),
-    "crash_first": ("import os\nimport torch\n\ndef run(x, y, z):\n    if x.numel() == 1000:\n        os.abort()\n    torch.add(x, y, out=z)\n",
-                    True, {}, ["RUNTIME_ERROR", "PASSED"], "SIGABRT"),
-    "hang_first": ("import torch\n\ndef run(x, y, z):\n    while x.numel() == 1000:\n        pass\n    torch.add(x, y, out=z)\n",
-                   True, {"timeout_s": 8}, ["TIMEOUT", "PASSED"], "time limit"),
-    "raises": ("def run(x, y, z):\n    raise ValueError('kernel launch failed')\n", True, {}, ["RUNTIME_ERROR"] * 2, "kernel launch failed"),
+    "crash_first": (
+        "import os\nimport torch\n\ndef run(x, y, z):\n    if x.numel() == 1000:\n        os.abort()\n    torch.add(x, y, out=z)\n",
+        True,
+        {},
+        ["RUNTIME_ERROR", "PASSED"],
+        "SIGABRT",
+    ),
+    "hang_first": (
+        "import torch\n\ndef run(x, y, z):\n    while x.numel() == 1000:\n        pass\n    torch.add(x, y, out=z)\n",
+        True,
+        {"timeout_s": 8},
+        ["TIMEOUT", "PASSED"],
+        "time limit",
+    ),
+    "raises": (
+        "def run(x, y, z):\n    raise ValueError('kernel launch failed')\n",
+        True,
+        {},
+        ["RUNTIME_ERROR"] * 2,
+        "kernel launch failed",
+    ),
     "syntax": ("def run(x, y, z)\n    pass\n", True, {}, ["COMPILE_ERROR"] * 2, "SyntaxError"),
     "missing_entry": ("def other(x, y, z):\n    pass\n", True, {}, ["COMPILE_ERROR"] * 2, "has no attribute 'run'"),
-    "memory_hog": ("import torch\n\ndef run(x, y, z):\n    hog = torch.ones(1 << 30, dtype=torch.float64)\n    z.copy_(x + y + hog[0] - 1)\n",
-                   True, {"memory_limit_mb": 3072}, ["RUNTIME_ERROR"] * 2, "alloc"),
+    "memory_hog": (
+        "import torch\n\ndef run(x, y, z):\n    hog = torch.ones(1 << 30, dtype=torch.float64)\n    z.copy_(x + y + hog[0] - 1)\n",
+        True,
+        {"memory_limit_mb": 3072},
+        ["RUNTIME_ERROR"] * 2,
+        "alloc",
+    ),
 }
 
 
@@ -51,7 +78,9 @@ def broken_results(tmp_path_factory):
     root = tmp_path_factory.mktemp("broken")
     with ThreadPoolExecutor(2) as pool:
         futures = {
-            name: pool.submit(evaluate, problem("vector_add"), write_solution(root / name, code, dps=dps), quick(**opts))
+            name: pool.submit(
+                evaluate, problem("vector_add"), write_solution(root / name, code, dps=dps), quick(**opts)
+            )
             for name, (code, dps, opts, _, _) in BROKEN.items()
         }
         return {name: f.result() for name, f in futures.items()}
@@ -64,7 +93,9 @@ def test_correct_solutions_pass(correct_results, pair):
         assert result.status == "PASSED", result.log
         assert len(result.samples_ns) == QUICK["iterations"] and len(result.reference_samples_ns) == QUICK["iterations"]
         assert result.checked_calls[: QUICK["rounds"]] == [f"round-{r}" for r in range(QUICK["rounds"])]
-        assert len([c for c in result.checked_calls if c.startswith("timed-")]) == QUICK["timed_checks"] * QUICK["pairs"]
+        assert (
+            len([c for c in result.checked_calls if c.startswith("timed-")]) == QUICK["timed_checks"] * QUICK["pairs"]
+        )
         assert len(result.pairs) == QUICK["pairs"] and result.speedup.low <= result.speedup.value <= result.speedup.high
         assert result.latency.min <= result.latency.median <= result.latency.max
         assert result.latency.ci95_low <= result.latency.median <= result.latency.ci95_high
@@ -86,7 +117,9 @@ def test_scores_use_the_workload_baseline_and_sol(correct_results):
     assert first.baseline_source == "workload" and first.baseline_ms == 0.02 and first.t_sol_ms == 0.0005
     assert 0 <= first.sol <= 1 and suite.score.sol_score == pytest.approx(sum(c.score.sol for c in suite.cases) / 2)
     softmax = correct_results[("softmax", "softmax_torch")].cases[0].score
-    assert softmax.baseline_source == "reference" and softmax.t_sol_ms is None and softmax.sol is None  # no GPU peaks on CPU
+    assert (
+        softmax.baseline_source == "reference" and softmax.t_sol_ms is None and softmax.sol is None
+    )  # no GPU peaks on CPU
 
 
 def test_trace_lines_are_strict_json_in_the_upstream_shape(correct_results, tmp_path):
@@ -95,12 +128,18 @@ def test_trace_lines_are_strict_json_in_the_upstream_shape(correct_results, tmp_
     suite = correct_results[("moe_gather_scatter", "moe_gather_scatter_triton")]
     path = tmp_path / "trace.jsonl"
     write_traces(suite, path)
-    lines = [json.loads(line, parse_constant=lambda c: pytest.fail(f"non-strict JSON {c}")) for line in path.read_text().splitlines()]
+    lines = [
+        json.loads(line, parse_constant=lambda c: pytest.fail(f"non-strict JSON {c}"))
+        for line in path.read_text().splitlines()
+    ]
     assert len(lines) == 2
     line = lines[0]
     assert set(line) == {"definition", "solution", "workload", "evaluation"}
     assert line["definition"] == "moe_gather_scatter_small" and line["solution"] == "moe_gather_scatter_triton"
-    assert line["workload"]["uuid"] == suite.cases[0].case.uuid and line["workload"]["inputs"]["alpha"] == {"type": "scalar", "value": 0.5}
+    assert line["workload"]["uuid"] == suite.cases[0].case.uuid and line["workload"]["inputs"]["alpha"] == {
+        "type": "scalar",
+        "value": 0.5,
+    }
     evaluation = line["evaluation"]
     assert evaluation["status"] == "PASSED" and evaluation["timestamp"].endswith("Z")
     assert set(evaluation["correctness"]) == {"max_relative_error", "max_absolute_error", "has_nan", "has_inf"}

@@ -7,9 +7,9 @@ import json
 import shutil
 
 import pytest
+from harness_testkit import PROBLEMS, SOLUTIONS
 from typer.testing import CliRunner
 
-from harness_testkit import PROBLEMS, SOLUTIONS
 from kernelindex.cli import app
 
 PROBLEM = str(PROBLEMS / "vector_add")
@@ -46,11 +46,14 @@ def test_solution_source_path_with_dotdot(dotdot_solution):
     refused([PROBLEM, "-s", dotdot_solution], "sources[0].path", "without '..'")
 
 
-@pytest.mark.parametrize("cases, expected", [
-    ("00000000-dead-beef-0000-000000000000", "no case '00000000-dead-beef-0000-000000000000'"),
-    ("", "no case ''"),  # an empty prefix used to pick the first case silently
-    ("3a1f0e2c-0000-4000-8000-00000000000", "matches"),  # ambiguous prefix: used to pick the first
-])
+@pytest.mark.parametrize(
+    "cases, expected",
+    [
+        ("00000000-dead-beef-0000-000000000000", "no case '00000000-dead-beef-0000-000000000000'"),
+        ("", "no case ''"),  # an empty prefix used to pick the first case silently
+        ("3a1f0e2c-0000-4000-8000-00000000000", "matches"),  # ambiguous prefix: used to pick the first
+    ],
+)
 def test_unknown_empty_or_ambiguous_case(cases, expected):
     refused([PROBLEM, "-s", SOLUTION, "--cases", cases], expected)
 
@@ -60,8 +63,10 @@ def test_bogus_device(device):
     refused([PROBLEM, "-s", SOLUTION, "--device", device], "--device must be cpu or cuda[:N]", code=2)
 
 
-@pytest.mark.parametrize("option, value", [("--iterations", "0"), ("--rounds", "0"), ("--timeout", "-1"),
-                                           ("--memory-mb", "0"), ("--warmup", "-1")])
+@pytest.mark.parametrize(
+    "option, value",
+    [("--iterations", "0"), ("--rounds", "0"), ("--timeout", "-1"), ("--memory-mb", "0"), ("--warmup", "-1")],
+)
 def test_out_of_range_counts_are_usage_errors(option, value):
     """A negative --timeout used to hang the evaluation; 0 timed iterations reported a latency."""
     refused([PROBLEM, "-s", SOLUTION, option, value], option, code=2)
@@ -74,10 +79,17 @@ def test_output_into_a_missing_folder_is_refused_before_evaluating(tmp_path):
 
 def test_unusable_key_or_store_is_refused_before_evaluating(tmp_path):
     db = str(tmp_path / "s.db")
-    refused([PROBLEM, "-s", SOLUTION, "--record", "--db", db, "--key", str(tmp_path / "missing.pem")],
-            "--key", "No such file")
+    refused(
+        [PROBLEM, "-s", SOLUTION, "--record", "--db", db, "--key", str(tmp_path / "missing.pem")],
+        "--key",
+        "No such file",
+    )
     (tmp_path / "junk.pem").write_text("not a key")
-    refused([PROBLEM, "-s", SOLUTION, "--record", "--db", db, "--key", str(tmp_path / "junk.pem")],
-            "--key", "not an unencrypted PEM private key")
-    refused([PROBLEM, "-s", SOLUTION, "--record", "--db", str(tmp_path / "no" / "dir" / "s.db")],
-            "cannot open the store")
+    refused(
+        [PROBLEM, "-s", SOLUTION, "--record", "--db", db, "--key", str(tmp_path / "junk.pem")],
+        "--key",
+        "not an unencrypted PEM private key",
+    )
+    refused(
+        [PROBLEM, "-s", SOLUTION, "--record", "--db", str(tmp_path / "no" / "dir" / "s.db")], "cannot open the store"
+    )

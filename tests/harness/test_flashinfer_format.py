@@ -53,10 +53,20 @@ def problem_dir(dataset, tmp_path) -> Path:
 def flashinfer_solution(folder: Path, language: str, code: str = RMSNORM, **spec) -> Path:
     """A solution in FlashInfer-Bench's shape: one ``spec.language``, value-returning."""
     folder.mkdir(parents=True, exist_ok=True)
-    doc = {"name": f"ours_{language}", "definition": "fused_add_rmsnorm_h2048", "author": "kernelindex tests",
-           "spec": {"language": language, "target_hardware": ["cpu"], "entry_point": "main.py::run",
-                    "dependencies": [], "destination_passing_style": False, **spec},
-           "sources": [{"path": "main.py", "content": code}]}
+    doc = {
+        "name": f"ours_{language}",
+        "definition": "fused_add_rmsnorm_h2048",
+        "author": "kernelindex tests",
+        "spec": {
+            "language": language,
+            "target_hardware": ["cpu"],
+            "entry_point": "main.py::run",
+            "dependencies": [],
+            "destination_passing_style": False,
+            **spec,
+        },
+        "sources": [{"path": "main.py", "content": code}],
+    }
     path = folder / "solution.json"
     path.write_text(json.dumps(doc, indent=1))
     return path
@@ -70,17 +80,21 @@ def test_the_real_baseline_solution_is_read(dataset):
     assert llm.languages == ("triton",)
 
 
-@pytest.mark.parametrize(("language", "compiled"), [("python", False), ("triton", False), ("tilelang", False),
-                                                    ("cpp", True), ("cuda", True)])
+@pytest.mark.parametrize(
+    ("language", "compiled"), [("python", False), ("triton", False), ("tilelang", False), ("cpp", True), ("cuda", True)]
+)
 def test_every_flashinfer_language_is_known(tmp_path, language, compiled):
     assert load_solution(flashinfer_solution(tmp_path, language)).compiled is compiled
 
 
-@pytest.mark.parametrize(("spec", "field", "words"), [
-    ({"language": "fortran"}, "spec.language", "unknown language 'fortran'"),
-    ({"language": ["python"]}, "spec.language", "a string"),
-    ({"language": "python", "languages": ["cuda_cpp"]}, "spec.language", "spec.languages says"),
-])
+@pytest.mark.parametrize(
+    ("spec", "field", "words"),
+    [
+        ({"language": "fortran"}, "spec.language", "unknown language 'fortran'"),
+        ({"language": ["python"]}, "spec.language", "a string"),
+        ({"language": "python", "languages": ["cuda_cpp"]}, "spec.language", "spec.languages says"),
+    ],
+)
 def test_bad_language_fields_are_refused_by_name(tmp_path, spec, field, words):
     path = flashinfer_solution(tmp_path, "python")
     doc = json.loads(path.read_text())
@@ -95,8 +109,23 @@ def test_a_python_language_solution_runs_on_cpu_and_its_traces_validate(problem_
     result = evaluate(load_problem(problem_dir), load_solution(flashinfer_solution(tmp_path / "s", "python")), quick())
     assert [r.status for r in result.cases] == ["PASSED", "PASSED"], [r.log for r in result.cases]
     out = tmp_path / "traces.jsonl"
-    ran = CliRunner().invoke(app, ["eval", str(problem_dir), "--solution", str(tmp_path / "s" / "solution.json"),
-                                   "-o", str(out), "--rounds", "2", "--warmup", "1", "--iterations", "4"])
+    ran = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            str(problem_dir),
+            "--solution",
+            str(tmp_path / "s" / "solution.json"),
+            "-o",
+            str(out),
+            "--rounds",
+            "2",
+            "--warmup",
+            "1",
+            "--iterations",
+            "4",
+        ],
+    )
     assert ran.exit_code == 0, ran.stderr
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(lines) == 2 and {line["evaluation"]["status"] for line in lines} == {"PASSED"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from harness_testkit import PROBLEMS, SOLUTIONS, problem
+
 from kernelindex.harness.axes import ExpressionError, evaluate
 from kernelindex.harness.formats import FormatError, load_definition, load_problem, load_solution
 
@@ -50,14 +50,29 @@ def _definition(tmp_path, **changes):
     return path
 
 
-@pytest.mark.parametrize("changes, field, reason", [
-    ({"axes": {"n": {"type": "variable"}}}, "axes.n.type", "const, var or expr"),
-    ({"axes": {"n": {"type": "var"}, "m": {"type": "expr", "expression": "n + k"}}}, "axes.m.expression", "unknown axes ['k']"),
-    ({"inputs": {"x": {"shape": ["n"], "dtype": "float24"}, "y": {"shape": ["n"], "dtype": "float32"}}}, "inputs.x.dtype", "unknown dtype"),
-    ({"inputs": {"x": {"shape": ["q"], "dtype": "float32"}, "y": {"shape": ["n"], "dtype": "float32"}}}, "x.shape", "unknown axis 'q'"),
-    ({"reference": "x = 1"}, "reference", "defining run"),
-    ({"custom_inputs_entrypoint": "make"}, "custom_inputs_entrypoint", "no function 'make'"),
-])
+@pytest.mark.parametrize(
+    "changes, field, reason",
+    [
+        ({"axes": {"n": {"type": "variable"}}}, "axes.n.type", "const, var or expr"),
+        (
+            {"axes": {"n": {"type": "var"}, "m": {"type": "expr", "expression": "n + k"}}},
+            "axes.m.expression",
+            "unknown axes ['k']",
+        ),
+        (
+            {"inputs": {"x": {"shape": ["n"], "dtype": "float24"}, "y": {"shape": ["n"], "dtype": "float32"}}},
+            "inputs.x.dtype",
+            "unknown dtype",
+        ),
+        (
+            {"inputs": {"x": {"shape": ["q"], "dtype": "float32"}, "y": {"shape": ["n"], "dtype": "float32"}}},
+            "x.shape",
+            "unknown axis 'q'",
+        ),
+        ({"reference": "x = 1"}, "reference", "defining run"),
+        ({"custom_inputs_entrypoint": "make"}, "custom_inputs_entrypoint", "no function 'make'"),
+    ],
+)
 def test_bad_definitions_name_file_line_and_field(tmp_path, changes, field, reason):
     path = _definition(tmp_path, **changes)
     with pytest.raises(FormatError) as caught:
@@ -67,16 +82,19 @@ def test_bad_definitions_name_file_line_and_field(tmp_path, changes, field, reas
     assert str(path) in str(caught.value)
 
 
-@pytest.mark.parametrize("line, field", [
-    ({"axes": {"n": 4}}, "uuid"),
-    ({"uuid": "u", "axes": {}}, "axes"),
-    ({"uuid": "u", "axes": {"n": "4"}}, "axes"),
-    ({"uuid": "u", "axes": {"n": 4}, "inputs": {"z": {"type": "random"}}}, "inputs.z"),
-    ({"uuid": "u", "axes": {"n": 4}, "inputs": {"x": {"type": "noise"}}}, "inputs.x.type"),
-    ({"uuid": "u", "axes": {"n": 4}, "tolerance": {"max_atol": -1}}, "tolerance.max_atol"),
-    ({"uuid": "u", "axes": {"n": 4}, "tolerance": {"atol": 1}}, "tolerance.atol"),
-    ({"uuid": "u", "axes": {"n": 4}, "t_sol_ms": 0}, "t_sol_ms"),
-])
+@pytest.mark.parametrize(
+    "line, field",
+    [
+        ({"axes": {"n": 4}}, "uuid"),
+        ({"uuid": "u", "axes": {}}, "axes"),
+        ({"uuid": "u", "axes": {"n": "4"}}, "axes"),
+        ({"uuid": "u", "axes": {"n": 4}, "inputs": {"z": {"type": "random"}}}, "inputs.z"),
+        ({"uuid": "u", "axes": {"n": 4}, "inputs": {"x": {"type": "noise"}}}, "inputs.x.type"),
+        ({"uuid": "u", "axes": {"n": 4}, "tolerance": {"max_atol": -1}}, "tolerance.max_atol"),
+        ({"uuid": "u", "axes": {"n": 4}, "tolerance": {"atol": 1}}, "tolerance.atol"),
+        ({"uuid": "u", "axes": {"n": 4}, "t_sol_ms": 0}, "t_sol_ms"),
+    ],
+)
 def test_bad_workload_lines_name_the_line(tmp_path, line, field):
     folder = tmp_path / "p"
     folder.mkdir()
@@ -93,23 +111,42 @@ def test_constraints_and_duplicates_are_refused(tmp_path):
     folder = tmp_path / "moe"
     folder.mkdir()
     (folder / "definition.json").write_text((PROBLEMS / "moe_gather_scatter" / "definition.json").read_text())
-    (folder / "workload.jsonl").write_text(json.dumps({"uuid": "a", "axes": {"batch": 2, "num_tokens": 5}, "inputs": {"alpha": {"type": "scalar", "value": 1}}}) + "\n")
+    (folder / "workload.jsonl").write_text(
+        json.dumps(
+            {"uuid": "a", "axes": {"batch": 2, "num_tokens": 5}, "inputs": {"alpha": {"type": "scalar", "value": 1}}}
+        )
+        + "\n"
+    )
     with pytest.raises(FormatError, match="num_tokens <= batch"):
         load_problem(folder)
-    (folder / "workload.jsonl").write_text("\n".join(json.dumps({"uuid": "a", "axes": {"batch": 5, "num_tokens": 2}, "inputs": {"alpha": {"type": "scalar", "value": 1}}}) for _ in range(2)))
+    (folder / "workload.jsonl").write_text(
+        "\n".join(
+            json.dumps(
+                {
+                    "uuid": "a",
+                    "axes": {"batch": 5, "num_tokens": 2},
+                    "inputs": {"alpha": {"type": "scalar", "value": 1}},
+                }
+            )
+            for _ in range(2)
+        )
+    )
     with pytest.raises(FormatError, match="duplicate of line 1"):
         load_problem(folder)
 
 
-@pytest.mark.parametrize("spec_changes, sources, field", [
-    ({"languages": ["pytorch", "cuda_cpp"]}, None, "spec.languages"),
-    ({"languages": ["fortran"]}, None, "spec.languages"),
-    ({"entry_point": "add.py:run"}, None, "spec.entry_point"),
-    ({"entry_point": "other.py::run"}, None, "spec.entry_point"),
-    ({}, [{"path": "../add.py", "content": ""}], "sources[0].path"),
-    ({}, [{"path": "/etc/add.py", "content": ""}], "sources[0].path"),
-    ({}, [{"path": "missing.py"}], "sources[0].content"),
-])
+@pytest.mark.parametrize(
+    "spec_changes, sources, field",
+    [
+        ({"languages": ["pytorch", "cuda_cpp"]}, None, "spec.languages"),
+        ({"languages": ["fortran"]}, None, "spec.languages"),
+        ({"entry_point": "add.py:run"}, None, "spec.entry_point"),
+        ({"entry_point": "other.py::run"}, None, "spec.entry_point"),
+        ({}, [{"path": "../add.py", "content": ""}], "sources[0].path"),
+        ({}, [{"path": "/etc/add.py", "content": ""}], "sources[0].path"),
+        ({}, [{"path": "missing.py"}], "sources[0].content"),
+    ],
+)
 def test_bad_solutions_are_refused(tmp_path, spec_changes, sources, field):
     doc = json.loads((SOLUTIONS / "vector_add_torch" / "solution.json").read_text())
     doc["spec"].update(spec_changes)

@@ -29,7 +29,9 @@ pytestmark = pytest.mark.skipif(not sandbox.available()[0], reason=f"no sandbox 
 # name: (destination passing?, code, verdicts it may end with ("PASSED" = only with an honest figure), log phrase)
 HOSTILE = {
     # --- reaching into the harness's objects --------------------------------------------------
-    "frames_rewrite_clock_and_samples": (True, """
+    "frames_rewrite_clock_and_samples": (
+        True,
+        """
 import sys, time
 import torch
 
@@ -45,8 +47,13 @@ def run(x, y, z):
         if isinstance(samples, list):
             samples[:] = [1] * len(samples)
         frame = frame.f_back
-""", {"REWARD_HACK"}, "timed pair"),
-    "globals_patch_verdict_and_batch": (True, """
+""",
+        {"REWARD_HACK"},
+        "timed pair",
+    ),
+    "globals_patch_verdict_and_batch": (
+        True,
+        """
 import kernelindex.harness.child as child
 import kernelindex.harness.judgement as judgement
 
@@ -55,15 +62,25 @@ child.Calls.batch = lambda self, fn, layout, slots, timed: [1] * len(slots) if t
 
 def run(x, y, z):
     pass
-""", {"INCORRECT_NUMERICAL"}, "round-0"),
-    "harness_exception_claims_pass": (True, """
+""",
+        {"INCORRECT_NUMERICAL"},
+        "round-0",
+    ),
+    "harness_exception_claims_pass": (
+        True,
+        """
 import kernelindex.harness.child as child
 
 def run(x, y, z):
     raise child.CallFailed("passed", "PASSED: everything matched")
-""", {"RUNTIME_ERROR"}, "everything matched"),
+""",
+        {"RUNTIME_ERROR"},
+        "everything matched",
+    ),
     # --- clocks below Python ----------------------------------------------------------------
-    "ctypes_clock": (True, """
+    "ctypes_clock": (
+        True,
+        """
 import ctypes, time
 import torch
 
@@ -87,9 +104,14 @@ def run(x, y, z):
     for _ in range(1_000_000):  # about 30 ms of CPU work that its figures will not show
         pass
     torch.add(x, y, out=z)
-""", {"REWARD_HACK"}, "too little of the batch time"),
+""",
+        {"REWARD_HACK"},
+        "too little of the batch time",
+    ),
     # --- lazy or serialisation-time outputs --------------------------------------------------
-    "lazy_subclass": (False, """
+    "lazy_subclass": (
+        False,
+        """
 import torch
 
 class Deferred(torch.Tensor):
@@ -97,8 +119,13 @@ class Deferred(torch.Tensor):
 
 def run(x, y):
     return torch.Tensor._make_subclass(Deferred, x + y)
-""", {"RUNTIME_ERROR"}, "not a plain torch.Tensor"),
-    "lazy_torch_function": (False, """
+""",
+        {"RUNTIME_ERROR"},
+        "not a plain torch.Tensor",
+    ),
+    "lazy_torch_function": (
+        False,
+        """
 import torch
 
 class Later(torch.Tensor):
@@ -108,8 +135,13 @@ class Later(torch.Tensor):
 
 def run(x, y):
     return Later(torch.empty_like(x))  # the work would happen when someone copies it
-""", {"RUNTIME_ERROR"}, "not a plain torch.Tensor"),
-    "serialisation_time_output": (False, """
+""",
+        {"RUNTIME_ERROR"},
+        "not a plain torch.Tensor",
+    ),
+    "serialisation_time_output": (
+        False,
+        """
 import torch
 
 class Pickled:
@@ -120,14 +152,24 @@ class Pickled:
 
 def run(x, y):
     return Pickled(x, y)
-""", {"RUNTIME_ERROR"}, "not a plain torch.Tensor"),
-    "meta_tensor": (False, """
+""",
+        {"RUNTIME_ERROR"},
+        "not a plain torch.Tensor",
+    ),
+    "meta_tensor": (
+        False,
+        """
 import torch
 
 def run(x, y):
     return torch.empty_like(x, device="meta")
-""", {"RUNTIME_ERROR"}, "meta"),
-    "late_thread": (True, """
+""",
+        {"RUNTIME_ERROR"},
+        "meta",
+    ),
+    "late_thread": (
+        True,
+        """
 import threading, time
 import torch
 
@@ -136,9 +178,14 @@ def run(x, y, z):
         time.sleep(0.3)  # the work lands after the call returned
         torch.add(x, y, out=z)
     threading.Thread(target=finish).start()
-""", {"INCORRECT_NUMERICAL"}, "NaN"),
+""",
+        {"INCORRECT_NUMERICAL"},
+        "NaN",
+    ),
     # --- predicting inputs --------------------------------------------------------------------
-    "predicts_inputs": (True, f"""
+    "predicts_inputs": (
+        True,
+        f"""
 import torch
 from kernelindex.harness.inputs import seed_for
 
@@ -154,18 +201,28 @@ def run(x, y, z):
         gen = torch.Generator().manual_seed(seed_for({FIRST!r}, "round", index, name))
         made.append(torch.randn(x.shape, generator=gen))
     z.copy_(made[0] + made[1])
-""", {"INCORRECT_NUMERICAL"}, "round-0"),
+""",
+        {"INCORRECT_NUMERICAL"},
+        "round-0",
+    ),
     # --- state carried across evaluations ------------------------------------------------------
-    "cached_outputs": (False, """
+    "cached_outputs": (
+        False,
+        """
 CACHE = {}
 
 def run(x, y):
     if "z" not in CACHE:
         CACHE["z"] = x + y
     return CACHE["z"].clone()
-""", {"INCORRECT_NUMERICAL"}, "round-1"),
+""",
+        {"INCORRECT_NUMERICAL"},
+        "round-1",
+    ),
     # --- the reference's outputs ---------------------------------------------------------------
-    "steal_reference": (False, """
+    "steal_reference": (
+        False,
+        """
 import gc, glob, os
 import torch
 
@@ -180,14 +237,24 @@ def run(x, y):
         except Exception:
             pass
     return torch.zeros_like(x)
-""", {"INCORRECT_NUMERICAL"}, ""),
-    "writes_inputs": (True, """
+""",
+        {"INCORRECT_NUMERICAL"},
+        "",
+    ),
+    "writes_inputs": (
+        True,
+        """
 def run(x, y, z):
     x.add_(y)
     z.copy_(x)
-""", {"REWARD_HACK"}, "wrote into input 'x'"),
+""",
+        {"REWARD_HACK"},
+        "wrote into input 'x'",
+    ),
     # --- right when checked, wrong when timed --------------------------------------------------
-    "right_only_in_rounds": (True, """
+    "right_only_in_rounds": (
+        True,
+        """
 import torch
 CALLS = [0]
 
@@ -197,8 +264,13 @@ def run(x, y, z):
         torch.add(x, y, out=z)
     else:
         z.zero_()
-""", {"INCORRECT_NUMERICAL"}, "timed-"),
-    "right_unless_timed": (True, """
+""",
+        {"INCORRECT_NUMERICAL"},
+        "timed-",
+    ),
+    "right_unless_timed": (
+        True,
+        """
 import sys
 import torch
 
@@ -208,8 +280,13 @@ def run(x, y, z):
         z.zero_()
     else:
         torch.add(x, y, out=z)
-""", {"INCORRECT_NUMERICAL"}, "timed-"),
-    "forged_replies": (True, """
+""",
+        {"INCORRECT_NUMERICAL"},
+        "timed-",
+    ),
+    "forged_replies": (
+        True,
+        """
 import json, os, stat
 import torch
 
@@ -223,17 +300,27 @@ def run(x, y, z):
                 os.write(int(name), FORGED.encode())
         except OSError:
             pass
-""", {"REWARD_HACK"}, ""),
+""",
+        {"REWARD_HACK"},
+        "",
+    ),
     # --- tricks that change nothing the parent measures: honest figures -----------------------
-    "replaces_timer": (True, """
+    "replaces_timer": (
+        True,
+        """
 import time
 import torch
 
 def run(x, y, z):
     time.perf_counter_ns = lambda: 0
     torch.add(x, y, out=z)
-""", {"PASSED"}, "replaced time.perf_counter_ns"),
-    "enables_tf32_and_default_dtype": (True, """
+""",
+        {"PASSED"},
+        "replaced time.perf_counter_ns",
+    ),
+    "enables_tf32_and_default_dtype": (
+        True,
+        """
 import torch
 torch.set_default_dtype(torch.float64)
 
@@ -241,8 +328,13 @@ def run(x, y, z):
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.use_deterministic_algorithms(True)
     torch.add(x, y, out=z)
-""", {"PASSED"}, "default_dtype"),
-    "lingering_thread": (True, """
+""",
+        {"PASSED"},
+        "default_dtype",
+    ),
+    "lingering_thread": (
+        True,
+        """
 import threading
 import torch
 
@@ -251,8 +343,13 @@ GATE = threading.Event()
 def run(x, y, z):
     torch.add(x, y, out=z)
     threading.Thread(target=GATE.wait, daemon=True).start()
-""", {"PASSED"}, "left thread"),
-    "slows_the_reference": (True, """
+""",
+        {"PASSED"},
+        "left thread",
+    ),
+    "slows_the_reference": (
+        True,
+        """
 import os, signal, threading
 import torch
 
@@ -276,7 +373,10 @@ for _ in range(2):
 
 def run(x, y, z):
     torch.add(x, y, out=z)
-""", {"PASSED", "REWARD_HACK"}, ""),  # its burners slow its own batches only (then its figures do not add up)
+""",
+        {"PASSED", "REWARD_HACK"},
+        "",
+    ),  # its burners slow its own batches only (then its figures do not add up)
 }
 
 
@@ -285,8 +385,12 @@ def hostile_results(tmp_path_factory):
     root = tmp_path_factory.mktemp("hostile")
     with ThreadPoolExecutor(2) as pool:
         futures = {
-            name: pool.submit(evaluate, problem("vector_add"), write_solution(root / name, code, dps=dps),
-                              quick(cases=[FIRST], timeout_s=60))
+            name: pool.submit(
+                evaluate,
+                problem("vector_add"),
+                write_solution(root / name, code, dps=dps),
+                quick(cases=[FIRST], timeout_s=60),
+            )
             for name, (dps, code, _, _) in HOSTILE.items()
         }
         return {name: f.result() for name, f in futures.items()}
@@ -345,14 +449,18 @@ def run(x, y, z):
 def test_files_outside_scratch_cannot_be_read_or_written(tmp_path):
     secret = tmp_path / "secret.txt"
     secret.write_text("the answer")
-    planted = [tmp_path / "planted.txt", PACKAGE_DIR / "harness" / "__pycache__" / "planted.pyc",
-               PROBLEMS / "vector_add" / "planted.json", Path("/var/tmp") / f"{MARK}.txt"]
+    planted = [
+        tmp_path / "planted.txt",
+        PACKAGE_DIR / "harness" / "__pycache__" / "planted.pyc",
+        PROBLEMS / "vector_add" / "planted.json",
+        Path("/var/tmp") / f"{MARK}.txt",
+    ]
     code = f"""
 import os
 import torch
 
 REACHED = []
-for path in [{str(secret)!r}, {str(PROBLEMS / 'vector_add' / 'definition.json')!r}, "/root/.bash_history"]:
+for path in [{str(secret)!r}, {str(PROBLEMS / "vector_add" / "definition.json")!r}, "/root/.bash_history"]:
     try:
         open(path).read()
         REACHED.append(path)
@@ -381,8 +489,14 @@ def run(x, y, z):
 
 
 def test_answers_cached_in_files_do_not_reach_the_next_evaluation(tmp_path):
-    places = ["/tmp/ki-answers", "/var/tmp/ki-answers", "/dev/shm/ki-answers", os.path.expanduser("~/.ki-answers"),
-              "ki-answers", "../ki-answers"]
+    places = [
+        "/tmp/ki-answers",
+        "/var/tmp/ki-answers",
+        "/dev/shm/ki-answers",
+        os.path.expanduser("~/.ki-answers"),
+        "ki-answers",
+        "../ki-answers",
+    ]
     code = f"""
 import os
 import torch
@@ -422,7 +536,7 @@ def test_the_problem_and_harness_files_cannot_be_altered(tmp_path, problem_copy)
 import torch
 
 ALTERED = []
-for path in ({str(target)!r}, {str(bytecode)!r}, {str(PACKAGE_DIR / 'harness' / 'judgement.py')!r}):
+for path in ({str(target)!r}, {str(bytecode)!r}, {str(PACKAGE_DIR / "harness" / "judgement.py")!r}):
     try:
         with open(path, "wb") as f:
             f.write(b"def decide(seen): return 'passed', ''")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import torch
-
 from harness_testkit import problem
+
 from kernelindex.harness.formats import InputSpec, WorkloadCase, parse_case
 from kernelindex.harness.inputs import load_reference, make_inputs, seed_for
 
@@ -57,7 +57,11 @@ def test_random_conventions_make_valid_tensors():
     definition = replace(d, inputs=specs)
     case = WorkloadCase("c", {"n": 64}, {k: InputSpec("random") for k in specs}, d and p.cases[0].tolerance)
     inputs = make_inputs(definition, case, "round", 0, "cpu", p.root)
-    assert inputs["token_idx"].dtype == torch.int32 and 0 <= int(inputs["token_idx"].min()) and int(inputs["token_idx"].max()) < 64
+    assert (
+        inputs["token_idx"].dtype == torch.int32
+        and 0 <= int(inputs["token_idx"].min())
+        and int(inputs["token_idx"].max()) < 64
+    )
     assert inputs["attn_mask"].dtype == torch.bool and 0 < int(inputs["attn_mask"].sum()) < 64
     assert torch.allclose(inputs["router_probs"].sum(-1), torch.ones(4))
     assert abs(float(inputs["w1_weight"].float().std()) - 1 / 8) < 0.03  # fan-in 64 → std 1/8
@@ -78,7 +82,11 @@ def test_safetensors_inputs_are_read_from_the_problem_folder(tmp_path):
     p = problem("vector_add")
     data = torch.arange(6, dtype=torch.float32)
     save_file({"xs": data}, str(tmp_path / "data.safetensors"))
-    raw = {"uuid": "s", "axes": {"n": 6}, "inputs": {"x": {"type": "safetensors", "path": "data.safetensors", "tensor_key": "xs"}}}
+    raw = {
+        "uuid": "s",
+        "axes": {"n": 6},
+        "inputs": {"x": {"type": "safetensors", "path": "data.safetensors", "tensor_key": "xs"}},
+    }
     case = parse_case(raw, p.definition, tmp_path / "workload.jsonl", 1)
     inputs = make_inputs(p.definition, case, "round", 0, "cpu", tmp_path)
     assert torch.equal(inputs["x"], data) and inputs["y"].shape == (6,)

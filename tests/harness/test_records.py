@@ -43,23 +43,38 @@ def test_problem_records_link_up():
     assert case["operationSpecDigest"] == digest(op) and case["scalars"]["alpha"] == {"dtype": "fp32", "value": 0.5}
     assert case["tensors"]["token_indices"]["data"]["generator"] == "custom" and case["tensors"]["bias"]["shape"] == [1]
     assert case["tensors"]["bias"]["data"]["parameters"] == {"rank": 0}
-    assert case["correctness"]["maxAbsoluteError"] == 1e-5 and records[2]["spec"]["correctness"]["maxAbsoluteError"] == 1e-2
-    assert [c["externalId"] for c in records[3]["spec"]["cases"]] == [c.uuid for c in problem("moe_gather_scatter").cases]
+    assert (
+        case["correctness"]["maxAbsoluteError"] == 1e-5
+        and records[2]["spec"]["correctness"]["maxAbsoluteError"] == 1e-2
+    )
+    assert [c["externalId"] for c in records[3]["spec"]["cases"]] == [
+        c.uuid for c in problem("moe_gather_scatter").cases
+    ]
 
 
 def test_evaluation_records_are_valid_and_carry_the_evidence(moe_suite):
     records = evaluation_records(moe_suite)
-    for record in [records.implementation, records.protocol, records.environment, *records.case_runs, records.suite_run]:
+    for record in [
+        records.implementation,
+        records.protocol,
+        records.environment,
+        *records.case_runs,
+        records.suite_run,
+    ]:
         parse_record(record)  # raises on any schema problem
     run = records.case_runs[0]["spec"]
     case = moe_suite.cases[0]
     assert run["status"] == "passed" and run["workloadDigest"] == digest(records.problem.cases[case.case.uuid])
     assert run["implementationDigest"] == digest(records.implementation)
-    assert run["timing"]["latencyNs"]["median"] == round(case.latency.median) and run["timing"]["samples"] == len(case.samples_ns)
+    assert run["timing"]["latencyNs"]["median"] == round(case.latency.median) and run["timing"]["samples"] == len(
+        case.samples_ns
+    )
     raw = next(a for a in records.artifacts if a.digest == run["evidence"]["rawSamples"]["digest"])
     assert json.loads(raw.content)["solution"] == case.samples_ns
     protocol = records.protocol["spec"]
-    assert protocol["harness"]["name"] == "kernelindex-harness" and protocol["measurement"]["timer"] == "monotonic_clock"
+    assert (
+        protocol["harness"]["name"] == "kernelindex-harness" and protocol["measurement"]["timer"] == "monotonic_clock"
+    )
     assert protocol["measurement"]["warmupIterations"] == 2 and protocol["measurement"]["measuredIterations"] == 8
     assert json.loads(raw.content)["inputNonce"] == moe_suite.nonce and len(moe_suite.nonce) == 32
     log = next(a for a in records.artifacts if a.digest == run["evidence"]["logs"]["digest"])
@@ -67,9 +82,14 @@ def test_evaluation_records_are_valid_and_carry_the_evidence(moe_suite):
     env = records.environment["spec"]
     assert env["software"]["framework"]["name"] == "pytorch" and env["hardware"]["product"]
     suite = records.suite_run["spec"]
-    assert suite["workloadDigest"] == digest(records.problem.suite) and suite["sourceNative"]["metrics"]["fast_1_total"] == 2
+    assert (
+        suite["workloadDigest"] == digest(records.problem.suite)
+        and suite["sourceNative"]["metrics"]["fast_1_total"] == 2
+    )
     src = records.implementation["spec"]
-    assert src["source"]["contentDigest"].startswith("sha256:") and src["callable"]["interface"] == "destination_passing"
+    assert (
+        src["source"]["contentDigest"].startswith("sha256:") and src["callable"]["interface"] == "destination_passing"
+    )
 
 
 def test_recorded_runs_are_verified_and_recording_twice_adds_nothing(moe_suite, store):
@@ -96,8 +116,10 @@ def test_runs_recorded_with_a_runner_key_are_signed_by_it(moe_suite, store):
     with store.begin() as conn:
         evidence = evidence_for_runs(conn, list(stored.run_ids))
     assert {e.level for e in evidence.values()} == {"verified"}
-    assert all(key_id(key.public_key())[:19] in " ".join(e.reasons) and "signature holds" in " ".join(e.reasons)
-               for e in evidence.values())
+    assert all(
+        key_id(key.public_key())[:19] in " ".join(e.reasons) and "signature holds" in " ".join(e.reasons)
+        for e in evidence.values()
+    )
 
 
 def test_cli_eval_prints_a_table_writes_traces_and_records(tmp_path):
@@ -105,8 +127,23 @@ def test_cli_eval_prints_a_table_writes_traces_and_records(tmp_path):
 
     trace = tmp_path / "trace.jsonl"
     db = tmp_path / "cli.db"
-    args = ["eval", str(PROBLEMS / "vector_add"), "--solution", str(SOLUTIONS / "vector_add_torch" / "solution.json"),
-            "--rounds", "2", "--warmup", "1", "--iterations", "5", "-o", str(trace), "--record", "--db", str(db)]
+    args = [
+        "eval",
+        str(PROBLEMS / "vector_add"),
+        "--solution",
+        str(SOLUTIONS / "vector_add_torch" / "solution.json"),
+        "--rounds",
+        "2",
+        "--warmup",
+        "1",
+        "--iterations",
+        "5",
+        "-o",
+        str(trace),
+        "--record",
+        "--db",
+        str(db),
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "PASSED" in result.output and "geomean" in result.output and "stored 3 new run(s)" in result.output
@@ -125,8 +162,21 @@ def test_cli_eval_refuses_bad_files_and_fails_on_failed_cases(tmp_path):
     bad.write_text('{"name": "x", "definition": "d", "spec": {"languages": ["pytorch"], "entry_point": "nope"}}')
     result = CliRunner().invoke(app, ["eval", str(PROBLEMS / "vector_add"), "--solution", str(bad)])
     assert result.exit_code == 1 and "spec.entry_point" in result.output
-    result = CliRunner().invoke(app, ["eval", str(PROBLEMS / "broken_reference"), "--solution", str(SOLUTIONS / "vector_add_torch" / "solution.json"),
-                                      "--rounds", "1", "--warmup", "1", "--iterations", "2"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            str(PROBLEMS / "broken_reference"),
+            "--solution",
+            str(SOLUTIONS / "vector_add_torch" / "solution.json"),
+            "--rounds",
+            "1",
+            "--warmup",
+            "1",
+            "--iterations",
+            "2",
+        ],
+    )
     assert result.exit_code == 1 and "INVALID_REFERENCE" in result.output
 
 
@@ -187,7 +237,11 @@ def test_flagged_runs_are_kept_but_not_ranked_and_verified_runs_rank_with_an_int
         flagged = store_evaluation(conn, evaluation_records(shaky))
     clean_run, shaky_run = kept.case_run_digests[0], flagged.case_run_digests[0]
     with store.begin() as conn:
-        ids = dict(conn.execute(select(runs.c.run_digest, runs.c.id).where(runs.c.run_digest.in_([clean_run, shaky_run]))).all())
+        ids = dict(
+            conn.execute(
+                select(runs.c.run_digest, runs.c.id).where(runs.c.run_digest.in_([clean_run, shaky_run]))
+            ).all()
+        )
         key = conn.scalar(select(runs.c.comparison_key).where(runs.c.run_digest == clean_run))
         group = rank_group([r for r in rank_inputs(conn, [key]) if r.run_id in ids.values()])
     assert [e.run.run_id for e in group.entries] == [ids[clean_run]]
@@ -199,7 +253,11 @@ def test_an_unsandboxed_run_is_stored_as_reproducible_and_says_why(store):
     from kernelindex.ingest.evaluations import store_evaluation
     from kernelindex.ranking.evidence_facts import evidence_for_runs
 
-    suite = evaluate(problem("vector_add"), solution("vector_add_torch"), quick(sandbox="off", cases=["3a1f0e2c-0000-4000-8000-000000000001"]))
+    suite = evaluate(
+        problem("vector_add"),
+        solution("vector_add_torch"),
+        quick(sandbox="off", cases=["3a1f0e2c-0000-4000-8000-000000000001"]),
+    )
     assert suite.cases[0].passed and not suite.sandboxed
     records = evaluation_records(suite)
     assert records.source[0] == "kernelindex-harness-unsandboxed"

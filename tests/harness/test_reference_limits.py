@@ -19,8 +19,12 @@ def test_a_slow_reference_is_a_timeout_of_the_evaluation(problem_copy):
     doc["reference"] = "import time\nimport torch\n\ndef run(x, y):\n    time.sleep(0.5)\n    return x + y\n"
     definition.write_text(json.dumps(doc))
     events = []
-    suite = evaluate(load_problem(problem_copy), solution("vector_add_torch"), quick(cases=[FIRST], timeout_s=4),
-                     progress=events.append)
+    suite = evaluate(
+        load_problem(problem_copy),
+        solution("vector_add_torch"),
+        quick(cases=[FIRST], timeout_s=4),
+        progress=events.append,
+    )
     (result,) = suite.cases
     assert result.status == "TIMEOUT" and result.verdict.value == "timeout", result.log
     assert result.log.startswith("reference process") and "time limit" in result.log

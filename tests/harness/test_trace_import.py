@@ -8,12 +8,21 @@ import pytest
 from harness_testkit import PROBLEMS, SOLUTIONS
 
 LINE = {
-    "definition": "vector_add_f32", "solution": "vector_add_torch",
-    "workload": {"uuid": "3a1f0e2c-0000-4000-8000-000000000001", "axes": {"n": 1000}, "inputs": {"x": {"type": "random"}, "y": {"type": "random"}}},
-    "evaluation": {"status": "PASSED", "environment": {"hardware": "NVIDIA B200", "libs": {"torch": "2.9.0", "cuda": "13.0"}},
-                   "timestamp": "2026-07-01T10:00:00", "log": "",
-                   "correctness": {"max_relative_error": 1e-6, "max_absolute_error": 2e-7, "has_nan": False, "has_inf": False},
-                   "performance": {"latency_ms": 0.0123, "reference_latency_ms": 0.05, "speedup_factor": 4.065}},
+    "definition": "vector_add_f32",
+    "solution": "vector_add_torch",
+    "workload": {
+        "uuid": "3a1f0e2c-0000-4000-8000-000000000001",
+        "axes": {"n": 1000},
+        "inputs": {"x": {"type": "random"}, "y": {"type": "random"}},
+    },
+    "evaluation": {
+        "status": "PASSED",
+        "environment": {"hardware": "NVIDIA B200", "libs": {"torch": "2.9.0", "cuda": "13.0"}},
+        "timestamp": "2026-07-01T10:00:00",
+        "log": "",
+        "correctness": {"max_relative_error": 1e-6, "max_absolute_error": 2e-7, "has_nan": False, "has_inf": False},
+        "performance": {"latency_ms": 0.0123, "reference_latency_ms": 0.05, "speedup_factor": 4.065},
+    },
 }
 
 
@@ -60,13 +69,16 @@ def test_traces_without_their_problem_keep_pending_links(tmp_path, store):
     assert report.added["runs"] == 1 and report.added["workloads"] == 0
 
 
-@pytest.mark.parametrize("change, field", [
-    (lambda l: l["evaluation"].update(status="GREAT"), "evaluation.status"),
-    (lambda l: l["evaluation"]["performance"].update(latency_ms="fast"), "evaluation.performance.latency_ms"),
-    (lambda l: l["evaluation"].update(timestamp="yesterday"), "evaluation.timestamp"),
-    (lambda l: l.pop("workload"), "workload"),
-    (lambda l: l["evaluation"]["environment"].pop("hardware"), "evaluation.environment.hardware"),
-])
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        (lambda l: l["evaluation"].update(status="GREAT"), "evaluation.status"),
+        (lambda l: l["evaluation"]["performance"].update(latency_ms="fast"), "evaluation.performance.latency_ms"),
+        (lambda l: l["evaluation"].update(timestamp="yesterday"), "evaluation.timestamp"),
+        (lambda l: l.pop("workload"), "workload"),
+        (lambda l: l["evaluation"]["environment"].pop("hardware"), "evaluation.environment.hardware"),
+    ],
+)
 def test_bad_trace_lines_are_refused_whole(tmp_path, store, change, field):
     from kernelindex.ingest.problems import ImportFailed
     from kernelindex.ingest.traces import import_traces
@@ -90,8 +102,20 @@ def test_cli_import_links_traces_to_the_problem_and_solution_given(tmp_path):
 
     db, path = str(tmp_path / "cli.db"), _write(tmp_path, [LINE])
     runner = CliRunner()
-    result = runner.invoke(app, ["import", str(path), "--db", db, "--json", "--problem", str(PROBLEMS / "vector_add"),
-                                 "--solution", str(SOLUTIONS / "vector_add_torch" / "solution.json")])
+    result = runner.invoke(
+        app,
+        [
+            "import",
+            str(path),
+            "--db",
+            db,
+            "--json",
+            "--problem",
+            str(PROBLEMS / "vector_add"),
+            "--solution",
+            str(SOLUTIONS / "vector_add_torch" / "solution.json"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     traces = [item for item in json.loads(result.stdout) if item["kind"] == "traces"]
     assert traces[0]["added"]["runs"] == 1 and traces[0]["added"]["workloads"] >= 1
@@ -100,8 +124,9 @@ def test_cli_import_links_traces_to_the_problem_and_solution_given(tmp_path):
     assert run["workloadId"] is not None, run
 
 
-@pytest.mark.parametrize(("product", "architecture"), [("NVIDIA H20", "sm_90"), ("NVIDIA L4", "sm_89"),
-                                                       ("NVIDIA GeForce RTX 4090", "sm_89")])
+@pytest.mark.parametrize(
+    ("product", "architecture"), [("NVIDIA H20", "sm_90"), ("NVIDIA L4", "sm_89"), ("NVIDIA GeForce RTX 4090", "sm_89")]
+)
 def test_trace_hardware_gets_the_catalogs_architecture(tmp_path, store, product, architecture):
     from sqlalchemy import select
 
@@ -112,5 +137,7 @@ def test_trace_hardware_gets_the_catalogs_architecture(tmp_path, store, product,
     line["evaluation"]["environment"]["hardware"] = product
     import_traces(store, _write(tmp_path, [line]))
     with store.engine.connect() as conn:
-        assert conn.execute(select(runs.c.hardware_vendor, runs.c.hardware_architecture)).one() == ("nvidia",
-                                                                                                   architecture)
+        assert conn.execute(select(runs.c.hardware_vendor, runs.c.hardware_architecture)).one() == (
+            "nvidia",
+            architecture,
+        )

@@ -10,9 +10,9 @@ import json
 
 import pytest
 import zstandard
+from ingest_kit import snapshot
 from typer.testing import CliRunner
 
-from ingest_kit import snapshot
 from catalog_kit import bundle, catalog_lines, implementation, operation, to_text, workload, write_catalog
 from kernelindex.cli import app
 

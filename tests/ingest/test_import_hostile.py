@@ -14,20 +14,27 @@ import shutil
 from pathlib import Path
 
 import pytest
+from ingest_kit import snapshot
 from sqlalchemy import text
 from typer.testing import CliRunner
 
-from ingest_kit import snapshot
 from catalog_kit import catalog_lines, to_text, write_catalog
 from kernelindex.cli import app
 
 SEED = int(os.environ.get("KERNELINDEX_TEST_SEED", random.randrange(2**32)))
 SRC = Path(__file__).resolve().parents[2] / "src" / "kernelindex"
-TRACE = {"definition": "vector_add_f32", "solution": "vector_add_torch",
-         "workload": {"uuid": "3a1f0e2c-0000-4000-8000-000000000001", "axes": {"n": 1000}, "inputs": {}},
-         "evaluation": {"status": "PASSED", "environment": {"hardware": "NVIDIA B200", "libs": {}},
-                        "timestamp": "2026-07-01T10:00:00", "log": "",
-                        "performance": {"latency_ms": 0.0123, "reference_latency_ms": 0.05, "speedup_factor": 4.0}}}
+TRACE = {
+    "definition": "vector_add_f32",
+    "solution": "vector_add_torch",
+    "workload": {"uuid": "3a1f0e2c-0000-4000-8000-000000000001", "axes": {"n": 1000}, "inputs": {}},
+    "evaluation": {
+        "status": "PASSED",
+        "environment": {"hardware": "NVIDIA B200", "libs": {}},
+        "timestamp": "2026-07-01T10:00:00",
+        "log": "",
+        "performance": {"latency_ms": 0.0123, "reference_latency_ms": 0.05, "speedup_factor": 4.0},
+    },
+}
 
 
 def refuse(store, db_url, path, *expected: str) -> str:
@@ -73,17 +80,30 @@ def test_a_line_without_table_or_row_names_the_missing_field(loaded, db_url, tmp
     refuse(loaded, db_url, path, f":1: {missing}:")
 
 
-@pytest.mark.parametrize("old, new, line, expected", [
-    ('"sizeBytes":120', '"sizeBytes":' + "9" * 30, 15, ":15: sizeBytes: expected a 64-bit integer"),
-    ('"value":5000', '"value":1e400', 10, ":10: malformed JSON: the number 1e400 is out of range"),
-    ('"unit":"ns"', '"unit":"\\ud800"', 10, ":10: malformed JSON: the string '\\ud800' holds a lone UTF-16 surrogate"),
-    ('"unit":"ns"', '"unit":"n\\u0000s"', 10, ":10: malformed JSON: the string 'n\\x00s' holds a NUL character"),
-    ('"metric":"latency"', '"metric":' + "[" * 5000 + "]" * 5000, 10, ":10: malformed JSON: nested too deeply"),
-    ('"mediaType":"text/x-python"', '"mediaType":["text/x-python"]', 15, ":15: mediaType: expected a string"),
-    ('"sampleCount":50}', '"sampleCount":true}', 10, ":10: sampleCount: expected a 64-bit integer"),
-    ('"retractedAt":null', '"hasRawEvidence":"false","retractedAt":null', 8, ":8: hasRawEvidence: expected bool"),
-    ('"workloadId":"01900000-0000-7000-8000-000000000004"', '"workloadId":["x"]', 8, ":8: workloadId: expected str"),
-])
+@pytest.mark.parametrize(
+    "old, new, line, expected",
+    [
+        ('"sizeBytes":120', '"sizeBytes":' + "9" * 30, 15, ":15: sizeBytes: expected a 64-bit integer"),
+        ('"value":5000', '"value":1e400', 10, ":10: malformed JSON: the number 1e400 is out of range"),
+        (
+            '"unit":"ns"',
+            '"unit":"\\ud800"',
+            10,
+            ":10: malformed JSON: the string '\\ud800' holds a lone UTF-16 surrogate",
+        ),
+        ('"unit":"ns"', '"unit":"n\\u0000s"', 10, ":10: malformed JSON: the string 'n\\x00s' holds a NUL character"),
+        ('"metric":"latency"', '"metric":' + "[" * 5000 + "]" * 5000, 10, ":10: malformed JSON: nested too deeply"),
+        ('"mediaType":"text/x-python"', '"mediaType":["text/x-python"]', 15, ":15: mediaType: expected a string"),
+        ('"sampleCount":50}', '"sampleCount":true}', 10, ":10: sampleCount: expected a 64-bit integer"),
+        ('"retractedAt":null', '"hasRawEvidence":"false","retractedAt":null', 8, ":8: hasRawEvidence: expected bool"),
+        (
+            '"workloadId":"01900000-0000-7000-8000-000000000004"',
+            '"workloadId":["x"]',
+            8,
+            ":8: workloadId: expected str",
+        ),
+    ],
+)
 def test_values_no_column_can_hold_are_refused_by_line_and_field(loaded, db_url, tmp_path, old, new, line, expected):
     """Each of these used to reach the database driver (OverflowError, UnicodeEncodeError,
     ProgrammingError, TypeError: a traceback), or was kept silently changed (1e400 as infinity)."""
@@ -112,7 +132,9 @@ def test_any_hostile_value_in_any_field_is_stored_or_refused_never_a_crash(db_ur
             before = snapshot(store)
             result = CliRunner().invoke(app, ["import", str(path), "--db", db_url])
             where = f"line {number + 1} {lines[number]['table']}.{field} = {str(value)[:30]!r} (seed {SEED})"
-            assert result.exception is None or isinstance(result.exception, SystemExit), f"{where}: {result.exception!r}"
+            assert result.exception is None or isinstance(result.exception, SystemExit), (
+                f"{where}: {result.exception!r}"
+            )
             if result.exit_code != 0:
                 errors = result.stderr.splitlines()
                 assert result.exit_code == 1 and errors, f"{where}: {result.output}"
@@ -132,8 +154,10 @@ def test_runs_in_one_batch_keep_every_link_when_only_some_implementations_are_st
     assert result.exit_code == 0, result.output
     with store.begin() as conn:
         links = dict(conn.execute(text("SELECT id, implementation_id FROM runs")).all())
-    assert links == {"01900000-0000-7000-8000-000000000007": None,
-                     "01900000-0000-7000-8000-000000000010": "01900000-0000-7000-8000-000000000006"}
+    assert links == {
+        "01900000-0000-7000-8000-000000000007": None,
+        "01900000-0000-7000-8000-000000000010": "01900000-0000-7000-8000-000000000006",
+    }
 
 
 def test_paths_that_are_not_importable(loaded, db_url, tmp_path):
@@ -177,11 +201,17 @@ def test_bundle_whose_protocol_outgrows_a_column_is_refused_alike_on_every_backe
     refuse(loaded, db_url, path, "protocol.family: longer than 200 characters")
 
 
-@pytest.mark.parametrize("line, expected", [
-    (json.dumps({**TRACE, "solution": "\ud800"}), ":1: invalid JSON: the string '\\ud800' holds a lone UTF-16 surrogate"),
-    (json.dumps(TRACE).replace("0.0123", "1e400"), ":1: invalid JSON: the number 1e400 is out of range"),
-    (json.dumps({**TRACE, "solution": "a\x00b"}), ":1: invalid JSON: the string 'a\\x00b' holds a NUL character"),
-])
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        (
+            json.dumps({**TRACE, "solution": "\ud800"}),
+            ":1: invalid JSON: the string '\\ud800' holds a lone UTF-16 surrogate",
+        ),
+        (json.dumps(TRACE).replace("0.0123", "1e400"), ":1: invalid JSON: the number 1e400 is out of range"),
+        (json.dumps({**TRACE, "solution": "a\x00b"}), ":1: invalid JSON: the string 'a\\x00b' holds a NUL character"),
+    ],
+)
 def test_trace_lines_no_store_can_hold(loaded, db_url, tmp_path, line, expected):
     """Trace lines were read with plain json.loads: these reached the digest or the driver as a traceback."""
     path = tmp_path / "traces.jsonl"
@@ -205,11 +235,17 @@ def test_trace_line_with_a_raw_line_separator_inside_a_string(store, db_url, tmp
 
 def test_two_different_records_under_one_id_in_one_file(store, db_url, tmp_path):
     """Used to reach the database as a bare UNIQUE/primary-key violation naming no file or line."""
+
     def reuse_id(lines):
         twin = json.loads(json.dumps(lines[10]))  # a measurement of the second run, given the first one's id
         twin["row"].update(id=lines[9]["row"]["id"], statistic="max")
         lines.insert(11, twin)
 
     path = changed(tmp_path, "twin.jsonl.zst", reuse_id)
-    refuse(store, db_url, path, ":12: id: measurements id 01900000-0000-7000-8000-000000000008",
-           "different record on line 10")
+    refuse(
+        store,
+        db_url,
+        path,
+        ":12: id: measurements id 01900000-0000-7000-8000-000000000008",
+        "different record on line 10",
+    )

@@ -37,8 +37,11 @@ def public_summary(bundle: dict, workload_manifest: dict) -> dict:
         "environmentKey": spec["environmentDigest"],
         "correctnessKey": correctness_key(wl_spec["correctness"]),
         "comparisonKey": comparison_key(
-            operation=wl_spec["operationSpecDigest"], workload=spec["workloadDigest"], protocol=spec["protocolDigest"],
-            environment=spec["environmentDigest"], correctness=correctness_key(wl_spec["correctness"]),
+            operation=wl_spec["operationSpecDigest"],
+            workload=spec["workloadDigest"],
+            protocol=spec["protocolDigest"],
+            environment=spec["environmentDigest"],
+            correctness=correctness_key(wl_spec["correctness"]),
             metric=metric_key(metric, statistic, unit),
         ),
         "primaryMetric": metric or "none",

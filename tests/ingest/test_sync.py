@@ -55,8 +55,11 @@ def test_sync_mirrors_our_server_and_an_unchanged_catalog_costs_one_request(orig
     bundle["run"]["spec"]["observedAt"] = "2026-02-02T00:00:00.000Z"
     from kernelindex.records.canonical import digest
 
-    run["row"].update(id="01900000-0000-7000-8000-000000000999", runDigest=digest(bundle["run"]),
-                      observedAt="2026-02-02T00:00:00.000Z")
+    run["row"].update(
+        id="01900000-0000-7000-8000-000000000999",
+        runDigest=digest(bundle["run"]),
+        observedAt="2026-02-02T00:00:00.000Z",
+    )
     import_catalog(source_store, write_catalog(tmp_path / "more.jsonl", [*lines[:6], run]))
     third = sync(store, url)
     assert not third.up_to_date and third.report.added == {"runs": 1}
@@ -103,14 +106,17 @@ def _hostile(export: bytes) -> FastAPI:
     return app
 
 
-@pytest.mark.parametrize(("prefix", "words"), [
-    ("/html", "not JSON"),
-    ("/html2", "not a catalog export"),
-    ("/wrong", "digest mismatch"),
-    ("/cut", "truncated or altered"),
-    ("/nowhere", "HTTP 404"),
-    ("/loop", "redirect loop"),
-])
+@pytest.mark.parametrize(
+    ("prefix", "words"),
+    [
+        ("/html", "not JSON"),
+        ("/html2", "not a catalog export"),
+        ("/wrong", "digest mismatch"),
+        ("/cut", "truncated or altered"),
+        ("/nowhere", "HTTP 404"),
+        ("/loop", "redirect loop"),
+    ],
+)
 def test_bad_servers_are_refused_by_url_and_store_nothing(origin, store, tmp_path, prefix, words):
     source_store, url = origin
     export = (tmp_path / "exports").glob("catalog-*.jsonl.zst")

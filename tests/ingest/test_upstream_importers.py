@@ -71,8 +71,11 @@ def test_each_snapshot_imports_with_provenance_and_upstream_ids(store, fixtures,
     with store.begin() as conn:
         stored_source = conn.execute(select(t.sources).where(t.sources.c.slug == slug)).mappings().one()
         manifests = [m for (m,) in conn.execute(select(t.runs.c.manifest))]
-        parents = [m for table in (t.operations, t.workloads, t.implementations)
-                   for (m,) in conn.execute(select(table.c.manifest))]
+        parents = [
+            m
+            for table in (t.operations, t.workloads, t.implementations)
+            for (m,) in conn.execute(select(table.c.manifest))
+        ]
     assert stored_source["policy"]["license"] and stored_source["policy"]["url"].startswith("https://")
     assert len(manifests) == runs
     for record in [r for bundle in manifests for r in bundle.values()] + parents:
@@ -110,10 +113,19 @@ def test_mlperf_rows_parse_into_serving_records_only(fixtures):
     assert len(parsed.runs) == 9
     assert parsed.skipped == {"open division": 1, "not a datacenter result": 1, "not an LLM": 2}
     multi = next(run for rid, run in parsed.runs if rid == "6.0-0001")["spec"]["topology"]
-    assert multi == {"acceleratorVendor": "amd", "acceleratorModel": "AMD Instinct MI355X 288GB HBM3e",
-                     "acceleratorsPerNode": 8, "nodeCount": 11}
-    for rec in [*parsed.models.values(), *parsed.configurations.values(), *parsed.workloads.values(),
-                *parsed.stacks.values(), *(r for _, r in parsed.runs)]:
+    assert multi == {
+        "acceleratorVendor": "amd",
+        "acceleratorModel": "AMD Instinct MI355X 288GB HBM3e",
+        "acceleratorsPerNode": 8,
+        "nodeCount": 11,
+    }
+    for rec in [
+        *parsed.models.values(),
+        *parsed.configurations.values(),
+        *parsed.workloads.values(),
+        *parsed.stacks.values(),
+        *(r for _, r in parsed.runs),
+    ]:
         parse_record(rec)
         assert rec["metadata"]["labels"]["source"] == "mlperf-inference"
     older = mlperf.read(fixtures / "mlperf/summary-v5.1-slice.json")
@@ -180,12 +192,18 @@ def _fi_rename(path: Path) -> None:
 def _liger(old: str, new: str):
     def change(path: Path) -> None:
         path.write_text(path.read_text().replace(old, new, 1))
+
     return change
 
 
 # (source, snapshot, file to break inside it, how, expected (line, field) of the first problem, words)
-SOL, GM, FI, LIGER, ML = "sol/api", "gpumode/api", "flashinfer/dataset", "liger/all-benchmark-data-slice.csv", \
-    "mlperf/summary-v6.0-slice.json"
+SOL, GM, FI, LIGER, ML = (
+    "sol/api",
+    "gpumode/api",
+    "flashinfer/dataset",
+    "liger/all-benchmark-data-slice.csv",
+    "mlperf/summary-v6.0-slice.json",
+)
 SUBS, TOP, TRACE = "submissions.json", "fp8-mm-top.json", "trace.jsonl"
 
 
@@ -212,16 +230,24 @@ BAD = [
     ("liger", LIGER, None, _liger(",memory,", ",throughput,"), (9, "metric_name"), "unknown metric"),
     ("mlperf", ML, None, _truncate, (None, None), "truncated"),
     ("mlperf", ML, None, _json(lambda d: d[2].pop("Nodes")), (None, "[2].Nodes"), "missing"),
-    ("mlperf", ML, None, _json(lambda d: d[0].update(Performance_Result="lots")), (None, "[0].Performance_Result"),
-     "expected"),
+    (
+        "mlperf",
+        ML,
+        None,
+        _json(lambda d: d[0].update(Performance_Result="lots")),
+        (None, "[0].Performance_Result"),
+        "expected",
+    ),
     ("mlperf", ML, None, _json(lambda d: d[1].update(Scenario="Burst")), (None, "[1].Scenario"), "unknown scenario"),
 ]
 
 
-@pytest.mark.parametrize(("source", "relative", "inner", "breaks", "where", "words"), BAD,
-                         ids=[f"{b[0]}-{i}" for i, b in enumerate(BAD)])
-def test_bad_variants_are_refused_by_file_line_field_and_store_nothing(store, fixtures, tmp_path, source, relative,
-                                                                       inner, breaks, where, words):
+@pytest.mark.parametrize(
+    ("source", "relative", "inner", "breaks", "where", "words"), BAD, ids=[f"{b[0]}-{i}" for i, b in enumerate(BAD)]
+)
+def test_bad_variants_are_refused_by_file_line_field_and_store_nothing(
+    store, fixtures, tmp_path, source, relative, inner, breaks, where, words
+):
     path = copy_of(fixtures, relative, tmp_path)
     broken = path / inner if inner else path
     breaks(broken)
@@ -254,8 +280,9 @@ def test_cli_import_from_exits_1_with_the_message_and_0_when_good(fixtures, tmp_
     good = runner.invoke(app, ["import", "--from", "auto", liger_csv, "--db", db, "--json"])
     assert good.exit_code == 0, good.stderr
     assert json.loads(good.stdout)[0]["upstreamRowsSkipped"] == {"memory rows (not a latency)": 1}
-    checked = runner.invoke(app, ["import", "--from", "mlperf", str(fixtures / "mlperf/summary-v5.1-slice.json"),
-                                  "--db", db])
+    checked = runner.invoke(
+        app, ["import", "--from", "mlperf", str(fixtures / "mlperf/summary-v5.1-slice.json"), "--db", db]
+    )
     assert checked.exit_code == 0 and "4 serving runs" in checked.stdout and "Not stored" in checked.stdout
 
 

@@ -28,8 +28,13 @@ def interpreted():
 
     def run(*args) -> list[dict]:
         env = {**os.environ, "TRITON_INTERPRET": "1"}
-        done = subprocess.run([sys.executable, str(CHECKS), *map(str, args), str(SEED)], env=env,
-                              capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            [sys.executable, str(CHECKS), *map(str, args), str(SEED)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert done.returncode == 0, f"seed {SEED}: {done.stderr[-3000:]}"
         return json.loads(done.stdout.strip().splitlines()[-1])
 

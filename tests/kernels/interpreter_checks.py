@@ -19,8 +19,10 @@ import torch
 def _checks(definition, outs, refs, tolerance):
     from kernelindex.harness.compare import compare_output
 
-    return [compare_output(name, spec, o, r, tolerance).to_dict()
-            for (name, spec), o, r in zip(definition.outputs.items(), outs, refs)]
+    return [
+        compare_output(name, spec, o, r, tolerance).to_dict()
+        for (name, spec), o, r in zip(definition.outputs.items(), outs, refs)
+    ]
 
 
 def load_balance(seq: int, training: bool, seed: int) -> list[dict]:
@@ -36,8 +38,15 @@ def load_balance(seq: int, training: bool, seed: int) -> list[dict]:
     inputs["training"] = torch.tensor([training])
     out = torch.full_like(inputs["grad_expert_mask"], float("nan"))
     # at most two programs over the row tiles: the grid-stride loop runs more than once per program
-    kernel.forward_triton(inputs["grad_tokens_per_expert"], inputs["grad_expert_mask"],
-                          inputs["grad_load_balance_loss"], 8, inputs["training"], out, max_programs=2)
+    kernel.forward_triton(
+        inputs["grad_tokens_per_expert"],
+        inputs["grad_expert_mask"],
+        inputs["grad_load_balance_loss"],
+        8,
+        inputs["training"],
+        out,
+        max_programs=2,
+    )
     return _checks(problem.definition, [out], [reference.run(*inputs.values())], problem.cases[0].tolerance)
 
 

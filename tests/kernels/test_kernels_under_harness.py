@@ -3,11 +3,11 @@ on scaled-down copies of the packs written into tmp_path."""
 
 from __future__ import annotations
 
+from scaled_packs import write_scaled_pack
+
 from kernelindex import kernels, problems
 from kernelindex.harness.formats import load_problem, load_solution
 from kernelindex.harness.runner import EvalOptions, evaluate
-
-from scaled_packs import write_scaled_pack
 
 QUICK = EvalOptions(device="cpu", rounds=2, warmup=1, iterations=3, timed_checks=1, timeout_s=240)
 
@@ -23,10 +23,17 @@ def _assert_all_passed(suite, expected_cases):
 
 def test_token_scatter_solution_passes_scaled_cases(tmp_path):
     # case 11 (N=215) and case 7 (N=2048) are the precision-critical shapes; case 14 the smallest
-    uuids = ["8582f851-03e2-5a0f-9702-b4f4de4786fc", "62f47880-d869-5609-8768-1e35702f9c32",
-             "4a23c849-8559-5cfd-862c-7ad61fb4038d"]
-    pack = write_scaled_pack(problems.TOKEN_SCATTER_BWD, tmp_path / "scatter", {"hidden_dim": 64, "ffn_dim": 224},
-                             [{"uuid": u} for u in uuids])
+    uuids = [
+        "8582f851-03e2-5a0f-9702-b4f4de4786fc",
+        "62f47880-d869-5609-8768-1e35702f9c32",
+        "4a23c849-8559-5cfd-862c-7ad61fb4038d",
+    ]
+    pack = write_scaled_pack(
+        problems.TOKEN_SCATTER_BWD,
+        tmp_path / "scatter",
+        {"hidden_dim": 64, "ffn_dim": 224},
+        [{"uuid": u} for u in uuids],
+    )
     suite = evaluate(load_problem(pack), load_solution(kernels.TOKEN_SCATTER_BWD), QUICK)
     _assert_all_passed(suite, uuids)
 
@@ -34,9 +41,16 @@ def test_token_scatter_solution_passes_scaled_cases(tmp_path):
 def test_load_balance_solution_passes_cases(tmp_path):
     # 042 is cheap: two published cases at full size, and a copy with fewer experts
     uuids = ["60b6e5ee-0d8e-58dd-aaee-c5c18a476c94", "ddb7f6d5-0384-5a62-880f-d9b6a855c17b"]
-    suite = evaluate(load_problem(problems.LOAD_BALANCE_BWD), load_solution(kernels.LOAD_BALANCE_BWD),
-                     EvalOptions(**{**QUICK.__dict__, "cases": uuids}))
+    suite = evaluate(
+        load_problem(problems.LOAD_BALANCE_BWD),
+        load_solution(kernels.LOAD_BALANCE_BWD),
+        EvalOptions(**{**QUICK.__dict__, "cases": uuids}),
+    )
     _assert_all_passed(suite, uuids)
-    pack = write_scaled_pack(problems.LOAD_BALANCE_BWD, tmp_path / "balance", {"n_routed_experts": 64},
-                             [{"uuid": uuids[0], "axes": {"batch_seq_len": 333}}])
+    pack = write_scaled_pack(
+        problems.LOAD_BALANCE_BWD,
+        tmp_path / "balance",
+        {"n_routed_experts": 64},
+        [{"uuid": uuids[0], "axes": {"batch_seq_len": 333}}],
+    )
     _assert_all_passed(evaluate(load_problem(pack), load_solution(kernels.LOAD_BALANCE_BWD), QUICK), uuids[:1])

@@ -31,8 +31,10 @@ def _run_case(case, consts, fn=kernel.run):
     refs = REFERENCE.run(*inputs.values())
     outs = [torch.full_like(r, float("nan")) for r in refs]
     fn(*inputs.values(), *outs)
-    return {name: compare_output(name, spec, o, r, case.tolerance)
-            for (name, spec), o, r in zip(PROBLEM.definition.outputs.items(), outs, refs)}
+    return {
+        name: compare_output(name, spec, o, r, case.tolerance)
+        for (name, spec), o, r in zip(PROBLEM.definition.outputs.items(), outs, refs)
+    }
 
 
 # cases 0 (N=64), 11 (N=215, the first that plain bf16 fails), 2 (N=256), 10 (N=512), 7 (N=2048)

@@ -14,8 +14,10 @@ from kernelindex.harness.records import problem_records
 from kernelindex.problems import LOAD_BALANCE_BWD, TOKEN_SCATTER_BWD
 from kernelindex.records.canonical import digest
 
-PACKS = {TOKEN_SCATTER_BWD: "009_expert_token_scatter_with_weighted_forward_backward",
-         LOAD_BALANCE_BWD: "042_moe_expert_load_balancing_and_token_capacity_backward"}
+PACKS = {
+    TOKEN_SCATTER_BWD: "009_expert_token_scatter_with_weighted_forward_backward",
+    LOAD_BALANCE_BWD: "042_moe_expert_load_balancing_and_token_capacity_backward",
+}
 
 
 @pytest.mark.parametrize("pack", list(PACKS), ids=lambda p: p.name)
@@ -32,7 +34,9 @@ def test_problem_records_are_valid_and_linked(pack):
     assert [c["externalId"] for c in suite["spec"]["cases"]] == uuids
     assert len({digest(c) for c in cases}) == 16, "every case is its own workload"
     tolerances = {c["spec"]["correctness"]["maxAbsoluteError"] for c in cases}
-    assert tolerances == {json.loads(line)["tolerance"]["max_atol"] for line in (pack / "workload.jsonl").read_text().splitlines()}
+    assert tolerances == {
+        json.loads(line)["tolerance"]["max_atol"] for line in (pack / "workload.jsonl").read_text().splitlines()
+    }
 
 
 def test_operation_digests_equal_the_upstream_catalog(catalog_path):

@@ -60,11 +60,27 @@ def test_packs_match_the_spec_case_tables(shared_dir, scatter, balance):
 def test_packs_declare_the_upstream_shape_of_the_problem(scatter, balance):
     d = scatter.definition
     assert d.name == "009_expert_token_scatter_with_weighted_forward_backward"
-    assert list(d.inputs) == ["grad_output", "token_indices", "selected_tokens", "w1_output", "gate_output",
-                              "up_output", "gated_output", "expert_output", "selected_weights", "w1_weight",
-                              "w2_weight", "w3_weight"]
-    assert list(d.outputs) == ["grad_hidden_states", "grad_routing_weights", "grad_w1_weight", "grad_w2_weight",
-                               "grad_w3_weight"]
+    assert list(d.inputs) == [
+        "grad_output",
+        "token_indices",
+        "selected_tokens",
+        "w1_output",
+        "gate_output",
+        "up_output",
+        "gated_output",
+        "expert_output",
+        "selected_weights",
+        "w1_weight",
+        "w2_weight",
+        "w3_weight",
+    ]
+    assert list(d.outputs) == [
+        "grad_hidden_states",
+        "grad_routing_weights",
+        "grad_w1_weight",
+        "grad_w2_weight",
+        "grad_w3_weight",
+    ]
     assert (d.axes["hidden_dim"].value, d.axes["ffn_dim"].value) == (4096, 14336)
     d = balance.definition
     assert d.name == "042_moe_expert_load_balancing_and_token_capacity_backward"
@@ -176,7 +192,7 @@ def _within_bf16_rounding(out, exact, names):
     for name, o, e in zip(names, out, exact):
         assert o.dtype == torch.bfloat16, name
         err = (o.double() - e).abs()
-        bound = 2 ** -7 * e.abs() + 1e-4 * e.abs().max()
+        bound = 2**-7 * e.abs() + 1e-4 * e.abs().max()
         assert bool((err <= bound).all()), f"{name}: worst excess {(err - bound).max().item():.3g}"
 
 

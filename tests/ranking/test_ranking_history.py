@@ -7,23 +7,42 @@ from kernelindex.ranking.history import NEW_RUN, RETRACTION, leader_timeline, ne
 
 
 def run(run_id, value, at, **kw):
-    return RankInput(run_id=run_id, comparison_key="k", status=kw.pop("status", "passed"), value=value,
-                     metric="latency", statistic="mean", unit="ns", observed_at=at, **kw)
+    return RankInput(
+        run_id=run_id,
+        comparison_key="k",
+        status=kw.pop("status", "passed"),
+        value=value,
+        metric="latency",
+        statistic="mean",
+        unit="ns",
+        observed_at=at,
+        **kw,
+    )
 
 
 def test_each_new_leader_is_one_event():
-    runs = [run("a", 50, "2026-01-01"), run("b", 60, "2026-01-02"), run("c", 40, "2026-01-03"),
-            run("d", 40, "2026-01-04"), run("e", 10, "2026-01-05", status="incorrect_numerical")]
+    runs = [
+        run("a", 50, "2026-01-01"),
+        run("b", 60, "2026-01-02"),
+        run("c", 40, "2026-01-03"),
+        run("d", 40, "2026-01-04"),
+        run("e", 10, "2026-01-05", status="incorrect_numerical"),
+    ]
     events = leader_timeline(runs)
     assert [(e.run_id, e.previous_run_id, e.cause, e.at) for e in events] == [
-        ("a", None, NEW_RUN, "2026-01-01"), ("c", "a", NEW_RUN, "2026-01-03")]
+        ("a", None, NEW_RUN, "2026-01-01"),
+        ("c", "a", NEW_RUN, "2026-01-03"),
+    ]
 
 
 def test_retraction_returns_the_lead():
     runs = [run("a", 50, "2026-01-01"), run("b", 20, "2026-01-02", retracted=True)]
     events = leader_timeline(runs, retracted_at={"b": "2026-01-09"})
     assert [(e.run_id, e.previous_run_id, e.cause) for e in events] == [
-        ("a", None, NEW_RUN), ("b", "a", NEW_RUN), ("a", "b", RETRACTION)]
+        ("a", None, NEW_RUN),
+        ("b", "a", NEW_RUN),
+        ("a", "b", RETRACTION),
+    ]
 
 
 def test_next_event_only_when_leader_changed():

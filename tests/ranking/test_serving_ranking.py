@@ -59,6 +59,7 @@ def test_frontier_sweep_matches_brute_force_dominance():
                 else Latency("tpot_ms", "p99", float(rng.choice([20, 40, 60, 200])), "declared")
             )
             points.append(FrontierPoint(f"r{i}", float(rng.randrange(1, 8)), latency))
+
         def lat(p):
             return p.latency.value if p.latency else float("inf")
 

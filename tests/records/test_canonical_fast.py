@@ -29,8 +29,10 @@ def random_value(rng: random.Random, depth: int = 0):
         return "".join(rng.choice(ALPHABET) for _ in range(rng.randrange(6)))
     if kind == 6:
         return [random_value(rng, depth + 1) for _ in range(rng.randrange(4))]
-    keys = ["".join(rng.choice(ALPHABET[:2] if rng.random() < 0.8 else ALPHABET) for _ in range(rng.randrange(1, 4)))
-            for _ in range(rng.randrange(5))]
+    keys = [
+        "".join(rng.choice(ALPHABET[:2] if rng.random() < 0.8 else ALPHABET) for _ in range(rng.randrange(1, 4)))
+        for _ in range(rng.randrange(5))
+    ]
     return {k: random_value(rng, depth + 1) for k in keys}
 
 

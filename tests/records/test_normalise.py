@@ -13,13 +13,21 @@ from kernelindex.records.kernel_kinds import RunStatus
 from kernelindex.records.normalise import RUN_STATUSES, gpu_architecture, hardware_of, run_status, slug, token
 
 
-@pytest.mark.parametrize(("product", "expected"), [
-    ("NVIDIA H20", ("nvidia", "sm_90")), ("NVIDIA L4", ("nvidia", "sm_89")),
-    ("NVIDIA GeForce RTX 4090", ("nvidia", "sm_89")),
-    ("NVIDIA H200", ("nvidia", "sm_90")), ("NVIDIA L40S", ("nvidia", "sm_89")), ("NVIDIA GB200", ("nvidia", "sm_100")),
-    ("NVIDIA A10G", ("nvidia", "sm_86")), ("NVIDIA A100-SXM4-80GB", ("nvidia", "sm_80")),
-    ("AMD Instinct MI300X", ("amd", "gfx942")), ("AMD Instinct MI355X", ("amd", "gfx950")),
-])
+@pytest.mark.parametrize(
+    ("product", "expected"),
+    [
+        ("NVIDIA H20", ("nvidia", "sm_90")),
+        ("NVIDIA L4", ("nvidia", "sm_89")),
+        ("NVIDIA GeForce RTX 4090", ("nvidia", "sm_89")),
+        ("NVIDIA H200", ("nvidia", "sm_90")),
+        ("NVIDIA L40S", ("nvidia", "sm_89")),
+        ("NVIDIA GB200", ("nvidia", "sm_100")),
+        ("NVIDIA A10G", ("nvidia", "sm_86")),
+        ("NVIDIA A100-SXM4-80GB", ("nvidia", "sm_80")),
+        ("AMD Instinct MI300X", ("amd", "gfx942")),
+        ("AMD Instinct MI355X", ("amd", "gfx950")),
+    ],
+)
 def test_products_traces_name(product, expected):
     assert gpu_architecture(product) == expected
     assert hardware_of(product) == {"vendor": expected[0], "product": product, "architecture": expected[1]}
@@ -28,8 +36,11 @@ def test_products_traces_name(product, expected):
 def test_unknown_products_say_so():
     assert gpu_architecture("Intel(R) Xeon(R) Platinum") is None
     assert hardware_of("Intel(R) Xeon(R) Platinum")["architecture"] == "unknown"
-    assert hardware_of("NVIDIA Quadro Future 9000") == {"vendor": "nvidia", "product": "NVIDIA Quadro Future 9000",
-                                                         "architecture": "unknown"}
+    assert hardware_of("NVIDIA Quadro Future 9000") == {
+        "vendor": "nvidia",
+        "product": "NVIDIA Quadro Future 9000",
+        "architecture": "unknown",
+    }
 
 
 def test_every_product_of_the_public_catalog(catalog_path):

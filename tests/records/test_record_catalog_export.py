@@ -20,8 +20,12 @@ from kernelindex.records.models import dump_record, parse_record, record_digest
 SEED = random.randrange(2**32)
 
 # table -> column holding the manifest's digest (projects publish none)
-DIGEST_COLUMNS = {"projects": None, "operations": "semanticDigest", "workloads": "workloadDigest",
-                  "implementations": "implementationDigest"}
+DIGEST_COLUMNS = {
+    "projects": None,
+    "operations": "semanticDigest",
+    "workloads": "workloadDigest",
+    "implementations": "implementationDigest",
+}
 RUN_PARTS = {"run": "runDigest", "protocol": "protocolKey", "environment": "environmentKey"}
 
 
@@ -80,8 +84,10 @@ def test_sampled_dumps_validate_against_the_published_schemas(catalog_path: Path
 
 
 SAMPLE_DIR = Path(kernelindex.__file__).parent / "sample"
-SEED_RUNS = {"sol-009-sf-tensor-submission-4273.json": ("sha256:149b7c1a", "f41e"),
-             "sol-042-ac4k-submission-19969.json": ("sha256:deb0ae25", "8bc6")}
+SEED_RUNS = {
+    "sol-009-sf-tensor-submission-4273.json": ("sha256:149b7c1a", "f41e"),
+    "sol-042-ac4k-submission-19969.json": ("sha256:deb0ae25", "8bc6"),
+}
 
 
 def _check_seed_bundles(folder: Path) -> None:

@@ -67,8 +67,15 @@ def test_integral_float_is_an_integer_as_json_schema_says() -> None:
 
 @pytest.mark.parametrize(
     ("text", "nanoseconds"),
-    [("8.12 us", 8120), ("8.12us", 8120), ("8.12 \u00b5s", 8120), ("0.00812 ms", 8120), ("8120 ns", 8120),
-     ("0.000008120 s", 8120), ("3 s", 3_000_000_000)],
+    [
+        ("8.12 us", 8120),
+        ("8.12us", 8120),
+        ("8.12 \u00b5s", 8120),
+        ("0.00812 ms", 8120),
+        ("8120 ns", 8120),
+        ("0.000008120 s", 8120),
+        ("3 s", 3_000_000_000),
+    ],
 )
 def test_duration_text_is_stored_and_dumped_as_integer_ns(text: str, nanoseconds: int) -> None:
     run = parse_record(changed(fixture("toy-scale-run-1"), "spec.timing.latencyNs.median", text))
@@ -105,25 +112,37 @@ REFUSALS = [
     ("toy-scale-rows", "spec.semantics.mutation", "sometimes", "spec.semantics.mutation", "'in_place'"),
     ("toy-scale-run-1", "spec.timing.latencyNs.median", -1, "spec.timing.latencyNs.median", "negative duration"),
     (
-        "toy-scale-run-1", "spec.timing.latencyNs.median", "0.0000005 ms",
-        "spec.timing.latencyNs.median", "ambiguous duration",
+        "toy-scale-run-1",
+        "spec.timing.latencyNs.median",
+        "0.0000005 ms",
+        "spec.timing.latencyNs.median",
+        "ambiguous duration",
     ),
     ("toy-scale-run-1", "spec.timing.latencyNs.mad", 24.5, "spec.timing.latencyNs.mad", "ambiguous duration"),
     (
-        "toy-scale-run-1", "spec.timing.latencyNs.confidence95", [1, "0.5 ns"],
-        "spec.timing.latencyNs.confidence95[1]", "ambiguous duration",
+        "toy-scale-run-1",
+        "spec.timing.latencyNs.confidence95",
+        [1, "0.5 ns"],
+        "spec.timing.latencyNs.confidence95[1]",
+        "ambiguous duration",
     ),
     (
-        "toy-cuda-events-median", "spec.measurement.warmupDuration", "1.0000000001 s",
-        "spec.measurement.warmupDuration", "ambiguous duration",
+        "toy-cuda-events-median",
+        "spec.measurement.warmupDuration",
+        "1.0000000001 s",
+        "spec.measurement.warmupDuration",
+        "ambiguous duration",
     ),
     ("toy-scale-run-1", "spec.timing.latencyNs.median", "8120", "spec.timing.latencyNs.median", "not a duration"),
     ("toy-scale-run-1", "spec.timing.latencyNs.median", "-5 ns", "spec.timing.latencyNs.median", "not a duration"),
     ("toy-scale-run-1", "spec.timing.latencyNs.median", "10000000 s", "spec.timing.latencyNs.median", "beyond 2**53-1"),
     ("toy-scale-run-1", "spec.measurements[0].value", 2**53, "spec.measurements[0].value", "RFC 8785"),
     (
-        "toy-scale-run-1", "spec.timing.latencyNs.confidence95", [1, 2, 3],
-        "spec.timing.latencyNs.confidence95", "at most 2",
+        "toy-scale-run-1",
+        "spec.timing.latencyNs.confidence95",
+        [1, 2, 3],
+        "spec.timing.latencyNs.confidence95",
+        "at most 2",
     ),
     ("toy-scale-run-1", "spec.observedAt", "2026-08-01T12:00:00", "spec.observedAt", "naive timestamp"),
     ("toy-scale-run-1", "spec.observedAt", "2026-08-01T14:00:00+02:00", "spec.observedAt", "offset +02:00"),

@@ -115,9 +115,35 @@ def test_our_fixtures_validate_against_the_published_schemas(registry_dir: Path)
 # --- differential test: damage records at random, compare verdicts ---------------------------
 
 ODD_VALUES: list[Any] = [
-    None, True, False, 0, -1, 1, 3.0, 2.5, 2**53 - 1, 2**53, -(2**53), 1e300, "", "x", "Bad Value", "a" * 600,
-    "sha256:" + "0" * 64, "0" * 40, "2026-08-01T12:00:00Z", "2026-02-29T12:00Z",
-    "12 us", "7 \u00b5s", "1.5 ns", "10000000 s", [], [1], ["x"], {}, {"x": 1},
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1,
+    3.0,
+    2.5,
+    2**53 - 1,
+    2**53,
+    -(2**53),
+    1e300,
+    "",
+    "x",
+    "Bad Value",
+    "a" * 600,
+    "sha256:" + "0" * 64,
+    "0" * 40,
+    "2026-08-01T12:00:00Z",
+    "2026-02-29T12:00Z",
+    "12 us",
+    "7 \u00b5s",
+    "1.5 ns",
+    "10000000 s",
+    [],
+    [1],
+    ["x"],
+    {},
+    {"x": 1},
 ]
 
 

@@ -21,28 +21,32 @@ def test_problem_folder_name_is_split_into_words_with_synonyms():
     assert q.axes[0].value == 300 and q.axes[0].numeric
 
 
-@pytest.mark.parametrize("text, field, expected", [
-    ("149b7c1a", "digests", ("149b7c1a",)),
-    ("sha256:ABCDEF0123", "digests", ("abcdef0123",)),
-    ("deadbeefcafe", "words", ("deadbeefcafe",)),  # hex letters only: a word, not a digest
-    ("04200000", "words", ("04200000",)),  # digits only: an operation number, not a digest
-    ("gfx942", "architectures", ("gfx942",)),
-    ("hopper", "architectures", ("sm_90",)),
-    ("sm90", "architectures", ("sm_90",)),
-    ("MI300X", "gpus", ("mi300x",)),
-    ("gpu:L40S", "gpus", ("l40s",)),
-    ("float16", "dtypes", ("fp16",)),
-    ("dtype:nvfp4", "dtypes", ("nvfp4",)),
-    ("op:rms_norm", "words", ("rms", "normalization")),
-    ("ac4k", "words", ("ac4k",)),
-])
+@pytest.mark.parametrize(
+    "text, field, expected",
+    [
+        ("149b7c1a", "digests", ("149b7c1a",)),
+        ("sha256:ABCDEF0123", "digests", ("abcdef0123",)),
+        ("deadbeefcafe", "words", ("deadbeefcafe",)),  # hex letters only: a word, not a digest
+        ("04200000", "words", ("04200000",)),  # digits only: an operation number, not a digest
+        ("gfx942", "architectures", ("gfx942",)),
+        ("hopper", "architectures", ("sm_90",)),
+        ("sm90", "architectures", ("sm_90",)),
+        ("MI300X", "gpus", ("mi300x",)),
+        ("gpu:L40S", "gpus", ("l40s",)),
+        ("float16", "dtypes", ("fp16",)),
+        ("dtype:nvfp4", "dtypes", ("nvfp4",)),
+        ("op:rms_norm", "words", ("rms", "normalization")),
+        ("ac4k", "words", ("ac4k",)),
+    ],
+)
 def test_single_tokens(text, field, expected):
     assert getattr(parse(text), field) == expected
 
 
 def test_filters_with_keys_and_known_sources():
-    q = parse("license:Apache-2.0 source:SOL-ExecBench gpumode-kernelbot evidence:replicated",
-              sources=["gpumode-kernelbot"])
+    q = parse(
+        "license:Apache-2.0 source:SOL-ExecBench gpumode-kernelbot evidence:replicated", sources=["gpumode-kernelbot"]
+    )
     assert q.license == "Apache-2.0" and q.sources == ("sol-execbench", "gpumode-kernelbot")
     assert q.evidence == "replicated" and not q.words
     assert parse("gpumode-kernelbot").words == ("gpumode", "kernelbot")  # unknown to the caller: words
@@ -71,14 +75,17 @@ def test_empty_query():
     assert parse("   ").empty and not parse("N=1").empty
 
 
-@pytest.mark.parametrize("name, axes, expected", [
-    ("N", ["batch_seq_len", "num_tokens", "hidden_dim", "ffn_dim"], "num_tokens"),
-    ("B", ["batch_seq_len", "num_tokens", "hidden_dim", "ffn_dim"], "batch_seq_len"),
-    ("S", ["batch_seq_len", "n_routed_experts", "num_experts_per_tok"], "batch_seq_len"),
-    ("E", ["batch_seq_len", "n_routed_experts", "num_experts_per_tok"], None),  # two axes fit: ambiguous
-    ("BATCH_SEQ_LEN", ["batch_seq_len"], "batch_seq_len"),
-    ("Z", ["rows", "cols"], None),
-])
+@pytest.mark.parametrize(
+    "name, axes, expected",
+    [
+        ("N", ["batch_seq_len", "num_tokens", "hidden_dim", "ffn_dim"], "num_tokens"),
+        ("B", ["batch_seq_len", "num_tokens", "hidden_dim", "ffn_dim"], "batch_seq_len"),
+        ("S", ["batch_seq_len", "n_routed_experts", "num_experts_per_tok"], "batch_seq_len"),
+        ("E", ["batch_seq_len", "n_routed_experts", "num_experts_per_tok"], None),  # two axes fit: ambiguous
+        ("BATCH_SEQ_LEN", ["batch_seq_len"], "batch_seq_len"),
+        ("Z", ["rows", "cols"], None),
+    ],
+)
 def test_axis_letters_resolve_only_when_unambiguous(name, axes, expected):
     assert resolve_axis(name, axes) == expected
 

@@ -55,8 +55,10 @@ def counts(db: str) -> dict[str, int]:
     store = open_store(db)
     try:
         with store.engine.connect() as conn:
-            return {name: conn.scalar(select(func.count()).select_from(table)) or 0
-                    for name, table in metadata.tables.items()}
+            return {
+                name: conn.scalar(select(func.count()).select_from(table)) or 0
+                for name, table in metadata.tables.items()
+            }
     finally:
         store.close()
 
@@ -67,15 +69,21 @@ def run_child(db: str, key_file: Path, call: str, kill_after: str | None = None)
     if kill_after is None:
         store = open_store(db)
         try:
-            exec(textwrap.dedent(call), {"store": store, "key": private_key_from_pem(key_file.read_bytes()),
-                                          "pickle": pickle, "Path": Path})
+            exec(
+                textwrap.dedent(call),
+                {"store": store, "key": private_key_from_pem(key_file.read_bytes()), "pickle": pickle, "Path": Path},
+            )
         finally:
             store.close()
         return
     module, name = kill_after.split(":")
     script = PRELUDE + f"import {module} as killed_module\ndie_after(killed_module, {name!r})\n"
-    done = subprocess.run([sys.executable, "-c", script + textwrap.dedent(call), db, str(key_file)],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", script + textwrap.dedent(call), db, str(key_file)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == KILLED, done.stderr
 
 
@@ -127,9 +135,11 @@ def test_import_paths_with_their_leader_events(db, key_file, tmp_path):
 @pytest.fixture(scope="module")
 def suite_file(tmp_path_factory) -> Path:
     """One real (quick) evaluation, pickled for the child processes."""
-    suite = evaluate(load_problem(HARNESS_FIXTURES / "problems" / "vector_add"),
-                     load_solution(HARNESS_FIXTURES / "solutions" / "vector_add_torch" / "solution.json"),
-                     EvalOptions(rounds=1, warmup=1, iterations=3, timed_checks=1, timeout_s=120))
+    suite = evaluate(
+        load_problem(HARNESS_FIXTURES / "problems" / "vector_add"),
+        load_solution(HARNESS_FIXTURES / "solutions" / "vector_add_torch" / "solution.json"),
+        EvalOptions(rounds=1, warmup=1, iterations=3, timed_checks=1, timeout_s=120),
+    )
     path = tmp_path_factory.mktemp("suite") / "suite.pickle"
     path.write_bytes(pickle.dumps(suite))
     return path
@@ -164,8 +174,7 @@ def test_resolve_a_correction_records_the_leader_change(db, key_file, tmp_path):
     with store.engine.connect() as conn:
         leader = conn.execute(select(runs).order_by(runs.c.primary_value)).first()
     token = create_api_key(store, "tester", frozenset({"report"}), 5)
-    _, request_id = report_correction(store, token.token, leader.run_digest[:16], "wrong_value", "timer bug",
-                                      "retract")
+    _, request_id = report_correction(store, token.token, leader.run_digest[:16], "wrong_value", "timer bug", "retract")
     store.close()
     call = f"""
     from kernelindex.services import corrections
@@ -192,13 +201,21 @@ def test_attest_sign_and_api_keys(db, key_file, tmp_path):
         digests = list(conn.scalars(select(runs.c.run_digest).order_by(runs.c.seq)))
     store.close()
     cases = [  # (step the child dies after, the use case, the table it adds to)
-        ("kernelindex.services.attestations:add_attestation",
-         f"from kernelindex.services import attestations\nattestations.attest(store, {digests[0][:20]!r}, key, 'me')",
-         attestations),
-        ("kernelindex.services.signing:sign_stored_record",  # dies after the first of two signatures
-         f"from kernelindex.services import signing\nsigning.sign_records(store, {digests!r}, key, 'me')", signatures),
-        ("kernelindex.services.keys:store_api_key",
-         "from kernelindex.services import keys\nkeys.create_api_key(store, 'x', frozenset({'attest'}), 3)", api_keys),
+        (
+            "kernelindex.services.attestations:add_attestation",
+            f"from kernelindex.services import attestations\nattestations.attest(store, {digests[0][:20]!r}, key, 'me')",
+            attestations,
+        ),
+        (
+            "kernelindex.services.signing:sign_stored_record",  # dies after the first of two signatures
+            f"from kernelindex.services import signing\nsigning.sign_records(store, {digests!r}, key, 'me')",
+            signatures,
+        ),
+        (
+            "kernelindex.services.keys:store_api_key",
+            "from kernelindex.services import keys\nkeys.create_api_key(store, 'x', frozenset({'attest'}), 3)",
+            api_keys,
+        ),
     ]
     for step, call, table in cases:
         before = counts(db)

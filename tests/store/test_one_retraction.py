@@ -64,8 +64,9 @@ def test_migration_turns_the_old_columns_into_events_and_back(tmp_path):
             command.downgrade(alembic_config(conn), "0400_serving_tables")
         with store.engine.connect() as conn:
             assert {"retracted_at", "retraction_reason"} <= {c["name"] for c in inspect(conn).get_columns("runs")}
-            assert conn.execute(text("select retracted_at, retraction_reason from runs where id = :i"),
-                                {"i": run_id}).one() == ("2026-02-01T00:00:00.000Z", "timer bug")
+            assert conn.execute(
+                text("select retracted_at, retraction_reason from runs where id = :i"), {"i": run_id}
+            ).one() == ("2026-02-01T00:00:00.000Z", "timer bug")
             assert conn.scalar(text("select count(*) from record_events where cause = 'retracted'")) == 0
         with store.engine.begin() as conn:
             command.upgrade(alembic_config(conn), "head")

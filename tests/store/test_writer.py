@@ -37,7 +37,9 @@ def test_seed_runs_keep_their_digests(store):
         detail = run_detail(conn, resolve_run(conn, "149b7c1a").id)
     assert detail["primary"] == {"metric": "latency", "statistic": "mean", "unit": "ns", "value": 317881}
     assert detail["pending"] == ["workload", "implementation"]
-    assert detail["measurements"] == [{"metric": "latency", "statistic": "mean", "unit": "ns", "value": 317881, "sample_count": None}]
+    assert detail["measurements"] == [
+        {"metric": "latency", "statistic": "mean", "unit": "ns", "value": 317881, "sample_count": None}
+    ]
 
 
 def test_a_controlled_run_with_runner_identity_and_raw_samples(store):
@@ -49,8 +51,12 @@ def test_a_controlled_run_with_runner_identity_and_raw_samples(store):
         assert w.ensure_source("kernelindex-harness", "controlled", "again") == source_id
         run_id = w.add_run_bundle(bundle, runner_id="sha256:" + "1f" * 32, runner_host="box-1")
         assert w.add_run_bundle(bundle) is None  # same digest: already stored
-        stored_digest = w.add_artifact(run_id=run_id, role="rawSamples", kind="raw_samples", media_type="application/json", content=samples)
-        w.add_artifact(run_id=run_id, role="rawSamples", kind="raw_samples", media_type="application/json", content=samples)
+        stored_digest = w.add_artifact(
+            run_id=run_id, role="rawSamples", kind="raw_samples", media_type="application/json", content=samples
+        )
+        w.add_artifact(
+            run_id=run_id, role="rawSamples", kind="raw_samples", media_type="application/json", content=samples
+        )
     assert stored_digest == sha256_digest(samples)
     with store.begin() as conn:
         run = conn.execute(select(t.runs)).mappings().one()

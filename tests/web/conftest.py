@@ -7,14 +7,13 @@ import random
 
 import pytest
 from fastapi.testclient import TestClient
+from web_storefill import catalog_slice, fill
 
 from kernelindex.ingest.catalog import import_catalog
 from kernelindex.store.database import open_store
 from kernelindex.web.app import create_app
-
 from live_kit import serving
 from store_fixtures import database_url
-from web_storefill import catalog_slice, fill
 
 
 def _seed() -> int:

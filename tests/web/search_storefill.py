@@ -26,12 +26,24 @@ from kernelindex.sample import sample_paths
 from kernelindex.store.database import Store
 from kernelindex.store.writer import Writer
 
-H200 = rec("ExecutionEnvironment", "search-h200", {
-    "hardware": {"vendor": "nvidia", "product": "NVIDIA H200", "architecture": "sm_90"},
-    "software": {"driver": "570.1", "libraries": {"torch": "2.13"}}}, title="NVIDIA H200 search box")
-B200 = rec("ExecutionEnvironment", "search-b200", {
-    "hardware": {"vendor": "nvidia", "product": "NVIDIA B200", "architecture": "sm_100"},
-    "software": {"driver": "575.1", "libraries": {"torch": "2.13"}}}, title="NVIDIA B200 search box")
+H200 = rec(
+    "ExecutionEnvironment",
+    "search-h200",
+    {
+        "hardware": {"vendor": "nvidia", "product": "NVIDIA H200", "architecture": "sm_90"},
+        "software": {"driver": "570.1", "libraries": {"torch": "2.13"}},
+    },
+    title="NVIDIA H200 search box",
+)
+B200 = rec(
+    "ExecutionEnvironment",
+    "search-b200",
+    {
+        "hardware": {"vendor": "nvidia", "product": "NVIDIA B200", "architecture": "sm_100"},
+        "software": {"driver": "575.1", "libraries": {"torch": "2.13"}},
+    },
+    title="NVIDIA B200 search box",
+)
 
 
 @dataclass
@@ -59,26 +71,46 @@ def fill_search(store: Store, seed: int, catalog: Path | None, tmp: Path) -> Sea
         w.ensure_source("search-lab", "controlled", "Search test lab", policy={"license": "CC0-1.0"})
 
         def implementation(name: str, title: str, op: dict) -> dict:
-            impl = rec("ImplementationRevision", name, {
-                "projectRevision": {"version": f"{name}-r1"}, "operation": {"specDigest": digest(op)},
-                "callable": {"language": "triton"}, "support": {"dtypes": ["bf16"], "hardwareArchitectures": ["sm_90"]},
-                "licensing": {"declared": "MIT"}}, title=title)
+            impl = rec(
+                "ImplementationRevision",
+                name,
+                {
+                    "projectRevision": {"version": f"{name}-r1"},
+                    "operation": {"specDigest": digest(op)},
+                    "callable": {"language": "triton"},
+                    "support": {"dtypes": ["bf16"], "hardwareArchitectures": ["sm_90"]},
+                    "licensing": {"declared": "MIT"},
+                },
+                title=title,
+            )
             w.add_record(impl)
             return impl
 
-        scatter_impls = [implementation("scatter-fast", "fast scatter", scatter.operation),
-                         implementation("scatter-slow", HOSTILE_TITLE, scatter.operation)]
-        balance_impls = [implementation("balance-fast", "fast balance", balance.operation),
-                         implementation("balance-slow", "slow balance", balance.operation)]
+        scatter_impls = [
+            implementation("scatter-fast", "fast scatter", scatter.operation),
+            implementation("scatter-slow", HOSTILE_TITLE, scatter.operation),
+        ]
+        balance_impls = [
+            implementation("balance-fast", "fast balance", balance.operation),
+            implementation("balance-slow", "slow balance", balance.operation),
+        ]
 
         def run(name: str, impl: dict, case: dict, env: dict, median: float) -> None:
-            spec = {"implementationDigest": digest(impl), "workloadDigest": digest(case),
-                    "protocolDigest": digest(proto), "environmentDigest": digest(env), "status": "passed",
-                    "observedAt": "2026-03-01T00:00:00Z",
-                    "timing": {"primaryStatistic": "median", "latencyNs": {"median": int(median)}},
-                    "sourceNative": {"source": "search-lab", "benchmark": "search", "externalId": name}}
-            bundle = {"run": rec("BenchmarkRun", name, spec, title=f"{name} run"), "protocol": proto,
-                      "environment": env}
+            spec = {
+                "implementationDigest": digest(impl),
+                "workloadDigest": digest(case),
+                "protocolDigest": digest(proto),
+                "environmentDigest": digest(env),
+                "status": "passed",
+                "observedAt": "2026-03-01T00:00:00Z",
+                "timing": {"primaryStatistic": "median", "latencyNs": {"median": int(median)}},
+                "sourceNative": {"source": "search-lab", "benchmark": "search", "externalId": name},
+            }
+            bundle = {
+                "run": rec("BenchmarkRun", name, spec, title=f"{name} run"),
+                "protocol": proto,
+                "environment": env,
+            }
             out.runs[name] = w.add_run_bundle(bundle, runner_host="search-host")
             out.digests[name] = digest(bundle["run"])
 

@@ -27,16 +27,24 @@ def names(client, filled):
     operation = client.get(f"/api/v1/operations/{workload['operation']['slug']}").json()
     hexpart = run["digest"].removeprefix("sha256:")
     return [
-        ("run", run["id"], run["id"]), ("run", run["digest"], run["id"]), ("run", hexpart[:10], run["id"]),
-        ("run", "sha256:" + hexpart[:8], run["id"]), ("run", hexpart[:12].upper(), run["id"]),
-        ("run", "00000000ff", 404), ("run", "abc12", 400), ("run", "no-such-run", 404),
-        ("workload", workload["id"], workload["id"]), ("workload", workload["digest"][:20], workload["id"]),
+        ("run", run["id"], run["id"]),
+        ("run", run["digest"], run["id"]),
+        ("run", hexpart[:10], run["id"]),
+        ("run", "sha256:" + hexpart[:8], run["id"]),
+        ("run", hexpart[:12].upper(), run["id"]),
+        ("run", "00000000ff", 404),
+        ("run", "abc12", 400),
+        ("run", "no-such-run", 404),
+        ("workload", workload["id"], workload["id"]),
+        ("workload", workload["digest"][:20], workload["id"]),
         ("workload", "softmax-rows-8192", 409),  # both operations' workloads carry this name
         ("workload", "0000000000", 404),
-        ("operation", operation["slug"], operation["slug"]), ("operation", ALIAS, operation["slug"]),
+        ("operation", operation["slug"], operation["slug"]),
+        ("operation", ALIAS, operation["slug"]),
         ("operation", operation["digest"][:15], operation["slug"]),
         ("operation", PROBLEM_NAME, 409),  # the problem and its pack variant share the name
-        ("operation", "no-such-operation", 404), ("operation", "1234", 400),
+        ("operation", "no-such-operation", 404),
+        ("operation", "1234", 400),
     ]
 
 

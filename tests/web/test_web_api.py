@@ -46,7 +46,9 @@ def test_seed_run_json_has_the_source_figures(client, filled):
 def test_run_rank_interval_and_links(client, filled):
     body = client.get(f"/api/v1/runs/{filled.runs['hostile']}").json()
     assert body["rank"]["rank"] == 3 and body["rank"]["groupSize"] == 4
-    assert body["rank"]["interval"]["resamples"] == 2000 and body["rank"]["interval"]["method"] == "percentile bootstrap"
+    assert (
+        body["rank"]["interval"]["resamples"] == 2000 and body["rank"]["interval"]["method"] == "percentile bootstrap"
+    )
     assert body["rank"]["interval"]["low"] <= filled.medians["hostile"] <= body["rank"]["interval"]["high"]
     assert body["links"]["compareWithLeader"] == f"/compare?a={filled.runs['hostile']}&b={filled.runs['fast']}"
     assert body["evidence"]["level"] == "verified"
@@ -61,16 +63,19 @@ def test_workload_groups_are_separate_and_agree_with_the_ranking_function_and_cl
     main = next(g for g in body["groups"] if g["size"] == 4)
     assert [r["runId"] for r in main["rows"]] == [filled.runs[n] for n in ("fast", "newer", "hostile", "slow")]
     assert {x["runId"]: x["reasons"] for x in main["excluded"]} == {
-        filled.runs["failed"]: ["not_passed"], filled.runs["retracted"]: ["retracted"],
-        filled.runs["old"]: ["superseded"]}
+        filled.runs["failed"]: ["not_passed"],
+        filled.runs["retracted"]: ["retracted"],
+        filled.runs["old"]: ["superseded"],
+    }
     assert main["direction"] == "lower latency is better"
     # The same ranks straight from the ranking function ...
     with web_filled[0].engine.connect() as conn:
         direct = rank_group(rank_inputs(conn, [main["comparisonKey"]]))
     assert [(e.run.run_id, e.rank) for e in direct.entries] == [(r["runId"], r["rank"]) for r in main["rows"]]
     # ... and from `kernelindex rank --json`.
-    result = CliRunner().invoke(cli_app, ["rank", main["comparisonKey"], "--json",
-                                          "--db", str(web_filled[0].engine.url)])
+    result = CliRunner().invoke(
+        cli_app, ["rank", main["comparisonKey"], "--json", "--db", str(web_filled[0].engine.url)]
+    )
     assert result.exit_code == 0, result.output
     cli_rows = json.loads(result.output)[0]["rows"]
     assert [(r["runId"], r["rank"]) for r in cli_rows] == [(r["runId"], r["rank"]) for r in main["rows"]]
@@ -103,14 +108,17 @@ def test_compare_says_which_key_part_differs(client, filled):
     assert_problem(client.get("/api/v1/compare", params={"a": filled.runs["fast"], "b": "nope"}), 404)
 
 
-@pytest.mark.parametrize("q, expect", [
-    ("softmax", {"synthetic-softmax-rows", "synthetic-softmax-rows-pack"}),
-    ("SOFTMAX-PACK", {"synthetic-softmax-rows-pack"}),  # family, any case
-    ("rowwise_softmax_alias", {"synthetic-softmax-rows"}),  # alias
-    ("h200", {"synthetic-softmax-rows", "synthetic-softmax-rows-pack"}),  # hardware only: operations with such runs
-    ("test-lab", {"synthetic-softmax-rows", "synthetic-softmax-rows-pack"}),  # source only
-    ("no-such-thing", set()),
-])
+@pytest.mark.parametrize(
+    "q, expect",
+    [
+        ("softmax", {"synthetic-softmax-rows", "synthetic-softmax-rows-pack"}),
+        ("SOFTMAX-PACK", {"synthetic-softmax-rows-pack"}),  # family, any case
+        ("rowwise_softmax_alias", {"synthetic-softmax-rows"}),  # alias
+        ("h200", {"synthetic-softmax-rows", "synthetic-softmax-rows-pack"}),  # hardware only: operations with such runs
+        ("test-lab", {"synthetic-softmax-rows", "synthetic-softmax-rows-pack"}),  # source only
+        ("no-such-thing", set()),
+    ],
+)
 def test_search(client, q, expect):
     body = client.get("/api/v1/search", params={"q": q}).json()
     assert {item["operation"]["slug"] for item in body["operations"]} == expect
@@ -139,8 +147,15 @@ def test_bad_cursors_are_400_problems(client):
     assert_problem(client.get("/api/v1/search", params={"q": "x", "cursor": cursor}), 400, "unknown-parameter")
 
 
-ROUTES = ["/api/v1/runs", "/api/v1/workloads", "/api/v1/operations", "/api/v1/search?q=a", "/api/v1/sources",
-          "/api/v1/sources/test-lab", "/api/v1/operations/synthetic-softmax-rows"]
+ROUTES = [
+    "/api/v1/runs",
+    "/api/v1/workloads",
+    "/api/v1/operations",
+    "/api/v1/search?q=a",
+    "/api/v1/sources",
+    "/api/v1/sources/test-lab",
+    "/api/v1/operations/synthetic-softmax-rows",
+]
 
 
 @pytest.mark.parametrize("route", ROUTES)
@@ -151,22 +166,30 @@ def test_unknown_parameters_are_refused(client, route):
 
 
 def test_unknown_parameters_on_detail_routes(client, filled):
-    for route in (f"/api/v1/runs/{filled.runs['fast']}", f"/api/v1/workloads/{filled.workload_id}",
-                  f"/api/v1/compare?a={filled.runs['fast']}&b={filled.runs['slow']}&c=1"):
+    for route in (
+        f"/api/v1/runs/{filled.runs['fast']}",
+        f"/api/v1/workloads/{filled.workload_id}",
+        f"/api/v1/compare?a={filled.runs['fast']}&b={filled.runs['slow']}&c=1",
+    ):
         sep = "&" if "?" in route else "?"
         assert_problem(client.get(f"{route}{sep}x=1"), 400, "unknown-parameter")
 
 
-@pytest.mark.parametrize("route", ["/api/v1/runs/{}", "/api/v1/workloads/{}", "/api/v1/operations/{}",
-                                   "/api/v1/sources/{}", "/api/v1/rankings/{}"])
-@pytest.mark.parametrize("ident", ["nope", "sha256:" + "f" * 64, "01a00000-0000-7000-8000-000000000000",
-                                   "' OR 1=1 --", "ü" * 300, "..%2F..%2Fetc"])
+@pytest.mark.parametrize(
+    "route",
+    ["/api/v1/runs/{}", "/api/v1/workloads/{}", "/api/v1/operations/{}", "/api/v1/sources/{}", "/api/v1/rankings/{}"],
+)
+@pytest.mark.parametrize(
+    "ident",
+    ["nope", "sha256:" + "f" * 64, "01a00000-0000-7000-8000-000000000000", "' OR 1=1 --", "ü" * 300, "..%2F..%2Fetc"],
+)
 def test_bad_ids_are_404_problems(client, route, ident):
     assert_problem(client.get(route.format(ident)), 404, "not-found")
 
 
-@pytest.mark.parametrize("url", ["/api/v1/runs/%00", "/api/v1/search?q=a%00b", "/api/v1/runs?status=%00",
-                                 "/runs/x%00y", "/?q=%00"])
+@pytest.mark.parametrize(
+    "url", ["/api/v1/runs/%00", "/api/v1/search?q=a%00b", "/api/v1/runs?status=%00", "/runs/x%00y", "/?q=%00"]
+)
 def test_nul_characters_are_400_problems(client, url):
     response = client.get(url)
     assert response.status_code == 400 and "NUL" in response.text
@@ -188,8 +211,10 @@ def test_malformed_values_are_4xx_problems(client):
 def test_listings_and_detail_routes(client, filled):
     ops = client.get("/api/v1/operations").json()["items"]
     assert {o["slug"] for o in ops} == {"synthetic-softmax-rows", "synthetic-softmax-rows-pack"}
-    assert client.get("/api/v1/operations", params={"family": "softmax-pack"}).json()["items"][0]["slug"] == \
-        "synthetic-softmax-rows-pack"
+    assert (
+        client.get("/api/v1/operations", params={"family": "softmax-pack"}).json()["items"][0]["slug"]
+        == "synthetic-softmax-rows-pack"
+    )
     op = client.get("/api/v1/operations/synthetic-softmax-rows").json()
     assert op["aliases"] == ["rowwise_softmax_alias"] and op["workloads"][0]["runCount"] == 9
     assert [r["slug"] for r in op["related"]] == ["synthetic-softmax-rows-pack"]
@@ -207,9 +232,18 @@ def test_openapi_document_lists_every_api_route(client):
     doc = client.get("/api/v1/openapi.json").json()
     assert doc["openapi"].startswith("3.")
     assert set(doc["paths"]) >= {
-        "/api/v1/runs", "/api/v1/runs/{run_id}", "/api/v1/workloads", "/api/v1/workloads/{workload_id}",
-        "/api/v1/operations", "/api/v1/operations/{slug}", "/api/v1/rankings/{comparison_key}",
-        "/api/v1/compare", "/api/v1/search", "/api/v1/sources", "/api/v1/sources/{slug}"}
+        "/api/v1/runs",
+        "/api/v1/runs/{run_id}",
+        "/api/v1/workloads",
+        "/api/v1/workloads/{workload_id}",
+        "/api/v1/operations",
+        "/api/v1/operations/{slug}",
+        "/api/v1/rankings/{comparison_key}",
+        "/api/v1/compare",
+        "/api/v1/search",
+        "/api/v1/sources",
+        "/api/v1/sources/{slug}",
+    }
 
 
 def test_search_text_is_literal(client):
@@ -246,4 +280,4 @@ def test_run_listings_carry_the_same_evidence_level_as_the_run_page(client, fill
         assert item["evidence"]["level"] == page["evidence"]["level"]
     assert {"reported", "verified"} <= {item["evidence"]["level"] for item in items}
     html = client.get("/runs").text
-    assert html.count('class="evidence evidence-') == min(len(items), html.count("<tr><td><a href=\"/runs/"))
+    assert html.count('class="evidence evidence-') == min(len(items), html.count('<tr><td><a href="/runs/'))

@@ -12,6 +12,7 @@ from live_kit import chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
+
 @pytest.fixture(scope="module")
 def browser():
     with chromium() as b:
@@ -34,8 +35,10 @@ def figure(page, label: str) -> str:
     return page.locator(f'dd[data-metric="{label}"]').inner_text()
 
 
-@pytest.mark.parametrize("external, latency, sol, speedup", [
-    ("4273", "317.9 µs", "0.9189", "8.02×"), ("19969", "7.70 µs", "0.7113", "2.33×")])
+@pytest.mark.parametrize(
+    "external, latency, sol, speedup",
+    [("4273", "317.9 µs", "0.9189", "8.02×"), ("19969", "7.70 µs", "0.7113", "2.33×")],
+)
 def test_seed_run_page_figures(page, live_store, external, latency, sol, speedup):
     filled = live_store[1]
     page.goto(f"/runs/{filled.seed_runs[external]}")
@@ -61,8 +64,10 @@ def test_seed_run_page_figures(page, live_store, external, latency, sol, speedup
 
 def test_landing_page_reaches_both_seed_runs(page, live_store):
     """From /, one click on each seed's card opens its run page with the same headline figures."""
-    expected = {"4273": ("317.9 µs", "0.9189", "8.02×", "16/16 cases faster"),
-                "19969": ("7.70 µs", "0.7113", "2.33×", "16/16 cases faster")}
+    expected = {
+        "4273": ("317.9 µs", "0.9189", "8.02×", "16/16 cases faster"),
+        "19969": ("7.70 µs", "0.7113", "2.33×", "16/16 cases faster"),
+    }
     for external, (latency, sol, speedup, faster) in expected.items():
         page.goto("/")
         card = page.locator(f'article.seed-card[data-seed="{external}"]')

@@ -94,8 +94,12 @@ def test_a_write_from_any_path_shows_on_the_next_request(store, site, tmp_path):
     run = run_rows(lines)[0]
     evidence = f"/api/v1/runs/{run['id']}/evidence"
     assert get_twice(app, client, evidence).json()["attestations"] == []
-    spec = {"claim": "reproduced", "runDigest": run["runDigest"], "attester": {"name": "cache test"},
-            "observedAt": "2026-11-30T10:00:00.000Z"}
+    spec = {
+        "claim": "reproduced",
+        "runDigest": run["runDigest"],
+        "attester": {"name": "cache test"},
+        "observedAt": "2026-11-30T10:00:00.000Z",
+    }
     with store.begin() as conn:  # attestation
         add_attestation(conn, dump_record(new_attestation(spec)))
     assert len(client.get(evidence).json()["attestations"]) == 1
@@ -109,8 +113,9 @@ def test_a_write_from_any_path_shows_on_the_next_request(store, site, tmp_path):
     assert "raw-alias" not in get_twice(app, client, "/api/v1/operations/toy-scale").text
     with store.begin() as conn:  # a raw INSERT through the store's own connection
         op_id = conn.exec_driver_sql("SELECT id FROM operations WHERE slug = 'toy-scale'").scalar_one()
-        conn.exec_driver_sql("INSERT INTO operation_aliases (operation_id, alias, export_row) VALUES "
-                             f"('{op_id}', 'raw-alias', '{{}}')")
+        conn.exec_driver_sql(
+            f"INSERT INTO operation_aliases (operation_id, alias, export_row) VALUES ('{op_id}', 'raw-alias', '{{}}')"
+        )
     assert "raw-alias" in client.get("/api/v1/operations/toy-scale").text
 
 
@@ -118,8 +123,10 @@ def test_a_rolled_back_write_leaves_the_generation_alone(store):
     read = GenerationReader(store.engine)
     before = read()
     with pytest.raises(RuntimeError), store.begin() as conn:
-        conn.exec_driver_sql("INSERT INTO sources (id, slug, kind, name, export_row) VALUES "
-                             "('01900000-0000-7000-8000-00000000ffff', 'gone', 'leaderboard', 'Gone', '{}')")
+        conn.exec_driver_sql(
+            "INSERT INTO sources (id, slug, kind, name, export_row) VALUES "
+            "('01900000-0000-7000-8000-00000000ffff', 'gone', 'leaderboard', 'Gone', '{}')"
+        )
         raise RuntimeError("abandon the transaction")
     assert read() == before
     with store.begin() as conn:
@@ -129,8 +136,10 @@ def test_a_rolled_back_write_leaves_the_generation_alone(store):
         with conn.begin_nested() as savepoint:  # a write undone with its savepoint ...
             conn.exec_driver_sql("UPDATE store_generation SET value = value WHERE id = 0")
             savepoint.rollback()
-        conn.exec_driver_sql("INSERT INTO sources (id, slug, kind, name, export_row) VALUES "
-                             "('01900000-0000-7000-8000-00000000fffe', 'kept', 'leaderboard', 'Kept', '{}')")
+        conn.exec_driver_sql(
+            "INSERT INTO sources (id, slug, kind, name, export_row) VALUES "
+            "('01900000-0000-7000-8000-00000000fffe', 'kept', 'leaderboard', 'Kept', '{}')"
+        )
     assert read() == before + 1  # ... does not stop the next write of the transaction from bumping
 
 
@@ -234,15 +243,18 @@ def test_the_cache_keeps_to_its_byte_budget():
     assert entries.get("huge") is None and entries.get("39") is not None  # too big to keep; nothing flushed
 
 
-@pytest.mark.parametrize("statement, writes", [
-    ("INSERT INTO runs VALUES (1)", True),
-    ("  update runs set x = 1", True),
-    ("DELETE FROM runs", True),
-    ("WITH x AS (SELECT 1) INSERT INTO runs SELECT * FROM x", True),
-    ("SELECT * FROM runs WHERE note = 'INSERT'", False),
-    ("WITH x AS (SELECT 1) SELECT * FROM x", False),
-    ("UPDATE alembic_version SET version_num='0700_store_generation'", False),
-])
+@pytest.mark.parametrize(
+    "statement, writes",
+    [
+        ("INSERT INTO runs VALUES (1)", True),
+        ("  update runs set x = 1", True),
+        ("DELETE FROM runs", True),
+        ("WITH x AS (SELECT 1) INSERT INTO runs SELECT * FROM x", True),
+        ("SELECT * FROM runs WHERE note = 'INSERT'", False),
+        ("WITH x AS (SELECT 1) SELECT * FROM x", False),
+        ("UPDATE alembic_version SET version_num='0700_store_generation'", False),
+    ],
+)
 def test_which_statements_are_writes(statement, writes):
     assert is_write(statement) is writes
 
@@ -272,8 +284,12 @@ def test_two_serve_workers_agree_after_a_write(tmp_path):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "kernelindex.cli", "serve", "--db", str(db), "--port", str(port),
-                             "--workers", "2"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kernelindex.cli", "serve", "--db", str(db), "--port", str(port), "--workers", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -336,7 +352,9 @@ def test_a_group_ranked_inside_a_write_is_not_kept(store, tmp_path):
         assert ranked_groups(conn, [key])[key].leader.run.run_id == second_run["id"]
         raise RuntimeError("roll the write back")
     with store.begin() as conn:  # another write brings the generation to the number the rolled-back one had
-        conn.exec_driver_sql("INSERT INTO sources (id, slug, kind, name, export_row) VALUES "
-                             "('01900000-0000-7000-8000-00000000fffd', 'other', 'leaderboard', 'Other', '{}')")
+        conn.exec_driver_sql(
+            "INSERT INTO sources (id, slug, kind, name, export_row) VALUES "
+            "('01900000-0000-7000-8000-00000000fffd', 'other', 'leaderboard', 'Other', '{}')"
+        )
     with store.engine.connect() as conn:
         assert ranked_groups(conn, [key])[key].leader.run.run_id == first_run["id"]

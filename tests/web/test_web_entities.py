@@ -95,9 +95,15 @@ def test_gpus_coverage_and_gpu_page(client, filled):
     assert_inert(client.get("/gpus/nvidia-h200").text)
 
 
-@pytest.mark.parametrize("path, what", [
-    ("/api/v1/implementations/no-such-impl", "implementation"), ("/api/v1/projects/nope", "project"),
-    ("/api/v1/gpus/nope-9000", "GPU"), ("/badges/implementations/nope.svg", "implementation")])
+@pytest.mark.parametrize(
+    "path, what",
+    [
+        ("/api/v1/implementations/no-such-impl", "implementation"),
+        ("/api/v1/projects/nope", "project"),
+        ("/api/v1/gpus/nope-9000", "GPU"),
+        ("/badges/implementations/nope.svg", "implementation"),
+    ],
+)
 def test_unknown_entities_are_404(client, path, what):
     response = client.get(path)
     assert response.status_code == 404 and what in response.text
@@ -130,8 +136,10 @@ def test_ledger_lists_every_kind_newest_first(client, filled):
 
 def test_since_is_inclusive_and_needs_a_zone(client, filled):
     at = "2026-03-06T00:00:00Z"  # the retraction's time
+
     def ids(since):
         return {i["id"] for i in client.get("/api/v1/records", params={"since": since, "limit": 200}).json()["items"]}
+
     inclusive = ids(at)
     assert any(i.startswith("event:") for i in inclusive)
     retraction_ids = {i["id"] for i in client.get("/api/v1/records", params={"kind": "retraction"}).json()["items"]}
@@ -191,8 +199,14 @@ def test_api_index_links_resolve(client):
 
 def test_docs_pages(client):
     docs = text_of(client.get("/docs").text)
-    for heading in ("What the index is", "The comparison key", "Ranking and ties", "Evidence levels",
-                    "The harness and its trust boundary", "How to submit"):
+    for heading in (
+        "What the index is",
+        "The comparison key",
+        "Ranking and ties",
+        "Evidence levels",
+        "The harness and its trust boundary",
+        "How to submit",
+    ):
         assert heading in docs
     reference = client.get("/docs/api").text
     openapi = client.get("/api/v1/openapi.json").json()
@@ -200,7 +214,7 @@ def test_docs_pages(client):
         assert html.escape(path) in reference or path in reference, path
     assert 'id="model-LedgerPage"' in reference and 'id="model-Implementation"' in reference
     header = client.get("/").text
-    assert 'href="/docs/api">API</a>' in header and "/api/v1/openapi.json\">API" not in header
+    assert 'href="/docs/api">API</a>' in header and '/api/v1/openapi.json">API' not in header
 
 
 def test_openapi_models_are_typed(client):
@@ -217,8 +231,11 @@ def test_llms_sitemap_robots_favicon(client):
     assert "Sitemap: http://testserver/sitemap.xml" in robots
     root = ET.fromstring(client.get("/sitemap.xml").content)
     locs = {el.text for el in root.iter("{http://www.sitemaps.org/schemas/sitemap/0.9}loc")}
-    assert {"http://testserver/gpus/nvidia-h200", "http://testserver/implementations/impl-fast",
-            "http://testserver/docs"} <= locs
+    assert {
+        "http://testserver/gpus/nvidia-h200",
+        "http://testserver/implementations/impl-fast",
+        "http://testserver/docs",
+    } <= locs
     icon = client.get("/favicon.ico")
     assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
     assert 'rel="icon"' in client.get("/").text
@@ -262,10 +279,17 @@ def test_compare_counts(client, filled):
 def test_run_page_additions(client, filled):
     run_id = filled.runs["fast"]
     body = client.get(f"/api/v1/runs/{run_id}").json()
-    assert body["tensors"] == [{"name": "x", "kind": "tensor", "dtype": "fp32", "shape": [8192, 4096],
-                                "strides": None, "alignmentBytes": None}]
-    assert [p["part"] for p in body["comparisonProfile"]] == ["operation", "workload", "protocol", "environment",
-                                                               "correctness", "metric"]
+    assert body["tensors"] == [
+        {"name": "x", "kind": "tensor", "dtype": "fp32", "shape": [8192, 4096], "strides": None, "alignmentBytes": None}
+    ]
+    assert [p["part"] for p in body["comparisonProfile"]] == [
+        "operation",
+        "workload",
+        "protocol",
+        "environment",
+        "correctness",
+        "metric",
+    ]
     assert body["sourceTerms"]["licence"] == "CC0-1.0" and body["sourceTerms"]["href"] is None  # javascript: URL
     page = client.get(f"/runs/{run_id}").text
     assert "(unit ns)" not in page

@@ -25,27 +25,89 @@ SEED = int(os.environ.get("KERNELINDEX_TEST_SEED", random.randrange(2**32)))
 
 # Path templates: {x} is replaced by a hostile value. Query-only routes get the value as a parameter.
 PATH_ROUTES = [
-    "/api/v1/runs/{x}", "/api/v1/workloads/{x}", "/api/v1/operations/{x}", "/api/v1/rankings/{x}",
-    "/api/v1/sources/{x}", "/api/v1/runs/{x}/evidence", "/api/v1/records/{x}/signatures",
-    "/runs/{x}", "/workloads/{x}", "/rankings/{x}", "/operations/{x}", "/sources/{x}", "/r/{x}",
-    "/api/v1/implementations/{x}", "/api/v1/projects/{x}", "/api/v1/gpus/{x}", "/implementations/{x}",
-    "/projects/{x}", "/gpus/{x}", "/badges/implementations/{x}.svg",
+    "/api/v1/runs/{x}",
+    "/api/v1/workloads/{x}",
+    "/api/v1/operations/{x}",
+    "/api/v1/rankings/{x}",
+    "/api/v1/sources/{x}",
+    "/api/v1/runs/{x}/evidence",
+    "/api/v1/records/{x}/signatures",
+    "/runs/{x}",
+    "/workloads/{x}",
+    "/rankings/{x}",
+    "/operations/{x}",
+    "/sources/{x}",
+    "/r/{x}",
+    "/api/v1/implementations/{x}",
+    "/api/v1/projects/{x}",
+    "/api/v1/gpus/{x}",
+    "/implementations/{x}",
+    "/projects/{x}",
+    "/gpus/{x}",
+    "/badges/implementations/{x}.svg",
 ]
-LISTINGS = ["/api/v1/runs", "/api/v1/workloads", "/api/v1/operations", "/api/v1/search", "/", "/runs",
-            "/api/v1/records", "/records"]
+LISTINGS = [
+    "/api/v1/runs",
+    "/api/v1/workloads",
+    "/api/v1/operations",
+    "/api/v1/search",
+    "/",
+    "/runs",
+    "/api/v1/records",
+    "/records",
+]
 PARAM_ROUTES = [
     ("/api/v1/runs", ["workload", "comparisonKey", "status", "source", "hardware"]),
-    ("/api/v1/workloads", ["operation"]), ("/api/v1/operations", ["family"]),
-    ("/api/v1/search", ["q"]), ("/", ["q"]), ("/api/v1/compare", ["a", "b"]), ("/compare", ["a", "b"]),
-    ("/api/v1/compare", ["run", "run"]), ("/compare.md", ["run", "run"]),
-    ("/api/v1/records", ["since", "operation", "gpu", "source", "kind"]), ("/records", ["since", "gpu", "kind"]),
+    ("/api/v1/workloads", ["operation"]),
+    ("/api/v1/operations", ["family"]),
+    ("/api/v1/search", ["q"]),
+    ("/", ["q"]),
+    ("/api/v1/compare", ["a", "b"]),
+    ("/compare", ["a", "b"]),
+    ("/api/v1/compare", ["run", "run"]),
+    ("/compare.md", ["run", "run"]),
+    ("/api/v1/records", ["since", "operation", "gpu", "source", "kind"]),
+    ("/records", ["since", "gpu", "kind"]),
     ("/records/feed.xml", ["operation", "gpu", "source", "kind"]),
 ]
 FIXED = [
-    "", " ", "%00", "%2500", "..", "%2e%2e", "%2F", "a%2Fb", "sha256:", "sha256:" + "0" * 64, "sha256:" + "g" * 64,
-    "SHA256:" + "A" * 64, "0" * 64, "0" * 7, "0" * 8, "00000000-0000-0000-0000-000000000000", "-1", "1e999",
-    "%FF%FE", "%C0%80", "%ED%A0%80", "\u202e\u0000", "💥" * 50, "x" * 10_000, "'; DROP TABLE runs; --", "%", "_",
-    "\\", "%5C", "<script>", "%0D%0ASet-Cookie:x=1", "null", "[]", "{}", "NaN", "sha256:%", "sha256:_" * 3,
+    "",
+    " ",
+    "%00",
+    "%2500",
+    "..",
+    "%2e%2e",
+    "%2F",
+    "a%2Fb",
+    "sha256:",
+    "sha256:" + "0" * 64,
+    "sha256:" + "g" * 64,
+    "SHA256:" + "A" * 64,
+    "0" * 64,
+    "0" * 7,
+    "0" * 8,
+    "00000000-0000-0000-0000-000000000000",
+    "-1",
+    "1e999",
+    "%FF%FE",
+    "%C0%80",
+    "%ED%A0%80",
+    "\u202e\u0000",
+    "💥" * 50,
+    "x" * 10_000,
+    "'; DROP TABLE runs; --",
+    "%",
+    "_",
+    "\\",
+    "%5C",
+    "<script>",
+    "%0D%0ASet-Cookie:x=1",
+    "null",
+    "[]",
+    "{}",
+    "NaN",
+    "sha256:%",
+    "sha256:_" * 3,
 ]
 LIMITS = ["0", "-1", "201", "1.5", "1e3", "nan", "inf", "99999999999999999999999999", "", "abc", "%00", "१"]
 CURSORS = ["", "x", "=", "%00", "!!!!", "A" * 5000, "eyJsIjoicnVucyIsImEiOjF9", "AAAAAAAAAAAAAAAAAAAAAAB7fQ"]
@@ -101,8 +163,9 @@ def _check(client: TestClient, method: str, url: str) -> None:
 
 
 def _requests(rng: random.Random) -> list[tuple[str, str]]:
-    values = [quote(v, safe="%") for v in FIXED] + [quote(_junk(rng), safe="%" if rng.random() < 0.5 else "")
-                                                  for _ in range(40)]
+    values = [quote(v, safe="%") for v in FIXED] + [
+        quote(_junk(rng), safe="%" if rng.random() < 0.5 else "") for _ in range(40)
+    ]
     out = []
     for template in PATH_ROUTES:
         for value in rng.sample(values, 12) + [quote(FIXED[0]), "%00", "x" * 10_000]:
@@ -134,16 +197,32 @@ def test_cursor_from_another_listing_or_query_is_refused(fuzz_client):
     """A genuine cursor replayed on another listing (or another search) is a 400, not a wrong page."""
     first = fuzz_client.get("/api/v1/runs?limit=1").json()
     assert first["next"], "the store holds more than one run"
-    for url in [f"/api/v1/workloads?cursor={first['next']}", f"/api/v1/operations?cursor={first['next']}",
-                f"/api/v1/runs?cursor={first['next'][:-2]}"]:
+    for url in [
+        f"/api/v1/workloads?cursor={first['next']}",
+        f"/api/v1/operations?cursor={first['next']}",
+        f"/api/v1/runs?cursor={first['next'][:-2]}",
+    ]:
         response = fuzz_client.get(url)
         assert response.status_code == 400, url
         assert response.json()["type"] == "/problems/bad-cursor"
 
 
-@pytest.mark.parametrize("payload", ["[]", "1", '"x"', '{"l":"runs"}', "not json", "\xff", '{"l":"runs","a":true}',
-                                     '{"l":"runs","a":1.5}', '{"l":"runs","a":-1}', '{"l":"runs","a":9223372036854775808}',
-                                     '{"l":"runs","a":' + "9" * 40 + "}"])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        "[]",
+        "1",
+        '"x"',
+        '{"l":"runs"}',
+        "not json",
+        "\xff",
+        '{"l":"runs","a":true}',
+        '{"l":"runs","a":1.5}',
+        '{"l":"runs","a":-1}',
+        '{"l":"runs","a":9223372036854775808}',
+        '{"l":"runs","a":' + "9" * 40 + "}",
+    ],
+)
 def test_signed_cursor_with_a_bad_payload_is_a_400(fuzz_client, payload):
     """The default cursor key comes from the store URL (guessable), so a validly signed cursor may
     still carry any payload; it must be refused like any other bad cursor (was a 500)."""

@@ -39,8 +39,7 @@ def nested(depth: int, rng: random.Random) -> str:
 def test_deep_json_is_a_400_without_a_key(client, filled, route):
     url = f"/api/v1/runs/{filled.runs['fast']}/{route}"
     rng = random.Random(SEED)
-    for body in ("[" * 90_000, "{\"a\":" * 15_000, nested(MAX_JSON_DEPTH + 1, rng),
-                 '{"spec": ' + nested(200, rng) + "}"):
+    for body in ("[" * 90_000, '{"a":' * 15_000, nested(MAX_JSON_DEPTH + 1, rng), '{"spec": ' + nested(200, rng) + "}"):
         response = client.post(url, content=body, headers={"Content-Type": "application/json"})
         assert_problem(response, 400, "too-deep")
     # Within the bound, the body is parsed and refused for what it is (no key here), not for depth.
@@ -72,8 +71,20 @@ def test_plain_text_still_goes_through(client, filled, reporter):
     assert response.status_code == 201, response.text
 
 
-@pytest.mark.parametrize("url", ["/?q=", "/records?operation=", "/runs?cursor=", "/records?since=", "/compare?run=",
-                                 "/api/v1/search?q=", "/api/v1/records?source=", "/gpus?x=", "/docs?y="])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/?q=",
+        "/records?operation=",
+        "/runs?cursor=",
+        "/records?since=",
+        "/compare?run=",
+        "/api/v1/search?q=",
+        "/api/v1/records?source=",
+        "/gpus?x=",
+        "/docs?y=",
+    ],
+)
 def test_oversized_parameters_are_400_on_every_route(client, url):
     response = client.get(url + "a" * 50_001)
     assert response.status_code == 400, (url, response.status_code)

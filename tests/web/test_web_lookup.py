@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import insert, select
+from test_web_api import assert_problem
+from web_storefill import SAMPLE_DIR
 
 from kernelindex.ingest.bundles import import_bundles
 from kernelindex.store.database import open_store
@@ -12,13 +14,10 @@ from kernelindex.store.ids import uuid7
 from kernelindex.store.tables import runs, workloads
 from kernelindex.web.app import create_app
 
-from test_web_api import assert_problem
-from web_storefill import SAMPLE_DIR
-
 
 def spellings(full: str) -> list[str]:
     hexpart = full.removeprefix("sha256:")
-    return [full, hexpart, full[:7 + 12], hexpart[:8], hexpart[:8].upper(), f" {hexpart[:10]} "]
+    return [full, hexpart, full[: 7 + 12], hexpart[:8], hexpart[:8].upper(), f" {hexpart[:10]} "]
 
 
 def test_run_by_every_spelling(client, filled):
@@ -63,8 +62,14 @@ def test_ambiguous_prefixes_are_409_with_the_candidate_count(tmp_path):
         for tail in ("aa", "bb", "cc"):
             row = {k: v for k, v in model.items() if k != "seq"}
             conn.execute(insert(runs).values({**row, "id": uuid7(), "run_digest": "sha256:0123abcd" + tail + "0" * 54}))
-        wl = {"id": uuid7(), "workload_digest": "sha256:0123abcd" + "e" * 56, "kind": "WorkloadCase",
-              "correctness_key": "none", "manifest": {}, "export_row": {}}
+        wl = {
+            "id": uuid7(),
+            "workload_digest": "sha256:0123abcd" + "e" * 56,
+            "kind": "WorkloadCase",
+            "correctness_key": "none",
+            "manifest": {},
+            "export_row": {},
+        }
         conn.execute(insert(workloads).values(wl))
         conn.execute(insert(workloads).values({**wl, "id": uuid7(), "workload_digest": "sha256:0123abcd" + "f" * 56}))
     try:

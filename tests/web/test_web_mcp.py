@@ -41,11 +41,14 @@ def _payload(result) -> dict:
 
 def test_every_tool_answers_the_same_locally_and_through_the_api(servers, live_store, live_server):
     filled = live_store[1]
-    calls = [("search", {"query": "softmax"}), ("show_run", {"run": filled.runs["fast"]}),
-             ("rank", {"target": filled.workload_id, "limit": 2}),
-             ("compare_runs", {"a": filled.runs["fast"], "b": filled.runs["slow"]}),
-             ("compare_runs", {"a": filled.runs["fast"], "b": filled.runs["pack"]}),
-             ("runs", {"hardware": "H200", "limit": 3})]
+    calls = [
+        ("search", {"query": "softmax"}),
+        ("show_run", {"run": filled.runs["fast"]}),
+        ("rank", {"target": filled.workload_id, "limit": 2}),
+        ("compare_runs", {"a": filled.runs["fast"], "b": filled.runs["slow"]}),
+        ("compare_runs", {"a": filled.runs["fast"], "b": filled.runs["pack"]}),
+        ("runs", {"hardware": "H200", "limit": 3}),
+    ]
     (tools, local), (_, remote) = (asyncio.run(_calls(s, calls)) for s in servers)
     assert set(tools) == READ_TOOLS  # no key: nothing that writes
     assert all(tools[name].annotations.read_only_hint for name in READ_TOOLS)
@@ -66,9 +69,17 @@ def test_every_tool_answers_the_same_locally_and_through_the_api(servers, live_s
 
 def test_bad_arguments_and_unknown_records_are_tool_errors(servers):
     local, remote = servers
-    bad = [("show_run", {"run": "00000000"}), ("show_run", {"run": "abc"}), ("show_run", {}),
-           ("show_run", {"run": 12}), ("rank", {"target": "sha256:" + "0" * 64}), ("rank", {"target": "x", "limit": 0}),
-           ("compare_runs", {"a": "x"}), ("runs", {"limit": "many"}), ("search", {"query": "x" * 500})]
+    bad = [
+        ("show_run", {"run": "00000000"}),
+        ("show_run", {"run": "abc"}),
+        ("show_run", {}),
+        ("show_run", {"run": 12}),
+        ("rank", {"target": "sha256:" + "0" * 64}),
+        ("rank", {"target": "x", "limit": 0}),
+        ("compare_runs", {"a": "x"}),
+        ("runs", {"limit": "many"}),
+        ("search", {"query": "x" * 500}),
+    ]
     for server in (local, remote):
         _, results = asyncio.run(_calls(server, bad))
         assert all(r.is_error for r in results), [r.content for r in results]
@@ -89,7 +100,8 @@ def test_streamable_http_and_stdio_transports(live_store, live_server, servers):
     with serving(servers[1].streamable_http_app()) as url:
         tools, (shown,) = asyncio.run(_calls(f"{url}/mcp", [("show_run", {"run": filled.runs["fast"]})]))
     assert set(tools) == READ_TOOLS and _payload(shown)["runId"] == filled.runs["fast"]
-    stdio = StdioServerParameters(command=sys.executable,
-                                  args=["-m", "kernelindex.cli", "mcp", "--server", live_server], env=dict(os.environ))
+    stdio = StdioServerParameters(
+        command=sys.executable, args=["-m", "kernelindex.cli", "mcp", "--server", live_server], env=dict(os.environ)
+    )
     tools, (ranked,) = asyncio.run(_calls(stdio, [("rank", {"target": filled.workload_id})]))
     assert set(tools) == READ_TOOLS and _payload(ranked)["groups"][0]["rows"][0]["runId"] == filled.runs["fast"]

@@ -16,11 +16,12 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
+from web_storefill import ENVIRONMENT, SAMPLE_DIR, protocol, rec
 
 from kernelindex.harness.formats import load_problem
 from kernelindex.harness.records import problem_records, records_for
-from kernelindex.ingest.evaluations import import_problem_folder
 from kernelindex.ingest.bundles import import_bundles
+from kernelindex.ingest.evaluations import import_problem_folder
 from kernelindex.problems import LOAD_BALANCE_BWD, TOKEN_SCATTER_BWD
 from kernelindex.records.canonical import digest
 from kernelindex.store.database import open_store
@@ -28,12 +29,12 @@ from kernelindex.store.tables import workloads
 from kernelindex.store.writer import Writer
 from kernelindex.web.app import create_app
 
-from web_storefill import ENVIRONMENT, SAMPLE_DIR, protocol, rec
-
 pytestmark = pytest.mark.xdist_group("origins")
 
-SEED_FIGURES = {"4273": ("317.9 µs", "0.9189", "8.02×", "16/16 cases faster"),
-                "19969": ("7.70 µs", "0.7113", "2.33×", "16/16 cases faster")}
+SEED_FIGURES = {
+    "4273": ("317.9 µs", "0.9189", "8.02×", "16/16 cases faster"),
+    "19969": ("7.70 µs", "0.7113", "2.33×", "16/16 cases faster"),
+}
 
 
 def upstream_suite(pack_suite: dict, label: str) -> dict:
@@ -61,22 +62,42 @@ def world(tmp_path_factory):
         w.ensure_source("test-lab", "controlled", "Test lab")
         up009, up042 = upstream_suite(scatter.suite, "009"), upstream_suite(balance.suite, "042")
         ids["up009"], ids["up042"] = w.add_record(up009), w.add_record(up042)
-        impl = rec("ImplementationRevision", "impl-scatter", {
-            "projectRevision": {"version": "r1"}, "operation": {"specDigest": digest(scatter.operation)},
-            "callable": {"language": "triton"}, "support": {"dtypes": ["bf16"], "hardwareArchitectures": ["sm_90"]},
-            "licensing": {}}, title="our scatter kernel")
+        impl = rec(
+            "ImplementationRevision",
+            "impl-scatter",
+            {
+                "projectRevision": {"version": "r1"},
+                "operation": {"specDigest": digest(scatter.operation)},
+                "callable": {"language": "triton"},
+                "support": {"dtypes": ["bf16"], "hardwareArchitectures": ["sm_90"]},
+                "licensing": {},
+            },
+            title="our scatter kernel",
+        )
         w.add_record(impl)
         case = next(iter(scatter.cases.values()))
-        for name, workload, proto in (("pack-case-v1", case, protocol("v1")), ("pack-suite-v2", scatter.suite, protocol("v2")),
-                                      ("upstream-v1", up009, protocol("v1"))):
-            spec = {"implementationDigest": digest(impl), "workloadDigest": digest(workload),
-                    "protocolDigest": digest(proto), "environmentDigest": digest(ENVIRONMENT), "status": "passed",
-                    "observedAt": "2026-09-01T00:00:00Z",
-                    "timing": {"primaryStatistic": "median", "latencyNs": {"median": rng.randrange(100_000, 900_000)}},
-                    "sourceNative": {"source": "test-lab", "benchmark": scatter.operation["metadata"]["name"],
-                                     "externalId": name}}
-            ids[name] = w.add_run_bundle({"run": rec("BenchmarkRun", name, spec, title=name), "protocol": proto,
-                                          "environment": ENVIRONMENT})
+        for name, workload, proto in (
+            ("pack-case-v1", case, protocol("v1")),
+            ("pack-suite-v2", scatter.suite, protocol("v2")),
+            ("upstream-v1", up009, protocol("v1")),
+        ):
+            spec = {
+                "implementationDigest": digest(impl),
+                "workloadDigest": digest(workload),
+                "protocolDigest": digest(proto),
+                "environmentDigest": digest(ENVIRONMENT),
+                "status": "passed",
+                "observedAt": "2026-09-01T00:00:00Z",
+                "timing": {"primaryStatistic": "median", "latencyNs": {"median": rng.randrange(100_000, 900_000)}},
+                "sourceNative": {
+                    "source": "test-lab",
+                    "benchmark": scatter.operation["metadata"]["name"],
+                    "externalId": name,
+                },
+            }
+            ids[name] = w.add_run_bundle(
+                {"run": rec("BenchmarkRun", name, spec, title=name), "protocol": proto, "environment": ENVIRONMENT}
+            )
     with store.engine.connect() as conn:
         by_digest = dict(conn.execute(select(workloads.c.workload_digest, workloads.c.id)).all())
     ids["suite009"], ids["suite042"] = by_digest[digest(scatter.suite)], by_digest[digest(balance.suite)]
@@ -99,8 +120,11 @@ def test_landing_lists_both_seeds_with_figures_and_our_packs(world):
         s = seeds[external]
         assert s["found"] and s["primary"] == latency and s["links"]["self"] == f"/runs/{s['id']}"
         shown = {m["label"]: m["text"] for m in s["figures"]}
-        assert (shown["SOL score"], shown["Speedup over the reference"], shown["Cases faster than the baseline"]) \
-            == (sol, speedup, faster)
+        assert (shown["SOL score"], shown["Speedup over the reference"], shown["Cases faster than the baseline"]) == (
+            sol,
+            speedup,
+            faster,
+        )
         assert client.get(s["links"]["self"]).status_code == 200
     packs = {p["folder"]: p for p in body["packs"]}
     assert packs["moe_token_scatter_bwd"]["runCount"] == 2 and packs["moe_load_balance_bwd"]["runCount"] == 0
@@ -155,8 +179,10 @@ def test_upstream_workload_keeps_our_pack_groups_apart_by_protocol(world):
     assert groups[ids["suite009"]]["protocol"]["title"] == "Test harness v2"
     assert all(g["environment"]["title"] == "NVIDIA H200 test box" for g in groups.values())
     assert not own_keys & {g["comparisonKey"] for g in pack["groups"]}  # never ranked with the page's own
-    assert [g["rows"][0]["runId"] for g in (groups[ids["case009"]], groups[ids["suite009"]])] \
-        == [ids["pack-case-v1"], ids["pack-suite-v2"]]
+    assert [g["rows"][0]["runId"] for g in (groups[ids["case009"]], groups[ids["suite009"]])] == [
+        ids["pack-case-v1"],
+        ids["pack-suite-v2"],
+    ]
     html = client.get(f"/workloads/{ids['up009']}").text
     assert f'href="/workloads/{ids["suite009"]}"' in html and "16 cases, 2 runs" in text_of(html)
     assert "Test harness v2 · NVIDIA H200 test box" in text_of(html)
@@ -165,8 +191,11 @@ def test_upstream_workload_keeps_our_pack_groups_apart_by_protocol(world):
 def test_pack_workload_links_back_upstream(world):
     client, ids = world
     body = client.get(f"/api/v1/workloads/{ids['suite009']}").json()
-    assert body["pack"] == {"folder": "moe_token_scatter_bwd", "caseCount": 16,
-                            "name": "009_expert_token_scatter_with_weighted_forward_backward"}
+    assert body["pack"] == {
+        "folder": "moe_token_scatter_bwd",
+        "caseCount": 16,
+        "name": "009_expert_token_scatter_with_weighted_forward_backward",
+    }
     assert body["ourPacks"] == []
     upstream = {w["id"]: w for w in body["upstream"]}
     assert ids["up009"] in upstream and upstream[ids["up009"]]["runCount"] == 1

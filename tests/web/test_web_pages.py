@@ -14,21 +14,60 @@ def text_of(page: str) -> str:
     return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page)))
 
 
-@pytest.mark.parametrize("external, figures", [
-    ("4273", ["317.9 µs", "0.9189", "8.02×", "16/16 cases faster", "sol-submission-4273", "4273",
-              "SOL-ExecBench evaluation stack v1.0", "harness_reported", "sol_execbench_leaderboard",
-              "NVIDIA B200", "sm_100", "2026-05-27", "sha256:149b7c1a1939a75a91d18a57f3397ca18d85d92b369ae5b5700400ef015bf41e"]),
-    ("19969", ["7.70 µs", "0.7113", "2.33×", "16/16 cases faster", "19969", "SOL-ExecBench evaluation stack v1.1",
-               "sha256:deb0ae259fd84c5e3321ed2b634493bcfbbe08ba88b3646967d236453e2c8bc6"]),
-])
+@pytest.mark.parametrize(
+    "external, figures",
+    [
+        (
+            "4273",
+            [
+                "317.9 µs",
+                "0.9189",
+                "8.02×",
+                "16/16 cases faster",
+                "sol-submission-4273",
+                "4273",
+                "SOL-ExecBench evaluation stack v1.0",
+                "harness_reported",
+                "sol_execbench_leaderboard",
+                "NVIDIA B200",
+                "sm_100",
+                "2026-05-27",
+                "sha256:149b7c1a1939a75a91d18a57f3397ca18d85d92b369ae5b5700400ef015bf41e",
+            ],
+        ),
+        (
+            "19969",
+            [
+                "7.70 µs",
+                "0.7113",
+                "2.33×",
+                "16/16 cases faster",
+                "19969",
+                "SOL-ExecBench evaluation stack v1.1",
+                "sha256:deb0ae259fd84c5e3321ed2b634493bcfbbe08ba88b3646967d236453e2c8bc6",
+            ],
+        ),
+    ],
+)
 def test_seed_run_page_shows_the_source_figures(client, filled, external, figures):
     page = client.get(f"/runs/{filled.seed_runs[external]}")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     text = text_of(page.text)
     for figure in figures:
         assert figure in text, figure
-    for section in ("Identity", "Correctness", "Workload", "Measurements", "Protocol", "Environment", "Artifacts",
-                    "Replications and notes", "Canonical manifest", "Cite this record", "Source-native metrics"):
+    for section in (
+        "Identity",
+        "Correctness",
+        "Workload",
+        "Measurements",
+        "Protocol",
+        "Environment",
+        "Artifacts",
+        "Replications and notes",
+        "Canonical manifest",
+        "Cite this record",
+        "Source-native metrics",
+    ):
         assert f">{section}" in page.text, section
     assert "The source did not publish a correctness policy" in text  # no workload record: nothing known
     assert "Not ranked: pending_workload" in text
@@ -87,9 +126,15 @@ def test_page_errors_are_html_problems(client, filled):
 
 
 def pages(filled):
-    return [f"/runs/{filled.runs['hostile']}", f"/workloads/{filled.workload_id}", "/", "/runs",
-            "/sources/test-lab", f"/compare?a={filled.runs['hostile']}&b={filled.runs['fast']}",
-            f"/runs/{filled.runs['fast']}"]
+    return [
+        f"/runs/{filled.runs['hostile']}",
+        f"/workloads/{filled.workload_id}",
+        "/",
+        "/runs",
+        "/sources/test-lab",
+        f"/compare?a={filled.runs['hostile']}&b={filled.runs['fast']}",
+        f"/runs/{filled.runs['fast']}",
+    ]
 
 
 def test_hostile_record_text_is_inert_everywhere(client, filled):

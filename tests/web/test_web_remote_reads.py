@@ -50,8 +50,7 @@ def test_show_is_the_same_locally_and_over_the_api(both, live_store):
 
 
 def test_refusals_are_the_same_locally_and_over_the_api(both):
-    for ident, expected in (("00000000", "no run with id or digest '00000000'"),
-                            ("abc", "at least 8 hex characters")):
+    for ident, expected in (("00000000", "no run with id or digest '00000000'"), ("abc", "at least 8 hex characters")):
         local, remote = both("show", ident, code=1)
         assert local.stderr == remote.stderr and expected in local.stderr
         assert local.stderr.count("\n") == 1 and local.stderr.startswith("error: ")
@@ -76,8 +75,9 @@ def test_runs_listings_are_the_same_with_every_filter(both, live_store):
         assert check(rows), (args, rows)
     local, remote = both("runs", "--source", "test-lab", "--jsonl")
     assert local.stdout == remote.stdout
-    assert [json.loads(line)["id"] for line in local.stdout.splitlines()] == \
-        [r["id"] for r in everything if r["source"] == "test-lab"]
+    assert [json.loads(line)["id"] for line in local.stdout.splitlines()] == [
+        r["id"] for r in everything if r["source"] == "test-lab"
+    ]
     local, remote = both("runs", "--source", "test-lab")
     assert local.stdout == remote.stdout and f"{len(filled.runs)} runs" in local.stdout
 
@@ -109,8 +109,9 @@ def test_the_client_follows_cursors_and_types_the_records(live_store, live_serve
         records = client.run_records(filled.runs["fast"])
         with pytest.raises(ApiError) as refused:
             client.run("00000000")
-    assert [r["id"] for r in one_by_one] == [r["id"] for r in
-                                            Client(live_server).iter_runs(page_size=200, source="test-lab")]
+    assert [r["id"] for r in one_by_one] == [
+        r["id"] for r in Client(live_server).iter_runs(page_size=200, source="test-lab")
+    ]
     assert len(one_by_one) == len(filled.runs) and len(page.items) == 2 and page.next
     assert isinstance(records.run, Record) and records.run.kind == "BenchmarkRun"
     assert records.protocol.kind == "BenchmarkProtocol" and records.environment.kind == "ExecutionEnvironment"
@@ -153,12 +154,19 @@ def test_export_over_the_api_writes_the_same_catalog(live_store, live_server, tm
     assert f"{len(lines)} rows written" in result.stdout
 
 
-@pytest.mark.parametrize("url, status", [("/api/v1/rankings", 422), ("/api/v1/rankings?target=" + "a" * 201, 422),
-                                         ("/api/v1/rankings?target=x&limit=0", 422),
-                                         ("/api/v1/rankings?target=x&extra=1", 400),
-                                         ("/api/v1/rankings?target=abc", 400),
-                                         ("/api/v1/rankings?target=nothing-by-this-name", 404),
-                                         ("/api/v1/export?x=1", 400), ("/api/v1/runs?operation=x&bogus=1", 400)])
+@pytest.mark.parametrize(
+    "url, status",
+    [
+        ("/api/v1/rankings", 422),
+        ("/api/v1/rankings?target=" + "a" * 201, 422),
+        ("/api/v1/rankings?target=x&limit=0", 422),
+        ("/api/v1/rankings?target=x&extra=1", 400),
+        ("/api/v1/rankings?target=abc", 400),
+        ("/api/v1/rankings?target=nothing-by-this-name", 404),
+        ("/api/v1/export?x=1", 400),
+        ("/api/v1/runs?operation=x&bogus=1", 400),
+    ],
+)
 def test_new_routes_refuse_bad_requests_with_a_problem(client, url, status):
     answer = client.get(url)
     assert answer.status_code == status and answer.headers["content-type"].startswith("application/problem+json")

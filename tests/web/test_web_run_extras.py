@@ -32,32 +32,56 @@ def suite_store(tmp_path_factory):
         case = conn.execute(select(workloads).where(workloads.c.id == filled.workload_id)).first()
         impl = conn.execute(select(implementations).where(implementations.c.slug == "impl-fast")).first()
         op_digest = case.operation_digest
-        suite = rec("WorkloadSuite", "softmax-suite", {
-            "operationSpecDigest": op_digest, "cases": [{"externalId": "rows-8192", "axes": {"rows": 8192}}],
-            "correctness": {"comparator": "elementwise_close"},
-            "aggregation": {"metric": "latency", "statistic": "median"},
-        }, title="softmax suite")
+        suite = rec(
+            "WorkloadSuite",
+            "softmax-suite",
+            {
+                "operationSpecDigest": op_digest,
+                "cases": [{"externalId": "rows-8192", "axes": {"rows": 8192}}],
+                "correctness": {"comparator": "elementwise_close"},
+                "aggregation": {"metric": "latency", "statistic": "median"},
+            },
+            title="softmax suite",
+        )
         w = Writer(conn)
         w.add_record(suite)
         proto = protocol("v1")
 
         def run(name, workload_digest, extra):
-            spec = {"implementationDigest": impl.implementation_digest, "workloadDigest": workload_digest,
-                    "protocolDigest": digest(proto), "environmentDigest": digest(ENVIRONMENT), "status": "passed",
-                    "observedAt": "2026-05-01T00:00:00Z",
-                    "sourceNative": {"source": "test-lab", "benchmark": "suite", "externalId": name}, **extra}
-            return w.add_run_bundle({"run": rec("BenchmarkRun", name, spec, title=name), "protocol": proto,
-                                     "environment": ENVIRONMENT})
+            spec = {
+                "implementationDigest": impl.implementation_digest,
+                "workloadDigest": workload_digest,
+                "protocolDigest": digest(proto),
+                "environmentDigest": digest(ENVIRONMENT),
+                "status": "passed",
+                "observedAt": "2026-05-01T00:00:00Z",
+                "sourceNative": {"source": "test-lab", "benchmark": "suite", "externalId": name},
+                **extra,
+            }
+            return w.add_run_bundle(
+                {"run": rec("BenchmarkRun", name, spec, title=name), "protocol": proto, "environment": ENVIRONMENT}
+            )
 
-        case_run = run("case-run", case.workload_digest, {
-            "timing": {"primaryStatistic": "median", "latencyNs": {"median": 1000}},
-            "correctness": {"comparator": "elementwise_close", "maximumAbsoluteError": 2.5e-06,
-                            "maximumRelativeError": 1e-05, "matchedRatio": 0.9995}})
-        suite_run = run("suite-run", digest(suite), {"measurements": [
-            {"metric": "latency", "statistic": "median", "unit": "ns", "value": 1000}]})
+        case_run = run(
+            "case-run",
+            case.workload_digest,
+            {
+                "timing": {"primaryStatistic": "median", "latencyNs": {"median": 1000}},
+                "correctness": {
+                    "comparator": "elementwise_close",
+                    "maximumAbsoluteError": 2.5e-06,
+                    "maximumRelativeError": 1e-05,
+                    "matchedRatio": 0.9995,
+                },
+            },
+        )
+        suite_run = run(
+            "suite-run",
+            digest(suite),
+            {"measurements": [{"metric": "latency", "statistic": "median", "unit": "ns", "value": 1000}]},
+        )
         key = create_api_key(conn, "tests", frozenset({"report"}))
-        add_correction_request(conn, digest_of(conn, filled.runs["slow"]), "other", DETAILS, "retract",
-                               key.key_id)
+        add_correction_request(conn, digest_of(conn, filled.runs["slow"]), "other", DETAILS, "retract", key.key_id)
     yield store, filled, case_run, suite_run
     store.close()
 
@@ -70,8 +94,12 @@ def test_measured_correctness_of_a_case_run_and_per_case_of_a_suite(suite_store)
     store, _, case_run, suite_run = suite_store
     with TestClient(create_app(store=store)) as client:
         case = client.get(f"/api/v1/runs/{case_run}").json()["measuredCorrectness"]
-        assert case["run"] == {"comparator": "elementwise_close", "maxAbsoluteError": 2.5e-06,
-                               "maxRelativeError": 1e-05, "matchedRatio": 0.9995}
+        assert case["run"] == {
+            "comparator": "elementwise_close",
+            "maxAbsoluteError": 2.5e-06,
+            "maxRelativeError": 1e-05,
+            "matchedRatio": 0.9995,
+        }
         suite = client.get(f"/api/v1/runs/{suite_run}").json()["measuredCorrectness"]
         assert suite["run"] is None and [c["runId"] for c in suite["cases"]] == [case_run]
         assert suite["cases"][0]["measured"]["matchedRatio"] == 0.9995

@@ -9,9 +9,9 @@ import sys
 import time
 
 import httpx
+from web_storefill import fill
 
 from kernelindex.store.database import open_store
-from web_storefill import fill
 
 
 def test_serve_command(tmp_path):
@@ -22,8 +22,12 @@ def test_serve_command(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "kernelindex.cli", "serve", "--db", str(db), "--port", str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kernelindex.cli", "serve", "--db", str(db), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 30
         while True:

@@ -13,9 +13,18 @@ from kernelindex.web.plot import Point, group_svg
 from kernelindex.web.problems import Problem
 
 
-@pytest.mark.parametrize("ns, text", [(317881, "317.9 µs"), (7702, "7.70 µs"), (7699, "7.70 µs"),
-                                      (14150, "14.2 µs"), (999, "999.0 ns"), (999_960, "1.000 ms"),
-                                      (2_500_000_000, "2.50 s")])
+@pytest.mark.parametrize(
+    "ns, text",
+    [
+        (317881, "317.9 µs"),
+        (7702, "7.70 µs"),
+        (7699, "7.70 µs"),
+        (14150, "14.2 µs"),
+        (999, "999.0 ns"),
+        (999_960, "1.000 ms"),
+        (2_500_000_000, "2.50 s"),
+    ],
+)
 def test_durations(ns, text):
     assert format_duration(ns, "ns") == text
 
@@ -26,11 +35,22 @@ def test_other_formats():
     assert format_value(None, "ns") == "—"
 
 
-@pytest.mark.parametrize("url, ok", [("https://a.example/x?y=1", True), ("http://a.example", True),
-                                     ("javascript:alert(1)", False), ("JaVaScRiPt:alert(1)", False),
-                                     (" javascript:alert(1)", False), ("data:text/html,<b>", False),
-                                     ("//evil.example", False), ("https:///nohost", False), (None, False),
-                                     ("ftp://a.example", False), ("http://[::1", False)])
+@pytest.mark.parametrize(
+    "url, ok",
+    [
+        ("https://a.example/x?y=1", True),
+        ("http://a.example", True),
+        ("javascript:alert(1)", False),
+        ("JaVaScRiPt:alert(1)", False),
+        (" javascript:alert(1)", False),
+        ("data:text/html,<b>", False),
+        ("//evil.example", False),
+        ("https:///nohost", False),
+        (None, False),
+        ("ftp://a.example", False),
+        ("http://[::1", False),
+    ],
+)
 def test_only_http_links_survive(url, ok):
     assert (safe_url(url) is not None) == ok
 
@@ -52,8 +72,10 @@ def test_plot_is_well_formed_escaped_svg():
     rng = random.Random()
     seed = rng.randrange(2**32)
     rng.seed(seed)
-    points = [Point(label=f"<run {i}> & \"x\"", value=rng.uniform(1e3, 1e6), rank=i + 1, href=f"/runs/{i}?a=1&b=2")
-              for i in range(12)]
+    points = [
+        Point(label=f'<run {i}> & "x"', value=rng.uniform(1e3, 1e6), rank=i + 1, href=f"/runs/{i}?a=1&b=2")
+        for i in range(12)
+    ]
     points[3] = Point(label="with interval", value=5e4, low=4e4, high=6e4, rank=4)
     svg = group_svg(points, lambda v: f"{v:.0f} ns", "caption <b>")
     root = ET.fromstring(svg)  # parses: every label and link is escaped
@@ -68,8 +90,11 @@ def test_plot_is_well_formed_escaped_svg():
 
 def _texts(svg: str):
     ns = "{http://www.w3.org/2000/svg}"
-    return [(t.text, float(t.get("x")), float(t.get("y")), t.get("text-anchor"))
-            for t in ET.fromstring(svg).iter(f"{ns}text") if t.text]
+    return [
+        (t.text, float(t.get("x")), float(t.get("y")), t.get("text-anchor"))
+        for t in ET.fromstring(svg).iter(f"{ns}text")
+        if t.text
+    ]
 
 
 def test_plot_linear_axis_starts_at_zero_and_nothing_is_clipped_or_overlapping():
@@ -77,7 +102,7 @@ def test_plot_linear_axis_starts_at_zero_and_nothing_is_clipped_or_overlapping()
     points = [Point(label="x" * rng.randrange(10, 80), value=1000 + 70 * i, rank=i + 1) for i in range(120)]
     svg = group_svg(points, lambda v: f"{v:.0f} ns", "caption")
     texts = _texts(svg)
-    assert "linear scale from zero" in svg and ("0", ) == tuple(t[0] for t in texts if t[0] == "0")
+    assert "linear scale from zero" in svg and ("0",) == tuple(t[0] for t in texts if t[0] == "0")
     ranks = [t for t in texts if t[0].startswith("#")]
     assert {t[0] for t in ranks} >= {"#1", "#100", "#120"} and all(t[1] >= 0 for t in ranks)
     labels = [t for t in texts if t[3] == "end"]
@@ -91,8 +116,10 @@ def test_plot_linear_axis_starts_at_zero_and_nothing_is_clipped_or_overlapping()
 def test_sweep_chart_axes_legend_and_escaping():
     from kernelindex.web.sweep import Series, sweep_svg
 
-    series = [Series("<b>fast</b>", ((2048, 7000.0), (4096, 9000.0), (65536, 90000.0))),
-              Series("slow & steady", ((2048, 14000.0), (4096, 18000.0)))]
+    series = [
+        Series("<b>fast</b>", ((2048, 7000.0), (4096, 9000.0), (65536, 90000.0))),
+        Series("slow & steady", ((2048, 14000.0), (4096, 18000.0))),
+    ]
     svg = sweep_svg(series, lambda v: f"{v / 1000:.1f} µs", "batch_seq_len", "best latency")
     root = ET.fromstring(svg)
     ns = "{http://www.w3.org/2000/svg}"

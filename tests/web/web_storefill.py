@@ -29,8 +29,10 @@ HOSTILE_URL = "javascript:window.__pwned=3"
 SAFE_URL = "https://example.org/kernels?a=1&b=2"
 PROBLEM_NAME = "synthetic_softmax_rows"
 ALIAS = "rowwise_softmax_alias"
-SEED_OPERATIONS = ("009_expert_token_scatter_with_weighted_forward_backward",
-                   "042_moe_expert_load_balancing_and_token_capacity_backward")
+SEED_OPERATIONS = (
+    "009_expert_token_scatter_with_weighted_forward_backward",
+    "042_moe_expert_load_balancing_and_token_capacity_backward",
+)
 
 
 def rec(kind: str, name: str, spec: dict, **meta) -> dict:
@@ -38,37 +40,66 @@ def rec(kind: str, name: str, spec: dict, **meta) -> dict:
 
 
 def operation(name: str, family: str) -> dict:
-    return rec("OperationSpec", name.replace("_", "-"), {
-        "family": family,
-        "axes": {"rows": {"role": "variable", "type": "integer"}, "cols": {"role": "constant", "type": "integer", "value": 4096}},
-        "inputs": [{"name": "x", "tensor": {"shape": ["rows", "cols"], "dtype": "fp32"}}],
-        "outputs": [{"name": "y", "tensor": {"shape": ["rows", "cols"], "dtype": "fp32"}}],
-        "semantics": {"expression": "y = softmax(x, axis=-1)", "mutation": "none", "determinism": "deterministic"},
-    }, title=name)
+    return rec(
+        "OperationSpec",
+        name.replace("_", "-"),
+        {
+            "family": family,
+            "axes": {
+                "rows": {"role": "variable", "type": "integer"},
+                "cols": {"role": "constant", "type": "integer", "value": 4096},
+            },
+            "inputs": [{"name": "x", "tensor": {"shape": ["rows", "cols"], "dtype": "fp32"}}],
+            "outputs": [{"name": "y", "tensor": {"shape": ["rows", "cols"], "dtype": "fp32"}}],
+            "semantics": {"expression": "y = softmax(x, axis=-1)", "mutation": "none", "determinism": "deterministic"},
+        },
+        title=name,
+    )
 
 
 def workload(op: dict, rows: int) -> dict:
-    return rec("WorkloadCase", f"softmax-rows-{rows}", {
-        "operationSpecDigest": digest(op),
-        "axes": {"rows": rows, "cols": 4096},
-        "tensors": {"x": {"shape": [rows, 4096], "dtype": "fp32"}},
-        "correctness": {"comparator": "elementwise_close", "maxAbsoluteError": 1e-5, "maxRelativeError": 1e-4},
-    }, title=f"{PROBLEM_NAME} rows={rows}")
+    return rec(
+        "WorkloadCase",
+        f"softmax-rows-{rows}",
+        {
+            "operationSpecDigest": digest(op),
+            "axes": {"rows": rows, "cols": 4096},
+            "tensors": {"x": {"shape": [rows, 4096], "dtype": "fp32"}},
+            "correctness": {"comparator": "elementwise_close", "maxAbsoluteError": 1e-5, "maxRelativeError": 1e-4},
+        },
+        title=f"{PROBLEM_NAME} rows={rows}",
+    )
 
 
 def protocol(version: str) -> dict:
-    return rec("BenchmarkProtocol", f"test-harness-{version}", {
-        "harness": {"name": "test harness", "version": version},
-        "measurement": {"timer": "cuda_event", "primaryStatistic": "median", "warmupIterations": 5, "measuredIterations": 50, "samples": 40},
-        "correctness": {"reference": "torch reference", "comparator": "elementwise_close"},
-        "comparability": {"family": "test_harness", "notes": "synthetic runs for tests"},
-    }, title=f"Test harness {version}")
+    return rec(
+        "BenchmarkProtocol",
+        f"test-harness-{version}",
+        {
+            "harness": {"name": "test harness", "version": version},
+            "measurement": {
+                "timer": "cuda_event",
+                "primaryStatistic": "median",
+                "warmupIterations": 5,
+                "measuredIterations": 50,
+                "samples": 40,
+            },
+            "correctness": {"reference": "torch reference", "comparator": "elementwise_close"},
+            "comparability": {"family": "test_harness", "notes": "synthetic runs for tests"},
+        },
+        title=f"Test harness {version}",
+    )
 
 
-ENVIRONMENT = rec("ExecutionEnvironment", "test-gpu", {
-    "hardware": {"vendor": "nvidia", "product": "NVIDIA H200", "architecture": "sm_90"},
-    "software": {"driver": "570.1", "libraries": {"torch": "2.13"}},
-}, title="NVIDIA H200 test box")
+ENVIRONMENT = rec(
+    "ExecutionEnvironment",
+    "test-gpu",
+    {
+        "hardware": {"vendor": "nvidia", "product": "NVIDIA H200", "architecture": "sm_90"},
+        "software": {"driver": "570.1", "libraries": {"torch": "2.13"}},
+    },
+    title="NVIDIA H200 test box",
+)
 
 
 @dataclass
@@ -94,8 +125,12 @@ def fill(store: Store, seed: int) -> Filled:
             out.seed_runs[manifest["run"]["spec"]["sourceNative"]["externalId"]] = run_id
 
         w = Writer(conn)
-        w.ensure_source("test-lab", "controlled", "Test lab <i>controlled</i> harness",
-                        policy={"url": HOSTILE_URL, "license": "CC0-1.0"})
+        w.ensure_source(
+            "test-lab",
+            "controlled",
+            "Test lab <i>controlled</i> harness",
+            policy={"url": HOSTILE_URL, "license": "CC0-1.0"},
+        )
         project = rec("SoftwareProject", "hostile-project", {"name": HOSTILE_TITLE})
         project_id = w.add_record(project)
         op = operation(PROBLEM_NAME, "softmax")
@@ -117,24 +152,42 @@ def fill(store: Store, seed: int) -> Filled:
                 meta["authors"] = authors
             if refs:
                 meta["sourceRefs"] = refs
-            impl = rec("ImplementationRevision", name, {
-                "projectRevision": {"version": f"{name}-r1"},
-                "operation": {"specDigest": digest(op)},
-                "callable": {"language": "triton"},
-                "support": {"dtypes": ["fp32"], "hardwareArchitectures": ["sm_90"]},
-                "licensing": {},
-            }, **meta)
+            impl = rec(
+                "ImplementationRevision",
+                name,
+                {
+                    "projectRevision": {"version": f"{name}-r1"},
+                    "operation": {"specDigest": digest(op)},
+                    "callable": {"language": "triton"},
+                    "support": {"dtypes": ["fp32"], "hardwareArchitectures": ["sm_90"]},
+                    "licensing": {},
+                },
+                **meta,
+            )
             w.add_record(impl, project_id=project_id)
             return impl
 
         p1, p2 = protocol("v1"), protocol("v2")
 
-        def run(name: str, impl: dict, wl_rec: dict, proto: dict, status="passed", median=None, samples=None,
-                title=None, observed="2026-03-01T00:00:00Z", supersedes=None) -> str:
+        def run(
+            name: str,
+            impl: dict,
+            wl_rec: dict,
+            proto: dict,
+            status="passed",
+            median=None,
+            samples=None,
+            title=None,
+            observed="2026-03-01T00:00:00Z",
+            supersedes=None,
+        ) -> str:
             spec = {
-                "implementationDigest": digest(impl), "workloadDigest": digest(wl_rec),
-                "protocolDigest": digest(proto), "environmentDigest": digest(ENVIRONMENT),
-                "status": status, "observedAt": observed,
+                "implementationDigest": digest(impl),
+                "workloadDigest": digest(wl_rec),
+                "protocolDigest": digest(proto),
+                "environmentDigest": digest(ENVIRONMENT),
+                "status": status,
+                "observedAt": observed,
                 "sourceNative": {"source": "test-lab", "benchmark": PROBLEM_NAME, "externalId": name},
             }
             content = None
@@ -144,12 +197,16 @@ def fill(store: Store, seed: int) -> Filled:
                 content = json.dumps([float(x) for x in samples]).encode()
                 spec["timing"]["samples"] = len(samples)
                 spec["evidence"] = {"rawSamples": {"uri": SAFE_URL, "digest": sha256_digest(content)}}
-            bundle = {"run": rec("BenchmarkRun", name, spec, title=title or name), "protocol": proto,
-                      "environment": ENVIRONMENT}
+            bundle = {
+                "run": rec("BenchmarkRun", name, spec, title=title or name),
+                "protocol": proto,
+                "environment": ENVIRONMENT,
+            }
             run_id = w.add_run_bundle(bundle, supersedes_id=supersedes, runner_host="test-host")
             if content is not None:
-                w.add_artifact(run_id=run_id, role="rawSamples", kind="raw_samples",
-                               media_type="application/json", content=content)
+                w.add_artifact(
+                    run_id=run_id, role="rawSamples", kind="raw_samples", media_type="application/json", content=content
+                )
             out.runs[name] = run_id
             return run_id
 
@@ -158,16 +215,27 @@ def fill(store: Store, seed: int) -> Filled:
 
         base = float(rng.uniform(20_000, 40_000))
         fast = implementation("impl-fast", "fast softmax", authors=[{"name": "Ada"}], refs=[{"url": SAFE_URL}])
-        hostile = implementation("impl-hostile", HOSTILE_TITLE, authors=[{"name": HOSTILE_AUTHOR}],
-                                 refs=[{"url": HOSTILE_URL}])
+        hostile = implementation(
+            "impl-hostile", HOSTILE_TITLE, authors=[{"name": HOSTILE_AUTHOR}], refs=[{"url": HOSTILE_URL}]
+        )
         slow = implementation("impl-slow", "slow softmax")
-        for name, impl, center, observed in (("fast", fast, base, "2026-03-02T00:00:00Z"),
-                                             ("hostile", hostile, base * 1.5, "2026-03-01T00:00:00Z"),
-                                             ("slow", slow, base * 3.0, "2026-03-03T00:00:00Z")):
+        for name, impl, center, observed in (
+            ("fast", fast, base, "2026-03-02T00:00:00Z"),
+            ("hostile", hostile, base * 1.5, "2026-03-01T00:00:00Z"),
+            ("slow", slow, base * 3.0, "2026-03-03T00:00:00Z"),
+        ):
             s = noisy(center)
             out.medians[name] = float(np.median(s))
-            run(name, impl, wl, p1, median=np.median(s), samples=s, observed=observed,
-                title=HOSTILE_TITLE if name == "hostile" else f"{name} softmax run")
+            run(
+                name,
+                impl,
+                wl,
+                p1,
+                median=np.median(s),
+                samples=s,
+                observed=observed,
+                title=HOSTILE_TITLE if name == "hostile" else f"{name} softmax run",
+            )
         run("failed", fast, wl, p1, status="incorrect_numerical", median=base * 0.5, observed="2026-03-04T00:00:00Z")
         retracted = run("retracted", slow, wl, p1, median=base * 0.4, observed="2026-03-05T00:00:00Z")
         w.retract_run(retracted, "the timer was wrong <b>really</b>", at="2026-03-06T00:00:00Z")

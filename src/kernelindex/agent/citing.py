@@ -26,9 +26,14 @@ def run_summary(view: dict[str, Any], base: str) -> dict[str, Any]:
         "title": view["title"],
         "status": view["status"],
         "evidence": view["evidence"],
-        "rank": {"rank": rank.get("rank"), "tied": rank.get("tied", False), "groupSize": rank.get("groupSize"),
-                 "comparisonKey": rank.get("comparisonKey"), "notRankedBecause": rank.get("excludedText") or [],
-                 "group": absolute(base, rank.get("groupUrl"))},
+        "rank": {
+            "rank": rank.get("rank"),
+            "tied": rank.get("tied", False),
+            "groupSize": rank.get("groupSize"),
+            "comparisonKey": rank.get("comparisonKey"),
+            "notRankedBecause": rank.get("excludedText") or [],
+            "group": absolute(base, rank.get("groupUrl")),
+        },
         "primary": view["primary"],
         "sourceFigures": (view.get("sourceNative") or {}).get("display", []),
         "hardware": env["hardware"],
@@ -36,9 +41,15 @@ def run_summary(view: dict[str, Any], base: str) -> dict[str, Any]:
         "protocol": {"title": view["protocol"]["title"], "digest": ident["protocolDigest"]},
         "workload": ident["workload"],
         "operation": ident["operation"],
-        "implementation": {"title": impl["title"], "digest": impl["digest"], "authors": impl["authors"],
-                           "language": impl["language"], "sources": [r["url"] for r in impl["sourceRefs"] if r["url"]],
-                           "project": project, "revision": ident["revision"]},
+        "implementation": {
+            "title": impl["title"],
+            "digest": impl["digest"],
+            "authors": impl["authors"],
+            "language": impl["language"],
+            "sources": [r["url"] for r in impl["sourceRefs"] if r["url"]],
+            "project": project,
+            "revision": ident["revision"],
+        },
         "source": ident["source"]["slug"],
         "observedAt": view["observedAt"],
         "notes": view["notes"],
@@ -57,30 +68,50 @@ def group_summary(group: dict[str, Any], base: str, limit: int) -> dict[str, Any
         "protocol": group["protocol"],
         "environment": group["environment"],
         "size": group["size"],
-        "rows": [{"rank": r["rank"], "tied": r["tied"], "runId": r["runId"], "digest": r["digest"],
-                  "permalink": permalink(base, r["digest"]), "title": r["title"], "value": r["value"],
-                  "display": r["display"], "interval": (r["interval"] or {}).get("display"),
-                  "evidence": (r["evidence"] or {}).get("level"), "observedAt": r["observedAt"]}
-                 for r in group["rows"][:limit]],
+        "rows": [
+            {
+                "rank": r["rank"],
+                "tied": r["tied"],
+                "runId": r["runId"],
+                "digest": r["digest"],
+                "permalink": permalink(base, r["digest"]),
+                "title": r["title"],
+                "value": r["value"],
+                "display": r["display"],
+                "interval": (r["interval"] or {}).get("display"),
+                "evidence": (r["evidence"] or {}).get("level"),
+                "observedAt": r["observedAt"],
+            }
+            for r in group["rows"][:limit]
+        ],
         "notRanked": [{"runId": x["runId"], "why": x["reasonText"]} for x in group["excluded"]],
     }
 
 
 def compare_summary(view: dict[str, Any], base: str) -> dict[str, Any]:
     """Two runs side by side; a ratio only when they share a comparison group."""
+
     def side(v: dict[str, Any]) -> dict[str, Any]:
-        return {"runId": v["id"], "digest": v["digest"], "permalink": v["citation"]["permalink"],
-                "title": v["title"], "value": v["primary"]["display"], "evidence": v["evidence"]["level"],
-                "comparisonKey": v["identity"]["comparisonKey"]}
+        return {
+            "runId": v["id"],
+            "digest": v["digest"],
+            "permalink": v["citation"]["permalink"],
+            "title": v["title"],
+            "value": v["primary"]["display"],
+            "evidence": v["evidence"]["level"],
+            "comparisonKey": v["identity"]["comparisonKey"],
+        }
 
     comparable = view["comparable"]
     return {
-        "a": side(view["a"]), "b": side(view["b"]),
+        "a": side(view["a"]),
+        "b": side(view["b"]),
         "comparable": comparable,
         "differingParts": view["differingParts"],
         "ratio": view["ratio"] if comparable else None,
         "ratioDefinition": view["ratioDefinition"],
-        "statement": view["statement"] if comparable else
-        "not comparable (different " + ", ".join(view["differingParts"]) + "): no ratio is meaningful",
+        "statement": view["statement"]
+        if comparable
+        else "not comparable (different " + ", ".join(view["differingParts"]) + "): no ratio is meaningful",
         "page": absolute(base, view["links"]["self"]),
     }

@@ -30,8 +30,14 @@ source's claim), reproducible, verified (rerun by this index) or replicated. Sta
 runs side by side. Cite runs by their digest and permalink."""
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-RunRef = Annotated[str, Field(min_length=1, max_length=200,
-                              description="run id (UUID), run digest (sha256:…) or a unique 8+ hex digest prefix")]
+RunRef = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=200,
+        description="run id (UUID), run digest (sha256:…) or a unique 8+ hex digest prefix",
+    ),
+]
 Rows = Annotated[int, Field(ge=1, le=50, description="at most this many rows")]
 
 
@@ -53,14 +59,26 @@ def refusals() -> Iterator[None]:
 
 def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
     """The MCP server over ``reads``; ``submitter`` (a client with an API key) adds ``submit_kernel``."""
-    server = MCPServer(name="kernelindex", title="KernelIndex", version=__version__, instructions=INSTRUCTIONS,
-                       website_url=reads.base_url)
+    server = MCPServer(
+        name="kernelindex",
+        title="KernelIndex",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        website_url=reads.base_url,
+    )
     base = reads.base_url
 
     @server.tool(annotations=READ_ONLY)
-    def search(query: Annotated[str, Field(max_length=200, description="operation, alias, family, source or GPU, "
-                                           "e.g. `moe backward`, `H200`, `sol-execbench`")],
-               limit: Rows = 10) -> dict[str, Any]:
+    def search(
+        query: Annotated[
+            str,
+            Field(
+                max_length=200,
+                description="operation, alias, family, source or GPU, e.g. `moe backward`, `H200`, `sol-execbench`",
+            ),
+        ],
+        limit: Rows = 10,
+    ) -> dict[str, Any]:
         """Find operations (and through them workloads and rankings) matching a query."""
         with refusals():
             found = reads.search(query, limit)
@@ -77,10 +95,18 @@ def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
             return run_summary(reads.run(run), base)
 
     @server.tool(annotations=READ_ONLY)
-    def rank(target: Annotated[str, Field(min_length=1, max_length=200,
-                                          description="a comparison key, or a workload, operation or run (id, "
-                                          "digest or 8+ hex prefix, name, slug, alias)")],
-             limit: Rows = 10) -> dict[str, Any]:
+    def rank(
+        target: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=200,
+                description="a comparison key, or a workload, operation or run (id, "
+                "digest or 8+ hex prefix, name, slug, alias)",
+            ),
+        ],
+        limit: Rows = 10,
+    ) -> dict[str, Any]:
         """The ranked comparison groups of a workload or operation (or the one group of a key or run), best first."""
         with refusals():
             groups = reads.groups(target, limit)
@@ -95,25 +121,48 @@ def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
             return compare_summary(reads.compare(a, b), base)
 
     @server.tool(annotations=READ_ONLY)
-    def runs(operation: Annotated[str | None, Field(max_length=200, description="operation slug or alias")] = None,
-             hardware: Annotated[str | None, Field(max_length=200, description="GPU model substring, architecture "
-                                                   "or vendor, e.g. H200, sm_90")] = None,
-             status: Annotated[str | None, Field(max_length=50, description="e.g. passed")] = None,
-             source: Annotated[str | None, Field(max_length=200, description="source slug")] = None,
-             limit: Rows = 20) -> dict[str, Any]:
+    def runs(
+        operation: Annotated[str | None, Field(max_length=200, description="operation slug or alias")] = None,
+        hardware: Annotated[
+            str | None,
+            Field(max_length=200, description="GPU model substring, architecture or vendor, e.g. H200, sm_90"),
+        ] = None,
+        status: Annotated[str | None, Field(max_length=50, description="e.g. passed")] = None,
+        source: Annotated[str | None, Field(max_length=200, description="source slug")] = None,
+        limit: Rows = 20,
+    ) -> dict[str, Any]:
         """Runs in arrival order, filtered, each with its evidence level, digest and permalink."""
-        filters = {k: v for k, v in {"operation": operation, "hardware": hardware, "status": status,
-                                     "source": source}.items() if v}
+        filters = {
+            k: v
+            for k, v in {"operation": operation, "hardware": hardware, "status": status, "source": source}.items()
+            if v
+        }
         with refusals():
             rows = reads.runs(filters, limit)
-        return {"runs": [{"runId": r["id"], "digest": r["digest"], "permalink": permalink(base, r["digest"]),
-                          "title": r["title"], "operation": r.get("operation"), "hardware": r["hardware"],
-                          "status": r["status"], "value": r["primary"]["display"],
-                          "evidence": (r["evidence"] or {}).get("level")} for r in rows]}
+        return {
+            "runs": [
+                {
+                    "runId": r["id"],
+                    "digest": r["digest"],
+                    "permalink": permalink(base, r["digest"]),
+                    "title": r["title"],
+                    "operation": r.get("operation"),
+                    "hardware": r["hardware"],
+                    "status": r["status"],
+                    "value": r["primary"]["display"],
+                    "evidence": (r["evidence"] or {}).get("level"),
+                }
+                for r in rows
+            ]
+        }
 
     if submitter is not None:
-        @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
-                                                 idempotent_hint=False, open_world_hint=False))
+
+        @server.tool(
+            annotations=ToolAnnotations(
+                read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+            )
+        )
         def submit_kernel(
             problem: Annotated[str, Field(min_length=1, max_length=200, description="a problem name the server has")],
             solution: Annotated[dict[str, Any], Field(description="solution.json with every source inline")],

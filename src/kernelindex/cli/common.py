@@ -12,8 +12,9 @@ import typer
 
 Db = Annotated[
     str | None,
-    typer.Option("--db",
-                 help="database URL or SQLite file (default: $KERNELINDEX_DATABASE_URL, else ./kernelindex.db)"),
+    typer.Option(
+        "--db", help="database URL or SQLite file (default: $KERNELINDEX_DATABASE_URL, else ./kernelindex.db)"
+    ),
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="machine-readable JSON on stdout")]
 AsJsonl = Annotated[bool, typer.Option("--jsonl", help="JSON Lines on stdout: one object per row")]
@@ -77,8 +78,9 @@ def check_store_url(db: str | None, create: bool = False) -> None:
     if not create:
         fail(f"no store at {path} (no such file); check the path, or make one with {made_by}")
     if not path.endswith(STORE_SUFFIXES):
-        fail(f"refusing to create a new store at {path!r}: name the file *.db (or *.sqlite), or give a "
-             "postgresql:// URL")
+        fail(
+            f"refusing to create a new store at {path!r}: name the file *.db (or *.sqlite), or give a postgresql:// URL"
+        )
     if not Path(path).resolve().parent.is_dir():
         fail(f"cannot open the store at {path}: its folder {Path(path).parent} does not exist")
 
@@ -107,8 +109,13 @@ def progress():
 
     err = stderr()
     return Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err, transient=True, disable=not err.is_terminal,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
     )
 
 

@@ -33,7 +33,8 @@ def corrections_resolve(
     reason: str = typer.Option(..., help="what was decided and why (shown on the run page)"),
     retract: bool = typer.Option(False, "--retract", help="accept: retract the run"),
     supersede_with: Path | None = typer.Option(
-        None, help="accept: store this corrected {run, protocol, environment} bundle as superseding the run"),
+        None, help="accept: store this corrected {run, protocol, environment} bundle as superseding the run"
+    ),
     reject: bool = typer.Option(False, "--reject", help="close the request without a change"),
     db: Db = None,
 ) -> None:

@@ -15,13 +15,15 @@ from kernelindex.cli.common import Db, open_store_or_fail
 def demo(
     db: Db = None,
     catalog: list[str] = typer.Option(
-        None, "--catalog", help="catalog export(s) to import too; default: ../shared/data/*.jsonl.zst when present"),
+        None, "--catalog", help="catalog export(s) to import too; default: ../shared/data/*.jsonl.zst when present"
+    ),
     export: bool = typer.Option(True, "--export/--no-export", help="import the catalog export(s) at all"),
     host: str = typer.Option("127.0.0.1", help="address to listen on"),
     port: int = typer.Option(8000, help="port to listen on"),
     serve: bool = typer.Option(True, "--serve/--no-serve", help="start the web site after importing"),
     verify_ours: bool = typer.Option(
-        True, "--eval/--no-eval", help="also rerun our 042 kernel on its three smallest cases and store verified runs"),
+        True, "--eval/--no-eval", help="also rerun our 042 kernel on its three smallest cases and store verified runs"
+    ),
 ) -> None:
     """The main job: import the built-in sample (and the real export beside the checkout) and serve it."""
     from kernelindex.sample import default_catalogs, sample_paths
@@ -51,5 +53,6 @@ def _demo_rerun(db: str | None) -> None:
     options = EvalOptions(device="cpu", rounds=3, warmup=5, iterations=20, cases=DEMO_CASES)
     suite = evaluate(problem, solution, options, progress=eval_cli.progress_printer())
     summary = eval_cli.record_suite(open_store_or_fail(db, create=True), suite)
-    typer.echo(f"controlled rerun: {sum(r.passed for r in suite.cases)}/{len(suite.cases)} cases passed; {summary}",
-               err=True)
+    typer.echo(
+        f"controlled rerun: {sum(r.passed for r in suite.cases)}/{len(suite.cases)} cases passed; {summary}", err=True
+    )

@@ -14,7 +14,8 @@ def eval_command(
     problem: str = typer.Argument(..., help="problem folder (definition.json + workload.jsonl)"),
     solution: str = typer.Option(..., "--solution", "-s", help="solution.json"),
     cases: list[str] = typer.Option(
-        None, "--cases", help="case uuids (or prefixes) to run: --cases 60b6e5ee 21f99877 (or a,b); all when absent"),
+        None, "--cases", help="case uuids (or prefixes) to run: --cases 60b6e5ee 21f99877 (or a,b); all when absent"
+    ),
     more_cases: list[str] = typer.Argument(None, hidden=True, help="further case ids after --cases"),
     device: str = typer.Option("cpu", "--device", help="cpu or cuda[:N]"),
     output: str = typer.Option(None, "-o", "--output", help="write upstream-format trace lines here"),
@@ -50,8 +51,17 @@ def eval_command(
         raise typer.Exit(2)
     try:
         loaded_problem, loaded_solution = load_problem(problem), load_solution(solution)
-        options = EvalOptions(device=device, rounds=rounds, warmup=warmup, iterations=iterations, timeout_s=timeout,
-                              memory_limit_mb=memory_mb, cases=cases or None, pairs=pairs, sandbox=sandbox)
+        options = EvalOptions(
+            device=device,
+            rounds=rounds,
+            warmup=warmup,
+            iterations=iterations,
+            timeout_s=timeout,
+            memory_limit_mb=memory_mb,
+            cases=cases or None,
+            pairs=pairs,
+            sandbox=sandbox,
+        )
         if options.cases:
             for uuid in options.cases:
                 loaded_problem.case(uuid)
@@ -79,8 +89,9 @@ def eval_command(
         err.print(f"error: {exc}", markup=False)
         raise typer.Exit(1) from None
     if not suite.sandboxed:
-        err.print(f"warning: no sandbox ({suite.sandbox_note}): these runs are reproducible, not verified",
-                  markup=False)
+        err.print(
+            f"warning: no sandbox ({suite.sandbox_note}): these runs are reproducible, not verified", markup=False
+        )
     render(suite, Console())
     if output:
         write_traces(suite, output)
@@ -95,8 +106,10 @@ def record_suite(store, suite, private_key=None) -> str:
     from kernelindex.services.evaluations import record_evaluation
 
     recorded = record_evaluation(store, suite, private_key=private_key)
-    return (f"stored {recorded.new_runs} new run(s) as {recorded.level} evidence ({len(recorded.leader_events)} "
-            f"comparison group(s) with a new leader); suite run {recorded.stored.suite_run_digest}")
+    return (
+        f"stored {recorded.new_runs} new run(s) as {recorded.level} evidence ({len(recorded.leader_events)} "
+        f"comparison group(s) with a new leader); suite run {recorded.stored.suite_run_digest}"
+    )
 
 
 class EvalProgress:
@@ -106,8 +119,15 @@ class EvalProgress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.console = console
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TextColumn("{task.fields[eta]}"), TimeElapsedColumn(), console=console, transient=False)
+        self.bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[eta]}"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+        )
         self.tasks: dict[str, int] = {}
 
     def __enter__(self):
@@ -127,13 +147,16 @@ class EvalProgress:
             self.bar.update(task, description=f"{label} {verdict}", completed=1, total=1, eta="")
             return
         eta = f"~{event.eta_s:.0f}s left" if event.eta_s is not None else ""
-        self.bar.update(task, description=f"{label} {event.phase}", completed=event.done, total=max(1, event.total),
-                        eta=eta)
+        self.bar.update(
+            task, description=f"{label} {event.phase}", completed=event.done, total=max(1, event.total), eta=eta
+        )
 
 
 def progress_printer():
     """A plain progress callback: one line per finished case."""
+
     def show(event) -> None:
         if event.phase == "done" and event.result is not None:
             typer.echo(f"rerun {event.uuid[:8]}: {event.result.status}", err=True)
+
     return show

@@ -66,9 +66,15 @@ def _export_remote(server: str, path: Path) -> int:
                     rows += 1
                     bar.advance(task)
         if stream.total is not None and rows != stream.total:
-            raise ApiError({"title": "Truncated answer", "status": None,
-                            "detail": f"the server announced {stream.total} rows and sent {rows}"},
-                           method="GET", url=f"{server}/api/v1/export")
+            raise ApiError(
+                {
+                    "title": "Truncated answer",
+                    "status": None,
+                    "detail": f"the server announced {stream.total} rows and sent {rows}",
+                },
+                method="GET",
+                url=f"{server}/api/v1/export",
+            )
     except ApiError as exc:
         partial.unlink(missing_ok=True)
         fail(f"{server}: {exc.detail}")

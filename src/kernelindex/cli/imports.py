@@ -16,18 +16,27 @@ def import_command(
     paths: Annotated[list[Path], typer.Argument(help=PathsHelp)],
     db: Db = None,
     as_json: AsJson = False,
-    problem: Annotated[Path | None, typer.Option(
-        "--problem", help="for trace files: the problem folder the traces were measured on")] = None,
-    solution: Annotated[Path | None, typer.Option(
-        "--solution", help="for trace files: the solution.json the traces measured")] = None,
-    source: Annotated[str | None, typer.Option(
-        "--from", help="read upstream's own format: sol-api, flashinfer, gpumode, liger, mlperf, or auto")] = None,
-    skip_invalid: Annotated[bool, typer.Option(
-        "--skip-invalid", help="catalogs: import the valid lines; report each refused one in --refused")] = False,
-    refused_path: Annotated[Path | None, typer.Option(
-        "--refused", help="with --skip-invalid: the JSON Lines report (default ./NAME.refused.jsonl)")] = None,
-    check: Annotated[bool, typer.Option(
-        "--check", help="read and validate everything, store nothing; exit 1 if anything is refused")] = False,
+    problem: Annotated[
+        Path | None, typer.Option("--problem", help="for trace files: the problem folder the traces were measured on")
+    ] = None,
+    solution: Annotated[
+        Path | None, typer.Option("--solution", help="for trace files: the solution.json the traces measured")
+    ] = None,
+    source: Annotated[
+        str | None,
+        typer.Option("--from", help="read upstream's own format: sol-api, flashinfer, gpumode, liger, mlperf, or auto"),
+    ] = None,
+    skip_invalid: Annotated[
+        bool,
+        typer.Option("--skip-invalid", help="catalogs: import the valid lines; report each refused one in --refused"),
+    ] = False,
+    refused_path: Annotated[
+        Path | None,
+        typer.Option("--refused", help="with --skip-invalid: the JSON Lines report (default ./NAME.refused.jsonl)"),
+    ] = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="read and validate everything, store nothing; exit 1 if anything is refused")
+    ] = False,
 ) -> None:
     """Import files into the store: each file in one transaction, refused whole on any bad record
     (unless --skip-invalid)."""
@@ -67,8 +76,13 @@ def _import_upstream(store, source: str, paths: list[Path], check: bool) -> list
     from kernelindex.harness.records import trace_links
     from kernelindex.ingest.upstream.dispatch import import_upstream
 
-    return [(f"upstream:{source}", import_upstream(store, None if source == "auto" else source, path, check=check,
-                                                   links_for=trace_links)) for path in paths]
+    return [
+        (
+            f"upstream:{source}",
+            import_upstream(store, None if source == "auto" else source, path, check=check, links_for=trace_links),
+        )
+        for path in paths
+    ]
 
 
 def _import_files(store, paths, problem, solution, skip_invalid, refused_path, check) -> list:
@@ -81,13 +95,15 @@ def _import_files(store, paths, problem, solution, skip_invalid, refused_path, c
     err = stderr()
     columns = (*Progress.get_default_columns()[:3], DownloadColumn(), TransferSpeedColumn())
     with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
+
         def open_file(path: Path):
             return bar.open(path, "rb", description=f"importing {path.name}")
 
         with RefusedLines(refused_path, paths) as refused:
             bad_lines = BadLines(skip_invalid=skip_invalid, check=check, on_refused=refused.write)
-            imported = import_paths(store, paths, open_file=open_file, trace_problem=problem,
-                                    trace_solution=solution, bad_lines=bad_lines)
+            imported = import_paths(
+                store, paths, open_file=open_file, trace_problem=problem, trace_solution=solution, bad_lines=bad_lines
+            )
     if skip_invalid:
         for _, report in imported.reports:
             report.refused_report = str(refused.path_for(report.path)) if report.skipped else None
@@ -106,10 +122,16 @@ def _summarise(store, reports: list, leader_events: list | None, as_json: bool, 
             summary.append({"kind": kind, "result": report})
             continue
         item = {
-            "kind": kind, "path": report.path, "lines": report.lines,
-            "added": dict(report.added), "alreadyPresent": dict(report.present), "linked": dict(report.linked),
-            "keptForeignTables": dict(report.foreign_tables), "unknownColumns": dict(report.unknown_columns),
-            "skipped": report.skipped, "checkedOnly": report.checked_only,
+            "kind": kind,
+            "path": report.path,
+            "lines": report.lines,
+            "added": dict(report.added),
+            "alreadyPresent": dict(report.present),
+            "linked": dict(report.linked),
+            "keptForeignTables": dict(report.foreign_tables),
+            "unknownColumns": dict(report.unknown_columns),
+            "skipped": report.skipped,
+            "checkedOnly": report.checked_only,
             "upstreamRowsSkipped": dict(report.upstream_skipped),
         }
         if getattr(report, "refused_report", None):
@@ -119,8 +141,9 @@ def _summarise(store, reports: list, leader_events: list | None, as_json: bool, 
         if leader_events is None:
             with store.begin() as conn:
                 leader_events = record_leader_changes(conn)
-        summary.append({"kind": "leader-changes",
-                        "result": f"{len(leader_events)} comparison group(s) with a new leader"})
+        summary.append(
+            {"kind": "leader-changes", "result": f"{len(leader_events)} comparison group(s) with a new leader"}
+        )
     if as_json:
         print_json(summary)
         return
@@ -130,13 +153,18 @@ def _summarise(store, reports: list, leader_events: list | None, as_json: bool, 
             continue
         added, present = sum(item["added"].values()), sum(item["alreadyPresent"].values())
         if item["checkedOnly"]:
-            typer.echo(f"{item['path']}: {item['lines']} lines checked, all valid ({added} rows would be added, "
-                       f"{present} already present); nothing stored")
+            typer.echo(
+                f"{item['path']}: {item['lines']} lines checked, all valid ({added} rows would be added, "
+                f"{present} already present); nothing stored"
+            )
             continue
         skipped = f", {item['skipped']} refused lines skipped (see {item['refusedReport']})" if item["skipped"] else ""
         typer.echo(f"{item['path']}: {item['lines']} lines, {added} rows added, {present} already present{skipped}")
-        labels = (("keptForeignTables", "kept rows of unmodelled table"), ("unknownColumns", "unknown column kept"),
-                  ("upstreamRowsSkipped", "upstream rows not imported:"))
+        labels = (
+            ("keptForeignTables", "kept rows of unmodelled table"),
+            ("unknownColumns", "unknown column kept"),
+            ("upstreamRowsSkipped", "upstream rows not imported:"),
+        )
         for name, label in labels:
             for what, count in item[name].items():
                 typer.echo(f"  {label} {what}: {count} rows")

@@ -8,8 +8,9 @@ import typer
 
 from kernelindex.cli.common import Db, fail, open_store_or_fail
 
-keys_app = typer.Typer(no_args_is_help=True, add_completion=False,
-                       help="Signing keys (runner identities) and API keys.")
+keys_app = typer.Typer(
+    no_args_is_help=True, add_completion=False, help="Signing keys (runner identities) and API keys."
+)
 
 
 @keys_app.command("new")

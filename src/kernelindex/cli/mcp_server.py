@@ -18,10 +18,16 @@ def mcp_command(
     transport: Annotated[str, typer.Option(help="stdio (a local agent) or http (streamable HTTP at /mcp)")] = "stdio",
     host: Annotated[str, typer.Option(help="address for --transport http")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="port for --transport http")] = 8765,
-    api_key: Annotated[str | None, typer.Option(
-        "--api-key", envvar=API_KEY_ENV, show_envvar=False,
-        help="API key with the submit scope (default: $KERNELINDEX_API_KEY); adds the submit_kernel tool; "
-             "needs --server")] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key",
+            envvar=API_KEY_ENV,
+            show_envvar=False,
+            help="API key with the submit scope (default: $KERNELINDEX_API_KEY); adds the submit_kernel tool; "
+            "needs --server",
+        ),
+    ] = None,
 ) -> None:
     """Serve KernelIndex's answers as MCP tools (read-only unless an API key is configured)."""
     from kernelindex.agent.server import build_server

@@ -13,9 +13,13 @@ from kernelindex.reading import LocalReads, Reads, RemoteReads
 
 Server = Annotated[
     str | None,
-    typer.Option("--server", envvar="KERNELINDEX_SERVER", show_envvar=False,
-                 help="read from this KernelIndex server's API (e.g. http://127.0.0.1:8000; "
-                      "default: $KERNELINDEX_SERVER) instead of the local store"),
+    typer.Option(
+        "--server",
+        envvar="KERNELINDEX_SERVER",
+        show_envvar=False,
+        help="read from this KernelIndex server's API (e.g. http://127.0.0.1:8000; "
+        "default: $KERNELINDEX_SERVER) instead of the local store",
+    ),
 ]
 
 

@@ -30,8 +30,18 @@ def runs_command(
     as_jsonl: AsJsonl = False,
 ) -> None:
     """List runs in arrival order, filtered."""
-    filters = {k: v for k, v in {"operation": operation, "workload": workload, "comparisonKey": comparison_key,
-                                 "source": source, "hardware": hardware, "status": status}.items() if v}
+    filters = {
+        k: v
+        for k, v in {
+            "operation": operation,
+            "workload": workload,
+            "comparisonKey": comparison_key,
+            "source": source,
+            "hardware": hardware,
+            "status": status,
+        }.items()
+        if v
+    }
     with reads(db, server) as source_of:
         rows = source_of.runs(filters, limit or None)
     if as_json:
@@ -51,8 +61,16 @@ def render_runs(rows: list[dict[str, Any]]) -> None:
     for r in rows:
         primary = r["primary"]
         value = f"{primary['display']} ({primary['metric']}:{primary['statistic']})" if primary["metric"] else ""
-        table.add_row(r["digest"][:19], r.get("operation") or "(pending)", r["title"] or "", r["source"] or "",
-                      r["hardware"] or "", r["status"], (r["evidence"] or {}).get("level", ""), value)
+        table.add_row(
+            r["digest"][:19],
+            r.get("operation") or "(pending)",
+            r["title"] or "",
+            r["source"] or "",
+            r["hardware"] or "",
+            r["status"],
+            (r["evidence"] or {}).get("level", ""),
+            value,
+        )
     console().print(table, markup=False)
 
 
@@ -94,8 +112,10 @@ def render_run(v: dict[str, Any]) -> None:
         ("status", v["status"] + ("  RETRACTED" if any(n.startswith("retracted") for n in v["notes"]) else "")),
         ("evidence", "; ".join([v["evidence"]["level"], *v["evidence"]["reasons"]])),
         ("rank", rank_text),
-        ("primary", f"{primary['key']} = {primary['display']} ({primary['direction']})"
-         if primary["metric"] else "none"),
+        (
+            "primary",
+            f"{primary['key']} = {primary['display']} ({primary['direction']})" if primary["metric"] else "none",
+        ),
         *((d["label"], d["text"]) for d in (v.get("sourceNative") or {}).get("display", [])),
         ("observed", v["observedAt"]),
         ("source", ident["source"]["slug"] or "-"),
@@ -114,6 +134,11 @@ def render_run(v: dict[str, Any]) -> None:
         for column in ("metric", "statistic", "value", "unit", "samples"):
             table.add_column(column)
         for m in v["measurements"]:
-            table.add_row(m["metric"], m["statistic"], m["display"], m["unit"],
-                          "" if m["sampleCount"] is None else str(m["sampleCount"]))
+            table.add_row(
+                m["metric"],
+                m["statistic"],
+                m["display"],
+                m["unit"],
+                "" if m["sampleCount"] is None else str(m["sampleCount"]),
+            )
         out.print(table, markup=False)

@@ -51,8 +51,14 @@ def _print_answer(doc: dict[str, Any]) -> None:
         say("")
         say(f"{ref['name'] or ref['slug']}  ({ref['family'] or 'no family'})  {ref['links']['self']}", "bold")
         pinned = ", ".join(f"{k}={v}" for k, v in op["pinned"].items())
-        say({"exact": f"a measured case has {pinned}", "bracketing": f"no measured case has {pinned}: the nearest "
-             "on each side", "overview": f"no axis pinned (axes: {', '.join(op['axisNames'])})"}[op["mode"]], "dim")
+        say(
+            {
+                "exact": f"a measured case has {pinned}",
+                "bracketing": f"no measured case has {pinned}: the nearest on each side",
+                "overview": f"no axis pinned (axes: {', '.join(op['axisNames'])})",
+            }[op["mode"]],
+            "dim",
+        )
         for note in op["notes"]:
             say(f"  note: {note}", "yellow")
         for w in op["workloads"]:
@@ -61,11 +67,15 @@ def _print_answer(doc: dict[str, Any]) -> None:
             if not w["groups"]:
                 say("    no ranked run matches", "dim")
             for g in w["groups"]:
-                say(f"    {g['hardware'] or '?'} · {g['source'] or '?'} · {g['metricKey']}, {g['direction']} · "
-                    f"{g['size']} ranked · group {g['comparisonKey'][:DIGEST_SHOWN]}")
+                say(
+                    f"    {g['hardware'] or '?'} · {g['source'] or '?'} · {g['metricKey']}, {g['direction']} · "
+                    f"{g['size']} ranked · group {g['comparisonKey'][:DIGEST_SHOWN]}"
+                )
                 for level, r in g["bestByEvidence"].items():
-                    say(f"      best {level}: {r['display']} (rank {r['rank']}) {r['title']}  "
-                        f"{r['digest'][:DIGEST_SHOWN]}")
+                    say(
+                        f"      best {level}: {r['display']} (rank {r['rank']}) {r['title']}  "
+                        f"{r['digest'][:DIGEST_SHOWN]}"
+                    )
                 table = Table(box=None, padding=(0, 1), show_edge=False)
                 table.add_column("rank", justify="right", no_wrap=True)
                 table.add_column("value", justify="right", no_wrap=True)
@@ -73,8 +83,13 @@ def _print_answer(doc: dict[str, Any]) -> None:
                 id_column(table, "digest")
                 table.add_column("title", overflow="fold")
                 for r in g["rows"]:
-                    table.add_row(f"{r['rank']}{'=' if r['tied'] else ''}", r["display"], r["evidence"] or "—",
-                                  r["digest"][:DIGEST_SHOWN], r["title"])
+                    table.add_row(
+                        f"{r['rank']}{'=' if r['tied'] else ''}",
+                        r["display"],
+                        r["evidence"] or "—",
+                        r["digest"][:DIGEST_SHOWN],
+                        r["title"],
+                    )
                 console.print(table, markup=False)
     if doc["otherOperations"]:
         say("")
@@ -110,8 +125,9 @@ def _problem_folder(problem: str) -> Path:
 
 
 def cases_command(
-    problem: Annotated[str, typer.Argument(help="problem folder, or one of our packs: moe_load_balance_bwd, "
-                                                "moe_token_scatter_bwd")],
+    problem: Annotated[
+        str, typer.Argument(help="problem folder, or one of our packs: moe_load_balance_bwd, moe_token_scatter_bwd")
+    ],
     as_json: AsJson = False,
 ) -> None:
     """List a problem's cases: the ids `eval --cases` takes, their axes, input sizes and tensor shapes."""
@@ -136,8 +152,17 @@ def cases_command(
             for d in shape:
                 count *= d
             total += count * torch_dtype(spec.dtype).itemsize
-        items.append({"id": case.uuid, "axes": {n: values[n] for n in variable}, "allAxes": values,
-                      "inputBytes": total, "inputShapes": shapes, "tSolMs": case.t_sol_ms, "tBaselineMs": case.t_b_ms})
+        items.append(
+            {
+                "id": case.uuid,
+                "axes": {n: values[n] for n in variable},
+                "allAxes": values,
+                "inputBytes": total,
+                "inputShapes": shapes,
+                "tSolMs": case.t_sol_ms,
+                "tBaselineMs": case.t_b_ms,
+            }
+        )
     items.sort(key=lambda c: tuple(c["axes"].values()))
     if as_json:
         print_json({"problem": definition.name, "folder": str(loaded.root), "cases": items})
@@ -152,8 +177,12 @@ def cases_command(
     table.add_column("largest input", overflow="fold")
     for c in items:
         largest = max(c["inputShapes"].items(), key=lambda kv: _count(kv[1]), default=("", []))
-        table.add_row(c["id"], *(str(c["axes"][n]) for n in variable), format_bytes(c["inputBytes"]),
-                      f"{largest[0]} {list(largest[1])}")
+        table.add_row(
+            c["id"],
+            *(str(c["axes"][n]) for n in variable),
+            format_bytes(c["inputBytes"]),
+            f"{largest[0]} {list(largest[1])}",
+        )
     out_console().print(table, markup=False)
 
 

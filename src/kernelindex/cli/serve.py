@@ -38,8 +38,10 @@ def serve(
     open_store_or_fail(url).close()  # migrate once here, so no two workers race to do it
     os.environ[URL_ENV] = url  # the workers (spawned processes) open the store from it
     count = workers or default_workers()
-    typer.echo(f"kernelindex: serving http://{host}:{port}/ (API: /api/v1/, OpenAPI: /api/v1/openapi.json) "
-               f"with {count} worker(s)")
+    typer.echo(
+        f"kernelindex: serving http://{host}:{port}/ (API: /api/v1/, OpenAPI: /api/v1/openapi.json) "
+        f"with {count} worker(s)"
+    )
     if count == 1:
         server = uvicorn.Server(uvicorn.Config(APP, factory=True, host=host, port=port, log_level="warning"))
         server.run()

@@ -56,9 +56,11 @@ def attest(
     key: Path = typer.Option(..., "--key", help="private key that signs the attestation (the attester's identity)"),
     name: str = typer.Option(..., help="attester name shown on the run page"),
     claim: str = typer.Option(
-        "reproduced", help="reproduced, could_not_reproduce, environment_note, regression_observed"),
+        "reproduced", help="reproduced, could_not_reproduce, environment_note, regression_observed"
+    ),
     reproduction: str | None = typer.Option(
-        None, help="digest of the harness run that repeated RUN (counts toward its level)"),
+        None, help="digest of the harness run that repeated RUN (counts toward its level)"
+    ),
     note: str | None = typer.Option(None, help="plain text, up to 4000 characters"),
     value: float | None = typer.Option(None, help="measured value"),
     unit: str | None = typer.Option(None, help="unit of --value (e.g. ns)"),
@@ -73,8 +75,9 @@ def attest(
     private_key = load_private_key(key)
     store = open_store_or_fail(db)
     try:
-        digest = store_attestation(store, run, private_key, name, claim, reproduction=reproduction, note=note,
-                                   value=value, unit=unit)
+        digest = store_attestation(
+            store, run, private_key, name, claim, reproduction=reproduction, note=note, value=value, unit=unit
+        )
     except (EvidenceError, RecordError, LookupFailed) as exc:
         fail(str(exc))
     typer.echo(f"attestation {digest} on {run}")
@@ -150,9 +153,11 @@ def verify_signatures(
     db: Db = None,
     file: list[Path] = typer.Option([], "--file", help="a signed file to check (its FILE.dsse.json beside it)"),
     record: list[Path] = typer.Option(
-        [], "--record", help="a record (JSON) to check, its envelope in RECORD.dsse.json beside it"),
+        [], "--record", help="a record (JSON) to check, its envelope in RECORD.dsse.json beside it"
+    ),
     public_key: list[Path] = typer.Option(
-        [], "--public-key", help="public key file(s) trusted for --file and --record"),
+        [], "--public-key", help="public key file(s) trusted for --file and --record"
+    ),
 ) -> None:
     """Check every stored signature, and signed files or records, without any server."""
     if check_signatures(db, file, public_key, record):

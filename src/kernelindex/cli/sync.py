@@ -27,7 +27,9 @@ def interval_seconds(text: str) -> int:
 
 
 def sync_command(
-    url: Annotated[str, typer.Argument(help="base URL of a KernelIndex-style server, e.g. https://kernelindex.example")],
+    url: Annotated[
+        str, typer.Argument(help="base URL of a KernelIndex-style server, e.g. https://kernelindex.example")
+    ],
     db: Db = None,
     as_json: AsJson = False,
     every: Annotated[str | None, typer.Option("--every", help="keep syncing at this interval (30m, 6h, 1d)")] = None,
@@ -62,13 +64,22 @@ def _once(store, url: str, as_json: bool) -> bool:
         with store.begin() as conn:
             record_leader_changes(conn)
     if as_json:
-        print_json({"url": result.url, "digest": result.digest, "upToDate": result.up_to_date,
-                    "requests": result.requests, "added": dict(result.report.added) if result.report else {}})
+        print_json(
+            {
+                "url": result.url,
+                "digest": result.digest,
+                "upToDate": result.up_to_date,
+                "requests": result.requests,
+                "added": dict(result.report.added) if result.report else {},
+            }
+        )
     elif result.up_to_date:
         typer.echo(f"{result.url}: up to date (export {result.digest})")
     else:
-        typer.echo(f"{result.url}: export {result.digest}: {added} rows added, "
-                   f"{sum(result.report.present.values())} already present")
+        typer.echo(
+            f"{result.url}: export {result.digest}: {added} rows added, "
+            f"{sum(result.report.present.values())} already present"
+        )
     return True
 
 

@@ -20,7 +20,9 @@ from kernelindex.cli.common import (
 def verify_command(
     db: Db = None,
     as_json: AsJson = False,
-    signatures: Annotated[bool, typer.Option("--signatures", help="also re-check every stored signature, offline")] = False,
+    signatures: Annotated[
+        bool, typer.Option("--signatures", help="also re-check every stored signature, offline")
+    ] = False,
 ) -> None:
     """Recompute every stored digest and key; exit 1 on any mismatch."""
     from kernelindex.store.verify import count_records, verify_store

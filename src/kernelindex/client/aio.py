@@ -31,15 +31,27 @@ from kernelindex.client.protocol import (
 class AsyncClient(Endpoints):
     """``async with AsyncClient(url) as c: view = await c.run("149b7c1a")``; listings are ``async for``."""
 
-    def __init__(self, base_url: str, *, api_key: str | None = None, timeout: float = 10.0, retries: int = 3,
-                 backoff_s: float = 0.25, transport: httpx.AsyncBaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        timeout: float = 10.0,
+        retries: int = 3,
+        backoff_s: float = 0.25,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
         self.base_url = checked_base_url(base_url)
         self.timeout = timeout
         self.policy = RetryPolicy(retries=retries, backoff_s=backoff_s)
         self.cache = EtagCache()
         key = api_key if api_key is not None else os.environ.get(API_KEY_ENV)
-        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout, transport=transport,
-                                       headers=headers(key, f"kernelindex-client/{__version__}"))
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url,
+            timeout=timeout,
+            transport=transport,
+            headers=headers(key, f"kernelindex-client/{__version__}"),
+        )
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -85,8 +97,9 @@ class AsyncClient(Endpoints):
         finally:
             await response.aclose()
 
-    async def _call(self, method: str, path: str, params: dict[str, Any] | None = None, json: Any = None,
-                    transform=None) -> Any:
+    async def _call(
+        self, method: str, path: str, params: dict[str, Any] | None = None, json: Any = None, transform=None
+    ) -> Any:
         request = self._http.build_request(method, path, params=clean_params(params), json=json)
         etag = self.cache.etag(str(request.url)) if method == "GET" else None
         if etag:

@@ -47,8 +47,9 @@ class Endpoints:
     """Route methods; subclasses supply ``_call(method, path, params, json, transform)`` and
     ``_iterate(path, params, max_items)``."""
 
-    def _call(self, method: str, path: str, params: dict[str, Any] | None = None, json: Any = None,
-              transform=None) -> Any:
+    def _call(
+        self, method: str, path: str, params: dict[str, Any] | None = None, json: Any = None, transform=None
+    ) -> Any:
         raise NotImplementedError
 
     def _iterate(self, path: str, params: dict[str, Any], max_items: int | None) -> Any:
@@ -80,15 +81,23 @@ class Endpoints:
         params = {"a": runs[0], "b": runs[1]} if len(runs) == 2 else {"run": list(runs)}
         return self._call("GET", f"{API}/compare", params)
 
-    def records_page(self, *, since: str | None = None, cursor: str | None = None, limit: int | None = None,
-                     **filters: str | None) -> Any:
+    def records_page(
+        self, *, since: str | None = None, cursor: str | None = None, limit: int | None = None, **filters: str | None
+    ) -> Any:
         """One page of the records ledger (new runs, leaders, corrections, retractions), newest first;
         filters: operation, gpu, source, kind."""
-        return self._call("GET", f"{API}/records", {**filters, "since": since, "cursor": cursor, "limit": limit},
-                          transform=_page)
+        return self._call(
+            "GET", f"{API}/records", {**filters, "since": since, "cursor": cursor, "limit": limit}, transform=_page
+        )
 
-    def iter_records(self, *, since: str | None = None, max_items: int | None = None, page_size: int | None = None,
-                     **filters: str | None) -> Any:
+    def iter_records(
+        self,
+        *,
+        since: str | None = None,
+        max_items: int | None = None,
+        page_size: int | None = None,
+        **filters: str | None,
+    ) -> Any:
         """Every ledger entry at or after ``since`` (ISO 8601), following the cursors."""
         return self._iterate(f"{API}/records", {**filters, "since": since, "limit": page_size}, max_items)
 
@@ -132,19 +141,39 @@ class Endpoints:
         return self._call("GET", f"{API}/sources/{segment(slug)}")
 
     # --- writes (never retried: they are not idempotent)
-    def attest(self, run: str, spec: dict[str, Any], *, metadata: dict[str, Any] | None = None,
-               signature: dict[str, Any] | None = None, public_key: str | None = None) -> Any:
+    def attest(
+        self,
+        run: str,
+        spec: dict[str, Any],
+        *,
+        metadata: dict[str, Any] | None = None,
+        signature: dict[str, Any] | None = None,
+        public_key: str | None = None,
+    ) -> Any:
         """Add an attestation to a run (needs an API key with the ``attest`` scope)."""
         body = {"spec": spec, "metadata": metadata, "signature": signature, "publicKey": public_key}
-        return self._call("POST", f"{API}/runs/{segment(run)}/attestations",
-                          json={k: v for k, v in body.items() if v is not None})
+        return self._call(
+            "POST", f"{API}/runs/{segment(run)}/attestations", json={k: v for k, v in body.items() if v is not None}
+        )
 
-    def submit_rerun(self, problem: str | dict[str, str], solution: dict[str, Any], *, hardware: str = "cpu",
-                     replicas: int = 1, protocol: dict[str, Any] | None = None) -> Any:
+    def submit_rerun(
+        self,
+        problem: str | dict[str, str],
+        solution: dict[str, Any],
+        *,
+        hardware: str = "cpu",
+        replicas: int = 1,
+        protocol: dict[str, Any] | None = None,
+    ) -> Any:
         """Queue a kernel for verification (needs an API key with the ``submit`` scope): ``problem`` is a
         problem's name on the server or its files; ``solution`` a solution.json with its sources inline."""
-        body = {"problem": problem, "solution": solution, "hardware": hardware, "replicas": replicas,
-                "protocol": protocol}
+        body = {
+            "problem": problem,
+            "solution": solution,
+            "hardware": hardware,
+            "replicas": replicas,
+            "protocol": protocol,
+        }
         return self._call("POST", f"{API}/rerun-requests", json={k: v for k, v in body.items() if v is not None})
 
     def rerun_request(self, request_id: str) -> Any:

@@ -113,14 +113,19 @@ def should_retry(method: str, attempt: int, policy: RetryPolicy, response: httpx
 def transport_error(exc: httpx.TransportError, method: str, url: str, timeout_s: float | None) -> ApiError:
     """The fault as one problem: timeout, unreachable or a truncated answer."""
     if isinstance(exc, httpx.TimeoutException):
-        problem = client_problem("timeout", "No answer in time",
-                                 f"the server did not answer within {timeout_s} s ({type(exc).__name__})")
+        problem = client_problem(
+            "timeout", "No answer in time", f"the server did not answer within {timeout_s} s ({type(exc).__name__})"
+        )
     elif isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
-        problem = client_problem("truncated", "Truncated answer",
-                                 f"the connection broke before the whole answer arrived: {exc or type(exc).__name__}")
+        problem = client_problem(
+            "truncated",
+            "Truncated answer",
+            f"the connection broke before the whole answer arrived: {exc or type(exc).__name__}",
+        )
     else:
-        problem = client_problem("unreachable", "Server unreachable",
-                                 f"cannot reach the server: {exc or type(exc).__name__}")
+        problem = client_problem(
+            "unreachable", "Server unreachable", f"cannot reach the server: {exc or type(exc).__name__}"
+        )
     return ApiError(problem, method=method, url=url)
 
 
@@ -157,12 +162,21 @@ def _json_body(response: httpx.Response, method: str, url: str) -> Any:
         declared = response.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) != len(response.content):
             detail = f"the answer was cut off after {len(response.content)} of {declared} bytes"
-            raise ApiError(client_problem("truncated", "Truncated answer", detail, status=response.status_code),
-                           method=method, url=url) from None
-        raise ApiError(client_problem(
-            "not-json", "Answer is not JSON",
-            f"the server answered {response.status_code} with {kind} that is not JSON ({exc})",
-            status=response.status_code), method=method, url=url) from None
+            raise ApiError(
+                client_problem("truncated", "Truncated answer", detail, status=response.status_code),
+                method=method,
+                url=url,
+            ) from None
+        raise ApiError(
+            client_problem(
+                "not-json",
+                "Answer is not JSON",
+                f"the server answered {response.status_code} with {kind} that is not JSON ({exc})",
+                status=response.status_code,
+            ),
+            method=method,
+            url=url,
+        ) from None
 
 
 def headers(api_key: str | None, user_agent: str) -> dict[str, str]:

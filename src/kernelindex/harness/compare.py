@@ -30,7 +30,7 @@ class OutputCheck:
 
 
 def _finite(x: float) -> float:
-    return x if math.isfinite(x) else float(1e308)
+    return x if math.isfinite(x) else 1e308
 
 
 def compare_output(name: str, spec: TensorSpec, out, ref, tol: Tolerance) -> OutputCheck:
@@ -43,9 +43,13 @@ def compare_output(name: str, spec: TensorSpec, out, ref, tol: Tolerance) -> Out
             return OutputCheck(name, "INCORRECT_DTYPE", reason=f"returned {type(out).__name__}, expected a tensor")
         out_t, ref_t = out, ref
         if tuple(out_t.shape) != tuple(ref_t.shape):
-            return OutputCheck(name, "INCORRECT_SHAPE", reason=f"shape {tuple(out_t.shape)}, expected {tuple(ref_t.shape)}")
+            return OutputCheck(
+                name, "INCORRECT_SHAPE", reason=f"shape {tuple(out_t.shape)}, expected {tuple(ref_t.shape)}"
+            )
         if out_t.dtype != ref_t.dtype:
-            return OutputCheck(name, "INCORRECT_DTYPE", reason=f"dtype {name_of(out_t.dtype)}, expected {name_of(ref_t.dtype)}")
+            return OutputCheck(
+                name, "INCORRECT_DTYPE", reason=f"dtype {name_of(out_t.dtype)}, expected {name_of(ref_t.dtype)}"
+            )
     out_t, ref_t = out_t.detach().cpu(), ref_t.detach().cpu()
     kind = DTYPES[spec.dtype].kind
     if kind in ("int", "bool", "packed"):
@@ -58,8 +62,14 @@ def compare_output(name: str, spec: TensorSpec, out, ref, tol: Tolerance) -> Out
         diff = (a - b).abs() if kind != "packed" else (~equal).to(torch.int64)
         max_abs = float(diff.max()) if diff.numel() else 0.0
         status = "PASSED" if bool(equal.all()) else "INCORRECT_NUMERICAL"
-        return OutputCheck(name, status, max_abs, 0.0 if status == "PASSED" else 1.0, matched,
-                           reason="" if status == "PASSED" else f"{(~equal).sum().item()} elements differ (exact match required)")
+        return OutputCheck(
+            name,
+            status,
+            max_abs,
+            0.0 if status == "PASSED" else 1.0,
+            matched,
+            reason="" if status == "PASSED" else f"{(~equal).sum().item()} elements differ (exact match required)",
+        )
     work = torch.float64 if out_t.dtype == torch.float64 else torch.float32
     x, y = out_t.to(work), ref_t.to(work)
     nan = torch.isnan(x)

@@ -45,8 +45,12 @@ def _nvidia_driver() -> str | None:
     if not shutil.which("nvidia-smi"):
         return None
     try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=20)
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
         return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -58,9 +62,15 @@ def read_environment(device: str) -> dict:
         "operatingSystem": platform.platform(terse=True),
         "kernel": platform.release(),
         "framework": {"name": "pytorch", "version": _version("torch") or "unknown"},
-        "libraries": {k: v for k, v in {
-            "python": platform.python_version(), "triton": _version("triton"), "numpy": _version("numpy"),
-        }.items() if v},
+        "libraries": {
+            k: v
+            for k, v in {
+                "python": platform.python_version(),
+                "triton": _version("triton"),
+                "numpy": _version("numpy"),
+            }.items()
+            if v
+        },
     }
     if device.startswith("cuda"):
         import torch
@@ -68,8 +78,13 @@ def read_environment(device: str) -> dict:
         index = torch.device(device).index or 0
         props = torch.cuda.get_device_properties(index)
         major, minor = torch.cuda.get_device_capability(index)
-        hardware = {"vendor": "nvidia", "product": props.name, "architecture": f"sm_{major}{minor}",
-                    "memoryBytes": int(props.total_memory), "count": 1}
+        hardware = {
+            "vendor": "nvidia",
+            "product": props.name,
+            "architecture": f"sm_{major}{minor}",
+            "memoryBytes": int(props.total_memory),
+            "count": 1,
+        }
         driver = _nvidia_driver()
         if driver:
             software["driver"] = driver
@@ -81,7 +96,12 @@ def read_environment(device: str) -> dict:
         for name in ("intel", "amd", "arm", "apple"):
             if name in model.lower():
                 vendor = name
-        hardware = {"vendor": vendor, "product": model, "architecture": platform.machine().lower().replace("-", "_"), "count": 1}
+        hardware = {
+            "vendor": vendor,
+            "product": model,
+            "architecture": platform.machine().lower().replace("-", "_"),
+            "count": 1,
+        }
         memory = _memory_bytes()
         if memory:
             hardware["memoryBytes"] = memory

@@ -29,8 +29,11 @@ class ForkServer:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-B", "-c", boot, "forkserver", str(child.fileno())],
-            pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True,
+            pass_fds=(child.fileno(),),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
         child.close()
         self.sock = parent
@@ -45,8 +48,17 @@ class ForkServer:
             raise OSError("the fork server ended")
         return json.loads(data)
 
-    def spawn(self, role: str, cwd: str, env: dict, memory_limit: int | None, request_r: int, reply_w: int, log_fd: int,
-              arena_fd: int | None = None) -> Forked:
+    def spawn(
+        self,
+        role: str,
+        cwd: str,
+        env: dict,
+        memory_limit: int | None,
+        request_r: int,
+        reply_w: int,
+        log_fd: int,
+        arena_fd: int | None = None,
+    ) -> Forked:
         fds = [request_r, reply_w, log_fd] + ([arena_fd] if arena_fd is not None else [])
         reply = self._call({"op": "spawn", "role": role, "cwd": cwd, "env": env, "limit": memory_limit}, fds)
         return Forked(self, reply["pid"])

@@ -96,7 +96,9 @@ class Definition:
         while pending:
             ready = [a for a in pending if axis_math.names_in(a.expression) <= set(values)]
             if not ready:
-                raise ValueError(f"{where}: expr axes {[a.name for a in pending]} depend on each other or on unknown axes")
+                raise ValueError(
+                    f"{where}: expr axes {[a.name for a in pending]} depend on each other or on unknown axes"
+                )
             for axis in ready:
                 result = axis_math.evaluate(axis.expression, values)
                 values[axis.name] = axis_math.as_integer(result, f"axis {axis.name!r} = {axis.expression}")
@@ -151,10 +153,13 @@ class Problem:
     def case(self, uuid: str) -> WorkloadCase:
         """The case with this uuid, or the one case whose uuid starts with it (never a guess)."""
         found = [case for case in self.cases if case.uuid == uuid] or [
-            case for case in self.cases if uuid and case.uuid.startswith(uuid)]
+            case for case in self.cases if uuid and case.uuid.startswith(uuid)
+        ]
         if len(found) > 1:
-            raise KeyError(f"case prefix {uuid!r} matches {len(found)} cases in {self.root / 'workload.jsonl'}; "
-                           "give more characters")
+            raise KeyError(
+                f"case prefix {uuid!r} matches {len(found)} cases in {self.root / 'workload.jsonl'}; "
+                "give more characters"
+            )
         if not found:
             raise KeyError(f"no case {uuid!r} in {self.root / 'workload.jsonl'}")
         return found[0]
@@ -221,13 +226,17 @@ def _tensor_specs(raw: Any, path: Path, text: str, section: str) -> dict[str, Te
         if not isinstance(entry, dict):
             raise FormatError(path, line, where, "must be an object with shape and dtype")
         if entry.get("dtype") not in DTYPES:
-            raise FormatError(path, line, f"{where}.dtype", f"unknown dtype {entry.get('dtype')!r}; one of {sorted(DTYPES)}")
+            raise FormatError(
+                path, line, f"{where}.dtype", f"unknown dtype {entry.get('dtype')!r}; one of {sorted(DTYPES)}"
+            )
         if "shape" not in entry:
             raise FormatError(path, line, f"{where}.shape", "missing (use null for a scalar, [] for a 0-d tensor)")
         shape = entry["shape"]
         if shape is not None:
             if not isinstance(shape, list) or not all(isinstance(d, str) for d in shape):
-                raise FormatError(path, line, f"{where}.shape", "must be a list of axis names or digit strings, or null")
+                raise FormatError(
+                    path, line, f"{where}.shape", "must be a list of axis names or digit strings, or null"
+                )
             shape = tuple(shape)
         specs[name] = TensorSpec(name, shape, entry["dtype"], entry.get("description"))
     return specs
@@ -278,8 +287,12 @@ def load_definition(path: str | Path) -> Definition:
         raise FormatError(path, _line_of(text, "constraints"), "constraints", "must be a list of expressions")
     entry = raw.get("custom_inputs_entrypoint")
     if entry is not None and f"def {entry}" not in raw["reference"]:
-        raise FormatError(path, _line_of(text, "custom_inputs_entrypoint"), "custom_inputs_entrypoint",
-                          f"reference defines no function {entry!r}")
+        raise FormatError(
+            path,
+            _line_of(text, "custom_inputs_entrypoint"),
+            "custom_inputs_entrypoint",
+            f"reference defines no function {entry!r}",
+        )
     for key in ("flops", "bytes"):
         if raw.get(key) is not None:
             try:
@@ -289,9 +302,19 @@ def load_definition(path: str | Path) -> Definition:
             if unknown:
                 raise FormatError(path, _line_of(text, key), key, f"refers to unknown axes {sorted(unknown)}")
     return Definition(
-        name=str(raw["name"]), axes=axes, inputs=inputs, outputs=outputs, reference=raw["reference"],
-        op_type=raw.get("op_type"), description=raw.get("description"), constraints=tuple(constraints),
-        custom_inputs_entrypoint=entry, flops=raw.get("flops"), bytes=raw.get("bytes"), raw=raw, path=str(path),
+        name=str(raw["name"]),
+        axes=axes,
+        inputs=inputs,
+        outputs=outputs,
+        reference=raw["reference"],
+        op_type=raw.get("op_type"),
+        description=raw.get("description"),
+        constraints=tuple(constraints),
+        custom_inputs_entrypoint=entry,
+        flops=raw.get("flops"),
+        bytes=raw.get("bytes"),
+        raw=raw,
+        path=str(path),
     )
 
 
@@ -357,8 +380,14 @@ def parse_case(raw: Any, definition: Definition, path: Path, line: int) -> Workl
             raise FormatError(path, line, key, "must be a positive number of milliseconds")
         numbers[key] = value
     return WorkloadCase(
-        uuid=uuid, axes=dict(given_axes), inputs=inputs, tolerance=_tolerance(raw.get("tolerance"), path, line),
-        line=line, sol_hardware=raw.get("sol_hardware"), raw=raw, **numbers,
+        uuid=uuid,
+        axes=dict(given_axes),
+        inputs=inputs,
+        tolerance=_tolerance(raw.get("tolerance"), path, line),
+        line=line,
+        sol_hardware=raw.get("sol_hardware"),
+        raw=raw,
+        **numbers,
     )
 
 
@@ -411,14 +440,19 @@ def _solution_languages(path: Path, text: str, spec: dict) -> tuple[list[str], s
     if listed is not None and (not isinstance(listed, list) or not all(isinstance(x, str) for x in listed)):
         raise FormatError(path, _line_of(text, "languages"), "spec.languages", "must be a list of language names")
     if listed and single and listed != [single]:
-        raise FormatError(path, _line_of(text, "language"), "spec.language",
-                          f"says {single!r} but spec.languages says {listed!r}")
+        raise FormatError(
+            path, _line_of(text, "language"), "spec.language", f"says {single!r} but spec.languages says {listed!r}"
+        )
     if listed:
         return listed, "languages"
     if single:
         return [single], "language"
-    raise FormatError(path, _line_of(text, "languages") or _line_of(text, "language"), "spec.languages",
-                      "must name the solution's language (spec.languages, or spec.language)")
+    raise FormatError(
+        path,
+        _line_of(text, "languages") or _line_of(text, "language"),
+        "spec.languages",
+        "must name the solution's language (spec.languages, or spec.language)",
+    )
 
 
 def load_solution(path: str | Path) -> Solution:
@@ -435,11 +469,16 @@ def load_solution(path: str | Path) -> Solution:
     known = PYTHON_LANGUAGES | COMPILED_LANGUAGES
     for language in languages:
         if language not in known:
-            raise FormatError(path, _line_of(text, key), f"spec.{key}",
-                              f"unknown language {language!r}; one of {sorted(known)}")
+            raise FormatError(
+                path, _line_of(text, key), f"spec.{key}", f"unknown language {language!r}; one of {sorted(known)}"
+            )
     if set(languages) & PYTHON_LANGUAGES and set(languages) & COMPILED_LANGUAGES:
-        raise FormatError(path, _line_of(text, key), f"spec.{key}",
-                          "mixes Python-side and compiled languages; a solution uses one group")
+        raise FormatError(
+            path,
+            _line_of(text, key),
+            f"spec.{key}",
+            "mixes Python-side and compiled languages; a solution uses one group",
+        )
     entry = spec.get("entry_point")
     if not isinstance(entry, str) or entry.count("::") != 1:
         raise FormatError(path, _line_of(text, "entry_point"), "spec.entry_point", "must read 'file.py::function'")
@@ -452,12 +491,16 @@ def load_solution(path: str | Path) -> Solution:
         where = f"sources[{index}]"
         rel = item.get("path") if isinstance(item, dict) else None
         if not _safe_relative(rel):
-            raise FormatError(path, _line_of(text, "sources"), f"{where}.path", f"must be a relative path without '..', got {rel!r}")
+            raise FormatError(
+                path, _line_of(text, "sources"), f"{where}.path", f"must be a relative path without '..', got {rel!r}"
+            )
         content = item.get("content")
         if content is None:
             beside = path.parent / rel
             if not beside.is_file():
-                raise FormatError(path, _line_of(text, "sources"), f"{where}.content", f"no content and no file {beside}")
+                raise FormatError(
+                    path, _line_of(text, "sources"), f"{where}.content", f"no content and no file {beside}"
+                )
             content = beside.read_text(encoding="utf-8")
         if not isinstance(content, str):
             raise FormatError(path, _line_of(text, "sources"), f"{where}.content", "must be a string")
@@ -468,15 +511,27 @@ def load_solution(path: str | Path) -> Solution:
     if len(set(paths)) != len(paths):
         raise FormatError(path, _line_of(text, "sources"), "sources", "two sources share a path")
     if entry_file not in paths:
-        raise FormatError(path, _line_of(text, "entry_point"), "spec.entry_point", f"{entry_file!r} is not among the sources")
+        raise FormatError(
+            path, _line_of(text, "entry_point"), "spec.entry_point", f"{entry_file!r} is not among the sources"
+        )
     dps = spec.get("destination_passing_style", True)
     if not isinstance(dps, bool):
-        raise FormatError(path, _line_of(text, "destination_passing_style"), "spec.destination_passing_style", "must be true or false")
+        raise FormatError(
+            path, _line_of(text, "destination_passing_style"), "spec.destination_passing_style", "must be true or false"
+        )
     hardware = spec.get("target_hardware") or []
     return Solution(
-        name=str(raw["name"]), definition=str(raw["definition"]), sources=tuple(sources), languages=tuple(languages),
-        entry_file=entry_file, entry_function=entry_function, destination_passing_style=dps,
-        author=raw.get("author"), description=raw.get("description"),
+        name=str(raw["name"]),
+        definition=str(raw["definition"]),
+        sources=tuple(sources),
+        languages=tuple(languages),
+        entry_file=entry_file,
+        entry_function=entry_function,
+        destination_passing_style=dps,
+        author=raw.get("author"),
+        description=raw.get("description"),
         target_hardware=tuple(hardware if isinstance(hardware, list) else [hardware]),
-        compile_options=spec.get("compile_options") or {}, raw=raw, path=str(path),
+        compile_options=spec.get("compile_options") or {},
+        raw=raw,
+        path=str(path),
     )

@@ -12,15 +12,45 @@ import threading
 import time
 
 WATCHED = (
-    "time.perf_counter", "time.perf_counter_ns", "time.monotonic", "time.monotonic_ns", "time.time",
-    "time.time_ns", "time.process_time", "threading.Thread.start", "threading.enumerate",
-    "torch.Tensor", "torch.Tensor.clone", "torch.Tensor.copy_", "torch.Tensor.to", "torch.Tensor.cpu",
-    "torch.Tensor.view", "torch.Tensor.__eq__", "torch.Tensor.equal", "torch.equal", "torch.allclose",
-    "torch.isclose", "torch.save", "torch.load", "torch.randn", "torch.rand", "torch.randint",
-    "torch.manual_seed", "torch.Generator", "torch.empty", "torch.full", "torch.zeros", "torch.no_grad",
-    "torch.testing.assert_close", "torch.cuda.Event", "torch.cuda.Event.record",
-    "torch.cuda.Event.elapsed_time", "torch.cuda.Event.synchronize", "torch.cuda.synchronize",
-    "torch.cuda.current_stream", "torch.cuda.Stream",
+    "time.perf_counter",
+    "time.perf_counter_ns",
+    "time.monotonic",
+    "time.monotonic_ns",
+    "time.time",
+    "time.time_ns",
+    "time.process_time",
+    "threading.Thread.start",
+    "threading.enumerate",
+    "torch.Tensor",
+    "torch.Tensor.clone",
+    "torch.Tensor.copy_",
+    "torch.Tensor.to",
+    "torch.Tensor.cpu",
+    "torch.Tensor.view",
+    "torch.Tensor.__eq__",
+    "torch.Tensor.equal",
+    "torch.equal",
+    "torch.allclose",
+    "torch.isclose",
+    "torch.save",
+    "torch.load",
+    "torch.randn",
+    "torch.rand",
+    "torch.randint",
+    "torch.manual_seed",
+    "torch.Generator",
+    "torch.empty",
+    "torch.full",
+    "torch.zeros",
+    "torch.no_grad",
+    "torch.testing.assert_close",
+    "torch.cuda.Event",
+    "torch.cuda.Event.record",
+    "torch.cuda.Event.elapsed_time",
+    "torch.cuda.Event.synchronize",
+    "torch.cuda.synchronize",
+    "torch.cuda.current_stream",
+    "torch.cuda.Stream",
 )
 
 
@@ -48,10 +78,12 @@ class FunctionGuard:
 def _switches(torch) -> dict:
     probes = {
         "torch.backends.cuda.matmul.allow_tf32": lambda: torch.backends.cuda.matmul.allow_tf32,
-        "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction":
-            lambda: torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
-        "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction":
-            lambda: torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
+        "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction": lambda: (
+            torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction
+        ),
+        "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction": lambda: (
+            torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction
+        ),
         "torch.backends.cudnn.allow_tf32": lambda: torch.backends.cudnn.allow_tf32,
         "torch.backends.cudnn.benchmark": lambda: torch.backends.cudnn.benchmark,
         "torch.backends.cudnn.deterministic": lambda: torch.backends.cudnn.deterministic,
@@ -91,4 +123,6 @@ class SwitchGuard:
 
     def changed(self) -> list[str]:
         now = _switches(self._torch)
-        return [f"changed process-wide switch {k}: {v} -> {now.get(k)}" for k, v in self._before.items() if now.get(k) != v]
+        return [
+            f"changed process-wide switch {k}: {v} -> {now.get(k)}" for k, v in self._before.items() if now.get(k) != v
+        ]

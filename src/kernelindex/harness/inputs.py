@@ -115,5 +115,7 @@ def make_inputs(
             file = Path(given.path) if Path(given.path).is_absolute() else Path(problem_root) / given.path
             result[name] = load_file(str(file), device=str(device))[given.tensor_key]
         else:
-            result[name] = _random_tensor(torch, spec, shape, axis_values, device, seed_for(case.uuid, purpose, index, name, nonce))
+            result[name] = _random_tensor(
+                torch, spec, shape, axis_values, device, seed_for(case.uuid, purpose, index, name, nonce)
+            )
     return result

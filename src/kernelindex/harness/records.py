@@ -29,8 +29,18 @@ UNSANDBOXED_SLUG = "kernelindex-harness-unsandboxed"
 UNSANDBOXED_KIND = "unsandboxed_rerun"
 UNSANDBOXED_NAME = "KernelIndex harness without a sandbox (reproducible, not verified)"
 COMPARATOR = "elementwise_close"
-_ARCHITECTURES = {"b200": "sm_100", "gb200": "sm_100", "b100": "sm_100", "h200": "sm_90", "h100": "sm_90",
-                  "h20": "sm_90", "a100": "sm_80", "l40s": "sm_89", "l4": "sm_89", "rtx4090": "sm_89"}
+_ARCHITECTURES = {
+    "b200": "sm_100",
+    "gb200": "sm_100",
+    "b100": "sm_100",
+    "h200": "sm_90",
+    "h100": "sm_90",
+    "h20": "sm_90",
+    "a100": "sm_80",
+    "l40s": "sm_89",
+    "l4": "sm_89",
+    "rtx4090": "sm_89",
+}
 
 
 def slug(text: str, limit: int = 120) -> str:
@@ -55,7 +65,9 @@ def _envelope(kind: str, name: str, spec: dict, title: str | None = None, **meta
     if title:
         meta["title"] = title[:200]
     meta.update({k: v for k, v in metadata.items() if v})
-    return _validated({"apiVersion": API_VERSION, "kind": kind, "metadata": meta, "spec": spec}, f"{kind} {meta['name']}")
+    return _validated(
+        {"apiVersion": API_VERSION, "kind": kind, "metadata": meta, "spec": spec}, f"{kind} {meta['name']}"
+    )
 
 
 def _dim(d: str) -> int | str:
@@ -67,7 +79,10 @@ def _tensor_entry(spec) -> dict:
         return {"name": spec.name, "scalar": {"dtype": DTYPES[spec.dtype].record_name}}
     # The record schema needs at least one dimension: a 0-d tensor is written as [1] (the
     # WorkloadCase says rank 0 in its data parameters).
-    return {"name": spec.name, "tensor": {"dtype": DTYPES[spec.dtype].record_name, "shape": [_dim(d) for d in spec.shape] or [1]}}
+    return {
+        "name": spec.name,
+        "tensor": {"dtype": DTYPES[spec.dtype].record_name, "shape": [_dim(d) for d in spec.shape] or [1]},
+    }
 
 
 def operation_spec(definition: Definition) -> dict:
@@ -90,8 +105,9 @@ def operation_spec(definition: Definition) -> dict:
         "outputs": [_tensor_entry(s) for s in definition.outputs.values()],
         "semantics": {"mutation": "none", "determinism": "unspecified"},
     }
-    return _envelope("OperationSpec", definition.name, spec, definition.name,
-                     description=(definition.description or "")[:2000])
+    return _envelope(
+        "OperationSpec", definition.name, spec, definition.name, description=(definition.description or "")[:2000]
+    )
 
 
 def _correctness(case: WorkloadCase) -> dict:
@@ -118,9 +134,14 @@ def workload_case(definition: Definition, case: WorkloadCase, operation_digest: 
         given = case.inputs[name]
         if spec.is_scalar:
             value = given.value
-            scalars[name] = {"dtype": DTYPES[spec.dtype].record_name, "value": int(value) if isinstance(value, bool) else value}
+            scalars[name] = {
+                "dtype": DTYPES[spec.dtype].record_name,
+                "value": int(value) if isinstance(value, bool) else value,
+            }
             continue
-        data: dict[str, Any] = {"generator": {"random": "seeded_random", "scalar": "constant"}.get(given.type, given.type)}
+        data: dict[str, Any] = {
+            "generator": {"random": "seeded_random", "scalar": "constant"}.get(given.type, given.type)
+        }
         if given.type == "safetensors" and root is not None:
             file = Path(given.path) if Path(given.path).is_absolute() else root / given.path
             if file.is_file():
@@ -129,16 +150,26 @@ def workload_case(definition: Definition, case: WorkloadCase, operation_digest: 
             data["parameters"] = {"value": float(given.value)}
         if spec.shape == ():
             data.setdefault("parameters", {})["rank"] = 0
-        tensors[name] = {"shape": list(definition.shape(spec, values)) or [1], "dtype": DTYPES[spec.dtype].record_name, "data": data}
-    spec = {"operationSpecDigest": operation_digest, "axes": _given_axes(definition, case), "tensors": tensors,
-            "correctness": _correctness(case)}
+        tensors[name] = {
+            "shape": list(definition.shape(spec, values)) or [1],
+            "dtype": DTYPES[spec.dtype].record_name,
+            "data": data,
+        }
+    spec = {
+        "operationSpecDigest": operation_digest,
+        "axes": _given_axes(definition, case),
+        "tensors": tensors,
+        "correctness": _correctness(case),
+    }
     if scalars:
         spec["scalars"] = scalars
     axes_text = ", ".join(f"{k}={v}" for k, v in case.axes.items())
     return _envelope("WorkloadCase", f"{definition.name}-{case.uuid[:8]}", spec, f"{definition.name} · {axes_text}")
 
 
-def workload_suite(definition: Definition, cases: list[WorkloadCase], operation_digest: str, total: int | None = None) -> dict:
+def workload_suite(
+    definition: Definition, cases: list[WorkloadCase], operation_digest: str, total: int | None = None
+) -> dict:
     """The suite of exactly these cases; a subset of a problem's cases is its own suite (own name and digest)."""
     spec = {
         "operationSpecDigest": operation_digest,
@@ -147,10 +178,16 @@ def workload_suite(definition: Definition, cases: list[WorkloadCase], operation_
         "aggregation": {"metric": "latency", "statistic": "geomean"},
     }
     if total is None or total == len(cases):
-        return _envelope("WorkloadSuite", f"{definition.name}-suite-{len(cases)}", spec, f"{definition.name} · {len(cases)} cases")
+        return _envelope(
+            "WorkloadSuite", f"{definition.name}-suite-{len(cases)}", spec, f"{definition.name} · {len(cases)} cases"
+        )
     picked = sha256_digest(canonical_json(sorted(c.uuid for c in cases)))[7:15]
-    return _envelope("WorkloadSuite", f"{definition.name}-suite-{len(cases)}-of-{total}-{picked}", spec,
-                     f"{definition.name} · {len(cases)} of {total} cases")
+    return _envelope(
+        "WorkloadSuite",
+        f"{definition.name}-suite-{len(cases)}-of-{total}-{picked}",
+        spec,
+        f"{definition.name} · {len(cases)} of {total} cases",
+    )
 
 
 @dataclass
@@ -197,15 +234,27 @@ def trace_links(problem_dir: str | Path, solution_path: str | Path | None = None
     if solution_path is not None:
         solution = load_solution(solution_path)
         solution_name = solution.name
-        implementation = implementation_revision(solution, problem.definition, digest(records.operation), read_environment("cpu"))
-    return TraceLinks(records.all(), problem.definition.name, {u: digest(c) for u, c in records.cases.items()},
-                      implementation, solution_name)
+        implementation = implementation_revision(
+            solution, problem.definition, digest(records.operation), read_environment("cpu")
+        )
+    return TraceLinks(
+        records.all(),
+        problem.definition.name,
+        {u: digest(c) for u, c in records.cases.items()},
+        implementation,
+        solution_name,
+    )
 
 
 def sources_bundle(solution: Solution) -> bytes:
     """The solution's sources as canonical JSON: the bytes its ImplementationRevision is identified by."""
-    return canonical_json({"name": solution.name, "entryPoint": solution.entry_point,
-                           "sources": [{"path": s.path, "content": s.content} for s in sorted(solution.sources, key=lambda s: s.path)]})
+    return canonical_json(
+        {
+            "name": solution.name,
+            "entryPoint": solution.entry_point,
+            "sources": [{"path": s.path, "content": s.content} for s in sorted(solution.sources, key=lambda s: s.path)],
+        }
+    )
 
 
 def _architectures(solution: Solution, environment: dict) -> list[str]:
@@ -219,24 +268,43 @@ def _architectures(solution: Solution, environment: dict) -> list[str]:
     return sorted(found)
 
 
-def implementation_revision(solution: Solution, definition: Definition, operation_digest: str, environment: dict) -> dict:
-    files = [{"path": s.path, "digest": sha256_digest(s.content.encode())} for s in sorted(solution.sources, key=lambda s: s.path)]
+def implementation_revision(
+    solution: Solution, definition: Definition, operation_digest: str, environment: dict
+) -> dict:
+    files = [
+        {"path": s.path, "digest": sha256_digest(s.content.encode())}
+        for s in sorted(solution.sources, key=lambda s: s.path)
+    ]
     bundle = sources_bundle(solution)
     dtypes = sorted({DTYPES[s.dtype].record_name for s in [*definition.inputs.values(), *definition.outputs.values()]})
     spec = {
         "projectRevision": {"treeDigest": sha256_digest(canonical_json({"files": files}))},
         "operation": {"specDigest": operation_digest},
-        "callable": {"language": _token(solution.languages[0]), "path": solution.entry_file, "symbol": solution.entry_function,
-                     "interface": "destination_passing" if solution.destination_passing_style else "value_returning"},
+        "callable": {
+            "language": _token(solution.languages[0]),
+            "path": solution.entry_file,
+            "symbol": solution.entry_function,
+            "interface": "destination_passing" if solution.destination_passing_style else "value_returning",
+        },
         "support": {"hardwareArchitectures": _architectures(solution, environment), "dtypes": dtypes},
-        "source": {"contentDigest": sha256_digest(bundle), "fileName": f"{slug(solution.name)}.sources.json", "sizeBytes": len(bundle)},
+        "source": {
+            "contentDigest": sha256_digest(bundle),
+            "fileName": f"{slug(solution.name)}.sources.json",
+            "sizeBytes": len(bundle),
+        },
         "licensing": {},
     }
     if solution.target_hardware:
         spec["support"]["productsTested"] = [str(t) for t in solution.target_hardware]
     authors = [{"name": solution.author[:200]}] if solution.author else None
-    return _envelope("ImplementationRevision", f"{solution.name}-{files and spec['projectRevision']['treeDigest'][7:15]}", spec,
-                     f"{solution.name} · {definition.name}", authors=authors, description=(solution.description or "")[:2000])
+    return _envelope(
+        "ImplementationRevision",
+        f"{solution.name}-{files and spec['projectRevision']['treeDigest'][7:15]}",
+        spec,
+        f"{solution.name} · {definition.name}",
+        authors=authors,
+        description=(solution.description or "")[:2000],
+    )
 
 
 def benchmark_protocol(options, harness_name: str, harness_version: str) -> dict:
@@ -257,21 +325,29 @@ def benchmark_protocol(options, harness_name: str, harness_version: str) -> dict
         },
         "correctness": {
             "reference": f"definition reference in its own sandbox from a pristine copy; {options.rounds} rounds of fresh "
-                         f"inputs and {options.timed_checks} timed calls per batch picked by the parent after the batch",
+            f"inputs and {options.timed_checks} timed calls per batch picked by the parent after the batch",
             "comparator": COMPARATOR,
         },
         "comparability": {
             "family": "kernelindex_controlled",
-            "notes": (f"Reference and solution timed interleaved in {options.pairs} paired batches of {options.batch} calls; "
-                      "per-call figures cross-checked against the parent's batch clock. "
-                      + ("Cold L2 before every call (buffer of twice the L2 size), CUDA events." if gpu else
-                         "CPU run: monotonic clock around each call, no cache flush.")
-                      + " Comparable within one harness version, timer and environment."),
+            "notes": (
+                f"Reference and solution timed interleaved in {options.pairs} paired batches of {options.batch} calls; "
+                "per-call figures cross-checked against the parent's batch clock. "
+                + (
+                    "Cold L2 before every call (buffer of twice the L2 size), CUDA events."
+                    if gpu
+                    else "CPU run: monotonic clock around each call, no cache flush."
+                )
+                + " Comparable within one harness version, timer and environment."
+            ),
         },
     }
-    return _envelope("BenchmarkProtocol",
-                     f"{harness_name}-{harness_version}-{options.timer}-w{options.warmup}-n{options.timed_calls}-p{options.pairs}",
-                     spec, f"{harness_name} {harness_version} ({options.timer})")
+    return _envelope(
+        "BenchmarkProtocol",
+        f"{harness_name}-{harness_version}-{options.timer}-w{options.warmup}-n{options.timed_calls}-p{options.pairs}",
+        spec,
+        f"{harness_name} {harness_version} ({options.timer})",
+    )
 
 
 def execution_environment(environment: dict) -> dict:
@@ -317,10 +393,17 @@ class EvaluationRecords:
 
     def records(self) -> list[dict]:
         """Problem, suite and implementation records, in the order they must be stored."""
-        return [*self.problem.all(), *([self.suite] if self.suite is not self.problem.suite else []), self.implementation]
+        return [
+            *self.problem.all(),
+            *([self.suite] if self.suite is not self.problem.suite else []),
+            self.implementation,
+        ]
 
     def bundles(self) -> list[dict]:
-        return [{"run": run, "protocol": self.protocol, "environment": self.environment} for run in [*self.case_runs, self.suite_run]]
+        return [
+            {"run": run, "protocol": self.protocol, "environment": self.environment}
+            for run in [*self.case_runs, self.suite_run]
+        ]
 
 
 def _ns(value: float) -> int:
@@ -328,16 +411,25 @@ def _ns(value: float) -> int:
 
 
 def _latency_ns(summary) -> dict:
-    return {"median": _ns(summary.median), "mean": _ns(summary.mean), "p05": _ns(summary.p05), "p95": _ns(summary.p95),
-            "minimum": _ns(summary.min), "maximum": _ns(summary.max), "mad": _ns(summary.mad),
-            "confidence95": [_ns(summary.ci95_low), _ns(summary.ci95_high)]}
+    return {
+        "median": _ns(summary.median),
+        "mean": _ns(summary.mean),
+        "p05": _ns(summary.p05),
+        "p95": _ns(summary.p95),
+        "minimum": _ns(summary.min),
+        "maximum": _ns(summary.max),
+        "mad": _ns(summary.mad),
+        "confidence95": [_ns(summary.ci95_low), _ns(summary.ci95_high)],
+    }
 
 
 def _interval_measurements(interval) -> list[dict]:
     if interval is None:
         return []
-    return [{"metric": "speedup", "statistic": "ci95_low", "unit": "ratio", "value": interval.low},
-            {"metric": "speedup", "statistic": "ci95_high", "unit": "ratio", "value": interval.high}]
+    return [
+        {"metric": "speedup", "statistic": "ci95_low", "unit": "ratio", "value": interval.low},
+        {"metric": "speedup", "statistic": "ci95_high", "unit": "ratio", "value": interval.high},
+    ]
 
 
 def _flag_metrics(flags: list[str]) -> dict:
@@ -346,9 +438,14 @@ def _flag_metrics(flags: list[str]) -> dict:
 
 def _log_text(suite, result) -> bytes:
     """The case's log as stored: never empty, it always says how the run was made."""
-    lines = [f"verdict: {result.verdict.value} ({result.status})", f"input nonce: {suite.nonce}",
-             "sandbox: bubblewrap" if suite.sandboxed else f"sandbox: none ({suite.sandbox_note}); reproducible, not verified",
-             f"checked calls: {', '.join(result.checked_calls) or 'none'}"]
+    lines = [
+        f"verdict: {result.verdict.value} ({result.status})",
+        f"input nonce: {suite.nonce}",
+        "sandbox: bubblewrap"
+        if suite.sandboxed
+        else f"sandbox: none ({suite.sandbox_note}); reproducible, not verified",
+        f"checked calls: {', '.join(result.checked_calls) or 'none'}",
+    ]
     if result.flags:
         lines.append(f"flags (kept, not ranked): {', '.join(result.flags)}")
     if result.log:
@@ -364,27 +461,54 @@ def evaluation_records(suite) -> EvaluationRecords:
     problem = records_for(suite.problem)
     op_digest = digest(problem.operation)
     ran = [r.case for r in suite.cases]
-    suite_record = problem.suite if not suite.partial else workload_suite(
-        suite.problem.definition, ran, op_digest, total=len(suite.problem.cases))
-    source = (SOURCE_SLUG, SOURCE_KIND, SOURCE_NAME) if suite.sandboxed else (UNSANDBOXED_SLUG, UNSANDBOXED_KIND, UNSANDBOXED_NAME)
+    suite_record = (
+        problem.suite
+        if not suite.partial
+        else workload_suite(suite.problem.definition, ran, op_digest, total=len(suite.problem.cases))
+    )
+    source = (
+        (SOURCE_SLUG, SOURCE_KIND, SOURCE_NAME)
+        if suite.sandboxed
+        else (UNSANDBOXED_SLUG, UNSANDBOXED_KIND, UNSANDBOXED_NAME)
+    )
     implementation = implementation_revision(suite.solution, suite.problem.definition, op_digest, suite.environment)
     protocol = benchmark_protocol(suite.options, HARNESS_NAME, HARNESS_VERSION)
     environment = execution_environment(suite.environment)
-    common = {"implementationDigest": digest(implementation), "protocolDigest": digest(protocol),
-              "environmentDigest": digest(environment)}
+    common = {
+        "implementationDigest": digest(implementation),
+        "protocolDigest": digest(protocol),
+        "environmentDigest": digest(environment),
+    }
     artifacts, runs = [], []
     for result in suite.cases:
         case = result.case
         log = Artifact("logs", "log", "text/plain; charset=utf-8", _log_text(suite, result))
-        raw = Artifact("rawSamples", "raw_samples", "application/json", canonical_json({
-            "case": case.uuid, "unit": "ns", "timer": suite.options.timer, "inputNonce": suite.nonce,
-            "solution": result.samples_ns, "reference": result.reference_samples_ns, "checkedCalls": result.checked_calls,
-            "pairs": [p.to_dict() for p in result.pairs], "flags": result.flags,
-            "speedupInterval": result.speedup.to_dict() if result.speedup else None,
-            "outputs": [o.to_dict() for o in result.outputs],
-        }))
-        spec: dict[str, Any] = {**common, "workloadDigest": digest(problem.cases[case.uuid]), "status": result.verdict.value,
-                                "observedAt": result.timestamp}
+        raw = Artifact(
+            "rawSamples",
+            "raw_samples",
+            "application/json",
+            canonical_json(
+                {
+                    "case": case.uuid,
+                    "unit": "ns",
+                    "timer": suite.options.timer,
+                    "inputNonce": suite.nonce,
+                    "solution": result.samples_ns,
+                    "reference": result.reference_samples_ns,
+                    "checkedCalls": result.checked_calls,
+                    "pairs": [p.to_dict() for p in result.pairs],
+                    "flags": result.flags,
+                    "speedupInterval": result.speedup.to_dict() if result.speedup else None,
+                    "outputs": [o.to_dict() for o in result.outputs],
+                }
+            ),
+        )
+        spec: dict[str, Any] = {
+            **common,
+            "workloadDigest": digest(problem.cases[case.uuid]),
+            "status": result.verdict.value,
+            "observedAt": result.timestamp,
+        }
         if result.outputs:
             spec["correctness"] = {
                 "comparator": COMPARATOR,
@@ -393,12 +517,23 @@ def evaluation_records(suite) -> EvaluationRecords:
                 "matchedRatio": min(o.matched_ratio for o in result.outputs),
             }
         if result.latency:
-            spec["timing"] = {"primaryStatistic": "median", "samples": result.latency.count,
-                              "latencyNs": _latency_ns(result.latency), "rawSamples": raw.reference}
+            spec["timing"] = {
+                "primaryStatistic": "median",
+                "samples": result.latency.count,
+                "latencyNs": _latency_ns(result.latency),
+                "rawSamples": raw.reference,
+            }
         measurements = []
         if result.reference_latency:
-            measurements.append({"metric": "reference_latency", "statistic": "median", "unit": "ns",
-                                 "value": _ns(result.reference_latency.median), "sampleCount": result.reference_latency.count})
+            measurements.append(
+                {
+                    "metric": "reference_latency",
+                    "statistic": "median",
+                    "unit": "ns",
+                    "value": _ns(result.reference_latency.median),
+                    "sampleCount": result.reference_latency.count,
+                }
+            )
         score = result.score
         if score and score.speedup:
             measurements.append({"metric": "speedup", "statistic": "ratio", "unit": "ratio", "value": score.speedup})
@@ -407,69 +542,151 @@ def evaluation_records(suite) -> EvaluationRecords:
             measurements.append({"metric": "sol_score", "statistic": "value", "unit": "score", "value": score.sol})
         if measurements:
             spec["measurements"] = measurements
-        metrics = {k: v for k, v in {
-            "latency_ms": score.latency_ms if score else None,
-            "reference_latency_ms": score.reference_latency_ms if score else None,
-            "speedup_factor": score.speedup if score else None,
-            "t_sol_ms": score.t_sol_ms if score else None,
-            "baseline_ms": score.baseline_ms if score else None,
-            **_flag_metrics(result.flags),
-        }.items() if v is not None}
+        metrics = {
+            k: v
+            for k, v in {
+                "latency_ms": score.latency_ms if score else None,
+                "reference_latency_ms": score.reference_latency_ms if score else None,
+                "speedup_factor": score.speedup if score else None,
+                "t_sol_ms": score.t_sol_ms if score else None,
+                "baseline_ms": score.baseline_ms if score else None,
+                **_flag_metrics(result.flags),
+            }.items()
+            if v is not None
+        }
         spec["sourceNative"] = {"source": source[0], "benchmark": suite.definition_name[:200], "externalId": case.uuid}
         if metrics:
             spec["sourceNative"]["metrics"] = metrics
         spec["evidence"] = {"logs": log.reference, "rawSamples": raw.reference}
-        run = _envelope("BenchmarkRun", f"{suite.solution.name}-{case.uuid[:8]}-{result.timestamp}", spec,
-                        f"{suite.solution.name} · {suite.definition_name} · {case.uuid[:8]}")
+        run = _envelope(
+            "BenchmarkRun",
+            f"{suite.solution.name}-{case.uuid[:8]}-{result.timestamp}",
+            spec,
+            f"{suite.solution.name} · {suite.definition_name} · {case.uuid[:8]}",
+        )
         for artifact in (log, raw):
             artifact.run_digest = digest(run)
         artifacts += [log, raw]
         runs.append(run)
     suite_run = _suite_run(suite, suite_record, source, common, artifacts)
     runner_id, runner_host = runner_identity()
-    return EvaluationRecords(problem, suite_record, implementation, protocol, environment, runs, suite_run, artifacts,
-                             sources_bundle(suite.solution), source, runner_id, runner_host)
+    return EvaluationRecords(
+        problem,
+        suite_record,
+        implementation,
+        protocol,
+        environment,
+        runs,
+        suite_run,
+        artifacts,
+        sources_bundle(suite.solution),
+        source,
+        runner_id,
+        runner_host,
+    )
 
 
-def _suite_run(suite, suite_record: dict, source: tuple[str, str, str], common: dict, artifacts: list[Artifact]) -> dict:
+def _suite_run(
+    suite, suite_record: dict, source: tuple[str, str, str], common: dict, artifacts: list[Artifact]
+) -> dict:
     score = suite.score
     first_bad = next((r for r in suite.cases if not r.passed), None)
     flagged = sorted({f for r in suite.cases for f in r.flags})
-    raw = Artifact("rawSamples", "raw_samples", "application/json", canonical_json({
-        "unit": "ns", "timer": suite.options.timer, "inputNonce": suite.nonce, "flags": flagged,
-        "speedupInterval": suite.speedup.to_dict() if suite.speedup else None,
-        "cases": [{"case": r.case.uuid, "status": r.verdict.value, "flags": r.flags, "solution": r.samples_ns,
-                   "reference": r.reference_samples_ns} for r in suite.cases],
-    }))
-    log = Artifact("logs", "log", "text/plain; charset=utf-8", (
-        f"suite of {score.cases} case(s), {score.passed} passed; input nonce {suite.nonce}\n"
-        + ("sandbox: bubblewrap\n" if suite.sandboxed else f"sandbox: none ({suite.sandbox_note}); reproducible, not verified\n")
-        + "".join(f"{r.case.uuid} {r.verdict.value}{' flags ' + ','.join(r.flags) if r.flags else ''}\n" for r in suite.cases)
-    ).encode())
+    raw = Artifact(
+        "rawSamples",
+        "raw_samples",
+        "application/json",
+        canonical_json(
+            {
+                "unit": "ns",
+                "timer": suite.options.timer,
+                "inputNonce": suite.nonce,
+                "flags": flagged,
+                "speedupInterval": suite.speedup.to_dict() if suite.speedup else None,
+                "cases": [
+                    {
+                        "case": r.case.uuid,
+                        "status": r.verdict.value,
+                        "flags": r.flags,
+                        "solution": r.samples_ns,
+                        "reference": r.reference_samples_ns,
+                    }
+                    for r in suite.cases
+                ],
+            }
+        ),
+    )
+    log = Artifact(
+        "logs",
+        "log",
+        "text/plain; charset=utf-8",
+        (
+            f"suite of {score.cases} case(s), {score.passed} passed; input nonce {suite.nonce}\n"
+            + (
+                "sandbox: bubblewrap\n"
+                if suite.sandboxed
+                else f"sandbox: none ({suite.sandbox_note}); reproducible, not verified\n"
+            )
+            + "".join(
+                f"{r.case.uuid} {r.verdict.value}{' flags ' + ','.join(r.flags) if r.flags else ''}\n"
+                for r in suite.cases
+            )
+        ).encode(),
+    )
     measurements = []
     if score.geomean_latency_ms:
-        measurements.append({"metric": "latency", "statistic": "geomean", "unit": "ns", "value": _ns(score.geomean_latency_ms * 1e6),
-                             "sampleCount": score.passed})
+        measurements.append(
+            {
+                "metric": "latency",
+                "statistic": "geomean",
+                "unit": "ns",
+                "value": _ns(score.geomean_latency_ms * 1e6),
+                "sampleCount": score.passed,
+            }
+        )
     if score.geomean_speedup:
-        measurements.append({"metric": "speedup", "statistic": "geomean", "unit": "ratio", "value": score.geomean_speedup})
+        measurements.append(
+            {"metric": "speedup", "statistic": "geomean", "unit": "ratio", "value": score.geomean_speedup}
+        )
     measurements += _interval_measurements(suite.speedup)
     if score.sol_score is not None:
         measurements.append({"metric": "sol_score", "statistic": "mean", "unit": "score", "value": score.sol_score})
-    measurements.append({"metric": "fast_1", "statistic": "count", "unit": "cases", "value": score.faster_than_baseline})
-    metrics = {k: v for k, v in {
-        "sol_score": score.sol_score, "latency_ms": score.geomean_latency_ms, "avg_speedup": score.geomean_speedup,
-        "fast_1_count": score.faster_than_baseline, "fast_1_total": score.cases, "passed": score.passed,
-        **_flag_metrics(flagged),
-    }.items() if v is not None}
+    measurements.append(
+        {"metric": "fast_1", "statistic": "count", "unit": "cases", "value": score.faster_than_baseline}
+    )
+    metrics = {
+        k: v
+        for k, v in {
+            "sol_score": score.sol_score,
+            "latency_ms": score.geomean_latency_ms,
+            "avg_speedup": score.geomean_speedup,
+            "fast_1_count": score.faster_than_baseline,
+            "fast_1_total": score.cases,
+            "passed": score.passed,
+            **_flag_metrics(flagged),
+        }.items()
+        if v is not None
+    }
     spec = {
-        **common, "workloadDigest": digest(suite_record),
+        **common,
+        "workloadDigest": digest(suite_record),
         "status": first_bad.verdict.value if first_bad else "passed",
-        "observedAt": suite.finished_at, "measurements": measurements,
-        "sourceNative": {"source": source[0], "benchmark": suite.definition_name[:200], "externalId": "suite", "metrics": metrics},
+        "observedAt": suite.finished_at,
+        "measurements": measurements,
+        "sourceNative": {
+            "source": source[0],
+            "benchmark": suite.definition_name[:200],
+            "externalId": "suite",
+            "metrics": metrics,
+        },
         "evidence": {"logs": log.reference, "rawSamples": raw.reference},
     }
-    run = _envelope("BenchmarkRun", f"{suite.solution.name}-suite-{suite.finished_at}", spec,
-                    f"{suite.solution.name} · {suite.definition_name} · suite of {score.cases}")
+    run = _envelope(
+        "BenchmarkRun",
+        f"{suite.solution.name}-suite-{suite.finished_at}",
+        spec,
+        f"{suite.solution.name} · {suite.definition_name} · suite of {score.cases}",
+    )
     for artifact in (log, raw):
         artifact.run_digest = digest(run)
         artifacts.append(artifact)

@@ -18,8 +18,21 @@ def _num(value: float | None, fmt: str = "{:.3g}") -> str:
 
 
 def render(suite, console: Console) -> None:
-    table = Table(title=f"{suite.definition_name} · {suite.solution.name} · {suite.environment['hardware']['product']} ({suite.options.timer})")
-    for column in ("case", "status", "median ms", "p05–p95 ms", "95% CI ms", "ref ms", "speedup", "SOL", "max abs err", "matched"):
+    table = Table(
+        title=f"{suite.definition_name} · {suite.solution.name} · {suite.environment['hardware']['product']} ({suite.options.timer})"
+    )
+    for column in (
+        "case",
+        "status",
+        "median ms",
+        "p05–p95 ms",
+        "95% CI ms",
+        "ref ms",
+        "speedup",
+        "SOL",
+        "max abs err",
+        "matched",
+    ):
         table.add_column(column, justify="left" if column in ("case", "status") else "right")
     for result in suite.cases:
         lat, ref = result.latency, result.reference_latency
@@ -46,4 +59,6 @@ def render(suite, console: Console) -> None:
     for result in suite.cases:
         if not result.passed:
             first = (result.log or "").strip().splitlines()
-            console.print(f"[dim]{result.case.uuid[:8]} {result.status}: {escape(first[-1]) if first else ''}[/]", highlight=False)
+            console.print(
+                f"[dim]{result.case.uuid[:8]} {result.status}: {escape(first[-1]) if first else ''}[/]", highlight=False
+            )

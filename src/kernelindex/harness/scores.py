@@ -95,7 +95,8 @@ def suite_score(scores: list[CaseScore], passed: list[bool]) -> SuiteScore:
     ok = [s for s, p in zip(scores, passed) if p and s.latency_ms]
     sols = [s.sol for s in scores]
     return SuiteScore(
-        cases=len(scores), passed=sum(passed),
+        cases=len(scores),
+        passed=sum(passed),
         geomean_latency_ms=geomean([s.latency_ms for s in ok]),
         geomean_speedup=geomean([s.baseline_ms / s.latency_ms for s in ok if s.baseline_ms]),
         geomean_speedup_vs_reference=geomean([s.speedup for s in ok if s.speedup]),

@@ -34,10 +34,16 @@ def summarize(samples, resamples: int = 2000, seed: int = 0) -> Summary:
     boots = np.median(x[rng.integers(0, x.size, size=(resamples, x.size))], axis=1)
     low, high = np.percentile(boots, [2.5, 97.5])
     return Summary(
-        count=int(x.size), median=median, mean=float(x.mean()),
-        p05=float(np.percentile(x, 5)), p95=float(np.percentile(x, 95)),
-        min=float(x.min()), max=float(x.max()), mad=float(np.median(np.abs(x - median))),
-        ci95_low=float(low), ci95_high=float(high),
+        count=int(x.size),
+        median=median,
+        mean=float(x.mean()),
+        p05=float(np.percentile(x, 5)),
+        p95=float(np.percentile(x, 95)),
+        min=float(x.min()),
+        max=float(x.max()),
+        mad=float(np.median(np.abs(x - median))),
+        ci95_low=float(low),
+        ci95_high=float(high),
     )
 
 
@@ -62,10 +68,14 @@ class Interval:
 
 
 def _pair_ratios(reference: list[list[int]], solution: list[list[int]]) -> np.ndarray:
-    return np.array([np.median(r) / np.median(s) for r, s in zip(reference, solution) if len(r) and len(s) and np.median(s) > 0])
+    return np.array(
+        [np.median(r) / np.median(s) for r, s in zip(reference, solution) if len(r) and len(s) and np.median(s) > 0]
+    )
 
 
-def speedup_interval(reference: list[list[int]], solution: list[list[int]], resamples: int = 2000, seed: int = 0) -> Interval | None:
+def speedup_interval(
+    reference: list[list[int]], solution: list[list[int]], resamples: int = 2000, seed: int = 0
+) -> Interval | None:
     """Bootstrap 95% interval of the speedup from paired rounds: each round's reference median over
     its solution median, pairs resampled whole (the pairing is what cancels machine drift)."""
     ratios = _pair_ratios(reference, solution)
@@ -77,8 +87,9 @@ def speedup_interval(reference: list[list[int]], solution: list[list[int]], resa
     return Interval(float(np.median(ratios)), float(low), float(high))
 
 
-def suite_speedup_interval(cases: list[tuple[list[list[int]], list[list[int]]]], resamples: int = 2000,
-                           seed: int = 0) -> Interval | None:
+def suite_speedup_interval(
+    cases: list[tuple[list[list[int]], list[list[int]]]], resamples: int = 2000, seed: int = 0
+) -> Interval | None:
     """Interval of the geometric-mean speedup over cases, resampling each case's pairs."""
     per_case = [_pair_ratios(r, s) for r, s in cases]
     per_case = [r for r in per_case if r.size]

@@ -34,7 +34,9 @@ def read_bundles(path: Path) -> Iterator[tuple[str, Any]]:
     try:
         data = loads_strict(text)
     except json.JSONDecodeError as exc:
-        raise ImportFailed([Problem(str(path), exc.lineno, None, f"malformed JSON: {exc.msg} (column {exc.colno})")]) from exc
+        raise ImportFailed(
+            [Problem(str(path), exc.lineno, None, f"malformed JSON: {exc.msg} (column {exc.colno})")]
+        ) from exc
     except (ValueError, UnicodeDecodeError) as exc:
         raise ImportFailed([Problem(str(path), None, None, f"malformed JSON: {exc}")]) from exc
     if isinstance(data, list):
@@ -61,7 +63,14 @@ def import_bundles(store: Store, paths: Iterable[Path]) -> ImportReport:
                     writer.add_run_bundle(bundle)
                 except RowError as exc:
                     field = exc.field.removeprefix("manifest.") if exc.field else None
-                    problems.append(Problem(str(path), None, f"{prefix}{'.' if prefix and field else ''}{field or ''}" or None, exc.reason))
+                    problems.append(
+                        Problem(
+                            str(path),
+                            None,
+                            f"{prefix}{'.' if prefix and field else ''}{field or ''}" or None,
+                            exc.reason,
+                        )
+                    )
         if problems or writer.problems:
             problems += [Problem(report.path, p.line, p.field, p.reason) for p in writer.problems]
             raise ImportFailed(problems)

@@ -139,8 +139,13 @@ class _LineTexts:
 
 
 def import_catalog(
-    store: Store, path: Path, *, open_file: Callable[[Path], BinaryIO] | None = None, bad_lines: BadLines = BadLines(),
-    origin: str | None = None, export_digest: str | None = None,
+    store: Store,
+    path: Path,
+    *,
+    open_file: Callable[[Path], BinaryIO] | None = None,
+    bad_lines: BadLines = BadLines(),
+    origin: str | None = None,
+    export_digest: str | None = None,
 ) -> ImportReport:
     """Import one export file; raises :class:`ImportFailed` (nothing stored) on any refused line,
     unless ``bad_lines.skip_invalid`` leaves refused lines out. A file that cannot be read to its end
@@ -207,8 +212,13 @@ def import_catalog(
         if bad_lines.check:
             transaction.rollback()
         else:
-            record_refresh(conn, report.source_slugs, origin or name, export_digest=export_digest,
-                           rows_added=sum(report.added.values()))
+            record_refresh(
+                conn,
+                report.source_slugs,
+                origin or name,
+                export_digest=export_digest,
+                rows_added=sum(report.added.values()),
+            )
             transaction.commit()
     return report
 

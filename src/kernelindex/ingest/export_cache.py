@@ -66,8 +66,12 @@ class ExportCache:
             building = self.folder / "building.jsonl.zst"
             export_catalog(self.store, building)
             digest = file_digest(building)
-            made = CachedExport(digest, self.folder / f"catalog-{digest.removeprefix('sha256:')}.jsonl.zst",
-                                building.stat().st_size, now_iso())
+            made = CachedExport(
+                digest,
+                self.folder / f"catalog-{digest.removeprefix('sha256:')}.jsonl.zst",
+                building.stat().st_size,
+                now_iso(),
+            )
             building.replace(made.path)
             self._by_fingerprint = {fingerprint: made}
             for old in sorted(self.folder.glob("catalog-*.jsonl.zst"), key=lambda p: p.stat().st_mtime)[:-KEEP]:

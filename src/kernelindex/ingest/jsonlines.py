@@ -73,8 +73,9 @@ def loads_strict(text: str | bytes) -> Any:
     the NaN/Infinity (and 1e400) that Python would otherwise accept, text no store can hold, and
     nesting too deep to read."""
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants,
-                           parse_float=_finite)
+        value = json.loads(
+            text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants, parse_float=_finite
+        )
     except RecursionError:
         raise ValueError("nested too deeply") from None
     if _ODD_ESCAPE.search(text if isinstance(text, str) else text.decode("utf-8", "replace")):

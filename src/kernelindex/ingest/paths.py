@@ -44,8 +44,13 @@ def kind_of(path: Path) -> str:
 
 
 def import_paths(
-    store: Store, paths: Iterable[Path], *, open_file: Callable | None = None,
-    trace_links: Any | None = None, problem_records: Callable | None = None, bad_lines: BadLines | None = None,
+    store: Store,
+    paths: Iterable[Path],
+    *,
+    open_file: Callable | None = None,
+    trace_links: Any | None = None,
+    problem_records: Callable | None = None,
+    bad_lines: BadLines | None = None,
 ) -> list[tuple[str, ImportReport]]:
     """Import each path in turn; stops at the first refused one. ``bad_lines`` (skip refused lines,
     or a dry run) applies to catalog files; every other kind is all-or-nothing.
@@ -66,7 +71,9 @@ def import_paths(
             from kernelindex.ingest.evaluations import import_problem_folder
 
             if problem_records is None:
-                raise ImportFailed([Problem(str(path), None, None, "problem folders need a problem reader (problem_records)")])
+                raise ImportFailed(
+                    [Problem(str(path), None, None, "problem folders need a problem reader (problem_records)")]
+                )
             report = import_problem_folder(store, path, problem_records)
         else:
             from kernelindex.ingest.traces import import_traces  # trace lines, kept by the harness helper

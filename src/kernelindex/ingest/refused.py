@@ -32,8 +32,13 @@ class RefusedLines:
         out = self._open.get(target)
         if out is None:
             out = self._open[target] = open(target, "w", encoding="utf-8")
-        entry = {"file": problem.file, "line": problem.line, "field": problem.field, "reason": problem.reason,
-                 "text": text}
+        entry = {
+            "file": problem.file,
+            "line": problem.line,
+            "field": problem.field,
+            "reason": problem.reason,
+            "text": text,
+        }
         out.write(json.dumps(entry, ensure_ascii=False) + "\n")
 
     def __enter__(self) -> RefusedLines:

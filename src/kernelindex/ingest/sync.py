@@ -121,12 +121,16 @@ def sync(store: Store, url: str, *, timeout: float = 120.0) -> SyncResult:
             got, final, stated = _download(http, target or base + EXPORT, path)
             claims = ([expected] if expected else []) + stated
             if not claims:
-                raise SyncFailed(f"{final}: the server states no digest for its export (latest.json, "
-                                 "X-Content-Digest or a digest-named file), so the download cannot be checked")
+                raise SyncFailed(
+                    f"{final}: the server states no digest for its export (latest.json, "
+                    "X-Content-Digest or a digest-named file), so the download cannot be checked"
+                )
             for claim in claims:
                 if claim != got:
-                    raise SyncFailed(f"{final}: digest mismatch: the server says {claim}, the {path.stat().st_size} "
-                                     f"bytes downloaded hash to {got} (a truncated or altered download)")
+                    raise SyncFailed(
+                        f"{final}: digest mismatch: the server says {claim}, the {path.stat().st_size} "
+                        f"bytes downloaded hash to {got} (a truncated or altered download)"
+                    )
             with open(path, "rb") as f:
                 head = f.read(4)
             if head != ZSTD_MAGIC:

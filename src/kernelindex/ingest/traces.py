@@ -71,8 +71,10 @@ def _protocol() -> dict:
         "harness": {"name": "upstream trace (FlashInfer-Bench / SOL-ExecBench format)"},
         "measurement": {"timer": "harness_reported", "primaryStatistic": "median"},
         "correctness": {"reference": "definition reference, as reported by the trace", "comparator": "upstream_trace"},
-        "comparability": {"family": "upstream_trace",
-                          "notes": "Latencies as the trace reports them; no raw samples, timer or clock policy known."},
+        "comparability": {
+            "family": "upstream_trace",
+            "notes": "Latencies as the trace reports them; no raw samples, timer or clock policy known.",
+        },
     }
     return _record("BenchmarkProtocol", "upstream-trace-v1", spec, "Upstream trace, harness-reported")
 
@@ -102,7 +104,9 @@ class _Linker:
     def workload_digest(self, definition: str, workload: dict) -> str:
         if self.links is not None:
             if definition != self.links.definition_name:
-                raise _LineProblem("definition", f"trace is for {definition!r}, the problem folder is {self.links.definition_name!r}")
+                raise _LineProblem(
+                    "definition", f"trace is for {definition!r}, the problem folder is {self.links.definition_name!r}"
+                )
             case_digest = self.links.case_digests.get(workload["uuid"])
             if case_digest is None:
                 raise _LineProblem("workload.uuid", f"no case {workload['uuid']!r} in the problem's workload.jsonl")
@@ -126,14 +130,17 @@ def _run(line: dict, linker: _Linker, protocol: dict, source: str, file_name: st
         raise _LineProblem("evaluation", "must be an object")
     status = run_status(evaluation.get("status"))
     if status is None:
-        raise _LineProblem("evaluation.status",
-                           f"unknown status {evaluation.get('status')!r}; one of {sorted(RUN_STATUSES)}")
+        raise _LineProblem(
+            "evaluation.status", f"unknown status {evaluation.get('status')!r}; one of {sorted(RUN_STATUSES)}"
+        )
     environment = _environment(evaluation.get("environment"))
     spec: dict[str, Any] = {
         "implementationDigest": linker.implementation_digest(str(line["definition"]), str(line["solution"])),
         "workloadDigest": linker.workload_digest(str(line["definition"]), workload),
-        "protocolDigest": digest(protocol), "environmentDigest": digest(environment),
-        "status": status, "observedAt": _timestamp(evaluation.get("timestamp")),
+        "protocolDigest": digest(protocol),
+        "environmentDigest": digest(environment),
+        "status": status,
+        "observedAt": _timestamp(evaluation.get("timestamp")),
     }
     correctness = evaluation.get("correctness") or {}
     if correctness:
@@ -150,8 +157,9 @@ def _run(line: dict, linker: _Linker, protocol: dict, source: str, file_name: st
     measurements = []
     reference = _number(performance.get("reference_latency_ms"), "evaluation.performance.reference_latency_ms")
     if reference is not None:
-        measurements.append({"metric": "reference_latency", "statistic": "median", "unit": "ns",
-                             "value": int(round(reference * 1e6))})
+        measurements.append(
+            {"metric": "reference_latency", "statistic": "median", "unit": "ns", "value": int(round(reference * 1e6))}
+        )
         metrics["reference_latency_ms"] = reference
     speedup = _number(performance.get("speedup_factor"), "evaluation.performance.speedup_factor")
     if speedup is not None:
@@ -159,12 +167,19 @@ def _run(line: dict, linker: _Linker, protocol: dict, source: str, file_name: st
         metrics["speedup_factor"] = speedup
     if measurements:
         spec["measurements"] = measurements
-    spec["sourceNative"] = {"source": source, "benchmark": str(line["definition"])[:200],
-                            "externalId": f"{line['solution']}/{workload['uuid']}"[:500]}
+    spec["sourceNative"] = {
+        "source": source,
+        "benchmark": str(line["definition"])[:200],
+        "externalId": f"{line['solution']}/{workload['uuid']}"[:500],
+    }
     if metrics:
         spec["sourceNative"]["metrics"] = metrics
-    run = _record("BenchmarkRun", f"trace-{line['solution']}-{workload['uuid'][:8]}-{spec['observedAt']}", spec,
-                  f"{line['solution']} · {line['definition']} · {workload['uuid'][:8]} (from {file_name})")
+    run = _record(
+        "BenchmarkRun",
+        f"trace-{line['solution']}-{workload['uuid'][:8]}-{spec['observedAt']}",
+        spec,
+        f"{line['solution']} · {line['definition']} · {workload['uuid'][:8]} (from {file_name})",
+    )
     return run, environment
 
 

@@ -1,4 +1,5 @@
 """Our own solutions for the problem packs: each folder holds a solution.json and its source files."""
+
 import pathlib
 
 KERNELS_DIR = pathlib.Path(__file__).parent

@@ -1,5 +1,6 @@
 """Problem packs (definition.json + workload.jsonl, the SOL-ExecBench / FlashInfer-Bench format) that the
 project wrote from its own restatement of the two seed workloads; load them with kernelindex.harness."""
+
 import pathlib
 
 PROBLEMS_DIR = pathlib.Path(__file__).parent

@@ -27,9 +27,7 @@ class LeaderEvent:
     policy_version: str = POLICY_VERSION
 
 
-def leader_timeline(
-    runs: Sequence[RankInput], retracted_at: dict[str, str] | None = None
-) -> list[LeaderEvent]:
+def leader_timeline(runs: Sequence[RankInput], retracted_at: dict[str, str] | None = None) -> list[LeaderEvent]:
     """Leader changes of one group, oldest first.
 
     ``runs`` may include retracted runs: they lead until ``retracted_at[run_id]`` (when known).
@@ -60,16 +58,12 @@ def leader_timeline(
         best = min(live.values(), key=lambda r: order_key(r, direction), default=None)
         if (best and best.run_id) != (leader and leader.run_id):
             cause = NEW_RUN if kind == 0 else RETRACTION
-            events.append(
-                LeaderEvent(key, best.run_id if best else None, leader.run_id if leader else None, cause, at)
-            )
+            events.append(LeaderEvent(key, best.run_id if best else None, leader.run_id if leader else None, cause, at))
             leader = best
     return events
 
 
-def next_leader_event(
-    last_recorded_leader: str | None, runs: Sequence[RankInput], now: str
-) -> LeaderEvent | None:
+def next_leader_event(last_recorded_leader: str | None, runs: Sequence[RankInput], now: str) -> LeaderEvent | None:
     """The event to append when the current leader differs from the last one recorded.
 
     The cause is ``retraction`` when the recorded leader can no longer lead (retracted, superseded,

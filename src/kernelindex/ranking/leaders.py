@@ -18,8 +18,9 @@ if TYPE_CHECKING:
     from sqlalchemy import Connection
 
 
-def record_leader_changes(conn: Connection, keys: Iterable[str] | None = None,
-                          now: str | None = None) -> list[LeaderEvent]:
+def record_leader_changes(
+    conn: Connection, keys: Iterable[str] | None = None, now: str | None = None
+) -> list[LeaderEvent]:
     """Append one event per group whose current leader differs from its last recorded one."""
     if keys is None:
         keys = all_comparison_keys(conn)
@@ -37,12 +38,31 @@ def record_leader_changes(conn: Connection, keys: Iterable[str] | None = None,
     writer = Writer(conn)
     for e in events:
         event_id = uuid7()
-        row = {"id": event_id, "comparisonKey": e.comparison_key, "runId": e.run_id,
-               "previousRunId": e.previous_run_id, "policyVersion": e.policy_version, "cause": e.cause,
-               "at": e.at, "createdAt": e.at}
-        writer.add("record_events", None, {
-            "id": event_id, "comparison_key": e.comparison_key, "run_id": e.run_id,
-            "previous_run_id": e.previous_run_id, "policy_version": e.policy_version, "cause": e.cause,
-            "reason": None, "at": e.at, "created_at": e.at, "export_row": row})
+        row = {
+            "id": event_id,
+            "comparisonKey": e.comparison_key,
+            "runId": e.run_id,
+            "previousRunId": e.previous_run_id,
+            "policyVersion": e.policy_version,
+            "cause": e.cause,
+            "at": e.at,
+            "createdAt": e.at,
+        }
+        writer.add(
+            "record_events",
+            None,
+            {
+                "id": event_id,
+                "comparison_key": e.comparison_key,
+                "run_id": e.run_id,
+                "previous_run_id": e.previous_run_id,
+                "policy_version": e.policy_version,
+                "cause": e.cause,
+                "reason": None,
+                "at": e.at,
+                "created_at": e.at,
+                "export_row": row,
+            },
+        )
     writer.flush()
     return events

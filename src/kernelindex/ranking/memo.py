@@ -26,8 +26,9 @@ _lock = threading.Lock()
 _groups: OrderedDict[tuple[str, str], tuple[int, RankedGroup | None]] = OrderedDict()
 
 
-def ranked_groups(conn: Connection, keys: Iterable[str],
-                  rank: Callable[[list[str]], dict[str, RankedGroup]]) -> dict[str, RankedGroup]:
+def ranked_groups(
+    conn: Connection, keys: Iterable[str], rank: Callable[[list[str]], dict[str, RankedGroup]]
+) -> dict[str, RankedGroup]:
     """``rank(keys)`` for the groups not yet ranked at this generation; the others as kept."""
     keys = sorted(set(keys))
     if has_written(conn):  # uncommitted rows: what this sees may yet be rolled back

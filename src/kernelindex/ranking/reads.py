@@ -56,8 +56,9 @@ def _samples(conn: Connection, run_ids: Sequence[str]) -> dict[str, tuple[tuple[
     return out
 
 
-def rank_inputs(conn: Connection, keys: Iterable[str] | None = None, *,
-                workload_id: str | None = None) -> list[RankInput]:
+def rank_inputs(
+    conn: Connection, keys: Iterable[str] | None = None, *, workload_id: str | None = None
+) -> list[RankInput]:
     """Every run of the given comparison groups (or of every group of one workload), as ranking input."""
     if workload_id is not None:
         # The key includes the workload, so the workload's groups are exactly its keys' runs; both
@@ -71,8 +72,21 @@ def rank_inputs(conn: Connection, keys: Iterable[str] | None = None, *,
     retracted = retracted_by_event(conn)  # few: read whole rather than as a long IN list
     samples = _samples(conn, [r[0] for r in rows if r[-1]])  # has_raw_evidence
     return [
-        RankInput(run_id, key, status, value, metric, statistic, unit, observed, run_id in retracted,
-                  run_id in superseded, samples.get(run_id, (None, ()))[0], digest, samples.get(run_id, (None, ()))[1])
+        RankInput(
+            run_id,
+            key,
+            status,
+            value,
+            metric,
+            statistic,
+            unit,
+            observed,
+            run_id in retracted,
+            run_id in superseded,
+            samples.get(run_id, (None, ()))[0],
+            digest,
+            samples.get(run_id, (None, ()))[1],
+        )
         for (run_id, digest, key, status, value, metric, statistic, unit, observed, _raw) in rows
     ]
 

@@ -52,9 +52,7 @@ def _check_integer(value: Any, ge: int | None, gt: int | None, le: int | None) -
     return value
 
 
-def check_number(
-    value: Any, ge: float | None = None, gt: float | None = None, le: float | None = None
-) -> int | float:
+def check_number(value: Any, ge: float | None = None, gt: float | None = None, le: float | None = None) -> int | float:
     """A JSON number as given, or PydanticCustomError. Integers beyond 2**53 are refused although
     the published schemas let them through: RFC 8785 cannot canonicalize them, so no digest."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -147,9 +145,7 @@ def _check_timestamp(value: Any) -> str:
             f"timestamp {value!r} has offset {offset.group()}: write it in UTC with a trailing Z",
         )
     if value[-1:] not in ("Z", "z") and _TIMESTAMP.fullmatch(value + "Z"):
-        raise _fail(
-            "timestamp_naive", f"naive timestamp {value!r}: no time zone; write it in UTC with a trailing Z"
-        )
+        raise _fail("timestamp_naive", f"naive timestamp {value!r}: no time zone; write it in UTC with a trailing Z")
     raise _fail("timestamp_format", f"{value!r} is not a UTC ISO-8601 timestamp like {_EXAMPLE_STAMP}")
 
 

@@ -13,13 +13,13 @@ from pydantic_core import PydanticCustomError
 
 from kernelindex.records.envelope import Record, Strict
 from kernelindex.records.fields import (
-    Commit,
-    Count,
     DURATION_SCHEMA,
-    Digest,
-    Duration,
     IDENTIFIER_PATTERN,
     MAX_SAFE_INTEGER,
+    Commit,
+    Count,
+    Digest,
+    Duration,
     Identifier,
     Name,
     PositiveInt,
@@ -430,9 +430,7 @@ class RunCorrectness(Strict):
 DurationPair = Annotated[
     list[Duration],
     Field(min_length=2, max_length=2),
-    WithJsonSchema(
-        {"type": "array", "prefixItems": [DURATION_SCHEMA, DURATION_SCHEMA], "minItems": 2, "maxItems": 2}
-    ),
+    WithJsonSchema({"type": "array", "prefixItems": [DURATION_SCHEMA, DURATION_SCHEMA], "minItems": 2, "maxItems": 2}),
 ]
 """[low, high]. The published schema gives only prefixItems (any length passes); a confidence
 interval is a pair, so we also require exactly two."""

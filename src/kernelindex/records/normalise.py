@@ -49,28 +49,58 @@ def run_status(upstream: str) -> str | None:
 # matches its longest key found in it ("h200" before "h20", "l40s" before "l4").
 GPU_PRODUCTS: dict[str, tuple[str, str]] = {
     # NVIDIA Blackwell
-    "gb300": ("nvidia", "sm_103"), "b300": ("nvidia", "sm_103"),
-    "gb200": ("nvidia", "sm_100"), "b200": ("nvidia", "sm_100"), "b100": ("nvidia", "sm_100"),
-    "rtx5090": ("nvidia", "sm_120"), "rtx5080": ("nvidia", "sm_120"), "rtxpro6000": ("nvidia", "sm_120"),
+    "gb300": ("nvidia", "sm_103"),
+    "b300": ("nvidia", "sm_103"),
+    "gb200": ("nvidia", "sm_100"),
+    "b200": ("nvidia", "sm_100"),
+    "b100": ("nvidia", "sm_100"),
+    "rtx5090": ("nvidia", "sm_120"),
+    "rtx5080": ("nvidia", "sm_120"),
+    "rtxpro6000": ("nvidia", "sm_120"),
     # NVIDIA Hopper
-    "gh200": ("nvidia", "sm_90"), "h200": ("nvidia", "sm_90"), "h100": ("nvidia", "sm_90"),
-    "h800": ("nvidia", "sm_90"), "h20": ("nvidia", "sm_90"),
+    "gh200": ("nvidia", "sm_90"),
+    "h200": ("nvidia", "sm_90"),
+    "h100": ("nvidia", "sm_90"),
+    "h800": ("nvidia", "sm_90"),
+    "h20": ("nvidia", "sm_90"),
     # NVIDIA Ada
-    "l40s": ("nvidia", "sm_89"), "l40": ("nvidia", "sm_89"), "l4": ("nvidia", "sm_89"),
-    "rtx4090": ("nvidia", "sm_89"), "rtx4080": ("nvidia", "sm_89"), "rtx6000ada": ("nvidia", "sm_89"),
+    "l40s": ("nvidia", "sm_89"),
+    "l40": ("nvidia", "sm_89"),
+    "l4": ("nvidia", "sm_89"),
+    "rtx4090": ("nvidia", "sm_89"),
+    "rtx4080": ("nvidia", "sm_89"),
+    "rtx6000ada": ("nvidia", "sm_89"),
     # NVIDIA Ampere, Turing, Volta
-    "a100": ("nvidia", "sm_80"), "a800": ("nvidia", "sm_80"), "a30": ("nvidia", "sm_80"),
-    "a10g": ("nvidia", "sm_86"), "a10": ("nvidia", "sm_86"), "a40": ("nvidia", "sm_86"),
-    "rtx3090": ("nvidia", "sm_86"), "rtxa6000": ("nvidia", "sm_86"),
-    "t4": ("nvidia", "sm_75"), "v100": ("nvidia", "sm_70"),
+    "a100": ("nvidia", "sm_80"),
+    "a800": ("nvidia", "sm_80"),
+    "a30": ("nvidia", "sm_80"),
+    "a10g": ("nvidia", "sm_86"),
+    "a10": ("nvidia", "sm_86"),
+    "a40": ("nvidia", "sm_86"),
+    "rtx3090": ("nvidia", "sm_86"),
+    "rtxa6000": ("nvidia", "sm_86"),
+    "t4": ("nvidia", "sm_75"),
+    "v100": ("nvidia", "sm_70"),
     # AMD Instinct
-    "mi355x": ("amd", "gfx950"), "mi350x": ("amd", "gfx950"),
-    "mi325x": ("amd", "gfx942"), "mi300x": ("amd", "gfx942"), "mi300a": ("amd", "gfx942"),
-    "mi250x": ("amd", "gfx90a"), "mi250": ("amd", "gfx90a"), "mi210": ("amd", "gfx90a"),
+    "mi355x": ("amd", "gfx950"),
+    "mi350x": ("amd", "gfx950"),
+    "mi325x": ("amd", "gfx942"),
+    "mi300x": ("amd", "gfx942"),
+    "mi300a": ("amd", "gfx942"),
+    "mi250x": ("amd", "gfx90a"),
+    "mi250": ("amd", "gfx90a"),
+    "mi210": ("amd", "gfx90a"),
 }
 _BY_LENGTH = sorted(GPU_PRODUCTS, key=len, reverse=True)
-_VENDOR_WORDS = {"nvidia": "nvidia", "geforce": "nvidia", "rtx": "nvidia", "tesla": "nvidia", "amd": "amd",
-                 "instinct": "amd", "radeon": "amd"}
+_VENDOR_WORDS = {
+    "nvidia": "nvidia",
+    "geforce": "nvidia",
+    "rtx": "nvidia",
+    "tesla": "nvidia",
+    "amd": "amd",
+    "instinct": "amd",
+    "radeon": "amd",
+}
 
 
 def product_key(product: str) -> str:

@@ -109,9 +109,7 @@ def sign_record_digest(
     return {
         "payloadType": PAYLOAD_TYPE,
         "payload": base64.b64encode(payload).decode("ascii"),
-        "signatures": [
-            {"keyid": key_id(private_key.public_key()), "sig": base64.b64encode(signature).decode("ascii")}
-        ],
+        "signatures": [{"keyid": key_id(private_key.public_key()), "sig": base64.b64encode(signature).decode("ascii")}],
     }
 
 
@@ -121,9 +119,7 @@ def envelope_key_ids(envelope: Any) -> list[str]:
     return [entry["keyid"] for entry in envelope["signatures"]]
 
 
-def verify_envelope(
-    envelope: Any, public_key: Ed25519PublicKey, expected_digest: str | None = None
-) -> SignedStatement:
+def verify_envelope(envelope: Any, public_key: Ed25519PublicKey, expected_digest: str | None = None) -> SignedStatement:
     """Check an envelope against one public key and, when given, the record digest it must cover.
 
     Raises SignatureError naming the failed check; returns what the signer vouched for.
@@ -146,9 +142,7 @@ def verify_envelope(
     parsed = _parse_statement(payload)
     subject_digest = DIGEST_PREFIX + parsed["subject"][0]["digest"]["sha256"]
     if expected_digest is not None and subject_digest != expected_digest:
-        raise SignatureError(
-            f"signature covers record {subject_digest}, not {expected_digest}"
-        )
+        raise SignatureError(f"signature covers record {subject_digest}, not {expected_digest}")
     return SignedStatement(
         key_id=wanted,
         record_digest=subject_digest,
@@ -217,6 +211,6 @@ def _is_hex64(value: Any) -> bool:
 
 
 def _hex_of(record_digest: str) -> str:
-    if not record_digest.startswith(DIGEST_PREFIX) or not _is_hex64(record_digest[len(DIGEST_PREFIX):]):
+    if not record_digest.startswith(DIGEST_PREFIX) or not _is_hex64(record_digest[len(DIGEST_PREFIX) :]):
         raise SignatureError(f"record digest {record_digest!r} is not sha256:<64 hex>")
-    return record_digest[len(DIGEST_PREFIX):]
+    return record_digest[len(DIGEST_PREFIX) :]

@@ -42,8 +42,13 @@ OTHER_OPERATIONS = 20
 OVERVIEW_WORKLOADS = 4
 GROUPS_PER_WORKLOAD = 4
 RANK_ROWS = 10
-RELAX_ORDER = (("gpu", ("gpus", "architectures")), ("evidence", ("evidence",)), ("dtype", ("dtypes",)),
-               ("source", ("sources",)), ("license", ("license",)))
+RELAX_ORDER = (
+    ("gpu", ("gpus", "architectures")),
+    ("evidence", ("evidence",)),
+    ("dtype", ("dtypes",)),
+    ("source", ("sources",)),
+    ("license", ("license",)),
+)
 
 
 def search(conn: Connection, text: str, rank_rows: int = RANK_ROWS) -> SearchAnswer:
@@ -56,8 +61,9 @@ def search(conn: Connection, text: str, rank_rows: int = RANK_ROWS) -> SearchAns
         named = _operations_on(conn, query)
     notes: list[str] = []
     if query.ignored:
-        notes.append(f"ignored {len(query.ignored)} word(s) past the first 40 or not understood: "
-                     + " ".join(query.ignored[:5]))
+        notes.append(
+            f"ignored {len(query.ignored)} word(s) past the first 40 or not understood: " + " ".join(query.ignored[:5])
+        )
     answered = named[:ANSWERED_OPERATIONS]
     context = _Context(conn, rank_rows)
     ops = [context.operation(op, query, best) for op in answered]
@@ -72,8 +78,10 @@ def search(conn: Connection, text: str, rank_rows: int = RANK_ROWS) -> SearchAns
             if any(w.groups for a in ops for w in a.workloads):
                 break
     if relaxed:
-        notes.append(f"nothing matched with the {', '.join(relaxed)} filter(s); the answer below leaves "
-                     f"{'it' if len(relaxed) == 1 else 'them'} out")
+        notes.append(
+            f"nothing matched with the {', '.join(relaxed)} filter(s); the answer below leaves "
+            f"{'it' if len(relaxed) == 1 else 'them'} out"
+        )
     others = named[ANSWERED_OPERATIONS:]
     if any(w.groups for a in ops for w in a.workloads):  # operations with nothing to rank move to the list
         empty = {a.operation.slug for a in ops if not any(w.groups for w in a.workloads)}
@@ -82,27 +90,39 @@ def search(conn: Connection, text: str, rank_rows: int = RANK_ROWS) -> SearchAns
     matches = _matches(conn, query, named)
     if not ops and not matches and not query.empty:
         notes.append("no operation, workload, implementation or digest matches this query")
-    return SearchAnswer(query=asked.as_dict(),
-                        relaxed=relaxed, notes=notes, operations=ops,
-                        otherOperations=[_op_ref(op) for op in others[:OTHER_OPERATIONS]],
-                        matches=matches)
+    return SearchAnswer(
+        query=asked.as_dict(),
+        relaxed=relaxed,
+        notes=notes,
+        operations=ops,
+        otherOperations=[_op_ref(op) for op in others[:OTHER_OPERATIONS]],
+        matches=matches,
+    )
 
 
 def _operations_on(conn: Connection, query: Query) -> list[reads.OperationEntry]:
     """A query of filters only (``H200``, ``source:sol-execbench``): the operations with such runs."""
     envs = None
     if query.gpus or query.architectures:
-        envs = [key for key, model, arch in reads.environment_hardware(conn)
-                if (not query.gpus or any(gpu_matches(g, model) for g in query.gpus))
-                and (not query.architectures or (arch or "").lower() in query.architectures)]
+        envs = [
+            key
+            for key, model, arch in reads.environment_hardware(conn)
+            if (not query.gpus or any(gpu_matches(g, model) for g in query.gpus))
+            and (not query.architectures or (arch or "").lower() in query.architectures)
+        ]
     ids = reads.operations_with_runs(conn, envs, list(query.sources) or None)
     by_id = {op.id: op for op, _, _ in _catalogue(conn)}
     return [by_id[i] for i in ids if i in by_id]
 
 
 def _op_ref(op: reads.OperationEntry) -> OperationRef:
-    return OperationRef(slug=op.slug, name=op.name, family=shown_family(op.family, op.slug), digest=op.digest,
-                        links=Links(self=f"/operations/{op.slug}", json=f"/api/v1/operations/{op.slug}"))
+    return OperationRef(
+        slug=op.slug,
+        name=op.name,
+        family=shown_family(op.family, op.slug),
+        digest=op.digest,
+        links=Links(self=f"/operations/{op.slug}", json=f"/api/v1/operations/{op.slug}"),
+    )
 
 
 _CATALOGUES: dict[tuple, list[tuple[reads.OperationEntry, set[str], set[str]]]] = {}
@@ -140,10 +160,21 @@ def _matches(conn: Connection, query: Query, named: Sequence[reads.OperationEntr
             named_tokens.update(split_words(text))
     residual = [w for w in query.words if w not in named_tokens and not w.isdigit()]
     for impl in reads.implementation_matches(conn, residual):
-        detail = f"{impl['runCount']} run(s)" + (f" · operation {impl['operation']}" if impl["operation"] else "") \
+        detail = (
+            f"{impl['runCount']} run(s)"
+            + (f" · operation {impl['operation']}" if impl["operation"] else "")
             + (f" · project {impl['project']}" if impl["project"] else "")
-        out.append(EntityMatch(kind="implementation", id=impl["id"], digest=impl["digest"], title=impl["title"],
-                               href=f"/operations/{impl['operation']}" if impl["operation"] else None, detail=detail))
+        )
+        out.append(
+            EntityMatch(
+                kind="implementation",
+                id=impl["id"],
+                digest=impl["digest"],
+                title=impl["title"],
+                href=f"/operations/{impl['operation']}" if impl["operation"] else None,
+                detail=detail,
+            )
+        )
     return out
 
 
@@ -193,8 +224,11 @@ class _Context:
         found = [c for c in self._candidates[op_id] if _keep(c, query)]
         levels = self.levels(c.run_digest for c in found)
         floor = LEVELS.index(query.evidence or "reported")
-        return {(c.workload_id, c.comparison_key) for c in found
-                if LEVELS.index(levels.get(c.run_digest, "reported")) >= floor}
+        return {
+            (c.workload_id, c.comparison_key)
+            for c in found
+            if LEVELS.index(levels.get(c.run_digest, "reported")) >= floor
+        }
 
     # ---------------------------------------------------------------- one operation
 
@@ -252,67 +286,127 @@ class _Context:
                     notes.append(f"the case {_axes_text(c.axes)} is defined but has no run that matches the filters")
                 chosen = [(by_key[n.case.key], f"{n.side} {n.axis}", n.distance) for n in found.neighbours]
                 if not chosen and defined.neighbours:
-                    notes.append("no measured case matches the filters; the nearest defined cases are listed "
-                                 "without runs, with the suites' results below")
+                    notes.append(
+                        "no measured case matches the filters; the nearest defined cases are listed "
+                        "without runs, with the suites' results below"
+                    )
                     chosen = [(by_key[n.case.key], f"{n.side} {n.axis}", n.distance) for n in defined.neighbours]
-            suites = [w for w in workloads if w.kind != "WorkloadCase" and kept_by_workload.get(w.id)
-                      and _suite_holds(w, [m.first.axes for m, _, _ in chosen] or [pinned])]
+            suites = [
+                w
+                for w in workloads
+                if w.kind != "WorkloadCase"
+                and kept_by_workload.get(w.id)
+                and _suite_holds(w, [m.first.axes for m, _, _ in chosen] or [pinned])
+            ]
         else:
             mode = "overview"
             ranked = sorted((m for m in by_key.values() if measured(m)), key=weight, reverse=True)
             chosen = [(m, "case", None) for m in ranked[:OVERVIEW_WORKLOADS]]
-            suites = sorted((w for w in workloads if w.kind != "WorkloadCase" and kept_by_workload.get(w.id)),
-                            key=lambda w: -sum(c.count for c in kept_by_workload[w.id]))[:OVERVIEW_WORKLOADS]
+            suites = sorted(
+                (w for w in workloads if w.kind != "WorkloadCase" and kept_by_workload.get(w.id)),
+                key=lambda w: -sum(c.count for c in kept_by_workload[w.id]),
+            )[:OVERVIEW_WORKLOADS]
         chosen.sort(key=lambda c: (_axes_sort(c[0].first.axes), c[1]))
 
         entries = [(m.members, rel, dist) for m, rel, dist in chosen] + [([w], "suite", None) for w in suites]
-        keys = sorted({c.comparison_key for members, _, _ in entries for w in members
-                       for c in kept_by_workload.get(w.id, [])})
+        keys = sorted(
+            {c.comparison_key for members, _, _ in entries for w in members for c in kept_by_workload.get(w.id, [])}
+        )
         groups = ranked_groups(conn, keys)
         # Levels: exactly for the rows shown, and for every run that could be above "reported".
-        shown = [e.run.digest for g in groups.values() for e in g.entries[:self.rank_rows]]
+        shown = [e.run.digest for g in groups.values() for e in g.entries[: self.rank_rows]]
         levels = self.levels(shown + [c.run_digest for c in reads.evidence_candidates(conn, keys=keys)])
-        titles = reads.run_titles(conn, [e.run.run_id for g in groups.values() for e in g.entries[:self.rank_rows]]
-                                  + [e.run.run_id for g in groups.values() for e in _best_by_level(g, levels).values()])
+        titles = reads.run_titles(
+            conn,
+            [e.run.run_id for g in groups.values() for e in g.entries[: self.rank_rows]]
+            + [e.run.run_id for g in groups.values() for e in _best_by_level(g, levels).values()],
+        )
         hardware = {c.comparison_key: c for c in all_combos}
 
         workload_answers = []
         for members, relation, distance in entries:
-            member_keys = sorted({c.comparison_key for w in members for c in kept_by_workload.get(w.id, [])
-                                  if c.comparison_key in groups})
+            member_keys = sorted(
+                {
+                    c.comparison_key
+                    for w in members
+                    for c in kept_by_workload.get(w.id, [])
+                    if c.comparison_key in groups
+                }
+            )
             group_answers = [self._group(groups[k], levels, titles, hardware.get(k)) for k in member_keys]
             group_answers = [g for g in group_answers if g.size and _meets(g, query)]
-            group_answers.sort(key=lambda g: (-(LEVELS.index(max(g.bestByEvidence, key=LEVELS.index))
-                                                if g.bestByEvidence else 0), -g.size))
+            group_answers.sort(
+                key=lambda g: (
+                    -(LEVELS.index(max(g.bestByEvidence, key=LEVELS.index)) if g.bestByEvidence else 0),
+                    -g.size,
+                )
+            )
             first = members[0]
-            workload_answers.append(WorkloadAnswer(
-                ids=[w.id for w in members], digests=[w.digest for w in members], kind=first.kind, title=first.title,
-                axes=first.axes if first.kind == "WorkloadCase" else {}, relation=relation, distance=distance,
-                measured=bool(member_keys), groups=group_answers[:GROUPS_PER_WORKLOAD],
-                links=Links(self=f"/workloads/{first.id}", json=f"/api/v1/workloads/{first.id}")))
+            workload_answers.append(
+                WorkloadAnswer(
+                    ids=[w.id for w in members],
+                    digests=[w.digest for w in members],
+                    kind=first.kind,
+                    title=first.title,
+                    axes=first.axes if first.kind == "WorkloadCase" else {},
+                    relation=relation,
+                    distance=distance,
+                    measured=bool(member_keys),
+                    groups=group_answers[:GROUPS_PER_WORKLOAD],
+                    links=Links(self=f"/workloads/{first.id}", json=f"/api/v1/workloads/{first.id}"),
+                )
+            )
         if not any(w.groups for w in workload_answers):
-            notes.append("no run of this operation matches the filters" if query.has_filters
-                         else "no ranked run of this operation yet")
-        return OperationAnswer(operation=_op_ref(op), score=score, mode=mode, pinned=pinned, unresolvedAxes=unresolved,
-                               axisNames=axis_names, notes=notes, workloads=workload_answers)
+            notes.append(
+                "no run of this operation matches the filters"
+                if query.has_filters
+                else "no ranked run of this operation yet"
+            )
+        return OperationAnswer(
+            operation=_op_ref(op),
+            score=score,
+            mode=mode,
+            pinned=pinned,
+            unresolvedAxes=unresolved,
+            axisNames=axis_names,
+            notes=notes,
+            workloads=workload_answers,
+        )
 
-    def _group(self, g: RankedGroup, levels: dict[str, str], titles: dict[str, str],
-               combo: reads.RunCombo | None) -> GroupAnswer:
+    def _group(
+        self, g: RankedGroup, levels: dict[str, str], titles: dict[str, str], combo: reads.RunCombo | None
+    ) -> GroupAnswer:
         hardware = combo.hardware_model if combo else None
 
         def row(e) -> RankRow:
-            return RankRow(rank=e.rank, tied=e.tied, runId=e.run.run_id, digest=e.run.digest or "",
-                           title=titles.get(e.run.run_id) or e.run.run_id, value=e.run.value, unit=g.unit,
-                           display=format_value(e.run.value, g.unit), hardware=hardware,
-                           evidence=levels.get(e.run.digest or "", "reported"),
-                           links=Links(self=f"/runs/{e.run.run_id}", json=f"/api/v1/runs/{e.run.run_id}"))
-        rows = [row(e) for e in g.entries[:self.rank_rows]]
+            return RankRow(
+                rank=e.rank,
+                tied=e.tied,
+                runId=e.run.run_id,
+                digest=e.run.digest or "",
+                title=titles.get(e.run.run_id) or e.run.run_id,
+                value=e.run.value,
+                unit=g.unit,
+                display=format_value(e.run.value, g.unit),
+                hardware=hardware,
+                evidence=levels.get(e.run.digest or "", "reported"),
+                links=Links(self=f"/runs/{e.run.run_id}", json=f"/api/v1/runs/{e.run.run_id}"),
+            )
+
+        rows = [row(e) for e in g.entries[: self.rank_rows]]
         best = {level: row(e) for level, e in _best_by_level(g, levels).items()}
-        return GroupAnswer(comparisonKey=g.comparison_key, metricKey=metric_key(g.metric, g.statistic, g.unit),
-                           direction=g.direction_text, hardware=hardware,
-                           source=combo.source_slug if combo else None, size=g.size, bestByEvidence=best, rows=rows,
-                           rowsShown=len(rows), links=Links(self=f"/rankings/{g.comparison_key}",
-                                                            json=f"/api/v1/rankings/{g.comparison_key}"))
+        return GroupAnswer(
+            comparisonKey=g.comparison_key,
+            metricKey=metric_key(g.metric, g.statistic, g.unit),
+            direction=g.direction_text,
+            hardware=hardware,
+            source=combo.source_slug if combo else None,
+            size=g.size,
+            bestByEvidence=best,
+            rows=rows,
+            rowsShown=len(rows),
+            links=Links(self=f"/rankings/{g.comparison_key}", json=f"/api/v1/rankings/{g.comparison_key}"),
+        )
 
 
 def _keep(run: Any, query: Query) -> bool:

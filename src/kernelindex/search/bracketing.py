@@ -67,11 +67,17 @@ def bracket(pins: Mapping[str, object], cases: Sequence[Case]) -> Bracket:
         if below:
             best = max(below, key=lambda c: (_num(c.axes[name]), c.key))
             top = _num(best.axes[name])
-            neighbours += [Neighbour(name, "below", c, target - top)
-                           for c in sorted(below, key=lambda c: c.key) if _num(c.axes[name]) == top]
+            neighbours += [
+                Neighbour(name, "below", c, target - top)
+                for c in sorted(below, key=lambda c: c.key)
+                if _num(c.axes[name]) == top
+            ]
         if above:
             best = min(above, key=lambda c: (_num(c.axes[name]), c.key))
             low = _num(best.axes[name])
-            neighbours += [Neighbour(name, "above", c, low - target)
-                           for c in sorted(above, key=lambda c: c.key) if _num(c.axes[name]) == low]
+            neighbours += [
+                Neighbour(name, "above", c, low - target)
+                for c in sorted(above, key=lambda c: c.key)
+                if _num(c.axes[name]) == low
+            ]
     return Bracket((), tuple(neighbours))

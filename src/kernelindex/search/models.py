@@ -40,7 +40,8 @@ class GroupAnswer(BaseModel):
     source: str | None
     size: int = Field(description="runs ranked in the group")
     bestByEvidence: dict[str, RankRow] = Field(
-        description="the best-ranked run at each evidence level present (exactly that level)")
+        description="the best-ranked run at each evidence level present (exactly that level)"
+    )
     rows: list[RankRow] = Field(description="the group's rank table, best first (at most `rowsShown`)")
     rowsShown: int
     links: Links
@@ -70,8 +71,10 @@ class OperationRef(BaseModel):
 class OperationAnswer(BaseModel):
     operation: OperationRef
     score: int = Field(description="how many query words named this operation")
-    mode: str = Field(description="exact (a measured case has every pinned axis), bracketing (nearest measured "
-                                  "cases on each side), or overview (no axis pinned: the best groups)")
+    mode: str = Field(
+        description="exact (a measured case has every pinned axis), bracketing (nearest measured "
+        "cases on each side), or overview (no axis pinned: the best groups)"
+    )
     pinned: dict[str, Any] = Field(description="pinned axes, resolved to this operation's axis names")
     unresolvedAxes: list[str]
     axisNames: list[str]

@@ -29,19 +29,43 @@ MAX_TOKENS = 40
 EVIDENCE_LEVELS = ("reported", "reproducible", "verified", "replicated")
 
 DTYPES = {
-    "bf16": "bf16", "bfloat16": "bf16",
-    "fp16": "fp16", "f16": "fp16", "float16": "fp16", "half": "fp16",
-    "fp32": "fp32", "f32": "fp32", "float32": "fp32",
-    "fp64": "fp64", "f64": "fp64", "float64": "fp64",
+    "bf16": "bf16",
+    "bfloat16": "bf16",
+    "fp16": "fp16",
+    "f16": "fp16",
+    "float16": "fp16",
+    "half": "fp16",
+    "fp32": "fp32",
+    "f32": "fp32",
+    "float32": "fp32",
+    "fp64": "fp64",
+    "f64": "fp64",
+    "float64": "fp64",
     "tf32": "tf32",
-    "fp8": "fp8", "e4m3": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3", "float8_e4m3fn": "fp8_e4m3",
-    "e5m2": "fp8_e5m2", "fp8_e5m2": "fp8_e5m2",
-    "fp4": "fp4", "nvfp4": "nvfp4", "mxfp4": "mxfp4",
-    "int8": "int8", "int4": "int4", "int32": "int32", "int64": "int64",
+    "fp8": "fp8",
+    "e4m3": "fp8_e4m3",
+    "fp8_e4m3": "fp8_e4m3",
+    "float8_e4m3fn": "fp8_e4m3",
+    "e5m2": "fp8_e5m2",
+    "fp8_e5m2": "fp8_e5m2",
+    "fp4": "fp4",
+    "nvfp4": "nvfp4",
+    "mxfp4": "mxfp4",
+    "int8": "int8",
+    "int4": "int4",
+    "int32": "int32",
+    "int64": "int64",
 }
 ARCHITECTURE_NAMES = {
-    "volta": "sm_70", "turing": "sm_75", "ampere": "sm_80", "ada": "sm_89", "lovelace": "sm_89",
-    "hopper": "sm_90", "blackwell": "sm_100", "cdna3": "gfx942", "cdna4": "gfx950",
+    "volta": "sm_70",
+    "turing": "sm_75",
+    "ampere": "sm_80",
+    "ada": "sm_89",
+    "lovelace": "sm_89",
+    "hopper": "sm_90",
+    "blackwell": "sm_100",
+    "cdna3": "gfx942",
+    "cdna4": "gfx950",
 }
 ARCHITECTURE = re.compile(r"^(sm_?\d{2,3}a?|gfx\d{3,4}[a-z]?)$")
 GPU_PRODUCT = re.compile(r"^(gb|gh|rtx|mi|[abhltvk])\d{2,4}[a-z]{0,4}$")
@@ -49,13 +73,28 @@ HEX_PREFIX = re.compile(r"^(?:sha256:)?([0-9a-f]{8,64})$")
 NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 AXIS_PAIR = re.compile(r"^([A-Za-z_][A-Za-z0-9_]{0,63})=(.{1,64})$")
 FILTER_KEYS = {
-    "gpu": "gpu", "hardware": "gpu", "arch": "arch", "architecture": "arch", "dtype": "dtype",
-    "evidence": "evidence", "license": "license", "licence": "license", "source": "source",
-    "op": "word", "operation": "word",
+    "gpu": "gpu",
+    "hardware": "gpu",
+    "arch": "arch",
+    "architecture": "arch",
+    "dtype": "dtype",
+    "evidence": "evidence",
+    "license": "license",
+    "licence": "license",
+    "source": "source",
+    "op": "word",
+    "operation": "word",
 }
 WORD_SPLIT = re.compile(r"[\s_\-/·.,;:()\[\]]+")
-SYNONYMS = {"bwd": "backward", "fwd": "forward", "grad": "backward", "norm": "normalization",
-            "attn": "attention", "matmul": "gemm", "mm": "gemm"}
+SYNONYMS = {
+    "bwd": "backward",
+    "fwd": "forward",
+    "grad": "backward",
+    "norm": "normalization",
+    "attn": "attention",
+    "matmul": "gemm",
+    "mm": "gemm",
+}
 
 
 class QueryError(ValueError):
@@ -90,8 +129,17 @@ class Query:
 
     @property
     def empty(self) -> bool:
-        return not (self.words or self.axes or self.digests or self.dtypes or self.gpus or self.architectures
-                    or self.evidence or self.license or self.sources)
+        return not (
+            self.words
+            or self.axes
+            or self.digests
+            or self.dtypes
+            or self.gpus
+            or self.architectures
+            or self.evidence
+            or self.license
+            or self.sources
+        )
 
     @property
     def has_filters(self) -> bool:
@@ -99,11 +147,17 @@ class Query:
 
     def as_dict(self) -> dict:
         return {
-            "text": self.text, "words": list(self.words),
+            "text": self.text,
+            "words": list(self.words),
             "axes": [{"name": a.name, "value": a.value} for a in self.axes],
-            "dtypes": list(self.dtypes), "gpus": list(self.gpus), "architectures": list(self.architectures),
-            "evidence": self.evidence, "license": self.license, "sources": list(self.sources),
-            "digests": list(self.digests), "ignored": list(self.ignored),
+            "dtypes": list(self.dtypes),
+            "gpus": list(self.gpus),
+            "architectures": list(self.architectures),
+            "evidence": self.evidence,
+            "license": self.license,
+            "sources": list(self.sources),
+            "digests": list(self.digests),
+            "ignored": list(self.ignored),
         }
 
 
@@ -141,9 +195,19 @@ def split_words(text: str) -> list[str]:
 
 def _clean(text: str) -> str:
     """Control, bidi and zero-width characters read as spaces: they can't hide inside a word."""
-    return "".join(" " if (ord(c) < 32 or 0x7F <= ord(c) < 0xA0 or 0x200B <= ord(c) <= 0x200F
-                           or 0x202A <= ord(c) <= 0x202E or 0x2066 <= ord(c) <= 0x2069 or c == "\ufeff")
-                   else c for c in text)
+    return "".join(
+        " "
+        if (
+            ord(c) < 32
+            or 0x7F <= ord(c) < 0xA0
+            or 0x200B <= ord(c) <= 0x200F
+            or 0x202A <= ord(c) <= 0x202E
+            or 0x2066 <= ord(c) <= 0x2069
+            or c == "\ufeff"
+        )
+        else c
+        for c in text
+    )
 
 
 def parse(text: str, sources: Iterable[str] = ()) -> Query:
@@ -201,10 +265,19 @@ def parse(text: str, sources: Iterable[str] = ()) -> Query:
             srcs.append(lowered)
         else:
             words.extend(split_words(token))
-    return Query(text=text, words=tuple(dict.fromkeys(words)), axes=tuple(axes), dtypes=tuple(dict.fromkeys(dtypes)),
-                 gpus=tuple(dict.fromkeys(gpus)), architectures=tuple(dict.fromkeys(archs)), evidence=evidence,
-                 license=license, sources=tuple(dict.fromkeys(srcs)), digests=tuple(dict.fromkeys(digests)),
-                 ignored=tuple(ignored))
+    return Query(
+        text=text,
+        words=tuple(dict.fromkeys(words)),
+        axes=tuple(axes),
+        dtypes=tuple(dict.fromkeys(dtypes)),
+        gpus=tuple(dict.fromkeys(gpus)),
+        architectures=tuple(dict.fromkeys(archs)),
+        evidence=evidence,
+        license=license,
+        sources=tuple(dict.fromkeys(srcs)),
+        digests=tuple(dict.fromkeys(digests)),
+        ignored=tuple(ignored),
+    )
 
 
 def gpu_matches(product: str, hardware_model: str | None) -> bool:
@@ -237,8 +310,10 @@ def resolve_axis(name: str, axis_names: Iterable[str]) -> str | None:
             return n
     if len(lowered) != 1:
         return None
-    for pick in (lambda n: n.lower().startswith(lowered),
-                 lambda n: any(part.startswith(lowered) for part in n.lower().split("_"))):
+    for pick in (
+        lambda n: n.lower().startswith(lowered),
+        lambda n: any(part.startswith(lowered) for part in n.lower().split("_")),
+    ):
         found = [n for n in names if pick(n)]
         if len(found) == 1:
             return found[0]

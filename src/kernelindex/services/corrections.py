@@ -36,8 +36,9 @@ class Resolution:
     leader_events: list[LeaderEvent]
 
 
-def resolve_correction(store: Store, request_id: str, decision: Decision, reason: str,
-                       bundle: dict[str, Any] | None = None) -> Resolution:
+def resolve_correction(
+    store: Store, request_id: str, decision: Decision, reason: str, bundle: dict[str, Any] | None = None
+) -> Resolution:
     """Retract the run, store ``bundle`` as superseding it, or reject the request; close the request and
     append the leader changes the decision causes, all in one transaction. Raises :class:`EvidenceError`
     (or ``RowError`` for a bad bundle) with nothing stored."""
@@ -69,8 +70,9 @@ def resolve_correction(store: Store, request_id: str, decision: Decision, reason
         return Resolution(request_id, status, new_digest, events)
 
 
-def report_correction(store: Store, token: str | None, run: str, problem: str, details: str,
-                      requested_action: str) -> tuple[Any, str]:
+def report_correction(
+    store: Store, token: str | None, run: str, problem: str, details: str, requested_action: str
+) -> tuple[Any, str]:
     """An API key holder's request to correct a run: ``(run row, request id)``."""
     with store.begin() as conn:
         key_id = authenticate(conn, token, "report")

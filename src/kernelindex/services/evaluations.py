@@ -24,8 +24,9 @@ class RecordedEvaluation:
         return self.stored.new_runs
 
 
-def record_evaluation(store: Store, suite: Any, *, private_key: Any = None, runner_id: str | None = None,
-                      runner_host: str | None = None) -> RecordedEvaluation:
+def record_evaluation(
+    store: Store, suite: Any, *, private_key: Any = None, runner_id: str | None = None, runner_host: str | None = None
+) -> RecordedEvaluation:
     """The records (built purely by the harness), the runner's signatures over the runs and the
     leader events, in one transaction."""
     records = evaluation_records(suite)

@@ -23,9 +23,15 @@ class Imported:
     leader_events: list[LeaderEvent]
 
 
-def import_paths(store: Store, paths: Iterable[Path], *, open_file: Callable | None = None,
-                 trace_problem: Path | None = None, trace_solution: Path | None = None,
-                 bad_lines: BadLines | None = None) -> Imported:
+def import_paths(
+    store: Store,
+    paths: Iterable[Path],
+    *,
+    open_file: Callable | None = None,
+    trace_problem: Path | None = None,
+    trace_solution: Path | None = None,
+    bad_lines: BadLines | None = None,
+) -> Imported:
     """Every path, then the leader changes they cause, in one transaction: all stored, or (on any
     refused file, raised as ``ImportFailed``) nothing."""
     paths = list(paths)
@@ -36,7 +42,13 @@ def import_paths(store: Store, paths: Iterable[Path], *, open_file: Callable | N
     except FormatError as exc:
         raise ImportFailed([Problem(exc.file, exc.line, exc.field, exc.reason)]) from None
     with store.begin() as conn:
-        reports = import_each(JoinedStore(conn), paths, open_file=open_file, trace_links=links,
-                              problem_records=problem_records, bad_lines=bad_lines)
+        reports = import_each(
+            JoinedStore(conn),
+            paths,
+            open_file=open_file,
+            trace_links=links,
+            problem_records=problem_records,
+            bad_lines=bad_lines,
+        )
         checking = bad_lines is not None and bad_lines.check
         return Imported(reports, [] if checking else record_leader_changes(conn))

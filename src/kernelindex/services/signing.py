@@ -10,8 +10,9 @@ from kernelindex.store.evidence_store import sign_stored_record
 from kernelindex.store.reads.runs import run_digests_by_runner
 
 
-def sign_records(store: Store, digests: list[str], private_key: Any, label: str | None = None, *,
-                 harness_runs: bool = False) -> list[str]:
+def sign_records(
+    store: Store, digests: list[str], private_key: Any, label: str | None = None, *, harness_runs: bool = False
+) -> list[str]:
     """Sign each record (and, with ``harness_runs``, every run this key's runner made) in one
     transaction; returns the digests signed. Raises ``EvidenceError`` (nothing signed) on an unknown digest."""
     with store.begin() as conn:

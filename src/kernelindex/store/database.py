@@ -96,6 +96,8 @@ class JoinedStore:
     @contextmanager
     def begin(self) -> Iterator[Connection]:
         yield self.conn
+
+
 @contextmanager
 def write_transaction(conn: Connection) -> Iterator[Connection]:
     """Begin a writing transaction on ``conn`` (see :meth:`Store.begin`)."""

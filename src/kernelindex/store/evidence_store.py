@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -55,7 +55,7 @@ class EvidenceError(ValueError):
 
 
 def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 # --- signing keys and signatures -----------------------------------------------------------
@@ -108,9 +108,7 @@ def add_signature(conn: Connection, envelope: Any, digest: str, *, kind: str | N
         raise EvidenceError("bad_signature", str(exc)) from exc
     if checked.record_kind != kind:
         raise EvidenceError("bad_signature", f"signature says the record is a {checked.record_kind}, it is a {kind}")
-    exists = select(signatures.c.seq).where(
-        signatures.c.record_digest == digest, signatures.c.key_id == checked.key_id
-    )
+    exists = select(signatures.c.seq).where(signatures.c.record_digest == digest, signatures.c.key_id == checked.key_id)
     if conn.execute(exists).first() is None:
         conn.execute(
             insert(signatures).values(
@@ -169,7 +167,14 @@ def signature_checks(conn: Connection, digests: list[str]) -> dict[str, list[Sig
             problem = str(exc)
         out.setdefault(row.record_digest, []).append(
             SignatureCheck(
-                row.record_digest, row.key_id, row.label, row.signed_at, problem is None, problem, row.envelope, row.public_key
+                row.record_digest,
+                row.key_id,
+                row.label,
+                row.signed_at,
+                problem is None,
+                problem,
+                row.envelope,
+                row.public_key,
             )
         )
     return out
@@ -238,10 +243,8 @@ def authenticate(conn: Connection, token: str | None, scope: str) -> str:
 def _check_rate(conn: Connection, table, kid: str, what: str) -> None:
     # Locking the key's row (PostgreSQL; SQLite serialises writers anyway) makes concurrent writes
     # with one key count one after another, so the limit cannot be overrun by racing requests.
-    limit = conn.execute(
-        select(api_keys.c.daily_limit).where(api_keys.c.key_id == kid).with_for_update()
-    ).scalar_one()
-    since = (datetime.now(timezone.utc) - timedelta(days=1)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    limit = conn.execute(select(api_keys.c.daily_limit).where(api_keys.c.key_id == kid).with_for_update()).scalar_one()
+    since = (datetime.now(UTC) - timedelta(days=1)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     used = conn.execute(
         select(func.count()).select_from(table).where(table.c.api_key_id == kid, table.c.created_at >= since)
     ).scalar_one()
@@ -281,7 +284,9 @@ def add_attestation(
     digest = record_digest(model)
     run = _run_row(conn, spec.runDigest)
     if run is None:
-        raise EvidenceError("unknown_run", f"{where}: spec.runDigest: no run with digest {spec.runDigest} is stored here")
+        raise EvidenceError(
+            "unknown_run", f"{where}: spec.runDigest: no run with digest {spec.runDigest} is stored here"
+        )
     if conn.execute(select(attestations.c.id).where(attestations.c.attestation_digest == digest)).first():
         raise EvidenceError("replay", f"{where}: attestation {digest} is already recorded (replayed submission)")
     if spec.reproductionRunDigest is not None:
@@ -301,7 +306,8 @@ def add_attestation(
             raise EvidenceError("bad_signature", f"{where}: signature says {checked.record_kind}, not Attestation")
         if spec.attester.keyId is not None and spec.attester.keyId != checked.key_id:
             raise EvidenceError(
-                "bad_signature", f"{where}: spec.attester.keyId {spec.attester.keyId} did not sign (signer {checked.key_id})"
+                "bad_signature",
+                f"{where}: spec.attester.keyId {spec.attester.keyId} did not sign (signer {checked.key_id})",
             )
         signer = checked.key_id
     elif spec.attester.keyId is not None:
@@ -310,25 +316,25 @@ def add_attestation(
         _check_rate(conn, attestations, api_key_id, "attestations")
     if signer is not None:
         register_signing_key(conn, public_key)
-    insert_row = (
-        insert(attestations).values(
-            id=uuid7(),
-            attestation_digest=digest,
-            run_digest=spec.runDigest,
-            claim=spec.claim,
-            attester_name=spec.attester.name,
-            signer_key_id=signer,
-            reproduction_run_digest=spec.reproductionRunDigest,
-            api_key_id=api_key_id,
-            observed_at=spec.observedAt,
-            created_at=utc_now(),
-            record=dump_record(model),
-        )
+    insert_row = insert(attestations).values(
+        id=uuid7(),
+        attestation_digest=digest,
+        run_digest=spec.runDigest,
+        claim=spec.claim,
+        attester_name=spec.attester.name,
+        signer_key_id=signer,
+        reproduction_run_digest=spec.reproductionRunDigest,
+        api_key_id=api_key_id,
+        observed_at=spec.observedAt,
+        created_at=utc_now(),
+        record=dump_record(model),
     )
     try:
         conn.execute(insert_row)
     except IntegrityError as exc:  # the same attestation stored by a concurrent request
-        raise EvidenceError("replay", f"{where}: attestation {digest} is already recorded (replayed submission)") from exc
+        raise EvidenceError(
+            "replay", f"{where}: attestation {digest} is already recorded (replayed submission)"
+        ) from exc
     if envelope is not None:
         add_signature(conn, envelope, digest, kind="Attestation")
     return digest
@@ -347,7 +353,9 @@ def _check_reproduction(conn: Connection, run, reproduction_digest: str, where: 
     if repro is None:
         raise EvidenceError("unknown_run", f"{field}: no run with digest {reproduction_digest} is stored here")
     if repro.source_slug != HARNESS_SOURCE:
-        raise EvidenceError("bad_reproduction", f"{field}: run {reproduction_digest} was not made by this index's harness")
+        raise EvidenceError(
+            "bad_reproduction", f"{field}: run {reproduction_digest} was not made by this index's harness"
+        )
     if (repro.implementation_digest, repro.workload_digest) != (run.implementation_digest, run.workload_digest):
         raise EvidenceError(
             "bad_reproduction", f"{field}: run {reproduction_digest} ran a different implementation or workload"
@@ -394,7 +402,9 @@ def add_correction_request(
     if problem not in PROBLEMS:
         raise EvidenceError("invalid_record", f"problem: expected one of {', '.join(PROBLEMS)}, got {problem!r}")
     if requested_action not in ACTIONS:
-        raise EvidenceError("invalid_record", f"requested_action: expected supersede or retract, got {requested_action!r}")
+        raise EvidenceError(
+            "invalid_record", f"requested_action: expected supersede or retract, got {requested_action!r}"
+        )
     if not 1 <= len(details) <= 4000:
         raise EvidenceError("invalid_record", f"details: must be 1 to 4000 characters, got {len(details)}")
     text_problem = plain_text_problem(details)
@@ -437,7 +447,9 @@ def close_correction_request(
     result = conn.execute(
         update(correction_requests)
         .where(correction_requests.c.id == request_id, correction_requests.c.status == "open")
-        .values(status=status, resolution=resolution, resolution_run_digest=resolution_run_digest, resolved_at=utc_now())
+        .values(
+            status=status, resolution=resolution, resolution_run_digest=resolution_run_digest, resolved_at=utc_now()
+        )
     )
     if result.rowcount != 1:
         raise EvidenceError("unknown_request", f"no open correction request {request_id}")

@@ -10,13 +10,32 @@ from kernelindex.store.refresh_tables import source_refreshes
 from kernelindex.store.writer import now_iso
 
 
-def record_refresh(conn: Connection, slugs: Iterable[str], origin: str, *, export_digest: str | None = None,
-                   rows_added: int = 0) -> None:
+def record_refresh(
+    conn: Connection, slugs: Iterable[str], origin: str, *, export_digest: str | None = None, rows_added: int = 0
+) -> None:
     """One row per source refreshed (one with no source when there were none, so the origin's
     export digest is still remembered)."""
     at = now_iso()
-    rows = [{"source_slug": slug, "origin": origin[:2000], "export_digest": export_digest, "rows_added": rows_added,
-             "refreshed_at": at} for slug in sorted(set(slugs))]
-    conn.execute(insert(source_refreshes), rows or [{"source_slug": None, "origin": origin[:2000],
-                                                      "export_digest": export_digest, "rows_added": rows_added,
-                                                      "refreshed_at": at}])
+    rows = [
+        {
+            "source_slug": slug,
+            "origin": origin[:2000],
+            "export_digest": export_digest,
+            "rows_added": rows_added,
+            "refreshed_at": at,
+        }
+        for slug in sorted(set(slugs))
+    ]
+    conn.execute(
+        insert(source_refreshes),
+        rows
+        or [
+            {
+                "source_slug": None,
+                "origin": origin[:2000],
+                "export_digest": export_digest,
+                "rows_added": rows_added,
+                "refreshed_at": at,
+            }
+        ],
+    )

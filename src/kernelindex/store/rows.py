@@ -31,7 +31,7 @@ def check_record(record: Any, field: str, kinds: tuple[str, ...]) -> None:
     try:
         parse_record(record)
     except RecordError as exc:
-        path, reason = (exc.problems[0] if exc.problems else ("", str(exc)))
+        path, reason = exc.problems[0] if exc.problems else ("", str(exc))
         raise RowError(f"{field}.{path}" if path else field, reason) from exc
 
 
@@ -241,8 +241,13 @@ def derived_measurements(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     timing = spec.get("timing") or {}
     samples = timing.get("samples")
     rows = [
-        {"metric": "latency", "statistic": _STATISTIC.get(name, name), "unit": "ns", "value": value,
-         "sampleCount": samples}
+        {
+            "metric": "latency",
+            "statistic": _STATISTIC.get(name, name),
+            "unit": "ns",
+            "value": value,
+            "sampleCount": samples,
+        }
         for name, value in (timing.get("latencyNs") or {}).items()
         if not isinstance(value, (list, tuple))  # confidence95 is an interval, not one measurement
     ]

@@ -262,9 +262,19 @@ Index("ix_runs_cohort_rank", runs.c.comparison_key, runs.c.primary_value)
 # Ranking reads every run of a comparison group; this index holds every column they need, so the
 # read never touches the wide rows (manifest, export_row). Added by migration 0200_rank_indexes;
 # 0300_one_retraction dropped retracted_at from it (a retraction is a ``retracted`` event).
-Index("ix_runs_rank_cover", runs.c.comparison_key, runs.c.status, runs.c.primary_value, runs.c.primary_metric,
-      runs.c.primary_statistic, runs.c.primary_unit, runs.c.observed_at, runs.c.has_raw_evidence, runs.c.id,
-      runs.c.run_digest)
+Index(
+    "ix_runs_rank_cover",
+    runs.c.comparison_key,
+    runs.c.status,
+    runs.c.primary_value,
+    runs.c.primary_metric,
+    runs.c.primary_statistic,
+    runs.c.primary_unit,
+    runs.c.observed_at,
+    runs.c.has_raw_evidence,
+    runs.c.id,
+    runs.c.run_digest,
+)
 # A workload's comparison groups: (workload_id, comparison_key) answers "which keys" from the index alone.
 Index("ix_runs_workload_key", runs.c.workload_id, runs.c.comparison_key)
 # Retractions are few and read on every ranking (as ``retracted`` events): this finds them without

@@ -61,26 +61,40 @@ def _record_checks(conn: Connection) -> Iterator[tuple[str, str, list[tuple[str,
     ops = t.operations
     for r in _rows(conn, ops, ops.c.id, ops.c.semantic_digest, ops.c.manifest, ops.c.export_row):
         d = digest(r["manifest"])
-        yield "operations", r["id"], [
-            ("semantic_digest", r["semantic_digest"], d),
-            ("semanticDigest", r["export_row"].get("semanticDigest", d), d),
-        ]
+        yield (
+            "operations",
+            r["id"],
+            [
+                ("semantic_digest", r["semantic_digest"], d),
+                ("semanticDigest", r["export_row"].get("semanticDigest", d), d),
+            ],
+        )
     w = t.workloads
-    for r in _rows(conn, w, w.c.id, w.c.workload_digest, w.c.correctness_key, w.c.operation_digest, w.c.manifest, w.c.export_row):
+    for r in _rows(
+        conn, w, w.c.id, w.c.workload_digest, w.c.correctness_key, w.c.operation_digest, w.c.manifest, w.c.export_row
+    ):
         d, spec = digest(r["manifest"]), r["manifest"]["spec"]
-        yield "workloads", r["id"], [
-            ("workload_digest", r["workload_digest"], d),
-            ("workloadDigest", r["export_row"].get("workloadDigest", d), d),
-            ("correctness_key", r["correctness_key"], correctness_key(spec.get("correctness"))),
-            ("operation_digest", r["operation_digest"], spec.get("operationSpecDigest")),
-        ]
+        yield (
+            "workloads",
+            r["id"],
+            [
+                ("workload_digest", r["workload_digest"], d),
+                ("workloadDigest", r["export_row"].get("workloadDigest", d), d),
+                ("correctness_key", r["correctness_key"], correctness_key(spec.get("correctness"))),
+                ("operation_digest", r["operation_digest"], spec.get("operationSpecDigest")),
+            ],
+        )
     i = t.implementations
     for r in _rows(conn, i, i.c.id, i.c.implementation_digest, i.c.manifest, i.c.export_row):
         d = digest(r["manifest"])
-        yield "implementations", r["id"], [
-            ("implementation_digest", r["implementation_digest"], d),
-            ("implementationDigest", r["export_row"].get("implementationDigest", d), d),
-        ]
+        yield (
+            "implementations",
+            r["id"],
+            [
+                ("implementation_digest", r["implementation_digest"], d),
+                ("implementationDigest", r["export_row"].get("implementationDigest", d), d),
+            ],
+        )
     for table, key in ((t.protocols, "protocol_digest"), (t.environments, "environment_digest")):
         for r in _rows(conn, table, table.c[key], table.c.manifest):
             yield table.name, r[key], [(key, r[key], digest(r["manifest"]))]
@@ -92,19 +106,32 @@ def _record_checks(conn: Connection) -> Iterator[tuple[str, str, list[tuple[str,
     yield from serving_checks(conn)
     f = t.foreign_rows
     for r in _rows(conn, f, f.c.seq, f.c.table_name, f.c.row_digest, f.c.row):
-        yield f"foreign_rows:{r['table_name']}", str(r["seq"]), [
-            ("row_digest", r["row_digest"], sha256_digest(canonical_json(r["row"])))
-        ]
+        yield (
+            f"foreign_rows:{r['table_name']}",
+            str(r["seq"]),
+            [("row_digest", r["row_digest"], sha256_digest(canonical_json(r["row"])))],
+        )
 
 
 def _run_checks(conn: Connection) -> Iterator[tuple[str, str, list[tuple[str, Any, Any]]]]:
     r_, w = t.runs, t.workloads
     query = (
         select(
-            r_.c.id, r_.c.run_digest, r_.c.protocol_key, r_.c.environment_key, r_.c.workload_digest,
-            r_.c.implementation_digest, r_.c.correctness_key, r_.c.comparison_key, r_.c.primary_metric,
-            r_.c.primary_statistic, r_.c.primary_unit, r_.c.manifest, r_.c.export_row,
-            w.c.operation_digest.label("w_operation"), w.c.correctness_key.label("w_correctness"),
+            r_.c.id,
+            r_.c.run_digest,
+            r_.c.protocol_key,
+            r_.c.environment_key,
+            r_.c.workload_digest,
+            r_.c.implementation_digest,
+            r_.c.correctness_key,
+            r_.c.comparison_key,
+            r_.c.primary_metric,
+            r_.c.primary_statistic,
+            r_.c.primary_unit,
+            r_.c.manifest,
+            r_.c.export_row,
+            w.c.operation_digest.label("w_operation"),
+            w.c.correctness_key.label("w_correctness"),
         )
         .select_from(r_.outerjoin(w, r_.c.workload_id == w.c.id))
         .order_by(r_.c.seq)
@@ -127,10 +154,17 @@ def _run_checks(conn: Connection) -> Iterator[tuple[str, str, list[tuple[str, An
         if r["w_correctness"] is not None:  # linked: the workload-dependent keys can be recomputed
             metric = metric_key(r["primary_metric"], r["primary_statistic"], r["primary_unit"])
             key = comparison_key(
-                operation=r["w_operation"], workload=r["workload_digest"], protocol=protocol,
-                environment=environment, correctness=r["w_correctness"], metric=metric,
+                operation=r["w_operation"],
+                workload=r["workload_digest"],
+                protocol=protocol,
+                environment=environment,
+                correctness=r["w_correctness"],
+                metric=metric,
             )
-            checks += [("correctness_key", r["correctness_key"], r["w_correctness"]), ("comparison_key", r["comparison_key"], key)]
+            checks += [
+                ("correctness_key", r["correctness_key"], r["w_correctness"]),
+                ("comparison_key", r["comparison_key"], key),
+            ]
             for stated, computed in (("correctnessKey", r["w_correctness"]), ("comparisonKey", key)):
                 if row.get(stated) is not None:
                     checks.append((stated, row[stated], computed))
@@ -156,8 +190,18 @@ def count_records(store: Store) -> int:
 
     with store.begin() as conn:
         total = 0
-        for table in (t.operations, t.workloads, t.implementations, t.protocols, t.environments, t.runs, t.foreign_rows):
+        for table in (
+            t.operations,
+            t.workloads,
+            t.implementations,
+            t.protocols,
+            t.environments,
+            t.runs,
+            t.foreign_rows,
+        ):
             total += conn.scalar(select(func.count()).select_from(table)) or 0
         total += count_serving(conn)
-        total += conn.scalar(select(func.count()).select_from(t.artifacts).where(t.artifacts.c.content.is_not(None))) or 0
+        total += (
+            conn.scalar(select(func.count()).select_from(t.artifacts).where(t.artifacts.c.content.is_not(None))) or 0
+        )
     return total

@@ -79,9 +79,16 @@ SPECS: dict[str, TableSpec] = {
         st.serving_configurations, ("configuration_digest",), {"stack_revision_id": "serving_stack_revisions"}
     ),
     "serving_workloads": TableSpec(st.serving_workloads, ("workload_digest",)),
-    "serving_runs": TableSpec(st.serving_runs, ("run_digest",), {
-        "model_revision_id": "model_revisions", "configuration_id": "serving_configurations",
-        "workload_id": "serving_workloads", "source_id": "sources"}),
+    "serving_runs": TableSpec(
+        st.serving_runs,
+        ("run_digest",),
+        {
+            "model_revision_id": "model_revisions",
+            "configuration_id": "serving_configurations",
+            "workload_id": "serving_workloads",
+            "source_id": "sources",
+        },
+    ),
     "serving_measurements": TableSpec(
         st.serving_measurements, ("run_id", "metric", "statistic", "unit"), {"run_id": "serving_runs"}
     ),
@@ -108,7 +115,8 @@ def _checks_of(table: Table) -> dict[str, tuple[type, int | None]]:
     if checks is None:
         checks = _CHECKS[table.name] = {
             c.name: (c.type.python_type, getattr(c.type, "length", None))
-            for c in table.c if not isinstance(c.type, JSON)
+            for c in table.c
+            if not isinstance(c.type, JSON)
         }
     return checks
 
@@ -267,8 +275,11 @@ class Writer:
                 if cols["id"] in clashes:
                     self.problem(line, "id", f"{table} id {cols['id']} is already stored for a different record")
                 elif cols["id"] in kept:  # two different records under one id in this file
-                    self.problem(line, "id", f"{table} id {cols['id']} is also given to a different record "
-                                             f"on line {kept[cols['id']][0]}")
+                    self.problem(
+                        line,
+                        "id",
+                        f"{table} id {cols['id']} is also given to a different record on line {kept[cols['id']][0]}",
+                    )
                 else:
                     kept[cols["id"]] = (line, cols)
             new = list(kept.values())
@@ -285,8 +296,11 @@ class Writer:
         for line, cols in batch:
             stated = digest_of(cols["manifest"]["spec"])
             if cols.get("operation_id") and stated is not None and digests.get(cols["operation_id"]) != stated:
-                self.problem(line, "operationId",
-                             f"names operation {cols['operation_id']}, whose digest is not the {field_} {stated}")
+                self.problem(
+                    line,
+                    "operationId",
+                    f"names operation {cols['operation_id']}, whose digest is not the {field_} {stated}",
+                )
             else:
                 kept.append((line, cols))
         return kept
@@ -296,8 +310,9 @@ class Writer:
         batch = self._resolve_refs(spec, batch)
         # the file's claims are checked whether or not the row is stored already
         if table == "workloads":
-            batch = self._check_operation_links(batch, "spec.operationSpecDigest",
-                                                lambda s: s.get("operationSpecDigest"))
+            batch = self._check_operation_links(
+                batch, "spec.operationSpecDigest", lambda s: s.get("operationSpecDigest")
+            )
         elif table == "implementations":
             batch = self._check_operation_links(
                 batch, "spec.operation.specDigest", lambda s: (s.get("operation") or {}).get("specDigest")
@@ -348,9 +363,14 @@ class Writer:
             protocol = protocol_columns(cols["manifest"]["protocol"], cols["protocol_key"])
             environment = environment_columns(cols["manifest"]["environment"], cols["environment_key"])
             # their rows must fit their columns too (PostgreSQL enforces lengths; SQLite would not)
-            bad = [(f"{part}.{b[0]}", b[1]) for part, table, row in (
-                ("protocol", t.protocols, protocol), ("environment", t.environments, environment))
-                if (b := _column_problem(table, row)) is not None]
+            bad = [
+                (f"{part}.{b[0]}", b[1])
+                for part, table, row in (
+                    ("protocol", t.protocols, protocol),
+                    ("environment", t.environments, environment),
+                )
+                if (b := _column_problem(table, row)) is not None
+            ]
             if bad:
                 self.problem(line, *bad[0])
                 continue
@@ -384,8 +404,9 @@ class Writer:
     def _checked_runs(self, batch: list[tuple[int | None, dict]]) -> list[tuple[int | None, dict]]:
         """Link runs to stored workloads/implementations and check what the file says about them."""
         workloads = self._by_digest(t.workloads, "workload_digest", [c["workload_digest"] for _, c in batch])
-        impls = self._by_digest(t.implementations, "implementation_digest",
-                                [c["implementation_digest"] for _, c in batch])
+        impls = self._by_digest(
+            t.implementations, "implementation_digest", [c["implementation_digest"] for _, c in batch]
+        )
         kept = []
         for line, cols in batch:
             stated_workload = cols.pop("stated_workload_id", None)
@@ -398,8 +419,9 @@ class Writer:
                     cols.update(run_keys(cols, workload))
                     for key, column in (("correctnessKey", "correctness_key"), ("comparisonKey", "comparison_key")):
                         if stated_keys.get(key) is not None and stated_keys[key] != cols[column]:
-                            raise RowError(key, f"key mismatch: the file says {stated_keys[key]}, "
-                                                f"recomputed {cols[column]}")
+                            raise RowError(
+                                key, f"key mismatch: the file says {stated_keys[key]}, recomputed {cols[column]}"
+                            )
                 impl = impls.get(cols["implementation_digest"])
                 if impl is not None:
                     self._check_link("implementationId", "implementations", stated_impl, impl["id"])
@@ -448,20 +470,24 @@ class Writer:
                 "implementation_digest": t.runs.c.implementation_id,
                 "source_slug": t.runs.c.source_id,
             }[digest_column.name]
-            waiting = self.conn.execute(
-                select(t.runs).where(and_(digest_column.in_(chunk), pending_column.is_(None)))
-            ).mappings().all()
+            waiting = (
+                self.conn.execute(select(t.runs).where(and_(digest_column.in_(chunk), pending_column.is_(None))))
+                .mappings()
+                .all()
+            )
             if not waiting:
                 continue
             if digest_column.name == "workload_digest":
                 targets = self._by_digest(t.workloads, "workload_digest", [r["workload_digest"] for r in waiting])
                 fill: Callable[[Mapping], dict] = lambda r, targets=targets: run_keys(  # noqa: E731
-                    r, targets[r["workload_digest"]])
+                    r, targets[r["workload_digest"]]
+                )
             elif digest_column.name == "implementation_digest":
                 digests = [r["implementation_digest"] for r in waiting]
                 targets = self._by_digest(t.implementations, "implementation_digest", digests)
                 fill = lambda r, targets=targets: {  # noqa: E731
-                    "implementation_id": targets[r["implementation_digest"]]["id"]}
+                    "implementation_id": targets[r["implementation_digest"]]["id"]
+                }
             else:
                 targets = self._sources_by_slug([r["source_slug"] for r in waiting])
                 fill = lambda r, targets=targets: {"source_id": targets[r["source_slug"]]}  # noqa: E731
@@ -516,9 +542,7 @@ class Writer:
         self.flush()
         return row["id"]
 
-    def add_record(
-        self, record: Mapping[str, Any], *, project_id: str | None = None, slug: str | None = None
-    ) -> str:
+    def add_record(self, record: Mapping[str, Any], *, project_id: str | None = None, slug: str | None = None) -> str:
         """Store a SoftwareProject, OperationSpec, WorkloadCase/Suite or ImplementationRevision.
 
         Returns the stored row's id (the existing one when a record with that digest is stored).
@@ -591,20 +615,43 @@ class Writer:
         comparison = self.conn.scalar(select(t.runs.c.comparison_key).where(t.runs.c.id == run_id))
         return self._insert_retraction(run_id, comparison, reason, at or now_iso())
 
-    def _insert_retraction(self, run_id: str, comparison_key: str | None, reason: str | None, at: str, *,
-                           stated_by_run: bool = False) -> str:
+    def _insert_retraction(
+        self, run_id: str, comparison_key: str | None, reason: str | None, at: str, *, stated_by_run: bool = False
+    ) -> str:
         """The one way a retraction is stored: a ``retracted`` event. One a catalog run row states
         (``retractedAt``) is marked ``derivedFrom`` so the export writes it back on the run row only."""
         event_id = uuid7()
-        row = {"id": event_id, "comparisonKey": comparison_key, "runId": run_id, "previousRunId": None,
-               "policyVersion": None, "cause": "retracted", "reason": reason, "at": at, "createdAt": at}
+        row = {
+            "id": event_id,
+            "comparisonKey": comparison_key,
+            "runId": run_id,
+            "previousRunId": None,
+            "policyVersion": None,
+            "cause": "retracted",
+            "reason": reason,
+            "at": at,
+            "createdAt": at,
+        }
         if stated_by_run:
             row["derivedFrom"] = DERIVED_FROM_RUN_ROW
         self.flush()
-        self.conn.execute(insert(t.record_events), [{
-            "id": event_id, "comparison_key": comparison_key, "run_id": run_id, "previous_run_id": None,
-            "policy_version": None, "cause": "retracted", "reason": reason, "at": at, "created_at": at,
-            "export_row": row}])
+        self.conn.execute(
+            insert(t.record_events),
+            [
+                {
+                    "id": event_id,
+                    "comparison_key": comparison_key,
+                    "run_id": run_id,
+                    "previous_run_id": None,
+                    "policy_version": None,
+                    "cause": "retracted",
+                    "reason": reason,
+                    "at": at,
+                    "created_at": at,
+                    "export_row": row,
+                }
+            ],
+        )
         self.added["record_events"] += 1
         return event_id
 
@@ -612,38 +659,68 @@ class Writer:
 def _project_row(writer: Writer, record: Mapping, *, project_id: str | None, slug: str) -> dict[str, Any]:
     name = record["spec"].get("name", slug)
     return {
-        "id": uuid7(), "slug": slug, "name": name, "normalizedName": name.lower(), "canonicalUrl": None,
-        "licenseExpression": None, "manifest": record, "createdAt": now_iso(),
+        "id": uuid7(),
+        "slug": slug,
+        "name": name,
+        "normalizedName": name.lower(),
+        "canonicalUrl": None,
+        "licenseExpression": None,
+        "manifest": record,
+        "createdAt": now_iso(),
     }
 
 
 def _operation_row(writer: Writer, record: Mapping, *, project_id: str | None, slug: str) -> dict[str, Any]:
     return {
-        "id": uuid7(), "slug": slug, "family": record["spec"].get("family"),
-        "name": record["metadata"].get("title", slug), "schemaVersion": record["apiVersion"],
-        "semanticDigest": digest(record), "manifest": record, "tags": [], "createdAt": now_iso(),
+        "id": uuid7(),
+        "slug": slug,
+        "family": record["spec"].get("family"),
+        "name": record["metadata"].get("title", slug),
+        "schemaVersion": record["apiVersion"],
+        "semanticDigest": digest(record),
+        "manifest": record,
+        "tags": [],
+        "createdAt": now_iso(),
         "supersedesId": None,
     }
 
 
 def _workload_row(writer: Writer, record: Mapping, *, project_id: str | None, slug: str) -> dict[str, Any]:
     return {
-        "id": uuid7(), "operationId": writer._operation_id(record["spec"].get("operationSpecDigest")),
-        "workloadDigest": digest(record), "schemaVersion": record["apiVersion"], "manifest": record,
-        "shapeSummary": None, "dtypes": [], "layoutKeys": [], "createdAt": now_iso(),
+        "id": uuid7(),
+        "operationId": writer._operation_id(record["spec"].get("operationSpecDigest")),
+        "workloadDigest": digest(record),
+        "schemaVersion": record["apiVersion"],
+        "manifest": record,
+        "shapeSummary": None,
+        "dtypes": [],
+        "layoutKeys": [],
+        "createdAt": now_iso(),
     }
 
 
 def _implementation_row(writer: Writer, record: Mapping, *, project_id: str | None, slug: str) -> dict[str, Any]:
     spec = record["spec"]
     return {
-        "id": uuid7(), "projectId": project_id,
+        "id": uuid7(),
+        "projectId": project_id,
         "operationId": writer._operation_id((spec.get("operation") or {}).get("specDigest")),
-        "slug": slug, "implementationDigest": digest(record), "sourceRevision": None,
-        "language": (spec.get("callable") or {}).get("language"), "framework": None, "targetArchitectures": [],
-        "licenseExpression": None, "sourceAvailable": "source" in spec, "installable": False,
-        "title": record["metadata"].get("title", slug), "installKind": None, "installCommand": None,
-        "licenseDeclared": None, "manifest": record, "createdAt": now_iso(), "supersedesId": None,
+        "slug": slug,
+        "implementationDigest": digest(record),
+        "sourceRevision": None,
+        "language": (spec.get("callable") or {}).get("language"),
+        "framework": None,
+        "targetArchitectures": [],
+        "licenseExpression": None,
+        "sourceAvailable": "source" in spec,
+        "installable": False,
+        "title": record["metadata"].get("title", slug),
+        "installKind": None,
+        "installCommand": None,
+        "licenseDeclared": None,
+        "manifest": record,
+        "createdAt": now_iso(),
+        "supersedesId": None,
     }
 
 

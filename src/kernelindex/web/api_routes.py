@@ -28,23 +28,40 @@ def _listing(request: Request, listing: str, items: list, after: int | None) -> 
 
 
 @router.get("/runs", summary="Runs, in arrival order, optionally filtered")
-def list_runs(request: Request,
-              operation: str | None = Query(None, description="operation slug, name, alias or digest prefix"),
-              workload: str | None = Query(None, description="workload id, name or digest prefix"),
-              comparisonKey: str | None = None, status: str | None = None,
-              source: str | None = Query(None, description="source slug"),
-              hardware: str | None = Query(None, description="GPU model substring, architecture or vendor"),
-              cursor: str | None = None, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
+def list_runs(
+    request: Request,
+    operation: str | None = Query(None, description="operation slug, name, alias or digest prefix"),
+    workload: str | None = Query(None, description="workload id, name or digest prefix"),
+    comparisonKey: str | None = None,
+    status: str | None = None,
+    source: str | None = Query(None, description="source slug"),
+    hardware: str | None = Query(None, description="GPU model substring, architecture or vendor"),
+    cursor: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+) -> dict[str, Any]:
     after, limit = page_args(request, "runs", set(views.RUN_FILTERS), cursor, limit)
-    filters = {k: v for k, v in {"operation": operation, "workload": workload, "comparisonKey": comparisonKey,
-                                 "status": status, "source": source, "hardware": hardware}.items() if v}
+    filters = {
+        k: v
+        for k, v in {
+            "operation": operation,
+            "workload": workload,
+            "comparisonKey": comparisonKey,
+            "status": status,
+            "source": source,
+            "hardware": hardware,
+        }.items()
+        if v
+    }
     with connection(request) as conn:
         items, last = views.list_runs(conn, after, limit, filters)
     return _listing(request, "runs", items, last)
 
 
-@router.get("/runs/{run_id}", response_model=api_models.Run,
-            summary="One run: its rank, measurements, protocol, environment and manifest")
+@router.get(
+    "/runs/{run_id}",
+    response_model=api_models.Run,
+    summary="One run: its rank, measurements, protocol, environment and manifest",
+)
 def get_run(request: Request, run_id: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
@@ -54,18 +71,21 @@ def get_run(request: Request, run_id: str) -> dict[str, Any]:
         return view
 
 
-@router.get("/workloads", response_model=api_models.WorkloadListing,
-            summary="Workloads, optionally of one operation")
-def list_workloads(request: Request, operation: str | None = None, cursor: str | None = None,
-                   limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
+@router.get("/workloads", response_model=api_models.WorkloadListing, summary="Workloads, optionally of one operation")
+def list_workloads(
+    request: Request, operation: str | None = None, cursor: str | None = None, limit: int = DEFAULT_LIMIT
+) -> dict[str, Any]:
     after, limit = page_args(request, "workloads", {"operation"}, cursor, limit)
     with connection(request) as conn:
         items, last = views.list_workloads(conn, after, limit, operation)
     return _listing(request, "workloads", items, last)
 
 
-@router.get("/workloads/{workload_id}", response_model=api_models.Workload,
-            summary="A workload's leaderboard: every comparison group, ranked")
+@router.get(
+    "/workloads/{workload_id}",
+    response_model=api_models.Workload,
+    summary="A workload's leaderboard: every comparison group, ranked",
+)
 def get_workload(request: Request, workload_id: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
@@ -73,22 +93,27 @@ def get_workload(request: Request, workload_id: str) -> dict[str, Any]:
         return same_problem.workload_page_view(conn, row, request.app.state.origins, limit=None)
 
 
-@router.get("/operations", response_model=api_models.OperationListing,
-            summary="Operations, optionally of one family")
-def list_operations(request: Request, family: str | None = None, cursor: str | None = None,
-                    limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
+@router.get("/operations", response_model=api_models.OperationListing, summary="Operations, optionally of one family")
+def list_operations(
+    request: Request, family: str | None = None, cursor: str | None = None, limit: int = DEFAULT_LIMIT
+) -> dict[str, Any]:
     after, limit = page_args(request, "operations", {"family"}, cursor, limit)
     with connection(request) as conn:
         items, last = views.list_operations(conn, after, limit, family)
     return _listing(request, "operations", items, last)
 
 
-@router.get("/operations/{slug}", summary="An operation: its workloads (one entry per case), the chosen "
-            "workload's comparison groups, the chosen group ranked, the sweep and the semantics")
-def get_operation(request: Request, slug: str,
-                  workload: str | None = Query(None, description="a workload id or digest of the operation"),
-                  group: str | None = Query(None, description="a comparison key of the chosen workload"),
-                  ) -> dict[str, Any]:
+@router.get(
+    "/operations/{slug}",
+    summary="An operation: its workloads (one entry per case), the chosen "
+    "workload's comparison groups, the chosen group ranked, the sweep and the semantics",
+)
+def get_operation(
+    request: Request,
+    slug: str,
+    workload: str | None = Query(None, description="a workload id or digest of the operation"),
+    group: str | None = Query(None, description="a comparison key of the chosen workload"),
+) -> dict[str, Any]:
     check_known_params(request, {"workload", "group"})
     with connection(request) as conn:
         row = resolve_operation(conn, slug)
@@ -99,19 +124,23 @@ def get_operation(request: Request, slug: str,
 
 
 @router.get("/rankings", summary="The ranked groups a comparison key, workload, operation or run names")
-def find_rankings(request: Request,
-                  target: str = Query(..., max_length=200, description="a comparison key, or a workload, operation "
-                                      "or run (id, digest or 8+ hex prefix, name, slug, alias)"),
-                  limit: int | None = Query(None, ge=1, description="only the best N rows of each group")
-                  ) -> dict[str, Any]:
+def find_rankings(
+    request: Request,
+    target: str = Query(
+        ...,
+        max_length=200,
+        description="a comparison key, or a workload, operation "
+        "or run (id, digest or 8+ hex prefix, name, slug, alias)",
+    ),
+    limit: int | None = Query(None, ge=1, description="only the best N rows of each group"),
+) -> dict[str, Any]:
     """What ``kernelindex rank TARGET`` prints, from the same function."""
     check_known_params(request, {"target", "limit"})
     with connection(request) as conn:
         return {"target": target, "groups": rank_view.rank_groups(conn, target, limit)}
 
 
-@router.get("/rankings/{comparison_key}", response_model=api_models.Group,
-            summary="One comparison group, fully ranked")
+@router.get("/rankings/{comparison_key}", response_model=api_models.Group, summary="One comparison group, fully ranked")
 def get_ranking(request: Request, comparison_key: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
@@ -121,45 +150,62 @@ def get_ranking(request: Request, comparison_key: str) -> dict[str, Any]:
     return view
 
 
-@router.get("/compare", response_model=api_models.Compare,
-            summary="2 to 8 runs side by side: what differs, and ratios only inside one comparison group")
-def compare(request: Request,
-            run: list[str] = Query([], description="run id, digest or unique 8+ hex prefix; give 2 to 8 of them"),
-            a: str | None = Query(None, description="first run (older form of run=)"),
-            b: str | None = Query(None, description="second run (older form of run=)")):
+@router.get(
+    "/compare",
+    response_model=api_models.Compare,
+    summary="2 to 8 runs side by side: what differs, and ratios only inside one comparison group",
+)
+def compare(
+    request: Request,
+    run: list[str] = Query([], description="run id, digest or unique 8+ hex prefix; give 2 to 8 of them"),
+    a: str | None = Query(None, description="first run (older form of run=)"),
+    b: str | None = Query(None, description="second run (older form of run=)"),
+):
     with connection(request) as conn:
         return compare_runs(conn, compare_rows(request, conn, a, b, run), base_url(request), today())
 
 
-@router.get("/search", response_model=SearchAnswer,
-            summary="Answer a query: rank tables for the workload it pins, or the nearest measured cases",
-            description=search_docs.QUERY_HELP)
-def search(request: Request, q: str = Query("", description="e.g. `009 moe backward N=2048 bf16 H200 verified`, "
-                                                          "`ac4k`, `149b7c1a`")) -> SearchAnswer:
+@router.get(
+    "/search",
+    response_model=SearchAnswer,
+    summary="Answer a query: rank tables for the workload it pins, or the nearest measured cases",
+    description=search_docs.QUERY_HELP,
+)
+def search(
+    request: Request,
+    q: str = Query("", description="e.g. `009 moe backward N=2048 bf16 H200 verified`, `ac4k`, `149b7c1a`"),
+) -> SearchAnswer:
     check_known_params(request, {"q"})
     with connection(request) as conn:
         return search_docs.answer_or_problem(conn, q)
 
 
-@router.get("/origins", response_model=api_models.Origins,
-            summary="Where this index started: the seed runs and our own problem packs")
+@router.get(
+    "/origins",
+    response_model=api_models.Origins,
+    summary="Where this index started: the seed runs and our own problem packs",
+)
 def get_origins(request: Request) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
-        return {"seeds": origins.seed_summaries(conn, request.app.state.origins),
-                "packs": origins.pack_summaries(conn, request.app.state.origins)}
+        return {
+            "seeds": origins.seed_summaries(conn, request.app.state.origins),
+            "packs": origins.pack_summaries(conn, request.app.state.origins),
+        }
 
 
-@router.get("/sources", response_model=api_models.SourceListing,
-            summary="Where the records came from")
+@router.get("/sources", response_model=api_models.SourceListing, summary="Where the records came from")
 def list_sources(request: Request) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
         return {"items": views.list_sources(conn), "next": None, "links": {"next": None}}
 
 
-@router.get("/sources/{slug}", response_model=api_models.Source,
-            summary="One source: its policy and the operations it has runs for")
+@router.get(
+    "/sources/{slug}",
+    response_model=api_models.Source,
+    summary="One source: its policy and the operations it has runs for",
+)
 def get_source(request: Request, slug: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:

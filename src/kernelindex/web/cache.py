@@ -127,8 +127,13 @@ def cache_control(path: str, personal: bool) -> str:
 class CacheMiddleware:
     """ASGI middleware around the routes (inside the anti-forgery and header middlewares)."""
 
-    def __init__(self, app: ASGIApp, generation: Callable[[], int | None], budget: int | None = None,
-                 token_state: str = "csrf_token") -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        generation: Callable[[], int | None],
+        budget: int | None = None,
+        token_state: str = "csrf_token",
+    ) -> None:
         self.app = app
         self.generation = generation
         self.entries = LRUBytes(budget_from_env() if budget is None else budget)
@@ -157,8 +162,14 @@ class CacheMiddleware:
         await self._reply(scope, send, headers, entry)
 
     def _key(self, scope: Scope, headers: Headers, generation: int) -> str:
-        parts = (scope["path"], scope.get("query_string", b"").decode("latin-1"), headers.get("host", ""),
-                 scope.get("scheme", "http"), today().isoformat(), str(generation))
+        parts = (
+            scope["path"],
+            scope.get("query_string", b"").decode("latin-1"),
+            headers.get("host", ""),
+            scope.get("scheme", "http"),
+            today().isoformat(),
+            str(generation),
+        )
         return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=16).hexdigest()
 
     def _token(self, scope: Scope) -> str | None:
@@ -183,8 +194,12 @@ class CacheMiddleware:
             raw_headers.append((b"cache-control", (IMMUTABLE if permanent else PERSONAL).encode()))
             await _send_whole(send, start["status"], raw_headers, body)
             return None
-        entry = Entry(headers=[(n, v) for n, v in raw_headers if n.lower() not in _OWN_HEADERS],
-                      body=body, etag=key, personal=placeholder in body)
+        entry = Entry(
+            headers=[(n, v) for n, v in raw_headers if n.lower() not in _OWN_HEADERS],
+            body=body,
+            etag=key,
+            personal=placeholder in body,
+        )
         self.entries.put(key, entry)
         return entry
 

@@ -73,8 +73,15 @@ def _fields(views: list[dict[str, Any]], parts: list[dict[str, str | None]]) -> 
             if m["label"] not in labels:
                 labels.append(m["label"])
     for label in labels:
-        rows.append(_row(label, [next((m["text"] for m in (v["sourceNative"] or {}).get("display", [])
-                                       if m["label"] == label), None) for v in views]))
+        rows.append(
+            _row(
+                label,
+                [
+                    next((m["text"] for m in (v["sourceNative"] or {}).get("display", []) if m["label"] == label), None)
+                    for v in views
+                ],
+            )
+        )
     for name in KEY_PARTS:
         rows.append(_row(f"key: {name}", [p[name] for p in parts]))
     rows.append(_row("comparison key", [i["comparisonKey"] for i in ident]))
@@ -94,8 +101,14 @@ def _groups(rows, views) -> list[dict[str, Any]]:
             lower = views[members[0]]["primary"]["direction"].startswith("lower")
             best = min(v for _, v in values) if lower else max(v for _, v in values)
             for i, v in values:
-                ratios.append({"runId": rows[i].id, "label": LABELS[i], "ratio": v / best,
-                               "text": f"{v / best:.3f}× the best of this group"})
+                ratios.append(
+                    {
+                        "runId": rows[i].id,
+                        "label": LABELS[i],
+                        "ratio": v / best,
+                        "text": f"{v / best:.3f}× the best of this group",
+                    }
+                )
         out.append({"comparisonKey": key, "runIds": [rows[i].id for i in members], "ratios": ratios})
     return out
 
@@ -107,8 +120,11 @@ def _markdown(views: list[dict[str, Any]], fields: list[dict[str, Any]], stateme
     head = "| field | " + " | ".join(f"{LABELS[i]}" for i in range(len(views))) + " |"
     lines = [head, "|---" * (len(views) + 1) + "|"]
     for f in fields:
-        lines.append(f"| {cell(f['field'])}{'' if f['same'] else ' (differs)'} | "
-                     + " | ".join(cell(v) for v in f["values"]) + " |")
+        lines.append(
+            f"| {cell(f['field'])}{'' if f['same'] else ' (differs)'} | "
+            + " | ".join(cell(v) for v in f["values"])
+            + " |"
+        )
     lines.append("")
     for i, v in enumerate(views):
         lines.append(f"{LABELS[i]}: {v['citation']['permalink']}")
@@ -134,15 +150,30 @@ def compare_runs(conn: Connection, rows: list, base_url: str, today: date) -> di
         else:
             a_better = ratio < 1 if lower else ratio > 1
             factor = max(ratio, 1 / ratio)
-            statement = (f"{'A' if a_better else 'B'} is {factor:.3f}× better than {'B' if a_better else 'A'} "
-                         f"({views[0]['primary']['direction']})")
+            statement = (
+                f"{'A' if a_better else 'B'} is {factor:.3f}× better than {'B' if a_better else 'A'} "
+                f"({views[0]['primary']['direction']})"
+            )
     fields = _fields(views, parts)
     query = "&".join(f"run={row.id}" for row in rows)
     return {
-        "runs": [{"label": LABELS[i], "id": v["id"], "digest": v["digest"], "title": v["title"],
-                  "status": v["status"], "evidence": v["evidence"], "primary": v["primary"], "rank": v["rank"],
-                  "observedDate": v["observedDate"], "comparisonKey": v["identity"]["comparisonKey"],
-                  "permalink": v["citation"]["permalink"], "links": v["links"]} for i, v in enumerate(views)],
+        "runs": [
+            {
+                "label": LABELS[i],
+                "id": v["id"],
+                "digest": v["digest"],
+                "title": v["title"],
+                "status": v["status"],
+                "evidence": v["evidence"],
+                "primary": v["primary"],
+                "rank": v["rank"],
+                "observedDate": v["observedDate"],
+                "comparisonKey": v["identity"]["comparisonKey"],
+                "permalink": v["citation"]["permalink"],
+                "links": v["links"],
+            }
+            for i, v in enumerate(views)
+        ],
         "comparable": comparable,
         "fields": fields,
         "differingParts": differs,
@@ -151,8 +182,7 @@ def compare_runs(conn: Connection, rows: list, base_url: str, today: date) -> di
         "ratioDefinition": "value(A) / value(B), given only when both runs share one comparison key",
         "statement": statement,
         "markdown": _markdown(views, fields, statement),
-        "links": {"self": f"/compare?{query}", "json": f"/api/v1/compare?{query}",
-                  "markdown": f"/compare.md?{query}"},
+        "links": {"self": f"/compare?{query}", "json": f"/api/v1/compare?{query}", "markdown": f"/compare.md?{query}"},
     }
 
 

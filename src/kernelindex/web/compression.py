@@ -25,8 +25,16 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from kernelindex.web.cache import PERSONAL, SCOPE_ENTRY
 
 MIN_SIZE = 1024
-COMPRESSIBLE = ("text/html", "application/json", "application/problem+json", "image/svg+xml", "text/css",
-                "text/javascript", "application/javascript", "text/plain")
+COMPRESSIBLE = (
+    "text/html",
+    "application/json",
+    "application/problem+json",
+    "image/svg+xml",
+    "text/css",
+    "text/javascript",
+    "application/javascript",
+    "text/plain",
+)
 GZIP_LEVEL = 6
 BROTLI_QUALITY = 5  # fast: compression runs on the first, uncached reply too
 
@@ -94,9 +102,14 @@ class CompressionMiddleware:
                 compressible = headers.get("content-type", "").split(";")[0].strip() in COMPRESSIBLE
                 if compressible:
                     headers.add_vary_header("Accept-Encoding")
-                if (compressible and coding is not None and message["status"] == 200
-                        and "content-encoding" not in headers and "content-length" in headers
-                        and int(headers["content-length"]) >= self.min_size):
+                if (
+                    compressible
+                    and coding is not None
+                    and message["status"] == 200
+                    and "content-encoding" not in headers
+                    and "content-length" in headers
+                    and int(headers["content-length"]) >= self.min_size
+                ):
                     start = message  # hold it until the body is complete
                     return
                 await send(message)
@@ -119,8 +132,12 @@ class CompressionMiddleware:
                 if encoded is None:
                     encoded = entry.encoded[coding] = compress(body, coding)
                     entries.grew(entry, len(encoded))
-            elif entry.personal and coding in ("gzip", "br") and self._gzip_ok(scope) \
-                    and entry.body.replace(placeholder, token) == body:
+            elif (
+                entry.personal
+                and coding in ("gzip", "br")
+                and self._gzip_ok(scope)
+                and entry.body.replace(placeholder, token) == body
+            ):
                 if entry.parts is None:
                     entry.parts = [deflate_part(part) for part in entry.body.split(placeholder)]
                     entries.grew(entry, sum(len(part) for part in entry.parts))

@@ -31,18 +31,37 @@ def render(request: Request, template: str, **context: Any) -> HTMLResponse:
 def api_index(request: Request):
     check_known_params(request, set())
     return {
-        "name": "kernelindex", "version": __version__, "docs": "/docs/api", "openapi": "/api/v1/openapi.json",
-        "collections": {"runs": "/api/v1/runs", "workloads": "/api/v1/workloads", "operations": "/api/v1/operations",
-                        "sources": "/api/v1/sources", "gpus": "/api/v1/gpus", "records": "/api/v1/records",
-                        "search": "/api/v1/search", "origins": "/api/v1/origins", "models": "/api/v1/models"},
-        "entities": {"run": "/api/v1/runs/{id}", "workload": "/api/v1/workloads/{id}",
-                     "operation": "/api/v1/operations/{slug}", "source": "/api/v1/sources/{slug}",
-                     "implementation": "/api/v1/implementations/{slug}", "project": "/api/v1/projects/{slug}",
-                     "gpu": "/api/v1/gpus/{slug}", "ranking": "/api/v1/rankings/{comparisonKey}",
-                     "compare": "/api/v1/compare?run={id}&run={id}", "evidence": "/api/v1/runs/{id}/evidence",
-                     "model": "/api/v1/models/{ident}", "servingRun": "/api/v1/serving-runs/{id}",
-                     "servingResolver": "/api/v1/resolve/serving?model={model}&gpu={gpu}",
-                     "permalink": "/r/{digest}"},
+        "name": "kernelindex",
+        "version": __version__,
+        "docs": "/docs/api",
+        "openapi": "/api/v1/openapi.json",
+        "collections": {
+            "runs": "/api/v1/runs",
+            "workloads": "/api/v1/workloads",
+            "operations": "/api/v1/operations",
+            "sources": "/api/v1/sources",
+            "gpus": "/api/v1/gpus",
+            "records": "/api/v1/records",
+            "search": "/api/v1/search",
+            "origins": "/api/v1/origins",
+            "models": "/api/v1/models",
+        },
+        "entities": {
+            "run": "/api/v1/runs/{id}",
+            "workload": "/api/v1/workloads/{id}",
+            "operation": "/api/v1/operations/{slug}",
+            "source": "/api/v1/sources/{slug}",
+            "implementation": "/api/v1/implementations/{slug}",
+            "project": "/api/v1/projects/{slug}",
+            "gpu": "/api/v1/gpus/{slug}",
+            "ranking": "/api/v1/rankings/{comparisonKey}",
+            "compare": "/api/v1/compare?run={id}&run={id}",
+            "evidence": "/api/v1/runs/{id}/evidence",
+            "model": "/api/v1/models/{ident}",
+            "servingRun": "/api/v1/serving-runs/{id}",
+            "servingResolver": "/api/v1/resolve/serving?model={model}&gpu={gpu}",
+            "permalink": "/r/{digest}",
+        },
         "feeds": {"records": "/records/feed.xml", "badge": "/badges/implementations/{slug}.svg"},
     }
 
@@ -80,24 +99,45 @@ def api_reference(openapi: dict[str, Any]) -> dict[str, Any]:
                 continue
             ok = next((r for code, r in op.get("responses", {}).items() if code.startswith("2")), {})
             schema = ((ok.get("content") or {}).get("application/json") or {}).get("schema")
-            ops.append({
-                "method": method.upper(), "path": path, "summary": op.get("summary") or "",
-                "description": op.get("description") or "", "tag": (op.get("tags") or ["api"])[0],
-                "anchor": f"{method}-{path}".replace("/", "-").replace("{", "").replace("}", "").strip("-"),
-                "parameters": [{"name": p["name"], "in": p["in"], "required": p.get("required", False),
-                                "type": _type_text(p.get("schema") or {}),
-                                "description": p.get("description") or (p.get("schema") or {}).get("description") or ""}
-                               for p in op.get("parameters", [])],
-                "returns": _schema_ref(schema),
-            })
+            ops.append(
+                {
+                    "method": method.upper(),
+                    "path": path,
+                    "summary": op.get("summary") or "",
+                    "description": op.get("description") or "",
+                    "tag": (op.get("tags") or ["api"])[0],
+                    "anchor": f"{method}-{path}".replace("/", "-").replace("{", "").replace("}", "").strip("-"),
+                    "parameters": [
+                        {
+                            "name": p["name"],
+                            "in": p["in"],
+                            "required": p.get("required", False),
+                            "type": _type_text(p.get("schema") or {}),
+                            "description": p.get("description") or (p.get("schema") or {}).get("description") or "",
+                        }
+                        for p in op.get("parameters", [])
+                    ],
+                    "returns": _schema_ref(schema),
+                }
+            )
     models = []
     for name, schema in sorted(openapi.get("components", {}).get("schemas", {}).items()):
-        fields = [{"name": f, "type": _type_text(s), "required": f in schema.get("required", []),
-                   "description": s.get("description") or ""}
-                  for f, s in (schema.get("properties") or {}).items()]
+        fields = [
+            {
+                "name": f,
+                "type": _type_text(s),
+                "required": f in schema.get("required", []),
+                "description": s.get("description") or "",
+            }
+            for f, s in (schema.get("properties") or {}).items()
+        ]
         models.append({"name": name, "description": schema.get("description") or "", "fields": fields})
-    return {"operations": ops, "models": models, "title": openapi.get("info", {}).get("title"),
-            "version": openapi.get("info", {}).get("version")}
+    return {
+        "operations": ops,
+        "models": models,
+        "title": openapi.get("info", {}).get("title"),
+        "version": openapi.get("info", {}).get("version"),
+    }
 
 
 @pages.get("/docs/api", response_class=HTMLResponse)
@@ -108,8 +148,10 @@ def api_docs_page(request: Request):
 
 @pages.get("/robots.txt", response_class=PlainTextResponse)
 def robots(request: Request):
-    return (f"User-agent: *\nAllow: /\nDisallow: /api/\nDisallow: /compare\nDisallow: /records/feed.xml\n"
-            f"Sitemap: {base_url(request)}/sitemap.xml\n")
+    return (
+        f"User-agent: *\nAllow: /\nDisallow: /api/\nDisallow: /compare\nDisallow: /records/feed.xml\n"
+        f"Sitemap: {base_url(request)}/sitemap.xml\n"
+    )
 
 
 @pages.get("/llms.txt", response_class=PlainTextResponse)

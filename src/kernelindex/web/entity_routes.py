@@ -89,9 +89,16 @@ def _ledger(request: Request, since, operation, gpu, source, kind, cursor, limit
         rows, more = ledger_view.merged(conn, f, since_at, kind, offset, limit)
         items = ledger_view.entries(conn, rows, base_url(request))
     nxt = request.app.state.cursors.encode(listing, offset + limit) if more else None
-    return {"items": items, "since": since_at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z" if since_at else None,
-            "next": nxt, "links": {"next": str(request.url.include_query_params(cursor=nxt)) if nxt else None,
-                                   "feed": "/records/feed.xml", "page": "/records"}}
+    return {
+        "items": items,
+        "since": since_at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z" if since_at else None,
+        "next": nxt,
+        "links": {
+            "next": str(request.url.include_query_params(cursor=nxt)) if nxt else None,
+            "feed": "/records/feed.xml",
+            "page": "/records",
+        },
+    }
 
 
 # ---------------------------------------------------------------- pages
@@ -118,20 +125,37 @@ def gpu_page(request: Request, slug: str):
 
 
 @pages.get("/records", response_class=HTMLResponse)
-def ledger_page(request: Request, since: str | None = None, operation: str | None = None, gpu: str | None = None,
-                source: str | None = None, kind: str | None = None, cursor: str | None = None,
-                limit: int = DEFAULT_LIMIT):
+def ledger_page(
+    request: Request,
+    since: str | None = None,
+    operation: str | None = None,
+    gpu: str | None = None,
+    source: str | None = None,
+    kind: str | None = None,
+    cursor: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+):
     view = _ledger(request, since, operation, gpu, source, kind, cursor, limit)
     with connection(request) as conn:
         gpus = sorted({entities.gpu_slug(m) for m in hardware_models(conn)})
-    filters = {"since": since or "", "operation": operation or "", "gpu": gpu or "", "source": source or "",
-               "kind": kind or ""}
+    filters = {
+        "since": since or "",
+        "operation": operation or "",
+        "gpu": gpu or "",
+        "source": source or "",
+        "kind": kind or "",
+    }
     return render(request, "records.html", ledger=view, filters=filters, gpus=gpus, kinds=ledger_view.KIND_TITLES)
 
 
 @pages.get("/records/feed.xml")
-def ledger_feed(request: Request, operation: str | None = None, gpu: str | None = None, source: str | None = None,
-                kind: str | None = None):
+def ledger_feed(
+    request: Request,
+    operation: str | None = None,
+    gpu: str | None = None,
+    source: str | None = None,
+    kind: str | None = None,
+):
     check_known_params(request, {"operation", "gpu", "source", "kind"})
     with connection(request) as conn:
         f, _ = _ledger_filter(conn, None, operation, gpu, source, kind)
@@ -153,20 +177,29 @@ def implementation_badge(request: Request, slug: str):
 # ---------------------------------------------------------------- JSON twins
 
 
-@api.get("/implementations/{slug}", response_model=api_models.Implementation,
-         summary="An implementation: install, licence, source, deployability, best run per GPU, evidence levels")
+@api.get(
+    "/implementations/{slug}",
+    response_model=api_models.Implementation,
+    summary="An implementation: install, licence, source, deployability, best run per GPU, evidence levels",
+)
 def get_implementation(request: Request, slug: str):
     return _implementation(request, slug)
 
 
-@api.get("/projects/{slug}", response_model=api_models.Project,
-         summary="A project: its implementations, the records it holds, and leads gained or lost in 30 days")
+@api.get(
+    "/projects/{slug}",
+    response_model=api_models.Project,
+    summary="A project: its implementations, the records it holds, and leads gained or lost in 30 days",
+)
 def get_project(request: Request, slug: str):
     return _project(request, slug)
 
 
-@api.get("/gpus", response_model=api_models.GpuIndex,
-         summary="GPU products and architectures, and the operations x GPUs coverage grid")
+@api.get(
+    "/gpus",
+    response_model=api_models.GpuIndex,
+    summary="GPU products and architectures, and the operations x GPUs coverage grid",
+)
 def list_gpus(request: Request):
     return _gpus(request)
 
@@ -176,14 +209,20 @@ def get_gpu(request: Request, slug: str):
     return _gpu(request, slug)
 
 
-@api.get("/records", response_model=api_models.LedgerPage,
-         summary="The records ledger: new runs, new leaders, corrections, retractions, newest first")
-def get_records(request: Request,
-                since: str | None = Query(None, description="ISO 8601 date or date-time with a zone; inclusive"),
-                operation: str | None = Query(None, description="operation slug"),
-                gpu: str | None = Query(None, description="GPU slug, e.g. nvidia-h200"),
-                source: str | None = Query(None, description="source slug"),
-                kind: str | None = Query(None, description="one of: " + ", ".join(ledger_view.KINDS)),
-                cursor: str | None = None, limit: int = DEFAULT_LIMIT):
+@api.get(
+    "/records",
+    response_model=api_models.LedgerPage,
+    summary="The records ledger: new runs, new leaders, corrections, retractions, newest first",
+)
+def get_records(
+    request: Request,
+    since: str | None = Query(None, description="ISO 8601 date or date-time with a zone; inclusive"),
+    operation: str | None = Query(None, description="operation slug"),
+    gpu: str | None = Query(None, description="GPU slug, e.g. nvidia-h200"),
+    source: str | None = Query(None, description="source slug"),
+    kind: str | None = Query(None, description="one of: " + ", ".join(ledger_view.KINDS)),
+    cursor: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+):
     """Entries at or after ``since`` (inclusive; drop repeats by ``id``), newest first, paged by ``next``."""
     return _ledger(request, since, operation, gpu, source, kind, cursor, limit)

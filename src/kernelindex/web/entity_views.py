@@ -37,8 +37,9 @@ def install_of(export_row: dict[str, Any], spec: dict[str, Any]) -> dict[str, An
         if not command and inst.get("kind") == "pip" and inst.get("package"):
             command = f"pip install {inst['package']}" + (f"=={inst['version']}" if inst.get("version") else "")
         elif not command and inst.get("kind") == "git" and inst.get("repository"):
-            command = f"git clone {inst['repository']}" + (f" && git -C <dir> checkout {inst['commit']}"
-                                                           if inst.get("commit") else "")
+            command = f"git clone {inst['repository']}" + (
+                f" && git -C <dir> checkout {inst['commit']}" if inst.get("commit") else ""
+            )
         if command:
             return {"kind": inst.get("kind"), "command": command, "variant": variant.get("name")}
     return None
@@ -46,8 +47,12 @@ def install_of(export_row: dict[str, Any], spec: dict[str, Any]) -> dict[str, An
 
 def licence_of(export_row: dict[str, Any], spec: dict[str, Any]) -> str | None:
     lic = spec.get("licensing") or {}
-    return export_row.get("licenseExpression") or export_row.get("licenseDeclared") or lic.get("concluded") \
+    return (
+        export_row.get("licenseExpression")
+        or export_row.get("licenseDeclared")
+        or lic.get("concluded")
         or lic.get("declared")
+    )
 
 
 def _link(url: Any, label: str) -> dict[str, Any]:
@@ -85,11 +90,20 @@ def implementation_view(conn: Connection, row) -> dict[str, Any]:
         current = best.get(run.hardware_model or "")
         if current is None or candidate < current["_order"]:
             best[run.hardware_model or ""] = {
-                "_order": candidate, "gpu": _gpu(run.hardware_model), "rank": entry.rank, "tied": entry.tied,
-                "groupSize": group.size, "runId": run.id, "digest": run.run_digest,
-                "value": run.primary_value, "display": format_value(run.primary_value, run.primary_unit),
-                "evidence": levels_by_digest.get(run.run_digest), "workloadId": run.workload_id,
-                "comparisonKey": group.comparison_key, "links": {"run": f"/runs/{run.id}"}}
+                "_order": candidate,
+                "gpu": _gpu(run.hardware_model),
+                "rank": entry.rank,
+                "tied": entry.tied,
+                "groupSize": group.size,
+                "runId": run.id,
+                "digest": run.run_digest,
+                "value": run.primary_value,
+                "display": format_value(run.primary_value, run.primary_unit),
+                "evidence": levels_by_digest.get(run.run_digest),
+                "workloadId": run.workload_id,
+                "comparisonKey": group.comparison_key,
+                "links": {"run": f"/runs/{run.id}"},
+            }
     best_rows = sorted(best.values(), key=lambda b: (b["rank"], b["gpu"]["model"] or ""))
     for item in best_rows:
         item.pop("_order")
@@ -110,20 +124,34 @@ def implementation_view(conn: Connection, row) -> dict[str, Any]:
         "title": row.title or meta.get("title") or slug,
         "language": row.language or (spec.get("callable") or {}).get("language"),
         "authors": [a.get("name") or a.get("github") or "" for a in meta.get("authors") or []],
-        "project": {"slug": project.slug, "name": project.name,
-                    "links": {"self": f"/projects/{project.slug}", "json": f"/api/v1/projects/{project.slug}"}}
-        if project is not None else None,
-        "operation": {"slug": operation.slug, "name": operation.name,
-                      "links": {"self": f"/operations/{operation.slug}"}}
-        if operation is not None else None,
+        "project": {
+            "slug": project.slug,
+            "name": project.name,
+            "links": {"self": f"/projects/{project.slug}", "json": f"/api/v1/projects/{project.slug}"},
+        }
+        if project is not None
+        else None,
+        "operation": {
+            "slug": operation.slug,
+            "name": operation.name,
+            "links": {"self": f"/operations/{operation.slug}"},
+        }
+        if operation is not None
+        else None,
         "install": install,
         "licence": licence_of(export_row, spec),
         "deployable": deployable,
         "deployableReason": ("an install command is recorded" if install else "the export marks it installable")
-        if deployable else "no install command or package is recorded, so it cannot be deployed from this index",
+        if deployable
+        else "no install command or package is recorded, so it cannot be deployed from this index",
         "sourceAvailable": bool(export_row.get("sourceAvailable") or source.get("contentDigest")),
-        "sourceFile": {"name": source.get("fileName"), "digest": source.get("contentDigest"),
-                       "sizeBytes": source.get("sizeBytes")} if source else None,
+        "sourceFile": {
+            "name": source.get("fileName"),
+            "digest": source.get("contentDigest"),
+            "sizeBytes": source.get("sizeBytes"),
+        }
+        if source
+        else None,
         "sourceLinks": links,
         "support": spec.get("support") or {},
         "revision": revision.get("version") or export_row.get("sourceRevision"),
@@ -132,8 +160,11 @@ def implementation_view(conn: Connection, row) -> dict[str, Any]:
         "bestRank": min((b["rank"] for b in best_rows), default=None),
         "evidenceLevels": {level: levels[level] for level in LEVEL_ORDER if levels.get(level)},
         "bestEvidence": best_level(levels),
-        "links": {"self": f"/implementations/{slug}", "json": f"/api/v1/implementations/{slug}",
-                  "badge": f"/badges/implementations/{slug}.svg"},
+        "links": {
+            "self": f"/implementations/{slug}",
+            "json": f"/api/v1/implementations/{slug}",
+            "badge": f"/badges/implementations/{slug}.svg",
+        },
     }
 
 
@@ -150,10 +181,19 @@ def project_view(conn: Connection, row, now: datetime | None = None) -> dict[str
         if leader is not None and leader.run.run_id in by_id:
             run = by_id[leader.run.run_id]
             impl = digest_to_impl[run.implementation_digest]
-            held.append({"comparisonKey": group.comparison_key, "runId": run.id, "groupSize": group.size,
-                         "tied": leader.tied, "implementation": impl.slug or impl.id, "gpu": _gpu(run.hardware_model),
-                         "display": format_value(run.primary_value, run.primary_unit), "workloadId": run.workload_id,
-                         "links": {"run": f"/runs/{run.id}", "group": f"/rankings/{group.comparison_key}"}})
+            held.append(
+                {
+                    "comparisonKey": group.comparison_key,
+                    "runId": run.id,
+                    "groupSize": group.size,
+                    "tied": leader.tied,
+                    "implementation": impl.slug or impl.id,
+                    "gpu": _gpu(run.hardware_model),
+                    "display": format_value(run.primary_value, run.primary_unit),
+                    "workloadId": run.workload_id,
+                    "links": {"run": f"/runs/{run.id}", "group": f"/rankings/{group.comparison_key}"},
+                }
+            )
     labels = entities.run_labels(conn, [h["runId"] for h in held])
     for h in held:
         label = labels.get(h["runId"])
@@ -176,12 +216,20 @@ def project_view(conn: Connection, row, now: datetime | None = None) -> dict[str
         "name": row.name or (manifest.get("spec") or {}).get("name") or row.slug,
         "homepage": safe_url((row.export_row or {}).get("canonicalUrl")),
         "implementations": [
-            {"slug": i.slug or i.id, "title": i.title or i.slug or i.id, "digest": i.implementation_digest,
-             "language": i.language, "runCount": runs_per_impl.get(i.implementation_digest, 0),
-             "licence": licence_of(i.export_row or {}, {}),
-             "links": {"self": f"/implementations/{i.slug or i.id}",
-                       "json": f"/api/v1/implementations/{i.slug or i.id}"}}
-            for i in impls],
+            {
+                "slug": i.slug or i.id,
+                "title": i.title or i.slug or i.id,
+                "digest": i.implementation_digest,
+                "language": i.language,
+                "runCount": runs_per_impl.get(i.implementation_digest, 0),
+                "licence": licence_of(i.export_row or {}, {}),
+                "links": {
+                    "self": f"/implementations/{i.slug or i.id}",
+                    "json": f"/api/v1/implementations/{i.slug or i.id}",
+                },
+            }
+            for i in impls
+        ],
         "runCount": len(run_rows),
         "recordsHeld": held,
         "recentWindowDays": RECENT_DAYS,
@@ -195,16 +243,20 @@ def _verified_counts(conn: Connection, hardware_models: list[str] | None = None)
     """(operation slug, hardware model) -> runs whose evidence level is verified or replicated."""
     rows = entities.harness_runs(conn, hardware_models)
     levels = evidence_for_runs(conn, [r.run_digest for r in rows])
-    return Counter((r.slug, r.hardware_model) for r in rows
-                   if levels.get(r.run_digest) and levels[r.run_digest].level in ("verified", "replicated"))
+    return Counter(
+        (r.slug, r.hardware_model)
+        for r in rows
+        if levels.get(r.run_digest) and levels[r.run_digest].level in ("verified", "replicated")
+    )
 
 
 def gpus_view(conn: Connection) -> dict[str, Any]:
     products = entities.hardware_products(conn)
     by_slug: dict[str, dict[str, Any]] = {}
     for p in products:
-        item = by_slug.setdefault(entities.gpu_slug(p.model), {
-            **_gpu(p.model), "vendor": p.vendor, "architectures": [], "runCount": 0})
+        item = by_slug.setdefault(
+            entities.gpu_slug(p.model), {**_gpu(p.model), "vendor": p.vendor, "architectures": [], "runCount": 0}
+        )
         item["architectures"] += [a for a in p.architectures if a not in item["architectures"]]
         item["runCount"] += p.runs
     gpus = sorted(by_slug.values(), key=lambda g: g["model"] or "")
@@ -219,13 +271,15 @@ def gpus_view(conn: Connection) -> dict[str, Any]:
         cell = op["cells"].setdefault(entities.gpu_slug(model), {"any": 0, "verified": 0})
         cell["any"] += n
         cell["verified"] += verified.get((op_slug, model), 0)
-    rows = sorted(ops.values(), key=lambda o: (o["name"] or o["slug"]))
+    rows = sorted(ops.values(), key=lambda o: o["name"] or o["slug"])
     return {
         "gpus": gpus,
         "architectures": [{"name": a, "gpus": s} for a, s in sorted(architectures.items())],
-        "coverage": {"gpus": [g["slug"] for g in gpus], "operations": rows,
-                     "legend": "any: runs of the operation on the GPU; verified: those at evidence level "
-                               "verified or replicated"},
+        "coverage": {
+            "gpus": [g["slug"] for g in gpus],
+            "operations": rows,
+            "legend": "any: runs of the operation on the GPU; verified: those at evidence level verified or replicated",
+        },
         "links": {"self": "/gpus", "json": "/api/v1/gpus"},
     }
 
@@ -245,24 +299,35 @@ def gpu_view(conn: Connection, slug: str) -> dict[str, Any] | None:
         label = labels.get(run_id)
         lead = group.leader
         ev = levels.get(lead.run.digest or "")
-        best.append({
-            "operation": {"slug": label.op_slug, "name": label.op_name}
-            if label is not None and label.op_slug else None,
-            "workload": (label.wl_name or label.shape_summary) if label is not None else None,
-            "workloadId": label.workload_id if label is not None else None,
-            "implementation": {"slug": label.impl_slug, "title": label.impl_title}
-            if label is not None and label.impl_slug
-            else None,
-            "runId": run_id, "digest": lead.run.digest, "groupSize": group.size, "tied": lead.tied,
-            "value": lead.run.value, "display": format_value(lead.run.value, group.unit),
-            "evidence": ev.level if ev else None, "comparisonKey": group.comparison_key,
-            "links": {"run": f"/runs/{run_id}", "group": f"/rankings/{group.comparison_key}"}})
+        best.append(
+            {
+                "operation": {"slug": label.op_slug, "name": label.op_name}
+                if label is not None and label.op_slug
+                else None,
+                "workload": (label.wl_name or label.shape_summary) if label is not None else None,
+                "workloadId": label.workload_id if label is not None else None,
+                "implementation": {"slug": label.impl_slug, "title": label.impl_title}
+                if label is not None and label.impl_slug
+                else None,
+                "runId": run_id,
+                "digest": lead.run.digest,
+                "groupSize": group.size,
+                "tied": lead.tied,
+                "value": lead.run.value,
+                "display": format_value(lead.run.value, group.unit),
+                "evidence": ev.level if ev else None,
+                "comparisonKey": group.comparison_key,
+                "links": {"run": f"/runs/{run_id}", "group": f"/rankings/{group.comparison_key}"},
+            }
+        )
     best.sort(key=lambda b: ((b["operation"] or {}).get("name") or "", b["workload"] or "", b["comparisonKey"]))
     verified = _verified_counts(conn, models)
     return {
         **_gpu(models[0]),
-        "products": [{"model": p.model, "vendor": p.vendor, "architectures": list(p.architectures),
-                      "runCount": p.runs} for p in products],
+        "products": [
+            {"model": p.model, "vendor": p.vendor, "architectures": list(p.architectures), "runCount": p.runs}
+            for p in products
+        ],
         "architectures": sorted({a for p in products for a in p.architectures}),
         "runCount": sum(p.runs for p in products),
         "groupCount": len(groups),

@@ -71,8 +71,15 @@ STATUS = {
 }
 
 ATTEST_FORM_FIELDS = {
-    CSRF_FIELD, "api_key", "claim", "attester_name", "note", "measured_value", "measured_unit",
-    "evidence_uri", "evidence_digest",
+    CSRF_FIELD,
+    "api_key",
+    "claim",
+    "attester_name",
+    "note",
+    "measured_value",
+    "measured_unit",
+    "evidence_uri",
+    "evidence_digest",
 }
 REPORT_FORM_FIELDS = {CSRF_FIELD, "api_key", "problem", "details", "requested_action"}
 API_ATTEST_FIELDS = {"spec", "metadata", "signature", "publicKey"}
@@ -136,7 +143,9 @@ async def read_form(request: Request, allowed: set[str]) -> dict[str, str]:
     cookie = request.cookies.get(CSRF_COOKIE)
     token = form.pop(CSRF_FIELD, None)
     if not csrf_matches(request.app.state.csrf_secret, cookie, token):
-        raise Problem(403, "csrf", "the form's anti-forgery token is missing or does not match; reload the page and retry")
+        raise Problem(
+            403, "csrf", "the form's anti-forgery token is missing or does not match; reload the page and retry"
+        )
     for name, value in form.items():
         check_visible_text(value, name)
     return form
@@ -185,9 +194,16 @@ def _store_attestation(request: Request, run_id: str, token: str | None, build, 
     """Authenticate, build the record for the run, store and (if configured) countersign it."""
     state = request.app.state
     try:
-        return attest_with_api_key(state.store, token, run_id, build, envelope=envelope, public_key=public_key,
-                                   countersign_key=getattr(state, "signing_key", None),
-                                   countersign_label=getattr(state, "signing_label", None))
+        return attest_with_api_key(
+            state.store,
+            token,
+            run_id,
+            build,
+            envelope=envelope,
+            public_key=public_key,
+            countersign_key=getattr(state, "signing_key", None),
+            countersign_label=getattr(state, "signing_label", None),
+        )
     except EvidenceError as exc:
         raise _problem(exc) from exc
 
@@ -261,8 +277,12 @@ async def attest_api(request: Request, run_id: str):
         _store_attestation, request, run_id, bearer(request), build, data.get("signature"), public_key
     )
     return JSONResponse(
-        {"digest": digest, "run": row.run_digest, "permalink": f"{base_url(request)}/r/{digest}",
-         "links": {"run": f"/runs/{row.id}", "attestations": f"/api/v1/runs/{row.id}/attestations"}},
+        {
+            "digest": digest,
+            "run": row.run_digest,
+            "permalink": f"{base_url(request)}/r/{digest}",
+            "links": {"run": f"/runs/{row.id}", "attestations": f"/api/v1/runs/{row.id}/attestations"},
+        },
         status_code=201,
     )
 
@@ -278,8 +298,13 @@ def _store_correction(request: Request, run_id: str, token: str | None, problem:
 async def report_form(request: Request, run_id: str):
     form = await read_form(request, REPORT_FORM_FIELDS)
     row, request_id = await run_in_threadpool(
-        _store_correction, request, run_id, form.get("api_key", "").strip() or None,
-        form.get("problem", ""), form.get("details", "").strip(), form.get("requested_action", ""),
+        _store_correction,
+        request,
+        run_id,
+        form.get("api_key", "").strip() or None,
+        form.get("problem", ""),
+        form.get("details", "").strip(),
+        form.get("requested_action", ""),
     )
     return RedirectResponse(f"/runs/{row.id}#corrections", status_code=303)
 
@@ -292,7 +317,13 @@ async def report_api(request: Request, run_id: str):
         if not isinstance(value, str):
             raise Problem(422, "invalid-record", f"{name}: required, a string", field=name)
     row, request_id = await run_in_threadpool(
-        _store_correction, request, run_id, bearer(request), fields["problem"], fields["details"], fields["requestedAction"]
+        _store_correction,
+        request,
+        run_id,
+        bearer(request),
+        fields["problem"],
+        fields["details"],
+        fields["requestedAction"],
     )
     return JSONResponse({"id": request_id, "run": row.run_digest, "status": "open"}, status_code=201)
 
@@ -300,7 +331,9 @@ async def report_api(request: Request, run_id: str):
 # --- reads ---------------------------------------------------------------------------------
 
 
-@router.get("/api/v1/runs/{run_id}/evidence", summary="A run's evidence level, its reasons, signatures and attestations")
+@router.get(
+    "/api/v1/runs/{run_id}/evidence", summary="A run's evidence level, its reasons, signatures and attestations"
+)
 def evidence_api(request: Request, run_id: str) -> dict[str, Any]:
     with connection(request) as conn:
         row = _run_row(conn, run_id)
@@ -310,7 +343,9 @@ def evidence_api(request: Request, run_id: str) -> dict[str, Any]:
     return panel
 
 
-@router.get("/api/v1/records/{digest}/signatures", summary="Every signature over a record, with envelope and public key")
+@router.get(
+    "/api/v1/records/{digest}/signatures", summary="Every signature over a record, with envelope and public key"
+)
 def record_signatures(request: Request, digest: str) -> dict[str, Any]:
     """What an offline check needs: save an envelope beside the record and run
     ``kernelindex verify-signatures --record RECORD.json --public-key KEY.pub``."""
@@ -376,8 +411,14 @@ class CsrfCookieMiddleware:
                 headers = MutableHeaders(scope=message)
                 if headers.get("content-type", "").startswith("text/html"):
                     cookie = Response()
-                    cookie.set_cookie(CSRF_COOKIE, nonce, httponly=True, samesite="strict",
-                                      secure=scope.get("scheme") == "https", path="/")
+                    cookie.set_cookie(
+                        CSRF_COOKIE,
+                        nonce,
+                        httponly=True,
+                        samesite="strict",
+                        secure=scope.get("scheme") == "https",
+                        path="/",
+                    )
                     headers.append("set-cookie", cookie.headers["set-cookie"])
             await send(message)
 

@@ -81,8 +81,11 @@ def evidence_panel(conn: Connection, row: Any, base_url: str, today: date) -> di
     if facts.superseded_by is not None:
         correction = {"kind": "superseded", "url": f"/runs/{facts.superseded_by}", "digest": facts.superseded_by_digest}
     elif facts.retraction is not None:
-        correction = {"kind": "retracted", "at": facts.retraction.at,
-                      "reason": facts.retraction.reason or "no reason given"}
+        correction = {
+            "kind": "retracted",
+            "at": facts.retraction.at,
+            "reason": facts.retraction.reason or "no reason given",
+        }
     citation = citation_for(row.manifest["run"], row.run_digest, base_url, today)
     return {
         "level": evidence.level,
@@ -93,7 +96,10 @@ def evidence_panel(conn: Connection, row: Any, base_url: str, today: date) -> di
             _attestation_item(a, checks.get(a["attestation_digest"], []), run_ids) for a in attestation_rows
         ],
         "corrections": [
-            {k: r[k] for k in ("id", "problem", "requested_action", "status", "resolution", "created_at", "resolved_at")}
+            {
+                k: r[k]
+                for k in ("id", "problem", "requested_action", "status", "resolution", "created_at", "resolved_at")
+            }
             for r in correction_requests_for(conn, row.run_digest)
         ],
         "correction": correction,

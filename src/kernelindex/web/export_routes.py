@@ -18,8 +18,12 @@ _HEX = re.compile(r"^[0-9a-f]{64}$")
 @router.get("/latest.json", summary="The newest catalog export: its digest, size and URL")
 def latest(request: Request) -> dict:
     export = request.app.state.export_cache.latest()
-    return {"digest": export.digest, "sizeBytes": export.size, "createdAt": export.created_at,
-            "url": f"/api/v1/exports/{export.name}"}
+    return {
+        "digest": export.digest,
+        "sizeBytes": export.size,
+        "createdAt": export.created_at,
+        "url": f"/api/v1/exports/{export.name}",
+    }
 
 
 @router.get("/catalog.jsonl.zst", summary="Redirects to the newest catalog export")

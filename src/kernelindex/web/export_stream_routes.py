@@ -8,16 +8,20 @@ from collections.abc import Iterator
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
-from kernelindex.store.reads.export import count_rows, export_lines
 from kernelindex.ingest.jsonlines import js_dumps
+from kernelindex.store.reads.export import count_rows, export_lines
 from kernelindex.web.problems import check_known_params
 
 router = APIRouter(prefix="/api/v1", tags=["api"])
 ROW_COUNT_HEADER = "X-Row-Count"
 
 
-@router.get("/export", summary="Every stored row as catalog-export JSON Lines (the public format), streamed",
-            response_class=StreamingResponse, responses={200: {"content": {"application/x-ndjson": {}}}})
+@router.get(
+    "/export",
+    summary="Every stored row as catalog-export JSON Lines (the public format), streamed",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"application/x-ndjson": {}}}},
+)
 def export(request: Request) -> StreamingResponse:
     check_known_params(request, set())
     store = request.app.state.store

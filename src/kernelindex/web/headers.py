@@ -10,10 +10,15 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from kernelindex.web import problems
 
 MAX_PARAM_CHARS = 8192  # no id, digest, slug, cursor or search text is longer; a longer value is refused early
-CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-       "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
-SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
-                    "Referrer-Policy": "no-referrer"}
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
 
 
 class SecurityHeadersMiddleware:
@@ -40,16 +45,18 @@ class SecurityHeadersMiddleware:
             # No id, digest or search text contains NUL; PostgreSQL would refuse it mid-query.
             request = Request(scope, receive)
             if "\x00" in request.url.path or any("\x00" in k + v for k, v in request.query_params.multi_items()):
-                response = problems.render_problem(request, 400, "bad-character",
-                                                   "the request contains a NUL character (%00)")
+                response = problems.render_problem(
+                    request, 400, "bad-character", "the request contains a NUL character (%00)"
+                )
                 await response(scope, receive, send_with_headers)
                 return
         if len(scope.get("query_string", b"")) > MAX_PARAM_CHARS:  # cheap test first; then each value
             request = Request(scope, receive)
             if any(len(v) > MAX_PARAM_CHARS for _, v in request.query_params.multi_items()):
                 # Every page and API route gets the same bound, before any query reaches the store.
-                response = problems.render_problem(request, 400, "too-long",
-                                                   f"a query parameter is longer than {MAX_PARAM_CHARS} characters")
+                response = problems.render_problem(
+                    request, 400, "too-long", f"a query parameter is longer than {MAX_PARAM_CHARS} characters"
+                )
                 await response(scope, receive, send_with_headers)
                 return
         await self.app(scope, receive, send_with_headers)

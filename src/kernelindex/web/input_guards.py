@@ -19,12 +19,23 @@ from kernelindex.web.problems import Problem
 
 MAX_JSON_DEPTH = 32
 INVISIBLE = {
-    "\u061c": "ARABIC LETTER MARK", "\u200e": "LEFT-TO-RIGHT MARK", "\u200f": "RIGHT-TO-LEFT MARK",
-    "\u202a": "LEFT-TO-RIGHT EMBEDDING", "\u202b": "RIGHT-TO-LEFT EMBEDDING", "\u202c": "POP DIRECTIONAL FORMATTING",
-    "\u202d": "LEFT-TO-RIGHT OVERRIDE", "\u202e": "RIGHT-TO-LEFT OVERRIDE", "\u2066": "LEFT-TO-RIGHT ISOLATE",
-    "\u2067": "RIGHT-TO-LEFT ISOLATE", "\u2068": "FIRST STRONG ISOLATE", "\u2069": "POP DIRECTIONAL ISOLATE",
-    "\u200b": "ZERO WIDTH SPACE", "\u200c": "ZERO WIDTH NON-JOINER", "\u200d": "ZERO WIDTH JOINER",
-    "\u2060": "WORD JOINER", "\ufeff": "ZERO WIDTH NO-BREAK SPACE",
+    "\u061c": "ARABIC LETTER MARK",
+    "\u200e": "LEFT-TO-RIGHT MARK",
+    "\u200f": "RIGHT-TO-LEFT MARK",
+    "\u202a": "LEFT-TO-RIGHT EMBEDDING",
+    "\u202b": "RIGHT-TO-LEFT EMBEDDING",
+    "\u202c": "POP DIRECTIONAL FORMATTING",
+    "\u202d": "LEFT-TO-RIGHT OVERRIDE",
+    "\u202e": "RIGHT-TO-LEFT OVERRIDE",
+    "\u2066": "LEFT-TO-RIGHT ISOLATE",
+    "\u2067": "RIGHT-TO-LEFT ISOLATE",
+    "\u2068": "FIRST STRONG ISOLATE",
+    "\u2069": "POP DIRECTIONAL ISOLATE",
+    "\u200b": "ZERO WIDTH SPACE",
+    "\u200c": "ZERO WIDTH NON-JOINER",
+    "\u200d": "ZERO WIDTH JOINER",
+    "\u2060": "WORD JOINER",
+    "\ufeff": "ZERO WIDTH NO-BREAK SPACE",
 }
 
 
@@ -55,9 +66,13 @@ def check_visible_text(value: Any, where: str) -> None:
     if isinstance(value, str):
         for ch in value:
             if ch in INVISIBLE:
-                raise Problem(422, "invisible-character",
-                              f"{where}: contains U+{ord(ch):04X} {INVISIBLE[ch]}, which would make the shown text "
-                              "differ from the stored text; remove it", field=where)
+                raise Problem(
+                    422,
+                    "invisible-character",
+                    f"{where}: contains U+{ord(ch):04X} {INVISIBLE[ch]}, which would make the shown text "
+                    "differ from the stored text; remove it",
+                    field=where,
+                )
     elif isinstance(value, dict):
         for key, item in value.items():
             check_visible_text(key, where)

@@ -46,11 +46,19 @@ def parse_since(text: str) -> datetime:
     except ValueError:
         parsed = None
     if parsed is None or len(value) > 40:
-        raise Problem(400, "bad-since", f"since {value[:40]!r} is not an ISO 8601 date or date-time "
-                      "(e.g. 2026-03-01 or 2026-03-01T12:00:00Z)", parameter="since")
+        raise Problem(
+            400,
+            "bad-since",
+            f"since {value[:40]!r} is not an ISO 8601 date or date-time (e.g. 2026-03-01 or 2026-03-01T12:00:00Z)",
+            parameter="since",
+        )
     if parsed.tzinfo is None:
-        raise Problem(400, "bad-since", f"since {value!r} has no time zone: add Z (UTC) or an offset like +01:00",
-                      parameter="since")
+        raise Problem(
+            400,
+            "bad-since",
+            f"since {value!r} has no time zone: add Z (UTC) or an offset like +01:00",
+            parameter="since",
+        )
     return parsed.astimezone(UTC)
 
 
@@ -64,8 +72,9 @@ def _instant(text: str | None) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def merged(conn: Connection, f: LedgerFilter, since: datetime | None, kind: str | None,
-           offset: int, limit: int) -> tuple[list[LedgerRow], bool]:
+def merged(
+    conn: Connection, f: LedgerFilter, since: datetime | None, kind: str | None, offset: int, limit: int
+) -> tuple[list[LedgerRow], bool]:
     """Rows ``offset .. offset+limit`` of the merged ledger, newest first, and whether more follow."""
     depth = offset + limit + 1
     rows = ledger.ledger_rows(conn, f, depth)
@@ -77,7 +86,7 @@ def merged(conn: Connection, f: LedgerFilter, since: datetime | None, kind: str 
             continue
         keyed.append((at, row.entry_id, row))
     keyed.sort(key=lambda t: (t[0] or floor, t[1]), reverse=True)
-    window = keyed[offset:offset + limit + 1]
+    window = keyed[offset : offset + limit + 1]
     return [r for _, _, r in window[:limit]], len(window) > limit
 
 
@@ -87,8 +96,10 @@ def entry_view(row: LedgerRow, label: Any, base_url: str) -> dict[str, Any]:
     title = title or short_digest(row.run_digest) if row.run_digest else (title or "a run")
     op = {"slug": label.op_slug, "name": label.op_name} if label is not None and label.op_slug else None
     if row.kind == "new_run":
-        summary = f"{format_value(d.get('value'), d.get('unit'))} on {d.get('hardware') or 'unknown hardware'}, " \
-                  f"{d.get('status')}, from {d.get('source') or 'an unknown source'}"
+        summary = (
+            f"{format_value(d.get('value'), d.get('unit'))} on {d.get('hardware') or 'unknown hardware'}, "
+            f"{d.get('status')}, from {d.get('source') or 'an unknown source'}"
+        )
     elif row.kind == "correction":
         summary = f"supersedes an earlier run; now {format_value(d.get('value'), d.get('unit'))}"
     elif row.kind == "new_leader":
@@ -111,10 +122,12 @@ def entry_view(row: LedgerRow, label: Any, base_url: str) -> dict[str, Any]:
         "operation": op,
         "run": {"id": row.run_id, "digest": row.run_digest, "permalink": permalink} if row.run_id else None,
         "detail": d,
-        "links": {"run": f"/runs/{row.run_id}" if row.run_id else None,
-                  "json": f"/api/v1/runs/{row.run_id}" if row.run_id else None,
-                  "previousRun": f"/runs/{d['previousRunId']}" if d.get("previousRunId") else None,
-                  "group": f"/rankings/{d['comparisonKey']}" if d.get("comparisonKey") else None},
+        "links": {
+            "run": f"/runs/{row.run_id}" if row.run_id else None,
+            "json": f"/api/v1/runs/{row.run_id}" if row.run_id else None,
+            "previousRun": f"/runs/{d['previousRunId']}" if d.get("previousRunId") else None,
+            "group": f"/rankings/{d['comparisonKey']}" if d.get("comparisonKey") else None,
+        },
     }
 
 

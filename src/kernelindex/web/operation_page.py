@@ -46,8 +46,11 @@ def _axes_text(axes: dict[str, Any], names: list[str]) -> str:
 
 def _sort_key(entry: dict[str, Any], names: list[str]) -> tuple:
     axes = entry["axes"]
-    values = tuple((0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v))
-                   for v in (axes.get(n) for n in names) if v is not None)
+    values = tuple(
+        (0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v))
+        for v in (axes.get(n) for n in names)
+        if v is not None
+    )
     return (entry["kind"] == "WorkloadCase", values, entry["title"])
 
 
@@ -56,15 +59,32 @@ def merged_workloads(rows: list[dict[str, Any]], axis_names: list[str], origins:
     merged: dict[str, dict[str, Any]] = {}
     ours = origins.pack_workload_digests
     for w in rows:
-        entry = merged.setdefault(_case_key(w), {
-            "kind": w["kind"], "axes": w["axes"], "caseCount": len(w["caseAxes"]) or None, "records": [],
-            "runCount": 0})
-        entry["records"].append({"id": w["id"], "digest": w["digest"], "title": w["title"],
-                                 "origin": "our pack" if w["digest"] in ours else "upstream",
-                                 "runCount": w["runCount"], "href": f"/workloads/{w['id']}"})
+        entry = merged.setdefault(
+            _case_key(w),
+            {
+                "kind": w["kind"],
+                "axes": w["axes"],
+                "caseCount": len(w["caseAxes"]) or None,
+                "records": [],
+                "runCount": 0,
+            },
+        )
+        entry["records"].append(
+            {
+                "id": w["id"],
+                "digest": w["digest"],
+                "title": w["title"],
+                "origin": "our pack" if w["digest"] in ours else "upstream",
+                "runCount": w["runCount"],
+                "href": f"/workloads/{w['id']}",
+            }
+        )
         entry["runCount"] += w["runCount"]
-    varying = [n for n in axis_names or sorted({a for e in merged.values() for a in e["axes"]})
-               if len({str(e["axes"].get(n)) for e in merged.values() if e["kind"] == "WorkloadCase"}) > 1]
+    varying = [
+        n
+        for n in axis_names or sorted({a for e in merged.values() for a in e["axes"]})
+        if len({str(e["axes"].get(n)) for e in merged.values() if e["kind"] == "WorkloadCase"}) > 1
+    ]
     out = []
     for entry in merged.values():
         entry["records"].sort(key=lambda r: (r["origin"] != "upstream", -r["runCount"]))
@@ -72,22 +92,26 @@ def merged_workloads(rows: list[dict[str, Any]], axis_names: list[str], origins:
         entry["id"] = first["id"]
         entry["ids"] = [r["id"] for r in entry["records"]]
         shown = {n: v for n, v in entry["axes"].items() if n in varying} or entry["axes"]
-        entry["title"] = (_axes_text(shown, axis_names) or first["title"]) if entry["kind"] == "WorkloadCase" \
+        entry["title"] = (
+            (_axes_text(shown, axis_names) or first["title"])
+            if entry["kind"] == "WorkloadCase"
             else f"suite of {entry['caseCount'] or 0} cases"
+        )
         out.append(entry)
     out.sort(key=lambda e: _sort_key(e, axis_names))
     return out
 
 
 def _label(group: dict[str, Any]) -> str:
-    env = (group.get("environment") or {})
-    proto = (group.get("protocol") or {})
+    env = group.get("environment") or {}
+    proto = group.get("protocol") or {}
     hardware = env.get("hardware") or env.get("title") or "unknown hardware"
     return f"{hardware} · {proto.get('title') or 'unknown protocol'}"
 
 
-def _sweep(conn: Connection, cases: list[dict[str, Any]], axis_names: list[str],
-           group: dict[str, Any] | None) -> dict[str, Any] | None:
+def _sweep(
+    conn: Connection, cases: list[dict[str, Any]], axis_names: list[str], group: dict[str, Any] | None
+) -> dict[str, Any] | None:
     """Best value per case size per implementation, on one hardware and metric (the chosen group's when
     it is a case's, else the most measured)."""
     member_of = {i: e for e in cases for i in e["ids"]}
@@ -102,11 +126,15 @@ def _sweep(conn: Connection, cases: list[dict[str, Any]], axis_names: list[str],
         wanted = ((group.get("environment") or {}).get("hardware"), group["metricKey"])
     if wanted not in pairs:
         wanted = max(pairs, key=lambda p: pairs[p])
-    rows = [r for r in rows if (r.hardware_model, metric_key(r.primary_metric, r.primary_statistic,
-                                                              r.primary_unit)) == wanted]
+    rows = [
+        r
+        for r in rows
+        if (r.hardware_model, metric_key(r.primary_metric, r.primary_statistic, r.primary_unit)) == wanted
+    ]
     measured = {r.workload_id for r in rows}
-    spread = {n: len({str(member_of[w]["axes"].get(n)) for w in measured}) for n in axis_names
-              if "seed" not in n.lower()}  # a random seed is not a size to sweep over
+    spread = {
+        n: len({str(member_of[w]["axes"].get(n)) for w in measured}) for n in axis_names if "seed" not in n.lower()
+    }  # a random seed is not a size to sweep over
     variable = [n for n in spread if spread[n] > 1]
     if not variable:
         return None
@@ -126,17 +154,29 @@ def _sweep(conn: Connection, cases: list[dict[str, Any]], axis_names: list[str],
     ranked = sorted(best.items(), key=lambda kv: (-len(kv[1]), min(kv[1].values()) if lower else -max(kv[1].values())))
     series = [Series(name, tuple(sorted(points.items()))) for name, points in ranked[:SWEEP_SERIES]]
     hardware, key = wanted
-    caption = (f"best {key} per {x_axis} on {hardware or 'unknown hardware'}, one line per implementation"
-               + (f" (the {SWEEP_SERIES} covering most cases of {len(ranked)})" if len(ranked) > SWEEP_SERIES else ""))
+    caption = f"best {key} per {x_axis} on {hardware or 'unknown hardware'}, one line per implementation" + (
+        f" (the {SWEEP_SERIES} covering most cases of {len(ranked)})" if len(ranked) > SWEEP_SERIES else ""
+    )
     svg = sweep_svg(series, lambda v: format_value(v, unit), x_axis, caption)
-    return {"axis": x_axis, "hardware": hardware, "metricKey": key, "caption": caption,
-            "series": [{"implementation": s.label, "points": [{"x": x, "value": y, "display": format_value(y, unit)}
-                                                               for x, y in s.points]} for s in series],
-            "svg": Markup(svg) if svg else None}
+    return {
+        "axis": x_axis,
+        "hardware": hardware,
+        "metricKey": key,
+        "caption": caption,
+        "series": [
+            {
+                "implementation": s.label,
+                "points": [{"x": x, "value": y, "display": format_value(y, unit)} for x, y in s.points],
+            }
+            for s in series
+        ],
+        "svg": Markup(svg) if svg else None,
+    }
 
 
-def operation_page_view(conn: Connection, row, origins: Origins, workload: str | None = None,
-                        group: str | None = None) -> dict[str, Any]:
+def operation_page_view(
+    conn: Connection, row, origins: Origins, workload: str | None = None, group: str | None = None
+) -> dict[str, Any]:
     """The page (and its JSON twin): ``workload`` and ``group`` choose; the busiest are the default."""
     view = operation_view(conn, row)
     spec = (view.get("manifest") or {}).get("spec") or {}
@@ -144,27 +184,41 @@ def operation_page_view(conn: Connection, row, origins: Origins, workload: str |
     entries = merged_workloads(reads.workload_rows(conn, [row.id]), axis_names, origins)
     for e in entries:
         e["links"] = {"self": f"/operations/{view['slug']}?workload={e['id']}"}
-    chosen = next((e for e in entries if workload and (workload in e["ids"]
-                                                       or workload in [r["digest"] for r in e["records"]])), None)
+    chosen = next(
+        (e for e in entries if workload and (workload in e["ids"] or workload in [r["digest"] for r in e["records"]])),
+        None,
+    )
     if chosen is None:
         chosen = max(entries, key=lambda e: e["runCount"], default=None)
     groups = []
     if chosen is not None and chosen["runCount"]:
         groups = groups_view(conn, ranked_groups(conn, reads.group_keys(conn, chosen["ids"])), GROUP_ROWS_SHOWN)
     chosen_group = next((g for g in groups if g["comparisonKey"] == group), groups[0] if groups else None)
-    chooser = [{"comparisonKey": g["comparisonKey"], "label": _label(g), "size": g["size"],
-                "chosen": g is chosen_group,
-                "href": f"/operations/{view['slug']}?workload={chosen['id']}&group={g['comparisonKey']}"}
-               for g in groups]
+    chooser = [
+        {
+            "comparisonKey": g["comparisonKey"],
+            "label": _label(g),
+            "size": g["size"],
+            "chosen": g is chosen_group,
+            "href": f"/operations/{view['slug']}?workload={chosen['id']}&group={g['comparisonKey']}",
+        }
+        for g in groups
+    ]
     cases = [e for e in entries if e["kind"] == "WorkloadCase" and e["runCount"]]
     sweep = _sweep(conn, cases, axis_names, chosen_group if chosen and chosen["kind"] == "WorkloadCase" else None)
-    view.update({
-        "workloads": entries,
-        "chosenWorkload": chosen,
-        "groups": chooser,
-        "group": chosen_group,
-        "sweep": sweep,
-        "semantics": {"axes": spec.get("axes"), "inputs": spec.get("inputs"), "outputs": spec.get("outputs"),
-                      "semantics": spec.get("semantics")},
-    })
+    view.update(
+        {
+            "workloads": entries,
+            "chosenWorkload": chosen,
+            "groups": chooser,
+            "group": chosen_group,
+            "sweep": sweep,
+            "semantics": {
+                "axes": spec.get("axes"),
+                "inputs": spec.get("inputs"),
+                "outputs": spec.get("outputs"),
+                "semantics": spec.get("semantics"),
+            },
+        }
+    )
     return view

@@ -90,8 +90,15 @@ def _packs(problems_dir: Path) -> list[Pack]:
         except (FormatError, RecordError, OSError):  # a broken pack must not take the site down
             log.exception("problem pack %s could not be read", folder)
             continue
-        packs.append(Pack(folder.name, made.operation["metadata"]["name"], digest(made.operation),
-                          digest(made.suite), frozenset(digest(c) for c in made.cases.values())))
+        packs.append(
+            Pack(
+                folder.name,
+                made.operation["metadata"]["name"],
+                digest(made.operation),
+                digest(made.suite),
+                frozenset(digest(c) for c in made.cases.values()),
+            )
+        )
     return packs
 
 
@@ -108,18 +115,27 @@ def seed_summaries(conn: Connection, origins: Origins) -> list[dict[str, Any]]:
     out = []
     for seed in origins.seeds:
         row = found.get(seed.digest)
-        item: dict[str, Any] = {"file": seed.file, "digest": seed.digest, "benchmark": seed.benchmark,
-                                "externalId": seed.external_id, "found": row is not None}
+        item: dict[str, Any] = {
+            "file": seed.file,
+            "digest": seed.digest,
+            "benchmark": seed.benchmark,
+            "externalId": seed.external_id,
+            "found": row is not None,
+        }
         if row is not None:
             run = row.manifest["run"]
             native = (run.get("spec") or {}).get("sourceNative")
             item.update(
-                id=row.id, status=row.status,
+                id=row.id,
+                status=row.status,
                 title=(run.get("metadata") or {}).get("title") or seed.benchmark or seed.digest,
                 primary=format_value(row.primary_value, row.primary_unit),
                 figures=source_native_display(native),
-                links={"self": f"/runs/{row.id}",
-                       "workload": f"/workloads/{row.workload_id}" if row.workload_id else None})
+                links={
+                    "self": f"/runs/{row.id}",
+                    "workload": f"/workloads/{row.workload_id}" if row.workload_id else None,
+                },
+            )
         out.append(item)
     return out
 
@@ -135,8 +151,13 @@ def pack_summary(conn: Connection, pack: Pack) -> dict[str, Any]:
     run_count = sum(run_counts_by_workload(conn, ids).values())
     suite = next((w for w in stored if w.workload_digest == pack.suite_digest), None)
     return {
-        "folder": pack.folder, "name": pack.name, "operationDigest": pack.operation_digest,
-        "caseCount": len(pack.case_digests), "storedWorkloads": len(stored), "imported": bool(stored),
-        "runCount": run_count or 0, "workloadIds": ids,
+        "folder": pack.folder,
+        "name": pack.name,
+        "operationDigest": pack.operation_digest,
+        "caseCount": len(pack.case_digests),
+        "storedWorkloads": len(stored),
+        "imported": bool(stored),
+        "runCount": run_count or 0,
+        "workloadIds": ids,
         "suite": {"id": suite.id, "href": f"/workloads/{suite.id}"} if suite is not None else None,
     }

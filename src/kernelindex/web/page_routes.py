@@ -35,10 +35,16 @@ def with_plot(group: dict[str, Any]) -> dict[str, Any]:
     """Add the group's SVG (made here, from the same rows the table shows; the best 100 at most)."""
     unit = group["unit"]
     points = [
-        Point(label=row["title"], value=row["value"],
-              low=(row["interval"] or {}).get("low"), high=(row["interval"] or {}).get("high"),
-              rank=row["rank"], href=f"/runs/{row['runId']}")
-        for row in group["rows"][:PLOT_POINTS] if row["value"] is not None
+        Point(
+            label=row["title"],
+            value=row["value"],
+            low=(row["interval"] or {}).get("low"),
+            high=(row["interval"] or {}).get("high"),
+            rank=row["rank"],
+            href=f"/runs/{row['runId']}",
+        )
+        for row in group["rows"][:PLOT_POINTS]
+        if row["value"] is not None
     ]
     shown = f"the best {len(points)} of {group['size']}" if len(points) < group["size"] else f"{len(points)}"
     caption = f"{group['metricKey']} of {shown} ranked runs; {group['direction']}"
@@ -65,8 +71,18 @@ def index(request: Request, q: str = "", cursor: str | None = None, limit: int =
         packs = origins.pack_summaries(conn, request.app.state.origins) if first_page else []
     cursor_next = next_cursor(request, "operations", last)
     next_url = str(request.url.include_query_params(cursor=cursor_next)) if cursor_next else None
-    return render(request, "index.html", q="", operations=ops, sources=sources, latest=latest, next_url=next_url,
-                  first_page=first_page, seeds=seeds, packs=packs)
+    return render(
+        request,
+        "index.html",
+        q="",
+        operations=ops,
+        sources=sources,
+        latest=latest,
+        next_url=next_url,
+        first_page=first_page,
+        seeds=seeds,
+        packs=packs,
+    )
 
 
 @router.get("/runs", response_class=HTMLResponse)

@@ -50,8 +50,9 @@ def _nice_step(span: float) -> float:
 
 def _ticks(lo: float, hi: float, log: bool) -> list[float]:
     if log:
-        return [10**e for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
-                if lo <= 10**e <= hi] or [lo, hi]
+        return [
+            10**e for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1) if lo <= 10**e <= hi
+        ] or [lo, hi]
     step = _nice_step(hi - lo)
     first = math.ceil(lo / step) * step
     return [first + i * step for i in range(int((hi - first) / step + 1e-9) + 1)]
@@ -78,21 +79,31 @@ def group_svg(points: Sequence[Point], fmt: Callable[[float], str], caption: str
     for t in _ticks(lo, hi, log):
         tx = x(t)
         out.append(f'<line x1="{tx:.1f}" y1="{TOP}" x2="{tx:.1f}" y2="{axis_y}" stroke="#eee"/>')
-        out.append(f'<text x="{tx:.1f}" y="{axis_y + 14}" font-size="10" text-anchor="middle" fill="#444">'
-                   f"{escape(fmt(t) if t else '0')}</text>")
+        out.append(
+            f'<text x="{tx:.1f}" y="{axis_y + 14}" font-size="10" text-anchor="middle" fill="#444">'
+            f"{escape(fmt(t) if t else '0')}</text>"
+        )
     for i, p in enumerate(points):
         cy = TOP + ROW * i + ROW / 2
-        label = p.label if len(p.label) <= LABEL_CHARS else p.label[:LABEL_CHARS - 1] + "…"
+        label = p.label if len(p.label) <= LABEL_CHARS else p.label[: LABEL_CHARS - 1] + "…"
         if p.rank is not None:
             out.append(f'<text x="4" y="{cy + 4:.1f}" font-size="11" fill="#666">#{p.rank}</text>')
-        text = (f'<text x="{LEFT - 8}" y="{cy + 4:.1f}" font-size="11" text-anchor="end" fill="#222">'
-                f"{escape(label)}<title>{escape(p.label)}</title></text>")
+        text = (
+            f'<text x="{LEFT - 8}" y="{cy + 4:.1f}" font-size="11" text-anchor="end" fill="#222">'
+            f"{escape(label)}<title>{escape(p.label)}</title></text>"
+        )
         out.append(f"<a href={quoteattr(p.href)}>{text}</a>" if p.href else text)
         if p.low is not None and p.high is not None:
-            out.append(f'<line x1="{x(p.low):.1f}" y1="{cy:.1f}" x2="{x(p.high):.1f}" y2="{cy:.1f}"'
-                       ' stroke="#3465a4" stroke-width="2"/>')
-        out.append(f'<circle cx="{x(p.value):.1f}" cy="{cy:.1f}" r="4" fill="#3465a4">'
-                   f"<title>{escape(label)}: {escape(fmt(p.value))}</title></circle>")
-    out.append(f'<text x="{LEFT}" y="{height - 6}" font-size="10" fill="#666">'
-               f'{"log scale (values span more than 20×)" if log else "linear scale from zero"}</text></svg>')
+            out.append(
+                f'<line x1="{x(p.low):.1f}" y1="{cy:.1f}" x2="{x(p.high):.1f}" y2="{cy:.1f}"'
+                ' stroke="#3465a4" stroke-width="2"/>'
+            )
+        out.append(
+            f'<circle cx="{x(p.value):.1f}" cy="{cy:.1f}" r="4" fill="#3465a4">'
+            f"<title>{escape(label)}: {escape(fmt(p.value))}</title></circle>"
+        )
+    out.append(
+        f'<text x="{LEFT}" y="{height - 6}" font-size="10" fill="#666">'
+        f"{'log scale (values span more than 20×)' if log else 'linear scale from zero'}</text></svg>"
+    )
     return "".join(out)

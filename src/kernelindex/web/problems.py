@@ -101,8 +101,7 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:
         errors = [
-            {"where": ".".join(str(p) for p in e.get("loc", ())), "reason": e.get("msg", "")}
-            for e in exc.errors()
+            {"where": ".".join(str(p) for p in e.get("loc", ())), "reason": e.get("msg", "")} for e in exc.errors()
         ]
         detail = "; ".join(f"{e['where']}: {e['reason']}" for e in errors)
         return render_problem(request, 422, "invalid-parameter", detail, errors=errors)

@@ -21,19 +21,32 @@ STALE_DAYS = 365
 def _measured(correctness: dict[str, Any] | None) -> dict[str, Any] | None:
     if not isinstance(correctness, dict) or not correctness:
         return None
-    return {"comparator": correctness.get("comparator"),
-            "maxAbsoluteError": correctness.get("maximumAbsoluteError"),
-            "maxRelativeError": correctness.get("maximumRelativeError"),
-            "matchedRatio": correctness.get("matchedRatio")}
+    return {
+        "comparator": correctness.get("comparator"),
+        "maxAbsoluteError": correctness.get("maximumAbsoluteError"),
+        "maxRelativeError": correctness.get("maximumRelativeError"),
+        "matchedRatio": correctness.get("matchedRatio"),
+    }
 
 
 def _tensors(wl_spec: dict[str, Any]) -> list[dict[str, Any]]:
-    rows = [{"name": name, "kind": "tensor", "dtype": t.get("dtype"), "shape": t.get("shape"),
-             "strides": t.get("strides"), "alignmentBytes": t.get("alignmentBytes")}
-            for name, t in sorted((wl_spec.get("tensors") or {}).items()) if isinstance(t, dict)]
-    rows += [{"name": name, "kind": "scalar", "dtype": s.get("dtype"), "shape": [], "strides": None,
-              "value": s.get("value")}
-             for name, s in sorted((wl_spec.get("scalars") or {}).items()) if isinstance(s, dict)]
+    rows = [
+        {
+            "name": name,
+            "kind": "tensor",
+            "dtype": t.get("dtype"),
+            "shape": t.get("shape"),
+            "strides": t.get("strides"),
+            "alignmentBytes": t.get("alignmentBytes"),
+        }
+        for name, t in sorted((wl_spec.get("tensors") or {}).items())
+        if isinstance(t, dict)
+    ]
+    rows += [
+        {"name": name, "kind": "scalar", "dtype": s.get("dtype"), "shape": [], "strides": None, "value": s.get("value")}
+        for name, s in sorted((wl_spec.get("scalars") or {}).items())
+        if isinstance(s, dict)
+    ]
     return rows
 
 
@@ -55,20 +68,37 @@ def run_extras(conn: Connection, row, view: dict[str, Any], today: date) -> dict
             if case.workload_id in seen:
                 continue
             seen.add(case.workload_id)
-            cases.append({"runId": case.id, "workloadId": case.workload_id, "case": case.name or case.shape_summary,
-                          "status": case.status, "display": format_value(case.primary_value, case.primary_unit),
-                          "measured": _measured(case.correctness)})
+            cases.append(
+                {
+                    "runId": case.id,
+                    "workloadId": case.workload_id,
+                    "case": case.name or case.shape_summary,
+                    "status": case.status,
+                    "display": format_value(case.primary_value, case.primary_unit),
+                    "measured": _measured(case.correctness),
+                }
+            )
     wl_spec = ((wl.manifest if wl is not None else None) or {}).get("spec") or {}
     open_requests = [c for c in view["evidenceDetail"]["corrections"] if c["status"] == "open"]
     newest = max([view["observedAt"] or ""] + [r["observedAt"] or "" for r in view["replications"]])
     age = _age_days(newest, today)
     lifecycle = []
     if age is not None and age > STALE_DAYS:
-        lifecycle.append({"kind": "stale", "text": f"stale: not re-observed for {age} days "
-                                                   f"(more than {STALE_DAYS}); the software may have moved on"})
+        lifecycle.append(
+            {
+                "kind": "stale",
+                "text": f"stale: not re-observed for {age} days "
+                f"(more than {STALE_DAYS}); the software may have moved on",
+            }
+        )
     if open_requests:
-        lifecycle.append({"kind": "disputed", "text": f"disputed: {len(open_requests)} open correction "
-                                                      f"request{'' if len(open_requests) == 1 else 's'}"})
+        lifecycle.append(
+            {
+                "kind": "disputed",
+                "text": f"disputed: {len(open_requests)} open correction "
+                f"request{'' if len(open_requests) == 1 else 's'}",
+            }
+        )
     ident = view["identity"]
     terms = source_terms(conn, row.source_id)
     policy = (terms or {}).get("policy") or {}
@@ -84,7 +114,13 @@ def run_extras(conn: Connection, row, view: dict[str, Any], today: date) -> dict
             {"part": "metric", "label": view["primary"]["direction"], "digest": view["primary"]["key"]},
         ],
         "lifecycle": lifecycle,
-        "sourceTerms": {"name": (terms or {}).get("name") or ident["source"]["name"], "url": policy.get("url"),
-                        "href": safe_url(policy.get("url")), "licence": policy.get("license"),
-                        "attribution": policy.get("attribution")} if terms or ident["source"]["slug"] else None,
+        "sourceTerms": {
+            "name": (terms or {}).get("name") or ident["source"]["name"],
+            "url": policy.get("url"),
+            "href": safe_url(policy.get("url")),
+            "licence": policy.get("license"),
+            "attribution": policy.get("attribution"),
+        }
+        if terms or ident["source"]["slug"]
+        else None,
     }

@@ -48,8 +48,16 @@ def _upstream_workloads(conn: Connection, operation_ids: list[str], origins: Ori
     ours = origins.pack_workload_digests
     rows = [w for w in catalog.workloads_of_operations(conn, operation_ids) if w.workload_digest not in ours]
     counts = catalog.run_counts_by_workload(conn, [w.id for w in rows])
-    items = [{"id": w.id, "title": w.title or w.name, "kind": w.kind, "runCount": counts.get(w.id, 0),
-              "href": f"/workloads/{w.id}"} for w in rows]
+    items = [
+        {
+            "id": w.id,
+            "title": w.title or w.name,
+            "kind": w.kind,
+            "runCount": counts.get(w.id, 0),
+            "href": f"/workloads/{w.id}",
+        }
+        for w in rows
+    ]
     items.sort(key=lambda w: (-w["runCount"], w["kind"] != "WorkloadSuite"))
     return items
 
@@ -68,12 +76,18 @@ def problem_evidence(conn: Connection, row, origins: Origins, limit: int | None)
         packs = origins.packs_for(digests, catalog.operation_names(conn, row.operation_id))
         # Related operation records' own workloads (not ours: those are listed with their pack).
         others = [w.id for w in catalog.workloads_of_operations(conn, related) if w.workload_digest not in ours]
-        return {**empty, "ourPacks": [_pack_entry(conn, p, limit) for p in packs],
-                "otherEvidence": _groups_of(conn, others, limit)}
+        return {
+            **empty,
+            "ourPacks": [_pack_entry(conn, p, limit) for p in packs],
+            "otherEvidence": _groups_of(conn, others, limit),
+        }
     upstream = _upstream_workloads(conn, [row.operation_id, *related], origins)
-    return {**empty, "pack": {"folder": own.folder, "name": own.name, "caseCount": len(own.case_digests)},
-            "upstream": upstream,
-            "otherEvidence": _groups_of(conn, [w["id"] for w in upstream if w["runCount"]], limit)}
+    return {
+        **empty,
+        "pack": {"folder": own.folder, "name": own.name, "caseCount": len(own.case_digests)},
+        "upstream": upstream,
+        "otherEvidence": _groups_of(conn, [w["id"] for w in upstream if w["runCount"]], limit),
+    }
 
 
 def workload_page_view(conn: Connection, row, origins: Origins, limit: int | None = GROUP_ROWS_SHOWN) -> dict[str, Any]:

@@ -75,38 +75,57 @@ def sweep_svg(series: Sequence[Series], y_fmt: Callable[[float], str], x_name: s
     y_lo, y_hi = _range(ys, y_log)
     fx = _mapper(x_lo, x_hi, x_log, LEFT + 10, WIDTH - RIGHT - 10)
     fy = _mapper(y_lo, y_hi, y_log, HEIGHT - BOTTOM, TOP)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="plot sweep" role="img" width="{WIDTH}" height="{HEIGHT}"'
-           f' viewBox="0 0 {WIDTH} {HEIGHT}"><title>{escape(caption)}</title>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="plot sweep" role="img" width="{WIDTH}" height="{HEIGHT}"'
+        f' viewBox="0 0 {WIDTH} {HEIGHT}"><title>{escape(caption)}</title>'
+    ]
     base = HEIGHT - BOTTOM
     out.append(f'<line x1="{LEFT}" y1="{base}" x2="{WIDTH - RIGHT}" y2="{base}" stroke="#888"/>')
     out.append(f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{base}" stroke="#888"/>')
     for t in _ticks(y_lo, y_hi, y_log):
         ty = fy(t)
         out.append(f'<line x1="{LEFT}" y1="{ty:.1f}" x2="{WIDTH - RIGHT}" y2="{ty:.1f}" stroke="#eee"/>')
-        out.append(f'<text x="{LEFT - 6}" y="{ty + 3:.1f}" font-size="10" text-anchor="end" fill="#444">'
-                   f"{escape(y_fmt(t) if t else '0')}</text>")
+        out.append(
+            f'<text x="{LEFT - 6}" y="{ty + 3:.1f}" font-size="10" text-anchor="end" fill="#444">'
+            f"{escape(y_fmt(t) if t else '0')}</text>"
+        )
     sizes = sorted(set(xs))
     shown_sizes = sizes if len(sizes) <= 10 else sizes[:: math.ceil(len(sizes) / 10)]
     for x in shown_sizes:
         tx = fx(x)
         out.append(f'<line x1="{tx:.1f}" y1="{base}" x2="{tx:.1f}" y2="{base + 4}" stroke="#888"/>')
-        out.append(f'<text x="{tx:.1f}" y="{base + 16}" font-size="10" text-anchor="middle" fill="#444">'
-                   f"{escape(f'{x:g}')}</text>")
-    scale = ("log–log scale" if x_log and y_log else "log size axis" if x_log
-             else "log value axis" if y_log else "value axis from zero")
-    out.append(f'<text x="{(LEFT + WIDTH - RIGHT) / 2:.1f}" y="{base + 34}" font-size="11" text-anchor="middle"'
-               f' fill="#222">{escape(x_name)} ({scale})</text>')
+        out.append(
+            f'<text x="{tx:.1f}" y="{base + 16}" font-size="10" text-anchor="middle" fill="#444">'
+            f"{escape(f'{x:g}')}</text>"
+        )
+    scale = (
+        "log–log scale"
+        if x_log and y_log
+        else "log size axis"
+        if x_log
+        else "log value axis"
+        if y_log
+        else "value axis from zero"
+    )
+    out.append(
+        f'<text x="{(LEFT + WIDTH - RIGHT) / 2:.1f}" y="{base + 34}" font-size="11" text-anchor="middle"'
+        f' fill="#222">{escape(x_name)} ({scale})</text>'
+    )
     for i, s in enumerate(series):
         colour = COLOURS[i]
         path = " ".join(f"{'M' if j == 0 else 'L'}{fx(x):.1f},{fy(y):.1f}" for j, (x, y) in enumerate(s.points))
         out.append(f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
         for x, y in s.points:
-            out.append(f'<circle cx="{fx(x):.1f}" cy="{fy(y):.1f}" r="3" fill="{colour}">'
-                       f"<title>{escape(s.label)}: {escape(x_name)}={x:g}, {escape(y_fmt(y))}</title></circle>")
+            out.append(
+                f'<circle cx="{fx(x):.1f}" cy="{fy(y):.1f}" r="3" fill="{colour}">'
+                f"<title>{escape(s.label)}: {escape(x_name)}={x:g}, {escape(y_fmt(y))}</title></circle>"
+            )
         label = s.label if len(s.label) <= LEGEND_CHARS else s.label[: LEGEND_CHARS - 1] + "…"
         ly = TOP + 8 + i * 18
         out.append(f'<rect x="{WIDTH - RIGHT + 12}" y="{ly - 7}" width="10" height="10" fill="{colour}"/>')
-        out.append(f'<text x="{WIDTH - RIGHT + 28}" y="{ly + 2}" font-size="11" fill="#222">{escape(label)}'
-                   f"<title>{escape(s.label)}</title></text>")
+        out.append(
+            f'<text x="{WIDTH - RIGHT + 28}" y="{ly + 2}" font-size="11" fill="#222">{escape(label)}'
+            f"<title>{escape(s.label)}</title></text>"
+        )
     out.append("</svg>")
     return "".join(out)

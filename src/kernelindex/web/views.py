@@ -63,8 +63,9 @@ def source_native_display(native: dict[str, Any] | None) -> list[dict[str, str]]
     if "avg_speedup" in m:
         out.append({"label": "Speedup over the reference", "text": format_speedup(m["avg_speedup"])})
     if "fast_1_count" in m and "fast_1_total" in m:
-        out.append({"label": "Cases faster than the baseline",
-                    "text": f"{m['fast_1_count']}/{m['fast_1_total']} cases faster"})
+        out.append(
+            {"label": "Cases faster than the baseline", "text": f"{m['fast_1_count']}/{m['fast_1_total']} cases faster"}
+        )
     if "latency_ms" in m:
         out.append({"label": "Reported latency", "text": format_value(m["latency_ms"], "ms")})
     known = {"sol_score", "avg_speedup", "fast_1_count", "fast_1_total", "latency_ms"}
@@ -106,8 +107,12 @@ def group_url(workload_id: str | None, key: str | None) -> str | None:
 
 def rank_summary(group: RankedGroup | None, run_id: str, unit: str | None, workload_id: str | None) -> dict[str, Any]:
     if group is None:
-        return {"rank": None, "groupSize": 0, "excluded": ["pending_workload"],
-                "excludedText": ["its workload record is not in this index yet, so it has no comparison group"]}
+        return {
+            "rank": None,
+            "groupSize": 0,
+            "excluded": ["pending_workload"],
+            "excludedText": ["its workload record is not in this index yet, so it has no comparison group"],
+        }
     entry = group.entry(run_id)
     excl = group.exclusion(run_id)
     leader = group.leader
@@ -148,36 +153,75 @@ def run_view(conn: Connection, row, base_url: str, today: date) -> dict[str, Any
     env_spec = env_rec.get("spec") or {}
 
     measurement_rows = [
-        {"metric": m.metric, "statistic": m.statistic, "unit": m.unit, "value": m.value,
-         "display": format_value(m.value, m.unit), "sampleCount": m.sample_count}
+        {
+            "metric": m.metric,
+            "statistic": m.statistic,
+            "unit": m.unit,
+            "value": m.value,
+            "display": format_value(m.value, m.unit),
+            "sampleCount": m.sample_count,
+        }
         for m in runs.measurements_of(conn, row.id)
     ]
 
     artifact_rows = []
-    stated_uris = {ref.get("digest"): ref.get("uri") for ref in (spec.get("evidence") or {}).values()
-                   if isinstance(ref, dict)}
+    stated_uris = {
+        ref.get("digest"): ref.get("uri") for ref in (spec.get("evidence") or {}).values() if isinstance(ref, dict)
+    }
     for link in runs.artifacts_of(conn, row.id):
         uri = link.uri or stated_uris.get(link.content_digest)
-        artifact_rows.append({"role": link.role, "digest": link.content_digest, "kind": link.kind,
-                              "mediaType": link.media_type, "sizeBytes": link.size_bytes, "uri": uri,
-                              "href": safe_url(uri) or f"/artifacts/{link.content_digest}", "license": link.license})
+        artifact_rows.append(
+            {
+                "role": link.role,
+                "digest": link.content_digest,
+                "kind": link.kind,
+                "mediaType": link.media_type,
+                "sizeBytes": link.size_bytes,
+                "uri": uri,
+                "href": safe_url(uri) or f"/artifacts/{link.content_digest}",
+                "license": link.license,
+            }
+        )
     known = {a["digest"] for a in artifact_rows}
     for role, ref in sorted((spec.get("evidence") or {}).items()):
         if isinstance(ref, dict) and ref.get("digest") not in known:
-            artifact_rows.append({"role": role, "digest": ref.get("digest"), "kind": None, "mediaType": None,
-                                  "sizeBytes": None, "uri": ref.get("uri"), "href": safe_url(ref.get("uri")),
-                                  "license": None})
+            artifact_rows.append(
+                {
+                    "role": role,
+                    "digest": ref.get("digest"),
+                    "kind": None,
+                    "mediaType": None,
+                    "sizeBytes": None,
+                    "uri": ref.get("uri"),
+                    "href": safe_url(ref.get("uri")),
+                    "license": None,
+                }
+            )
     source_art = impl_spec.get("source") or {}
     if source_art.get("contentDigest") and source_art["contentDigest"] not in known:
         art = runs.artifact_by_digest(conn, source_art["contentDigest"])
-        artifact_rows.append({"role": "implementation source", "digest": source_art["contentDigest"],
-                              "kind": "source", "mediaType": art.media_type if art is not None else None,
-                              "sizeBytes": source_art.get("sizeBytes"), "uri": art.uri if art is not None else None,
-                              "href": (safe_url(art.uri) or f"/artifacts/{art.content_digest}") if art is not None else None,
-                              "license": art.license if art is not None else None})
+        artifact_rows.append(
+            {
+                "role": "implementation source",
+                "digest": source_art["contentDigest"],
+                "kind": "source",
+                "mediaType": art.media_type if art is not None else None,
+                "sizeBytes": source_art.get("sizeBytes"),
+                "uri": art.uri if art is not None else None,
+                "href": (safe_url(art.uri) or f"/artifacts/{art.content_digest}") if art is not None else None,
+                "license": art.license if art is not None else None,
+            }
+        )
 
-    replications = [{"runId": r.id, "status": r.status, "observedAt": r.observed_at,
-                     "display": format_value(r.primary_value, r.primary_unit)} for r in runs.replications_of(conn, row)]
+    replications = [
+        {
+            "runId": r.id,
+            "status": r.status,
+            "observedAt": r.observed_at,
+            "display": format_value(r.primary_value, r.primary_unit),
+        }
+        for r in runs.replications_of(conn, row)
+    ]
     notes = []
     if meta.get("description"):
         notes.append(meta["description"])
@@ -189,8 +233,9 @@ def run_view(conn: Connection, row, base_url: str, today: date) -> dict[str, Any
 
     evidence_detail = evidence_panel(conn, row, base_url, today)  # full stored facts (evidence helper)
     citation = citation_for(run_rec, row.run_digest, base_url, today)
-    wl_title = (((wl_manifest or {}).get("metadata") or {}).get("title")
-                or (workload.name if workload is not None else None))
+    wl_title = ((wl_manifest or {}).get("metadata") or {}).get("title") or (
+        workload.name if workload is not None else None
+    )
     leader_id = rank.get("leaderRunId")
     primary_display = format_value(row.primary_value, row.primary_unit)
     return {
@@ -203,31 +248,52 @@ def run_view(conn: Connection, row, base_url: str, today: date) -> dict[str, Any
         "publishedAt": row.published_at,
         "evidence": {"level": evidence_detail["level"], "reasons": evidence_detail["reasons"]},
         "evidenceDetail": evidence_detail,
-        "primary": {"metric": row.primary_metric, "statistic": row.primary_statistic, "unit": row.primary_unit,
-                    "value": row.primary_value, "display": primary_display,
-                    "key": metric_key(row.primary_metric, row.primary_statistic, row.primary_unit),
-                    "direction": direction_phrase(row.primary_metric, row.primary_unit)},
+        "primary": {
+            "metric": row.primary_metric,
+            "statistic": row.primary_statistic,
+            "unit": row.primary_unit,
+            "value": row.primary_value,
+            "display": primary_display,
+            "key": metric_key(row.primary_metric, row.primary_statistic, row.primary_unit),
+            "direction": direction_phrase(row.primary_metric, row.primary_unit),
+        },
         "rank": rank,
-        "sourceNative": {"source": native.get("source"), "benchmark": native.get("benchmark"),
-                         "externalId": native.get("externalId"), "metrics": native.get("metrics") or {},
-                         "display": source_native_display(native)} if native else None,
+        "sourceNative": {
+            "source": native.get("source"),
+            "benchmark": native.get("benchmark"),
+            "externalId": native.get("externalId"),
+            "metrics": native.get("metrics") or {},
+            "display": source_native_display(native),
+        }
+        if native
+        else None,
         "identity": {
-            "implementation": {"id": impl.id if impl is not None else None,
-                               "title": (impl.title if impl is not None else None),
-                               "digest": row.implementation_digest,
-                               "authors": _authors(impl_meta),
-                               "language": impl.language if impl is not None else None,
-                               "sourceRefs": _links(impl_meta.get("sourceRefs"))},
-            "project": {"name": project.name, "slug": project.slug,
-                        "homepage": safe_url((project.export_row or {}).get("canonicalUrl"))}
-            if project is not None else None,
+            "implementation": {
+                "id": impl.id if impl is not None else None,
+                "title": (impl.title if impl is not None else None),
+                "digest": row.implementation_digest,
+                "authors": _authors(impl_meta),
+                "language": impl.language if impl is not None else None,
+                "sourceRefs": _links(impl_meta.get("sourceRefs")),
+            },
+            "project": {
+                "name": project.name,
+                "slug": project.slug,
+                "homepage": safe_url((project.export_row or {}).get("canonicalUrl")),
+            }
+            if project is not None
+            else None,
             "revision": (impl_spec.get("projectRevision") or {}).get("version")
-            or (impl.export_row or {}).get("sourceRevision") if impl is not None else None,
+            or (impl.export_row or {}).get("sourceRevision")
+            if impl is not None
+            else None,
             "workload": {"id": row.workload_id, "title": wl_title, "digest": row.workload_digest},
-            "operation": {"slug": operation.slug, "name": operation.name,
-                          "digest": operation.semantic_digest} if operation is not None else None,
+            "operation": {"slug": operation.slug, "name": operation.name, "digest": operation.semantic_digest}
+            if operation is not None
+            else None,
             "comparisonKey": row.comparison_key,
-            "source": {"slug": source.slug, "name": source.name, "kind": source.kind} if source is not None
+            "source": {"slug": source.slug, "name": source.name, "kind": source.kind}
+            if source is not None
             else {"slug": row.source_slug, "name": row.source_slug, "kind": None},
             "externalId": native.get("externalId"),
             "runDigest": row.run_digest,
@@ -241,32 +307,47 @@ def run_view(conn: Connection, row, base_url: str, today: date) -> dict[str, Any
             "correctnessKey": row.correctness_key,
             "published": bool(wl_correctness and set(wl_correctness) - {"comparator"}),
         },
-        "workload": {"id": row.workload_id, "title": wl_title, "kind": workload.kind if workload is not None else None,
-                     "shapeSummary": workload.shape_summary if workload is not None else None,
-                     "dtypes": workload.dtypes if workload is not None else None,
-                     "axes": wl_spec.get("axes"), "caseCount": len(wl_spec.get("cases") or []) or None,
-                     "aggregation": wl_spec.get("aggregation")},
+        "workload": {
+            "id": row.workload_id,
+            "title": wl_title,
+            "kind": workload.kind if workload is not None else None,
+            "shapeSummary": workload.shape_summary if workload is not None else None,
+            "dtypes": workload.dtypes if workload is not None else None,
+            "axes": wl_spec.get("axes"),
+            "caseCount": len(wl_spec.get("cases") or []) or None,
+            "aggregation": wl_spec.get("aggregation"),
+        },
         "measurements": measurement_rows,
         "samples": (spec.get("timing") or {}).get("samples"),
-        "protocol": {"title": (protocol_rec.get("metadata") or {}).get("title"),
-                     "harness": proto_spec.get("harness") or {},
-                     "harnessHref": safe_url((proto_spec.get("harness") or {}).get("repository")),
-                     "measurement": proto_spec.get("measurement") or {},
-                     "correctness": proto_spec.get("correctness") or {},
-                     "comparability": proto_spec.get("comparability") or {}},
-        "environment": {"title": (env_rec.get("metadata") or {}).get("title"),
-                        "hardware": env_spec.get("hardware") or {}, "software": env_spec.get("software") or {},
-                        "settings": env_spec.get("settings"), "imageDigest": env_spec.get("imageDigest")},
+        "protocol": {
+            "title": (protocol_rec.get("metadata") or {}).get("title"),
+            "harness": proto_spec.get("harness") or {},
+            "harnessHref": safe_url((proto_spec.get("harness") or {}).get("repository")),
+            "measurement": proto_spec.get("measurement") or {},
+            "correctness": proto_spec.get("correctness") or {},
+            "comparability": proto_spec.get("comparability") or {},
+        },
+        "environment": {
+            "title": (env_rec.get("metadata") or {}).get("title"),
+            "hardware": env_spec.get("hardware") or {},
+            "software": env_spec.get("software") or {},
+            "settings": env_spec.get("settings"),
+            "imageDigest": env_spec.get("imageDigest"),
+        },
         "artifacts": artifact_rows,
         "replications": replications,
         "notes": notes,
         "supersededBy": facts.superseded_by,
         "supersedes": row.supersedes_id,
         "manifest": manifest,
-        "citation": {"permalink": citation.permalink, "digest": row.run_digest,
-                     "accessed": today.isoformat(), "bibtex": bibtex(citation),
-                     "text": f"{citation.title}. {citation.publisher}, {citation.permalink} "
-                             f"(digest {row.run_digest}), accessed {today.isoformat()}."},
+        "citation": {
+            "permalink": citation.permalink,
+            "digest": row.run_digest,
+            "accessed": today.isoformat(),
+            "bibtex": bibtex(citation),
+            "text": f"{citation.title}. {citation.publisher}, {citation.permalink} "
+            f"(digest {row.run_digest}), accessed {today.isoformat()}.",
+        },
         "links": {
             "self": f"/runs/{row.id}",
             "json": f"/api/v1/runs/{row.id}",
@@ -288,10 +369,16 @@ def _labels(conn: Connection, briefs) -> dict[str, dict[str, Any]]:
     for key, (pkey, ekey) in pairs.items():
         p, e = proto.get(pkey), env.get(ekey)
         out[key] = {
-            "protocol": {"digest": pkey, "title": (p.title or p.name) if p else None,
-                         "family": p.family if p else None},
-            "environment": {"digest": ekey, "title": (e.title or e.name) if e else None,
-                            "hardware": e.hardware_model if e else None},
+            "protocol": {
+                "digest": pkey,
+                "title": (p.title or p.name) if p else None,
+                "family": p.family if p else None,
+            },
+            "environment": {
+                "digest": ekey,
+                "title": (e.title or e.name) if e else None,
+                "hardware": e.hardware_model if e else None,
+            },
         }
     return out
 
@@ -300,44 +387,66 @@ def _row_title(brief) -> str:
     return brief.run_title or brief.impl_title or short_digest(brief.run_digest)
 
 
-def group_view(group: RankedGroup, briefs: dict[str, Any], label: dict[str, Any] | None,
-               history: list[dict[str, Any]], evidence: dict[str, dict[str, Any]],
-               limit: int | None = GROUP_ROWS_SHOWN) -> dict[str, Any]:
+def group_view(
+    group: RankedGroup,
+    briefs: dict[str, Any],
+    label: dict[str, Any] | None,
+    history: list[dict[str, Any]],
+    evidence: dict[str, dict[str, Any]],
+    limit: int | None = GROUP_ROWS_SHOWN,
+) -> dict[str, Any]:
     entries = group.entries if limit is None else group.entries[:limit]
     rows = []
     for e in entries:
         b = briefs.get(e.run.run_id)
-        rows.append({
-            "rank": e.rank, "tied": e.tied, "runId": e.run.run_id, "digest": e.run.digest,
-            "title": _row_title(b) if b is not None else e.run.run_id,
-            "value": e.run.value, "display": format_value(e.run.value, group.unit),
-            "interval": interval_dict(e, group.unit),
-            "evidence": evidence.get(e.run.digest),
-            "observedAt": e.run.observed_at, "date": format_date(e.run.observed_at),
-            **native_scores(b.native_metrics if b is not None else None),
-        })
+        rows.append(
+            {
+                "rank": e.rank,
+                "tied": e.tied,
+                "runId": e.run.run_id,
+                "digest": e.run.digest,
+                "title": _row_title(b) if b is not None else e.run.run_id,
+                "value": e.run.value,
+                "display": format_value(e.run.value, group.unit),
+                "interval": interval_dict(e, group.unit),
+                "evidence": evidence.get(e.run.digest),
+                "observedAt": e.run.observed_at,
+                "date": format_date(e.run.observed_at),
+                **native_scores(b.native_metrics if b is not None else None),
+            }
+        )
     workload_id = next((b.workload_id for b in briefs.values() if b.comparison_key == group.comparison_key), None)
     return {
         "comparisonKey": group.comparison_key,
         "anchor": "g-" + group.comparison_key.removeprefix("sha256:")[:16],
         "url": group_url(workload_id, group.comparison_key),
-        "metric": group.metric, "statistic": group.statistic, "unit": group.unit,
+        "metric": group.metric,
+        "statistic": group.statistic,
+        "unit": group.unit,
         "metricKey": metric_key(group.metric, group.statistic, group.unit),
-        "direction": group.direction_text, "tieRule": group.tie_rule,
-        "protocol": (label or {}).get("protocol"), "environment": (label or {}).get("environment"),
-        "size": group.size, "rows": rows, "rowsShown": len(rows),
+        "direction": group.direction_text,
+        "tieRule": group.tie_rule,
+        "protocol": (label or {}).get("protocol"),
+        "environment": (label or {}).get("environment"),
+        "size": group.size,
+        "rows": rows,
+        "rowsShown": len(rows),
         "excluded": [
-            {"runId": x.run.run_id,
-             "title": _row_title(briefs[x.run.run_id]) if x.run.run_id in briefs else x.run.run_id,
-             "reasons": list(x.reasons), "reasonText": [REASON_TEXT[r] for r in x.reasons]}
+            {
+                "runId": x.run.run_id,
+                "title": _row_title(briefs[x.run.run_id]) if x.run.run_id in briefs else x.run.run_id,
+                "reasons": list(x.reasons),
+                "reasonText": [REASON_TEXT[r] for r in x.reasons],
+            }
             for x in group.excluded
         ],
         "history": history,
     }
 
 
-def groups_view(conn: Connection, ranked: dict[str, RankedGroup],
-                limit: int | None = GROUP_ROWS_SHOWN) -> list[dict[str, Any]]:
+def groups_view(
+    conn: Connection, ranked: dict[str, RankedGroup], limit: int | None = GROUP_ROWS_SHOWN
+) -> list[dict[str, Any]]:
     """Ranked groups as shown: the best ``limit`` rows of each (and every exclusion)."""
     if not ranked:
         return []
@@ -370,7 +479,8 @@ def workload_view(conn: Connection, row, limit: int | None = GROUP_ROWS_SHOWN) -
         "caseCount": len(spec.get("cases") or []) or None,
         "aggregation": spec.get("aggregation"),
         "operation": {"slug": operation.slug, "name": operation.name, "family": operation.family}
-        if operation is not None else None,
+        if operation is not None
+        else None,
         "groups": shown,
         "runCount": sum(g["size"] + len(g["excluded"]) for g in shown),
         "manifest": manifest,
@@ -393,18 +503,38 @@ status: exact; source: slug; hardware: model substring, architecture or vendor."
 
 
 def run_list_item(r: dict[str, Any]) -> dict[str, Any]:
-    return {"id": r["id"], "digest": r["run_digest"], "status": r["status"], "observedAt": r["observed_at"],
-            "title": r["run_title"], "workloadId": r["workload_id"], "comparisonKey": r["comparison_key"],
-            "source": r["source_slug"], "hardware": r["hardware_model"], "operation": r.get("operation"),
-            "primary": {"metric": r["primary_metric"], "statistic": r["primary_statistic"], "unit": r["primary_unit"],
-                        "value": r["primary_value"], "display": format_value(r["primary_value"], r["primary_unit"])},
-            "links": {"self": f"/runs/{r['id']}", "json": f"/api/v1/runs/{r['id']}"}}
+    return {
+        "id": r["id"],
+        "digest": r["run_digest"],
+        "status": r["status"],
+        "observedAt": r["observed_at"],
+        "title": r["run_title"],
+        "workloadId": r["workload_id"],
+        "comparisonKey": r["comparison_key"],
+        "source": r["source_slug"],
+        "hardware": r["hardware_model"],
+        "operation": r.get("operation"),
+        "primary": {
+            "metric": r["primary_metric"],
+            "statistic": r["primary_statistic"],
+            "unit": r["primary_unit"],
+            "value": r["primary_value"],
+            "display": format_value(r["primary_value"], r["primary_unit"]),
+        },
+        "links": {"self": f"/runs/{r['id']}", "json": f"/api/v1/runs/{r['id']}"},
+    }
 
 
 def list_runs(conn: Connection, after: int | None, limit: int, filters: dict[str, str]) -> tuple[list, int | None]:
     """Runs in arrival order matching ``filters`` (:data:`RUN_FILTERS`, read as :class:`runs.RunFilter` reads them)."""
-    names = {"operation": "operation", "workload": "workload", "comparisonKey": "comparison_key", "status": "status",
-             "source": "source", "hardware": "hardware"}
+    names = {
+        "operation": "operation",
+        "workload": "workload",
+        "comparisonKey": "comparison_key",
+        "status": "status",
+        "source": "source",
+        "hardware": "hardware",
+    }
     wanted = runs.RunFilter(**{names[k]: v for k, v in filters.items()}, limit=limit)
     rows, last = runs.list_runs(conn, wanted, after)
     return _with_evidence(conn, [run_list_item(r) for r in rows]), last
@@ -423,18 +553,30 @@ def _with_evidence(conn: Connection, items: list[dict[str, Any]]) -> list[dict[s
 
 
 def operation_item(r, counts: dict[str, int] | None = None) -> dict[str, Any]:
-    return {"slug": r.slug, "name": r.name, "family": shown_family(r.family, r.slug, r.tags),
-            "statedFamily": r.family, "digest": r.semantic_digest,
-            "tags": r.tags or [], "workloadCount": (counts or {}).get(r.id),
-            "links": {"self": f"/operations/{r.slug}", "json": f"/api/v1/operations/{r.slug}"}}
+    return {
+        "slug": r.slug,
+        "name": r.name,
+        "family": shown_family(r.family, r.slug, r.tags),
+        "statedFamily": r.family,
+        "digest": r.semantic_digest,
+        "tags": r.tags or [],
+        "workloadCount": (counts or {}).get(r.id),
+        "links": {"self": f"/operations/{r.slug}", "json": f"/api/v1/operations/{r.slug}"},
+    }
 
 
 def operation_view(conn: Connection, row) -> dict[str, Any]:
     manifest = row.manifest or {}
     aliases = catalog.aliases_of(conn, row.id)
     wl = [
-        {"id": w.id, "title": w.title or w.name or w.id, "kind": w.kind, "shapeSummary": w.shape_summary,
-         "runCount": count, "links": {"self": f"/workloads/{w.id}"}}
+        {
+            "id": w.id,
+            "title": w.title or w.name or w.id,
+            "kind": w.kind,
+            "shapeSummary": w.shape_summary,
+            "runCount": count,
+            "links": {"self": f"/workloads/{w.id}"},
+        }
         for w, count in catalog.workloads_of(conn, row.id)
     ]
     wl.sort(key=lambda w: -w["runCount"])
@@ -452,9 +594,18 @@ def operation_view(conn: Connection, row) -> dict[str, Any]:
 
 def list_workloads(conn: Connection, after: int | None, limit: int, operation: str | None) -> tuple[list, int | None]:
     rows, nxt = catalog.list_workloads(conn, after, limit, operation)
-    return [{"id": w.id, "digest": w.workload_digest, "kind": w.kind, "title": w.title, "shapeSummary": w.shape_summary,
-             "operation": w.slug, "links": {"self": f"/workloads/{w.id}", "json": f"/api/v1/workloads/{w.id}"}}
-            for w in rows], nxt
+    return [
+        {
+            "id": w.id,
+            "digest": w.workload_digest,
+            "kind": w.kind,
+            "title": w.title,
+            "shapeSummary": w.shape_summary,
+            "operation": w.slug,
+            "links": {"self": f"/workloads/{w.id}", "json": f"/api/v1/workloads/{w.id}"},
+        }
+        for w in rows
+    ], nxt
 
 
 def list_operations(conn: Connection, after: int | None, limit: int, family: str | None) -> tuple[list, int | None]:
@@ -465,10 +616,15 @@ def list_operations(conn: Connection, after: int | None, limit: int, family: str
 
 def source_item(r, counts: dict[str, int], refreshed: dict[str, str] | None = None) -> dict[str, Any]:
     policy = r.policy or {}
-    return {"slug": r.slug, "name": r.name, "kind": r.kind, "runCount": counts.get(r.id, 0),
-            "lastRefreshedAt": (refreshed or {}).get(r.slug),
-            "policy": {**policy, "href": safe_url(policy.get("url"))} if policy else None,
-            "links": {"self": f"/sources/{r.slug}", "json": f"/api/v1/sources/{r.slug}"}}
+    return {
+        "slug": r.slug,
+        "name": r.name,
+        "kind": r.kind,
+        "runCount": counts.get(r.id, 0),
+        "lastRefreshedAt": (refreshed or {}).get(r.slug),
+        "policy": {**policy, "href": safe_url(policy.get("url"))} if policy else None,
+        "links": {"self": f"/sources/{r.slug}", "json": f"/api/v1/sources/{r.slug}"},
+    }
 
 
 def list_sources(conn: Connection) -> list[dict[str, Any]]:
@@ -482,6 +638,9 @@ def source_view(conn: Connection, slug: str) -> dict[str, Any] | None:
         return None
     counts = catalog.run_counts_by_source(conn, row.id)
     ops = catalog.operations_of_source(conn, row.id)
-    return {**source_item(row, counts, refresh.last_refreshed(conn)),
-            "operations": [{"slug": o.slug, "name": o.name, "runCount": o.n,
-                            "links": {"self": f"/operations/{o.slug}"}} for o in ops]}
+    return {
+        **source_item(row, counts, refresh.last_refreshed(conn)),
+        "operations": [
+            {"slug": o.slug, "name": o.name, "runCount": o.n, "links": {"self": f"/operations/{o.slug}"}} for o in ops
+        ],
+    }

@@ -25,9 +25,19 @@ from kernelindex.records.canonical import digest
 from kernelindex.records.errors import RecordError
 from kernelindex.records.models import dump_record, parse_record
 
-ARCHITECTURES = {"b200": "sm_100", "gb200": "sm_100", "h200": "sm_90", "h100": "sm_90", "h20": "sm_90",
-                 "a100": "sm_80", "l40s": "sm_89", "4090": "sm_89", "mi300": "gfx942", "mi325": "gfx942",
-                 "mi355": "gfx950"}
+ARCHITECTURES = {
+    "b200": "sm_100",
+    "gb200": "sm_100",
+    "h200": "sm_90",
+    "h100": "sm_90",
+    "h20": "sm_90",
+    "a100": "sm_80",
+    "l40s": "sm_89",
+    "4090": "sm_89",
+    "mi300": "gfx942",
+    "mi325": "gfx942",
+    "mi355": "gfx950",
+}
 
 
 class UpstreamError(Exception):
@@ -87,8 +97,13 @@ def architecture(product: str) -> str:
 
 def vendor(product: str) -> str:
     key = product.lower()
-    return "amd" if ("amd" in key or "mi3" in key) else "nvidia" if any(
-        n in key for n in ("nvidia", "b200", "h100", "h200", "a100", "h20", "rtx", "l40")) else "unknown"
+    return (
+        "amd"
+        if ("amd" in key or "mi3" in key)
+        else "nvidia"
+        if any(n in key for n in ("nvidia", "b200", "h100", "h200", "a100", "h20", "rtx", "l40"))
+        else "unknown"
+    )
 
 
 def iso_time(value: Any, file: Path, line: int | None, field_: str) -> str:
@@ -117,8 +132,17 @@ def need(obj: Any, key: str, kinds: type | tuple[type, ...], file: Path, line: i
     value = obj[key]
     kinds_t = kinds if isinstance(kinds, tuple) else (kinds,)
     if isinstance(value, bool) and bool not in kinds_t or not isinstance(value, kinds_t):
-        wanted = " or ".join({int: "an integer", float: "a number", str: "a string", bool: "true or false",
-                              dict: "an object", list: "a list"}.get(k, k.__name__) for k in kinds_t)
+        wanted = " or ".join(
+            {
+                int: "an integer",
+                float: "a number",
+                str: "a string",
+                bool: "true or false",
+                dict: "an object",
+                list: "a list",
+            }.get(k, k.__name__)
+            for k in kinds_t
+        )
         raise UpstreamError(file, line, name, f"expected {wanted}, got {_short(value)}")
     return value
 
@@ -170,8 +194,9 @@ def meta(name: str, title: str | None = None, url: str | None = None, **extra: A
 def record(kind: str, spec: dict[str, Any], metadata: dict[str, Any], file: Path, line: int | None) -> dict[str, Any]:
     """A validated record (refused with file:line and the record's field when upstream's data doesn't fit)."""
     try:
-        return dump_record(parse_record({"apiVersion": API_VERSION, "kind": kind, "metadata": metadata, "spec": spec},
-                                        where=kind))
+        return dump_record(
+            parse_record({"apiVersion": API_VERSION, "kind": kind, "metadata": metadata, "spec": spec}, where=kind)
+        )
     except RecordError as exc:
         path, reason = exc.problems[0] if exc.problems else ("", str(exc))
         raise UpstreamError(file, line, f"{kind}.{path}" if path else kind, reason) from None

@@ -49,8 +49,9 @@ def detect(path: Path) -> str:
     raise ImportFailed([Problem(str(path), None, None, f"not a format --from knows ({', '.join(SOURCES)}); name one")])
 
 
-def import_upstream(store, source: str | None, path: Path, *, check: bool = False,
-                    links_for=None) -> ImportReport | str:
+def import_upstream(
+    store, source: str | None, path: Path, *, check: bool = False, links_for=None
+) -> ImportReport | str:
     """Read ``path`` as ``source`` (detected when None) and store it; MLPerf is only validated (the
     serving tables do not exist yet) and answers with a one-line summary. FlashInfer-Bench folders
     need ``links_for`` (the harness's ``trace_links``), which the caller passes: ingest does not
@@ -65,9 +66,11 @@ def import_upstream(store, source: str | None, path: Path, *, check: bool = Fals
         if source == "mlperf":
             parsed = mlperf.read(path)
             skipped = ", ".join(f"{n} {why}" for why, n in parsed.skipped.items()) or "none"
-            return (f"{path}: {parsed.rows} MLPerf rows read and validated: {len(parsed.runs)} serving runs, "
-                    f"{len(parsed.models)} models, {len(parsed.configurations)} configurations; skipped: {skipped}. "
-                    "Not stored: serving results wait for the serving tables")
+            return (
+                f"{path}: {parsed.rows} MLPerf rows read and validated: {len(parsed.runs)} serving runs, "
+                f"{len(parsed.models)} models, {len(parsed.configurations)} configurations; skipped: {skipped}. "
+                "Not stored: serving results wait for the serving tables"
+            )
         records = flashinfer.read(path, links_for=links_for) if source == "flashinfer" else READERS[source](path)
     except UpstreamError as exc:
         raise ImportFailed([exc.problem]) from None

@@ -24,8 +24,12 @@ from kernelindex.records.errors import RecordError
 
 DATASET = "https://huggingface.co/datasets/flashinfer-ai/flashinfer-trace"
 PROVENANCE = Provenance(
-    slug="flashinfer-bench", kind="dataset", name="FlashInfer-Bench (flashinfer-trace dataset)", url=DATASET,
-    license="Apache-2.0", terms="Apache-2.0: redistribution with the licence and notices retained.",
+    slug="flashinfer-bench",
+    kind="dataset",
+    name="FlashInfer-Bench (flashinfer-trace dataset)",
+    url=DATASET,
+    license="Apache-2.0",
+    terms="Apache-2.0: redistribution with the licence and notices retained.",
     attribution="FlashInfer-Bench, flashinfer-ai",
 )
 
@@ -57,8 +61,11 @@ def read(path: Path, *, retrieved: str | None = None, links_for=None) -> Records
     files = sorted(p for p in path.rglob("*") if p.is_file())
     kinds = {p: _kind(p) for p in files}
     definitions = {read_json(p).get("name"): p for p, k in kinds.items() if k == "definition"}
-    records = Records(Provenance(**{**PROVENANCE.__dict__,
-                                    "retrieved_at": retrieved or retrieved_at(next(iter(definitions.values()), path))}))
+    records = Records(
+        Provenance(
+            **{**PROVENANCE.__dict__, "retrieved_at": retrieved or retrieved_at(next(iter(definitions.values()), path))}
+        )
+    )
     solutions = {}
     for p, k in kinds.items():
         if k == "solution":
@@ -71,8 +78,9 @@ def read(path: Path, *, retrieved: str | None = None, links_for=None) -> Records
             definition = first.get("definition") if isinstance(first, dict) else None
             if definition not in definitions:
                 known = sorted(map(str, definitions))
-                raise UpstreamError(trace_file, first_line, "definition",
-                                    f"no definition {definition!r} in the folder (known: {known})")
+                raise UpstreamError(
+                    trace_file, first_line, "definition", f"no definition {definition!r} in the folder (known: {known})"
+                )
             problem_dir = Path(scratch) / str(trace_file.stem)
             problem_dir.mkdir()
             (problem_dir / "definition.json").write_bytes(definitions[definition].read_bytes())
@@ -87,8 +95,9 @@ def read(path: Path, *, retrieved: str | None = None, links_for=None) -> Records
     return records
 
 
-def _trace_runs(records: Records, trace_file: Path, lines: list, problem_dir: Path, solutions: dict, traces,
-                links_for) -> None:
+def _trace_runs(
+    records: Records, trace_file: Path, lines: list, problem_dir: Path, solutions: dict, traces, links_for
+) -> None:
     names = {line.get("solution") for _, line in lines if isinstance(line, dict)}
     solution_path = next((solutions[n][0] for n in names if n in solutions), None)
     try:

@@ -30,10 +30,13 @@ from kernelindex.records.canonical import digest
 
 DATASET = "https://huggingface.co/datasets/GPUMODE/kernelbot-data"
 PROVENANCE = Provenance(
-    slug="gpumode-kernelbot", kind="leaderboard", name="GPU MODE KernelBot", url=DATASET,
+    slug="gpumode-kernelbot",
+    kind="leaderboard",
+    name="GPU MODE KernelBot",
+    url=DATASET,
     license="June 9 Researcher Reciprocity License v1.0",
     terms="Redistribution and public display permitted with notice retention and attribution; "
-          "use for AI training requires researcher reciprocity.",
+    "use for AI training requires researcher reciprocity.",
     attribution="GPU Mode and the KernelBot dataset",
 )
 _SPEC_ITEM = re.compile(r"^\s*([a-z_][a-z0-9_]*)\s*:\s*(-?\d+)\s*$")
@@ -68,8 +71,9 @@ def read(path: Path, *, retrieved: str | None = None) -> Records:
             records.skip("ranked run did not pass")
             continue
         if board not in boards:
-            raise UpstreamError(file, None, f"{where}.leaderboard_id",
-                                f"leaderboard {board} is not among the leaderboards rows given")
+            raise UpstreamError(
+                file, None, f"{where}.leaderboard_id", f"leaderboard {board} is not among the leaderboards rows given"
+            )
         kept = best.get((board, user))
         if kept is None or score < kept[2]["run_score"]:
             if kept is not None:
@@ -83,8 +87,12 @@ def read(path: Path, *, retrieved: str | None = None) -> Records:
         if board not in suites:
             suites[board] = _board(records, boards[board], cases, file)
         elif [c["axes"] for c in cases] != suites[board][2]:
-            raise UpstreamError(file, None, f"rows[{index}].row.run_result",
-                                "its benchmark cases differ from another ranked run of the same board")
+            raise UpstreamError(
+                file,
+                None,
+                f"rows[{index}].row.run_result",
+                "its benchmark cases differ from another ranked run of the same board",
+            )
         _run(records, file, index, row, boards[board], suites[board])
     return records
 
@@ -103,8 +111,9 @@ def _cases(file: Path, index: int, row: dict) -> list[dict]:
         for part in text.split(";"):
             match = _SPEC_ITEM.match(part)
             if not match:
-                raise UpstreamError(file, None, f"{where}.benchmark.{n}.spec",
-                                    f"expected 'name: integer; ...', got {text!r}")
+                raise UpstreamError(
+                    file, None, f"{where}.benchmark.{n}.spec", f"expected 'name: integer; ...', got {text!r}"
+                )
             axes[match.group(1)] = int(match.group(2))
         cases.append({"externalId": str(n), "axes": axes})
     if not cases:
@@ -115,18 +124,32 @@ def _cases(file: Path, index: int, row: dict) -> list[dict]:
 def _board(records: Records, board: dict, cases: list[dict], file: Path) -> tuple[str, str, list]:
     name = str(board.get("name") or board["id"])
     names = sorted({axis for case in cases for axis in case["axes"]})
-    operation = record("OperationSpec", {
-        "family": slug(name).replace(".", "-").replace("_", "-"),
-        "axes": {axis: {"role": "variable", "type": "integer"} for axis in names},
-        "inputs": [{"name": "data", "tensor": {"dtype": "unspecified", "shape": names}}],
-        "outputs": [{"name": "output", "tensor": {"dtype": "unspecified", "shape": names}}],
-        "semantics": {"mutation": "none", "determinism": "unspecified"},
-    }, meta(f"gpumode-{name}", name, description=str(board.get("description") or "")[:2000]), file, None)
+    operation = record(
+        "OperationSpec",
+        {
+            "family": slug(name).replace(".", "-").replace("_", "-"),
+            "axes": {axis: {"role": "variable", "type": "integer"} for axis in names},
+            "inputs": [{"name": "data", "tensor": {"dtype": "unspecified", "shape": names}}],
+            "outputs": [{"name": "output", "tensor": {"dtype": "unspecified", "shape": names}}],
+            "semantics": {"mutation": "none", "determinism": "unspecified"},
+        },
+        meta(f"gpumode-{name}", name, description=str(board.get("description") or "")[:2000]),
+        file,
+        None,
+    )
     op_digest = records.parent(None, operation)
-    suite = record("WorkloadSuite", {
-        "operationSpecDigest": op_digest, "cases": cases,
-        "aggregation": {"metric": "score", "statistic": "geomean"}, "correctness": {"comparator": "kernelbot_eval"},
-    }, meta(f"gpumode-{name}-suite", f"{name} · leaderboard suite"), file, None)
+    suite = record(
+        "WorkloadSuite",
+        {
+            "operationSpecDigest": op_digest,
+            "cases": cases,
+            "aggregation": {"metric": "score", "statistic": "geomean"},
+            "correctness": {"comparator": "kernelbot_eval"},
+        },
+        meta(f"gpumode-{name}-suite", f"{name} · leaderboard suite"),
+        file,
+        None,
+    )
     return op_digest, records.parent(None, suite), [c["axes"] for c in cases]
 
 
@@ -137,35 +160,79 @@ def _run(records: Records, file: Path, index: int, row: dict, board: dict, suite
     info = row.get("run_system_info") or {}
     product = str(info.get("gpu") or (board.get("gpu_types") or ["unknown"])[0])
     arch = architecture(product)
-    impl = record("ImplementationRevision", {
-        "projectRevision": {"version": f"submission-{sid}"}, "operation": {"specDigest": op_digest},
-        "callable": {"language": "python"},
-        "support": {"dtypes": ["unspecified"], "productsTested": [product[:100]], "hardwareArchitectures": [arch]},
-        "licensing": {},
-    }, meta(f"kernelbot-submission-{sid}", f"{board['name']} · submission {sid}", DATASET,
-            description=str(row.get("file_name") or "")), file, None)
+    impl = record(
+        "ImplementationRevision",
+        {
+            "projectRevision": {"version": f"submission-{sid}"},
+            "operation": {"specDigest": op_digest},
+            "callable": {"language": "python"},
+            "support": {"dtypes": ["unspecified"], "productsTested": [product[:100]], "hardwareArchitectures": [arch]},
+            "licensing": {},
+        },
+        meta(
+            f"kernelbot-submission-{sid}",
+            f"{board['name']} · submission {sid}",
+            DATASET,
+            description=str(row.get("file_name") or ""),
+        ),
+        file,
+        None,
+    )
     records.parent(None, impl)
-    protocol = record("BenchmarkProtocol", {
-        "harness": {"name": "reference-kernels eval.py", "repository": "https://github.com/gpu-mode/reference-kernels"},
-        "correctness": {"reference": "problem reference implementation", "comparator": "kernelbot_eval"},
-        "measurement": {"timer": "wall_clock", "primaryStatistic": "geomean"},
-        "comparability": {"family": "gpumode_kernelbot",
-                          "notes": "Aggregate leaderboard score in seconds over the problem's published benchmark "
-                                   "suite, as computed by the upstream ranked run. Comparable only within one "
-                                   "leaderboard problem and runner type."},
-    }, meta("gpumode-kernelbot-leaderboard-geomean", "GPU MODE KernelBot ranked leaderboard run"), file, None)
-    environment = record("ExecutionEnvironment", {
-        "hardware": {"vendor": vendor(product), "product": product[:200], "architecture": arch},
-        "software": {"framework": {"name": "torch", "version": str(info["torch"])[:100]}} if info.get("torch") else {},
-    }, meta(f"gpumode-kernelbot-{product}", f"KernelBot runner · {product}"), file, None)
+    protocol = record(
+        "BenchmarkProtocol",
+        {
+            "harness": {
+                "name": "reference-kernels eval.py",
+                "repository": "https://github.com/gpu-mode/reference-kernels",
+            },
+            "correctness": {"reference": "problem reference implementation", "comparator": "kernelbot_eval"},
+            "measurement": {"timer": "wall_clock", "primaryStatistic": "geomean"},
+            "comparability": {
+                "family": "gpumode_kernelbot",
+                "notes": "Aggregate leaderboard score in seconds over the problem's published benchmark "
+                "suite, as computed by the upstream ranked run. Comparable only within one "
+                "leaderboard problem and runner type.",
+            },
+        },
+        meta("gpumode-kernelbot-leaderboard-geomean", "GPU MODE KernelBot ranked leaderboard run"),
+        file,
+        None,
+    )
+    environment = record(
+        "ExecutionEnvironment",
+        {
+            "hardware": {"vendor": vendor(product), "product": product[:200], "architecture": arch},
+            "software": {"framework": {"name": "torch", "version": str(info["torch"])[:100]}}
+            if info.get("torch")
+            else {},
+        },
+        meta(f"gpumode-kernelbot-{product}", f"KernelBot runner · {product}"),
+        file,
+        None,
+    )
     score = float(row["run_score"])
-    run = record("BenchmarkRun", {
-        "implementationDigest": digest(impl), "workloadDigest": suite_digest, "protocolDigest": digest(protocol),
-        "environmentDigest": digest(environment), "status": "passed",
-        "observedAt": iso_time(row.get("run_end_time") or row.get("submission_time"), file, None,
-                               f"{where}.run_end_time"),
-        "measurements": [{"metric": "score", "statistic": "geomean", "unit": "s", "value": score}],
-        "sourceNative": {"source": PROVENANCE.slug, "benchmark": str(board["name"])[:200],
-                         "externalId": f"submission/{sid}", "metrics": {"leaderboard_score_s": score}},
-    }, meta(f"kernelbot-{sid}-leaderboard", f"{board['name']} · submission {sid} · leaderboard score"), file, None)
+    run = record(
+        "BenchmarkRun",
+        {
+            "implementationDigest": digest(impl),
+            "workloadDigest": suite_digest,
+            "protocolDigest": digest(protocol),
+            "environmentDigest": digest(environment),
+            "status": "passed",
+            "observedAt": iso_time(
+                row.get("run_end_time") or row.get("submission_time"), file, None, f"{where}.run_end_time"
+            ),
+            "measurements": [{"metric": "score", "statistic": "geomean", "unit": "s", "value": score}],
+            "sourceNative": {
+                "source": PROVENANCE.slug,
+                "benchmark": str(board["name"])[:200],
+                "externalId": f"submission/{sid}",
+                "metrics": {"leaderboard_score_s": score},
+            },
+        },
+        meta(f"kernelbot-{sid}-leaderboard", f"{board['name']} · submission {sid} · leaderboard score"),
+        file,
+        None,
+    )
     records.run(None, run, protocol, environment)

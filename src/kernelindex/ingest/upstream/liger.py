@@ -31,14 +31,31 @@ from kernelindex.records.canonical import digest
 
 REPOSITORY = "https://github.com/linkedin/Liger-Kernel"
 PROVENANCE = Provenance(
-    slug="liger-kernel", kind="benchmark", name="Liger-Kernel benchmarks",
-    url=f"{REPOSITORY}/blob/main/benchmark/data/all_benchmark_data.csv", license="BSD-2-Clause",
+    slug="liger-kernel",
+    kind="benchmark",
+    name="Liger-Kernel benchmarks",
+    url=f"{REPOSITORY}/blob/main/benchmark/data/all_benchmark_data.csv",
+    license="BSD-2-Clause",
     terms="BSD-2-Clause: redistribution with the copyright notice and licence retained.",
     attribution="LinkedIn Liger-Kernel contributors",
 )
-COLUMNS = ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit", "x_name", "x_label",
-           "x_value", "y_value_50", "y_value_20", "y_value_80", "extra_benchmark_config_str", "gpu_name", "timestamp",
-           "liger_version")
+COLUMNS = (
+    "kernel_name",
+    "kernel_provider",
+    "kernel_operation_mode",
+    "metric_name",
+    "metric_unit",
+    "x_name",
+    "x_label",
+    "x_value",
+    "y_value_50",
+    "y_value_20",
+    "y_value_80",
+    "extra_benchmark_config_str",
+    "gpu_name",
+    "timestamp",
+    "liger_version",
+)
 METRICS = {"speed", "memory"}
 TO_NS = {"ms": 1e6, "us": 1e3, "s": 1e9, "ns": 1.0}
 DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "fp32"}
@@ -102,60 +119,115 @@ def _speed_row(records: Records, path: Path, line: int, row: dict) -> None:
     median, p20, p80 = (_number(path, line, row, k) * TO_NS[unit] for k in ("y_value_50", "y_value_20", "y_value_80"))
     config = _config(path, line, row["extra_benchmark_config_str"])
     x_axis = token(row["x_name"])
-    axes = {x_axis: int(x_value)} | {token(k): v for k, v in config.items()
-                                     if isinstance(v, int) and not isinstance(v, bool) and token(k) != x_axis}
+    axes = {x_axis: int(x_value)} | {
+        token(k): v for k, v in config.items() if isinstance(v, int) and not isinstance(v, bool) and token(k) != x_axis
+    }
     dtype = DTYPES.get(str(config.get("dtype")), "unspecified")
     kernel, mode = row["kernel_name"], row["kernel_operation_mode"]
     names = sorted(axes)
-    operation = record("OperationSpec", {
-        "family": slug(kernel).replace(".", "-").replace("_", "-"),
-        "axes": {a: {"role": "variable", "type": "integer"} for a in names},
-        "inputs": [{"name": "x", "tensor": {"dtype": dtype, "shape": names}}],
-        "outputs": [{"name": "y", "tensor": {"dtype": dtype, "shape": names}}],
-        "semantics": {"mutation": "none", "determinism": "unspecified"},
-    }, meta(f"liger-{kernel}-{mode}", f"{kernel} ({mode})", f"{REPOSITORY}/tree/main/benchmark/scripts"), path, line)
+    operation = record(
+        "OperationSpec",
+        {
+            "family": slug(kernel).replace(".", "-").replace("_", "-"),
+            "axes": {a: {"role": "variable", "type": "integer"} for a in names},
+            "inputs": [{"name": "x", "tensor": {"dtype": dtype, "shape": names}}],
+            "outputs": [{"name": "y", "tensor": {"dtype": dtype, "shape": names}}],
+            "semantics": {"mutation": "none", "determinism": "unspecified"},
+        },
+        meta(f"liger-{kernel}-{mode}", f"{kernel} ({mode})", f"{REPOSITORY}/tree/main/benchmark/scripts"),
+        path,
+        line,
+    )
     op_digest = records.parent(line, operation)
-    workload = record("WorkloadCase", {
-        "operationSpecDigest": op_digest, "axes": axes,
-        "tensors": {"x": {"dtype": dtype, "shape": [axes[a] for a in names]}},
-        "correctness": {"comparator": "liger_benchmark_unchecked"},
-    }, meta(f"liger-{kernel}-{mode}-{x_axis}{int(x_value)}", f"{kernel} {mode} · {row['x_label']} {int(x_value)}"),
-        path, line)
+    workload = record(
+        "WorkloadCase",
+        {
+            "operationSpecDigest": op_digest,
+            "axes": axes,
+            "tensors": {"x": {"dtype": dtype, "shape": [axes[a] for a in names]}},
+            "correctness": {"comparator": "liger_benchmark_unchecked"},
+        },
+        meta(f"liger-{kernel}-{mode}-{x_axis}{int(x_value)}", f"{kernel} {mode} · {row['x_label']} {int(x_value)}"),
+        path,
+        line,
+    )
     records.parent(line, workload)
     gpu, version = row["gpu_name"].strip(), row["liger_version"].strip()
     arch = architecture(gpu)
-    impl = record("ImplementationRevision", {
-        "projectRevision": {"repository": REPOSITORY, "version": version} if row["kernel_provider"].startswith("liger")
-        else {"version": f"{row['kernel_provider']} (Liger-Kernel benchmark {version})"},
-        "operation": {"specDigest": op_digest},
-        "callable": {"language": "python", "symbol": row["kernel_provider"][:200]},
-        "support": {"dtypes": [dtype], "productsTested": [gpu[:100]], "hardwareArchitectures": [arch]},
-        "licensing": {"declared": "BSD-2-Clause"} if row["kernel_provider"].startswith("liger") else {},
-    }, meta(f"liger-{kernel}-{mode}-{row['kernel_provider']}-{version}",
-            f"{row['kernel_provider']} · {kernel} ({mode})"), path, line)
+    impl = record(
+        "ImplementationRevision",
+        {
+            "projectRevision": {"repository": REPOSITORY, "version": version}
+            if row["kernel_provider"].startswith("liger")
+            else {"version": f"{row['kernel_provider']} (Liger-Kernel benchmark {version})"},
+            "operation": {"specDigest": op_digest},
+            "callable": {"language": "python", "symbol": row["kernel_provider"][:200]},
+            "support": {"dtypes": [dtype], "productsTested": [gpu[:100]], "hardwareArchitectures": [arch]},
+            "licensing": {"declared": "BSD-2-Clause"} if row["kernel_provider"].startswith("liger") else {},
+        },
+        meta(
+            f"liger-{kernel}-{mode}-{row['kernel_provider']}-{version}", f"{row['kernel_provider']} · {kernel} ({mode})"
+        ),
+        path,
+        line,
+    )
     records.parent(line, impl)
-    protocol = record("BenchmarkProtocol", {
-        "harness": {"name": "Liger-Kernel benchmark scripts", "repository": REPOSITORY},
-        "correctness": {"reference": "none: speed benchmarks do not check outputs",
-                        "comparator": "liger_benchmark_unchecked"},
-        "measurement": {"timer": "triton_do_bench", "primaryStatistic": "median"},
-        "comparability": {"family": "liger_benchmark",
-                          "notes": "triton.testing.do_bench quantiles (0.2, 0.5, 0.8) as the CSV records them; "
-                                   "comparable within one kernel, mode, sweep point and GPU."},
-    }, meta("liger-benchmark-do-bench", "Liger-Kernel benchmark (triton do_bench)"), path, line)
-    environment = record("ExecutionEnvironment", {
-        "hardware": {"vendor": vendor(gpu), "product": gpu[:200], "architecture": arch}, "software": {},
-    }, meta(f"liger-{gpu}", gpu), path, line)
+    protocol = record(
+        "BenchmarkProtocol",
+        {
+            "harness": {"name": "Liger-Kernel benchmark scripts", "repository": REPOSITORY},
+            "correctness": {
+                "reference": "none: speed benchmarks do not check outputs",
+                "comparator": "liger_benchmark_unchecked",
+            },
+            "measurement": {"timer": "triton_do_bench", "primaryStatistic": "median"},
+            "comparability": {
+                "family": "liger_benchmark",
+                "notes": "triton.testing.do_bench quantiles (0.2, 0.5, 0.8) as the CSV records them; "
+                "comparable within one kernel, mode, sweep point and GPU.",
+            },
+        },
+        meta("liger-benchmark-do-bench", "Liger-Kernel benchmark (triton do_bench)"),
+        path,
+        line,
+    )
+    environment = record(
+        "ExecutionEnvironment",
+        {
+            "hardware": {"vendor": vendor(gpu), "product": gpu[:200], "architecture": arch},
+            "software": {},
+        },
+        meta(f"liger-{gpu}", gpu),
+        path,
+        line,
+    )
     external = f"{kernel}/{row['kernel_provider']}/{mode}/{row['x_name']}={int(x_value)}/{row['timestamp']}"
-    run = record("BenchmarkRun", {
-        "implementationDigest": digest(impl), "workloadDigest": digest(workload), "protocolDigest": digest(protocol),
-        "environmentDigest": digest(environment), "status": "passed",
-        "observedAt": iso_time(row["timestamp"], path, line, "timestamp"),
-        "timing": {"primaryStatistic": "median", "latencyNs": {"median": int(round(median))}},
-        "measurements": [{"metric": "latency", "statistic": "p20", "unit": "ns", "value": int(round(p20))},
-                         {"metric": "latency", "statistic": "p80", "unit": "ns", "value": int(round(p80))}],
-        "sourceNative": {"source": PROVENANCE.slug, "benchmark": kernel[:200], "externalId": external[:500],
-                         "metrics": {f"y_value_50_{unit}": median / TO_NS[unit]}},
-    }, meta(f"liger-{kernel}-{row['kernel_provider']}-{x_axis}{int(x_value)}-{row['timestamp']}",
-            f"{row['kernel_provider']} · {kernel} {mode} · {row['x_label']} {int(x_value)} · {gpu}"), path, line)
+    run = record(
+        "BenchmarkRun",
+        {
+            "implementationDigest": digest(impl),
+            "workloadDigest": digest(workload),
+            "protocolDigest": digest(protocol),
+            "environmentDigest": digest(environment),
+            "status": "passed",
+            "observedAt": iso_time(row["timestamp"], path, line, "timestamp"),
+            "timing": {"primaryStatistic": "median", "latencyNs": {"median": int(round(median))}},
+            "measurements": [
+                {"metric": "latency", "statistic": "p20", "unit": "ns", "value": int(round(p20))},
+                {"metric": "latency", "statistic": "p80", "unit": "ns", "value": int(round(p80))},
+            ],
+            "sourceNative": {
+                "source": PROVENANCE.slug,
+                "benchmark": kernel[:200],
+                "externalId": external[:500],
+                "metrics": {f"y_value_50_{unit}": median / TO_NS[unit]},
+            },
+        },
+        meta(
+            f"liger-{kernel}-{row['kernel_provider']}-{x_axis}{int(x_value)}-{row['timestamp']}",
+            f"{row['kernel_provider']} · {kernel} {mode} · {row['x_label']} {int(x_value)} · {gpu}",
+        ),
+        path,
+        line,
+    )
     records.run(line, run, protocol, environment)

@@ -30,10 +30,13 @@ from kernelindex.records.canonical import digest
 
 RULES = "https://github.com/mlcommons/inference_policies/blob/master/inference_rules.adoc"
 PROVENANCE = Provenance(
-    slug="mlperf-inference", kind="benchmark", name="MLPerf Inference",
-    url="https://mlcommons.org/benchmarks/inference-datacenter/", license="Apache-2.0",
+    slug="mlperf-inference",
+    kind="benchmark",
+    name="MLPerf Inference",
+    url="https://mlcommons.org/benchmarks/inference-datacenter/",
+    license="Apache-2.0",
     terms="Apache-2.0 result repos; official published results shown unmodified with round, division, submitter, "
-          "system, and entry ID per the MLPerf Results Messaging Guidelines.",
+    "system, and entry ID per the MLPerf Results Messaging Guidelines.",
     attribution="MLPerf™ Inference results by MLCommons; MLPerf™ is a trademark of MLCommons",
 )
 LLM_MODELS = re.compile(r"^(llama|mixtral|deepseek|gpt-|qwen|gpt-j)", re.IGNORECASE)
@@ -96,8 +99,9 @@ def _row(out: ServingRecords, path: Path, index: int, row: Any, when: str) -> No
     if units != "Tokens/s":
         return _skip(out, "not a token throughput")
     if scenario not in SCENARIOS:
-        raise UpstreamError(path, None, f"{where}.Scenario",
-                            f"unknown scenario {scenario!r}; one of {sorted(SCENARIOS)}")
+        raise UpstreamError(
+            path, None, f"{where}.Scenario", f"unknown scenario {scenario!r}; one of {sorted(SCENARIOS)}"
+        )
     value = need(row, "Performance_Result", (int, float), path, None, where)
     nodes = need(row, "Nodes", int, path, None, where)
     per_node = need(row, "a#", int, path, None, where)
@@ -111,39 +115,87 @@ def _row(out: ServingRecords, path: Path, index: int, row: Any, when: str) -> No
     system = str(row.get("System") or "unspecified")
     accelerator = re.sub(r"\s*\(x\d+\)$", "", need(row, "Accelerator", str, path, None, where)).strip()
     base = model.removesuffix("-99.9").removesuffix("-99")
-    model_rec = record("ModelRevision", {"model": f"{base} (MLPerf reference)"},
-                       meta(f"mlperf-{base}", f"{base} (MLPerf reference)", RULES), path, None)
-    stack = record("ServingStackRevision", {
-        "project": {"name": f"{submitter} (MLPerf submitter)"[:200]}, "revision": {"version": software[:120]},
-        "apiProtocol": "loadgen_sut",
-    }, meta(f"mlperf-stack-{submitter}-{software}"[:180]), path, None)
+    model_rec = record(
+        "ModelRevision",
+        {"model": f"{base} (MLPerf reference)"},
+        meta(f"mlperf-{base}", f"{base} (MLPerf reference)", RULES),
+        path,
+        None,
+    )
+    stack = record(
+        "ServingStackRevision",
+        {
+            "project": {"name": f"{submitter} (MLPerf submitter)"[:200]},
+            "revision": {"version": software[:120]},
+            "apiProtocol": "loadgen_sut",
+        },
+        meta(f"mlperf-stack-{submitter}-{software}"[:180]),
+        path,
+        None,
+    )
     stack_digest = out.keep(out.stacks, stack)
     options = {"system": system[:500], "software": software[:500]}
     if row.get("Availability"):
         options["availability"] = str(row["Availability"])[:500]
     dtype = row.get("weight_data_types")
-    configuration = record("ServingConfiguration", {
-        "stackDigest": stack_digest, **({"dtype": token(dtype)} if dtype else {}), "options": options,
-    }, meta(f"mlperf-{submitter}-{system}"), path, None)
+    configuration = record(
+        "ServingConfiguration",
+        {
+            "stackDigest": stack_digest,
+            **({"dtype": token(dtype)} if dtype else {}),
+            "options": options,
+        },
+        meta(f"mlperf-{submitter}-{system}"),
+        path,
+        None,
+    )
     load, streaming = SCENARIOS[scenario]
-    workload = record("ServingWorkload", {
-        "streaming": streaming, "loadGeneration": load, **({"arrival": "poisson"} if load == "open_loop" else {}),
-    }, meta(f"mlperf-{model}-{scenario}", f"{model} · {scenario}", RULES), path, None)
-    run = record("ServingRun", {
-        "modelDigest": out.keep(out.models, model_rec),
-        "configurationDigest": out.keep(out.configurations, configuration),
-        "workloadDigest": out.keep(out.workloads, workload),
-        "topology": {"acceleratorVendor": vendor(accelerator), "acceleratorModel": accelerator[:200],
-                     "acceleratorsPerNode": per_node, "nodeCount": nodes},
-        "harness": {"name": "mlperf_loadgen", "version": version},
-        "qualityPolicy": "mlperf_closed_999" if model.endswith("-99.9") else "mlperf_closed_99",
-        "status": "valid" if errors == 0 else "invalid",
-        "measurements": [{"metric": "output_token_throughput_tps", "unit": "tokens_s", "statistic": "reported",
-                          "value": value}],
-        "sourceNative": {"source": PROVENANCE.slug, "benchmark": model[:200], "scenario": token(scenario),
-                         "division": division, "category": suite, "externalId": str(row.get("ID") or index)[:500],
-                         "metrics": {"performance_result": value, "performance_units": units}},
-        "observedAt": ROUND_PUBLISHED.get(version, when),
-    }, meta(f"mlperf-{row.get('ID') or index}-{slug(model)}", f"{submitter} · {system} · {model} {scenario}",
-            str(row.get("Details") or "") or None), path, None)
+    workload = record(
+        "ServingWorkload",
+        {
+            "streaming": streaming,
+            "loadGeneration": load,
+            **({"arrival": "poisson"} if load == "open_loop" else {}),
+        },
+        meta(f"mlperf-{model}-{scenario}", f"{model} · {scenario}", RULES),
+        path,
+        None,
+    )
+    run = record(
+        "ServingRun",
+        {
+            "modelDigest": out.keep(out.models, model_rec),
+            "configurationDigest": out.keep(out.configurations, configuration),
+            "workloadDigest": out.keep(out.workloads, workload),
+            "topology": {
+                "acceleratorVendor": vendor(accelerator),
+                "acceleratorModel": accelerator[:200],
+                "acceleratorsPerNode": per_node,
+                "nodeCount": nodes,
+            },
+            "harness": {"name": "mlperf_loadgen", "version": version},
+            "qualityPolicy": "mlperf_closed_999" if model.endswith("-99.9") else "mlperf_closed_99",
+            "status": "valid" if errors == 0 else "invalid",
+            "measurements": [
+                {"metric": "output_token_throughput_tps", "unit": "tokens_s", "statistic": "reported", "value": value}
+            ],
+            "sourceNative": {
+                "source": PROVENANCE.slug,
+                "benchmark": model[:200],
+                "scenario": token(scenario),
+                "division": division,
+                "category": suite,
+                "externalId": str(row.get("ID") or index)[:500],
+                "metrics": {"performance_result": value, "performance_units": units},
+            },
+            "observedAt": ROUND_PUBLISHED.get(version, when),
+        },
+        meta(
+            f"mlperf-{row.get('ID') or index}-{slug(model)}",
+            f"{submitter} · {system} · {model} {scenario}",
+            str(row.get("Details") or "") or None,
+        ),
+        path,
+        None,
+    )
     out.runs.append((str(row.get("ID") or index), out.provenance.stamp(run)))

@@ -28,16 +28,34 @@ from kernelindex.records.canonical import digest
 
 SITE = "https://research.nvidia.com/benchmarks/sol-execbench"
 PROVENANCE = Provenance(
-    slug="sol-execbench", kind="leaderboard", name="NVIDIA SOL-ExecBench", url=SITE,
+    slug="sol-execbench",
+    kind="leaderboard",
+    name="NVIDIA SOL-ExecBench",
+    url=SITE,
     license="SOL-ExecBench leaderboard terms (public leaderboard API)",
     terms="Public leaderboard API results; kernels' source code is not redistributed.",
 )
-DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float64": "fp64", "float8_e4m3fn": "fp8_e4m3",
-          "float8_e5m2": "fp8_e5m2", "int8": "int8", "int32": "int32", "int64": "int64", "bool": "bool",
-          "uint8": "uint8"}
+DTYPES = {
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "float32": "fp32",
+    "float64": "fp64",
+    "float8_e4m3fn": "fp8_e4m3",
+    "float8_e5m2": "fp8_e5m2",
+    "int8": "int8",
+    "int32": "int32",
+    "int64": "int64",
+    "bool": "bool",
+    "uint8": "uint8",
+}
 # submission status -> run status (COMPLETED is split by is_correct); statuses of unfinished work are skipped
-STATUSES = {"COMPLETED": None, "FAILED": "runtime_error", "RUNTIME_ERROR": "runtime_error",
-            "COMPILE_ERROR": "compile_error", "TIMEOUT": "timeout"}
+STATUSES = {
+    "COMPLETED": None,
+    "FAILED": "runtime_error",
+    "RUNTIME_ERROR": "runtime_error",
+    "COMPILE_ERROR": "compile_error",
+    "TIMEOUT": "timeout",
+}
 UNFINISHED = {"PENDING", "QUEUED", "RUNNING"}
 
 
@@ -61,8 +79,9 @@ def read(path: Path, *, retrieved: str | None = None) -> Records:
         elif "workloads" in data or "axes" in data:
             kernels[need(data, "id", int, file, None, "data")] = (file, data)
         else:
-            raise UpstreamError(file, None, "data",
-                                "neither a kernel (axes, workloads), a kernel listing nor submissions")
+            raise UpstreamError(
+                file, None, "data", "neither a kernel (axes, workloads), a kernel listing nor submissions"
+            )
     records = Records(Provenance(**{**PROVENANCE.__dict__, "retrieved_at": retrieved or retrieved_at(files[0])}))
     records.lines = len(submissions)
     operations = {kid: _kernel(records, file, data) for kid, (file, data) in kernels.items()}
@@ -102,12 +121,22 @@ def _kernel(records: Records, file: Path, data: dict) -> tuple[str, str, dict]:
             raise UpstreamError(file, None, f"data.axes.{name}.type", f"unknown axis type {kind!r}; one of const, var")
     name = need(data, "name", str, file, None, "data")
     tags = data.get("tags") or ["other"]
-    spec = {"family": slug(tags[0]).replace(".", "-").replace("_", "-") or "other", "axes": axes,
-            "inputs": _parameters(file, data, "inputs"), "outputs": _parameters(file, data, "outputs"),
-            "semantics": {"mutation": "none", "determinism": "unspecified"}, "reference": {"language": "python"}}
+    spec = {
+        "family": slug(tags[0]).replace(".", "-").replace("_", "-") or "other",
+        "axes": axes,
+        "inputs": _parameters(file, data, "inputs"),
+        "outputs": _parameters(file, data, "outputs"),
+        "semantics": {"mutation": "none", "determinism": "unspecified"},
+        "reference": {"language": "python"},
+    }
     url = f"{SITE}/kernels/{data['id']}"
-    operation = record("OperationSpec", spec, meta(name, data.get("title") or name, url,
-                                                   description=(data.get("description") or "")[:2000]), file, None)
+    operation = record(
+        "OperationSpec",
+        spec,
+        meta(name, data.get("title") or name, url, description=(data.get("description") or "")[:2000]),
+        file,
+        None,
+    )
     op_digest = records.parent(None, operation)
     cases = []
     for index, workload in enumerate(need(data, "workloads", list, file, None, "data")):
@@ -115,10 +144,18 @@ def _kernel(records: Records, file: Path, data: dict) -> tuple[str, str, dict]:
         cases.append({"externalId": str(workload.get("uuid") or index), "axes": axes_of})
     if not cases:
         raise UpstreamError(file, None, "data.workloads", "the kernel lists no workloads")
-    suite = record("WorkloadSuite", {
-        "operationSpecDigest": op_digest, "cases": cases,
-        "correctness": {"comparator": "sol_execbench_eval"}, "aggregation": {"metric": "latency", "statistic": "mean"},
-    }, meta(f"{name}-suite", f"{name} · leaderboard workloads", url), file, None)
+    suite = record(
+        "WorkloadSuite",
+        {
+            "operationSpecDigest": op_digest,
+            "cases": cases,
+            "correctness": {"comparator": "sol_execbench_eval"},
+            "aggregation": {"metric": "latency", "statistic": "mean"},
+        },
+        meta(f"{name}-suite", f"{name} · leaderboard workloads", url),
+        file,
+        None,
+    )
     return op_digest, records.parent(None, suite), data
 
 
@@ -138,8 +175,12 @@ def _submission(records: Records, file: Path, index: int, item: Any, operations:
     if item.get("is_disqualified") is True:
         status = "revoked"
     if kernel_id not in operations:
-        raise UpstreamError(file, None, f"{where}.kernel_id",
-                            f"kernel {kernel_id} has no definition here (save /api/kernels/{kernel_id} beside it)")
+        raise UpstreamError(
+            file,
+            None,
+            f"{where}.kernel_id",
+            f"kernel {kernel_id} has no definition here (save /api/kernels/{kernel_id} beside it)",
+        )
     op_digest, suite_digest, kernel = operations[kernel_id]
     gpu = need(item, "gpu_type", str, file, None, where)
     product = gpu if gpu.upper().startswith(("NVIDIA", "AMD")) else f"NVIDIA {gpu}"
@@ -148,40 +189,69 @@ def _submission(records: Records, file: Path, index: int, item: Any, operations:
     user = need(item, "username", str, file, None, where)
     benchmark = need(item, "kernel_name", str, file, None, where)
     dtypes = sorted({p["tensor" if "tensor" in p else "scalar"]["dtype"] for p in _parameters(file, kernel, "inputs")})
-    impl = record("ImplementationRevision", {
-        "projectRevision": {"version": f"submission-{sid}"}, "operation": {"specDigest": op_digest},
-        "callable": {"language": "unknown"},
-        "support": {"dtypes": dtypes, "productsTested": [product], "hardwareArchitectures": [arch]},
-        "licensing": {},
-    }, meta(f"sol-submission-{sid}", f"{user} · {benchmark}", authors=[{"name": user[:200]}]), file, None)
+    impl = record(
+        "ImplementationRevision",
+        {
+            "projectRevision": {"version": f"submission-{sid}"},
+            "operation": {"specDigest": op_digest},
+            "callable": {"language": "unknown"},
+            "support": {"dtypes": dtypes, "productsTested": [product], "hardwareArchitectures": [arch]},
+            "licensing": {},
+        },
+        meta(f"sol-submission-{sid}", f"{user} · {benchmark}", authors=[{"name": user[:200]}]),
+        file,
+        None,
+    )
     records.parent(None, impl)
-    protocol = record("BenchmarkProtocol", {
-        "harness": {"name": "SOL-ExecBench evaluation stack", "version": stack},
-        "correctness": {"reference": "definition reference implementation", "comparator": "sol_execbench_eval"},
-        "measurement": {"timer": "harness_reported", "primaryStatistic": "mean"},
-        "comparability": {"family": "sol_execbench_leaderboard",
-                          "notes": "Suite-mean latency and SOL-Score as published by the SOL-ExecBench leaderboard. "
-                                   "Comparable only within one definition, GPU type, and evaluation stack version."},
-    }, meta(f"sol-execbench-leaderboard-{stack}", f"SOL-ExecBench evaluation stack {stack}"), file, None)
-    environment = record("ExecutionEnvironment", {
-        "hardware": {"vendor": "nvidia", "product": product, "architecture": arch},
-        "software": {"libraries": {"evaluation_stack": stack}},
-    }, meta(f"sol-execbench-{gpu}-{stack}", f"SOL-ExecBench {product}, stack {stack}"), file, None)
+    protocol = record(
+        "BenchmarkProtocol",
+        {
+            "harness": {"name": "SOL-ExecBench evaluation stack", "version": stack},
+            "correctness": {"reference": "definition reference implementation", "comparator": "sol_execbench_eval"},
+            "measurement": {"timer": "harness_reported", "primaryStatistic": "mean"},
+            "comparability": {
+                "family": "sol_execbench_leaderboard",
+                "notes": "Suite-mean latency and SOL-Score as published by the SOL-ExecBench leaderboard. "
+                "Comparable only within one definition, GPU type, and evaluation stack version.",
+            },
+        },
+        meta(f"sol-execbench-leaderboard-{stack}", f"SOL-ExecBench evaluation stack {stack}"),
+        file,
+        None,
+    )
+    environment = record(
+        "ExecutionEnvironment",
+        {
+            "hardware": {"vendor": "nvidia", "product": product, "architecture": arch},
+            "software": {"libraries": {"evaluation_stack": stack}},
+        },
+        meta(f"sol-execbench-{gpu}-{stack}", f"SOL-ExecBench {product}, stack {stack}"),
+        file,
+        None,
+    )
     metrics = {}
     for key in ("sol_score", "latency_ms", "avg_speedup", "fast_1_count", "fast_1_total"):
         value = item.get(key)
         if value is not None:
             metrics[key] = need(item, key, (int, float), file, None, where)
     spec: dict[str, Any] = {
-        "implementationDigest": digest(impl), "workloadDigest": suite_digest,
-        "protocolDigest": digest(protocol), "environmentDigest": digest(environment), "status": status,
+        "implementationDigest": digest(impl),
+        "workloadDigest": suite_digest,
+        "protocolDigest": digest(protocol),
+        "environmentDigest": digest(environment),
+        "status": status,
         "observedAt": iso_time(item.get("finished_at") or item.get("submitted_at"), file, None, f"{where}.finished_at"),
-        "sourceNative": {"source": PROVENANCE.slug, "benchmark": benchmark[:200], "externalId": str(sid),
-                         **({"metrics": metrics} if metrics else {})},
+        "sourceNative": {
+            "source": PROVENANCE.slug,
+            "benchmark": benchmark[:200],
+            "externalId": str(sid),
+            **({"metrics": metrics} if metrics else {}),
+        },
     }
     if status == "passed" and "latency_ms" in metrics:
         spec["timing"] = {"primaryStatistic": "mean", "latencyNs": {"mean": int(round(metrics["latency_ms"] * 1e6))}}
     labels = {"worker": str(item["worker_id"])[:200]} if item.get("worker_id") else None
-    run = record("BenchmarkRun", spec, meta(f"sol-submission-{sid}", f"{user} · {benchmark} · {gpu}", labels=labels),
-                 file, None)
+    run = record(
+        "BenchmarkRun", spec, meta(f"sol-submission-{sid}", f"{user} · {benchmark} · {gpu}", labels=labels), file, None
+    )
     records.run(None, run, protocol, environment)

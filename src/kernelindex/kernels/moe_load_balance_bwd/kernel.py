@@ -7,6 +7,7 @@ walks row tiles of the mask in a grid-stride loop over a grid sized to the machi
 expert_mask and tokens_per_expert do not affect the result and are never read (only topk_idx's shape).
 Self-contained (torch and triton only) so that the harness can stage this file alone.
 """
+
 import functools
 
 import torch
@@ -23,8 +24,9 @@ BLOCK_ROWS = 16
 if triton is not None:
 
     @triton.jit
-    def load_balance_bwd_kernel(gm_ptr, gtpe_ptr, glb_ptr, train_ptr, out_ptr, n_rows, inv_sk,
-                                E: tl.constexpr, BLOCK_ROWS: tl.constexpr):
+    def load_balance_bwd_kernel(
+        gm_ptr, gtpe_ptr, glb_ptr, train_ptr, out_ptr, n_rows, inv_sk, E: tl.constexpr, BLOCK_ROWS: tl.constexpr
+    ):
         cols = tl.arange(0, E)
         c = tl.load(glb_ptr).to(tl.float32) * inv_sk
         c = tl.where(tl.load(train_ptr) != 0, c, 0.0)
@@ -44,8 +46,9 @@ def _sm_count(device_index: int) -> int:
     return torch.cuda.get_device_properties(device_index).multi_processor_count
 
 
-def forward_triton(grad_tokens_per_expert, grad_expert_mask, grad_load_balance_loss, top_k, training, out,
-                   max_programs=None):
+def forward_triton(
+    grad_tokens_per_expert, grad_expert_mask, grad_load_balance_loss, top_k, training, out, max_programs=None
+):
     """Launch the streaming kernel; max_programs caps the grid (the interpreter uses a few)."""
     n_rows, experts = grad_expert_mask.shape
     n_tiles = triton.cdiv(n_rows, BLOCK_ROWS)
@@ -53,8 +56,17 @@ def forward_triton(grad_tokens_per_expert, grad_expert_mask, grad_load_balance_l
         max_programs = _sm_count(grad_expert_mask.device.index or 0) * PROGRAMS_PER_SM
     grid = (max(1, min(n_tiles, max_programs)),)
     load_balance_bwd_kernel[grid](
-        grad_expert_mask, grad_tokens_per_expert, grad_load_balance_loss, training.view(torch.uint8),
-        out, n_rows, 1.0 / (n_rows * top_k), E=experts, BLOCK_ROWS=BLOCK_ROWS, num_warps=4)
+        grad_expert_mask,
+        grad_tokens_per_expert,
+        grad_load_balance_loss,
+        training.view(torch.uint8),
+        out,
+        n_rows,
+        1.0 / (n_rows * top_k),
+        E=experts,
+        BLOCK_ROWS=BLOCK_ROWS,
+        num_warps=4,
+    )
     return out
 
 
@@ -67,12 +79,19 @@ def forward_torch(grad_tokens_per_expert, grad_expert_mask, grad_load_balance_lo
     return out
 
 
-def run(grad_tokens_per_expert, grad_expert_mask, grad_load_balance_loss, topk_idx, expert_mask,
-        tokens_per_expert, training, grad_expert_mask_out):
+def run(
+    grad_tokens_per_expert,
+    grad_expert_mask,
+    grad_load_balance_loss,
+    topk_idx,
+    expert_mask,
+    tokens_per_expert,
+    training,
+    grad_expert_mask_out,
+):
     """Destination-passing entry point: Triton on a GPU, PyTorch elsewhere."""
     top_k = topk_idx.shape[1]
-    args = (grad_tokens_per_expert, grad_expert_mask, grad_load_balance_loss, top_k, training,
-            grad_expert_mask_out)
+    args = (grad_tokens_per_expert, grad_expert_mask, grad_load_balance_loss, top_k, training, grad_expert_mask_out)
     if grad_expert_mask.is_cuda and triton is not None:
         return forward_triton(*args)
     return forward_torch(*args)

@@ -6,6 +6,7 @@ gradients are bf16 products (f32 accumulation) straight from the bf16 weights; t
 selected_tokens use the hi/lo split ([hi; lo]ᵀ · [X; X]) and gg = geo · W2 is the only f32 product (the
 one weight upcast), since both need more than bf16 operands; results go straight into the outputs.
 """
+
 import torch
 
 try:
@@ -19,15 +20,32 @@ else:
         import triton_path
 
 
-def forward_torch(grad_output, token_indices, selected_tokens, w1_output, gate_output, up_output, gated_output,
-                  expert_output, selected_weights, w1_weight, w2_weight, w3_weight,
-                  grad_hidden_states, grad_routing_weights, grad_w1_weight, grad_w2_weight, grad_w3_weight):
+def forward_torch(
+    grad_output,
+    token_indices,
+    selected_tokens,
+    w1_output,
+    gate_output,
+    up_output,
+    gated_output,
+    expert_output,
+    selected_weights,
+    w1_weight,
+    w2_weight,
+    w3_weight,
+    grad_hidden_states,
+    grad_routing_weights,
+    grad_w1_weight,
+    grad_w2_weight,
+    grad_w3_weight,
+):
     f32, bf16 = torch.float32, torch.bfloat16
     ffn = w1_weight.shape[0]
     g = grad_output.index_select(0, token_indices).to(f32)
     grad_routing_weights.zero_()
     grad_routing_weights.index_copy_(
-        0, token_indices, torch.einsum("nh,nh->n", g, expert_output.to(f32)).to(grad_routing_weights.dtype))
+        0, token_indices, torch.einsum("nh,nh->n", g, expert_output.to(f32)).to(grad_routing_weights.dtype)
+    )
     geo = g.mul_(selected_weights.to(f32)[:, None])
     torch.mm(geo.to(bf16).t(), gated_output, out=grad_w2_weight)
     gg = geo @ w2_weight.to(f32)  # the one f32 product: its operand geo needs more than bf16
@@ -56,13 +74,45 @@ def forward_torch(grad_output, token_indices, selected_tokens, w1_output, gate_o
     return grad_hidden_states, grad_routing_weights, grad_w1_weight, grad_w2_weight, grad_w3_weight
 
 
-def run(grad_output, token_indices, selected_tokens, w1_output, gate_output, up_output, gated_output,
-        expert_output, selected_weights, w1_weight, w2_weight, w3_weight,
-        grad_hidden_states, grad_routing_weights, grad_w1_weight, grad_w2_weight, grad_w3_weight):
+def run(
+    grad_output,
+    token_indices,
+    selected_tokens,
+    w1_output,
+    gate_output,
+    up_output,
+    gated_output,
+    expert_output,
+    selected_weights,
+    w1_weight,
+    w2_weight,
+    w3_weight,
+    grad_hidden_states,
+    grad_routing_weights,
+    grad_w1_weight,
+    grad_w2_weight,
+    grad_w3_weight,
+):
     """Destination-passing entry point: the GPU pipeline on CUDA tensors, PyTorch elsewhere."""
-    args = (grad_output, token_indices, selected_tokens, w1_output, gate_output, up_output, gated_output,
-            expert_output, selected_weights, w1_weight, w2_weight, w3_weight,
-            grad_hidden_states, grad_routing_weights, grad_w1_weight, grad_w2_weight, grad_w3_weight)
+    args = (
+        grad_output,
+        token_indices,
+        selected_tokens,
+        w1_output,
+        gate_output,
+        up_output,
+        gated_output,
+        expert_output,
+        selected_weights,
+        w1_weight,
+        w2_weight,
+        w3_weight,
+        grad_hidden_states,
+        grad_routing_weights,
+        grad_w1_weight,
+        grad_w2_weight,
+        grad_w3_weight,
+    )
     if grad_output.is_cuda and triton_path is not None:
         return triton_path.forward(*args)
     return forward_torch(*args)

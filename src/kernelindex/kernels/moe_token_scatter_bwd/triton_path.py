@@ -18,14 +18,27 @@ is ever made, no process-wide switch is touched, and accumulation is f32 through
 When the tensors are not on a GPU (Triton's interpreter in the tests) the products run on f32-cast
 operands, since the interpreter cannot multiply bf16.
 """
+
 import torch
 import triton
 import triton.language as tl
 
 
 @triton.jit
-def gather_rows_kernel(go_ptr, idx_ptr, x_ptr, eo_ptr, sw_ptr, grw_ptr, geo_hi_ptr, geo_lo_ptr, geo16_ptr, x16_ptr,
-                       H, BLOCK_H: tl.constexpr):
+def gather_rows_kernel(
+    go_ptr,
+    idx_ptr,
+    x_ptr,
+    eo_ptr,
+    sw_ptr,
+    grw_ptr,
+    geo_hi_ptr,
+    geo_lo_ptr,
+    geo16_ptr,
+    x16_ptr,
+    H,
+    BLOCK_H: tl.constexpr,
+):
     row = tl.program_id(0)
     dst = tl.load(idx_ptr + row)
     w = tl.load(sw_ptr + row).to(tl.float32)
@@ -48,8 +61,23 @@ def gather_rows_kernel(go_ptr, idx_ptr, x_ptr, eo_ptr, sw_ptr, grw_ptr, geo_hi_p
 
 
 @triton.jit
-def gate_grad_kernel(a_hi_ptr, a_lo_ptr, w2_ptr, w1o_ptr, gate_ptr, up_ptr, ub_ptr, u16_ptr, n_tok, H, F,
-                     BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, DOT_F32: tl.constexpr):
+def gate_grad_kernel(
+    a_hi_ptr,
+    a_lo_ptr,
+    w2_ptr,
+    w1o_ptr,
+    gate_ptr,
+    up_ptr,
+    ub_ptr,
+    u16_ptr,
+    n_tok,
+    H,
+    F,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+    DOT_F32: tl.constexpr,
+):
     """gg = geo·W2 from hi/lo parts; epilogue: g_up = gg*gate, g_w1o = gg*up*silu'(w1o) into [g_up | g_w1o]
     as bf16 (ub) and fp16 (u16), both [N, 2F]."""
     num_m = tl.cdiv(n_tok, BM)
@@ -68,8 +96,9 @@ def gate_grad_kernel(a_hi_ptr, a_lo_ptr, w2_ptr, w1o_ptr, gate_ptr, up_ptr, ub_p
         a_mask = m_ok[:, None] & (k < H)[None, :]
         a_hi = tl.load(a_hi_ptr + a_off, mask=a_mask, other=0.0)
         a_lo = tl.load(a_lo_ptr + a_off, mask=a_mask, other=0.0)
-        b = tl.load(w2_ptr + k.to(tl.int64)[:, None] * F + rn[None, :],
-                    mask=(k < H)[:, None] & n_ok[None, :], other=0.0)
+        b = tl.load(
+            w2_ptr + k.to(tl.int64)[:, None] * F + rn[None, :], mask=(k < H)[:, None] & n_ok[None, :], other=0.0
+        )
         if DOT_F32:
             b = b.to(tl.float32)
             acc = tl.dot(a_hi.to(tl.float32), b, acc, input_precision="ieee")
@@ -93,9 +122,21 @@ def gate_grad_kernel(a_hi_ptr, a_lo_ptr, w2_ptr, w1o_ptr, gate_ptr, up_ptr, ub_p
 
 
 @triton.jit
-def weight_grad_kernel(a_ptr, b_ptr, out_ptr, K, M, N, a_stride, col0,
-                       BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, A_ONCE: tl.constexpr,
-                       DOT_F32: tl.constexpr):
+def weight_grad_kernel(
+    a_ptr,
+    b_ptr,
+    out_ptr,
+    K,
+    M,
+    N,
+    a_stride,
+    col0,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+    A_ONCE: tl.constexpr,
+    DOT_F32: tl.constexpr,
+):
     """out [M, N] = A[:, col0 : col0 + M]ᵀ · B over K rows; A (row stride a_stride) and B [K, N] fp16,
     f32 accumulate. A_ONCE orders the grid so the larger operand streams from HBM once while the other
     stays in L2."""
@@ -117,15 +158,21 @@ def weight_grad_kernel(a_ptr, b_ptr, out_ptr, K, M, N, a_stride, col0,
     for k0 in range(0, K, BK):
         k = k0 + rk
         k_ok = k < K
-        a = tl.load(a_ptr + k.to(tl.int64)[:, None] * a_stride + col0 + rm[None, :],
-                    mask=k_ok[:, None] & m_ok[None, :], other=0.0)
+        a = tl.load(
+            a_ptr + k.to(tl.int64)[:, None] * a_stride + col0 + rm[None, :],
+            mask=k_ok[:, None] & m_ok[None, :],
+            other=0.0,
+        )
         b = tl.load(b_ptr + k.to(tl.int64)[:, None] * N + rn[None, :], mask=k_ok[:, None] & n_ok[None, :], other=0.0)
         if DOT_F32:
             acc = tl.dot(tl.trans(a.to(tl.float32)), b.to(tl.float32), acc, input_precision="ieee")
         else:
             acc = tl.dot(tl.trans(a), b, acc)
-    tl.store(out_ptr + rm.to(tl.int64)[:, None] * N + rn[None, :], acc.to(out_ptr.dtype.element_ty),
-             mask=m_ok[:, None] & n_ok[None, :])
+    tl.store(
+        out_ptr + rm.to(tl.int64)[:, None] * N + rn[None, :],
+        acc.to(out_ptr.dtype.element_ty),
+        mask=m_ok[:, None] & n_ok[None, :],
+    )
 
 
 @triton.jit
@@ -135,8 +182,7 @@ def _accumulate_product(acc, a_rows, w_ptr, m_ok, rn, n_ok, H, F, BK: tl.constex
     for k0 in range(0, F, BK):
         k = k0 + rk
         a = tl.load(a_rows + k[None, :], mask=m_ok[:, None] & (k < F)[None, :], other=0.0)
-        b = tl.load(w_ptr + k.to(tl.int64)[:, None] * H + rn[None, :], mask=(k < F)[:, None] & n_ok[None, :],
-                    other=0.0)
+        b = tl.load(w_ptr + k.to(tl.int64)[:, None] * H + rn[None, :], mask=(k < F)[:, None] & n_ok[None, :], other=0.0)
         if DOT_F32:
             acc = tl.dot(a.to(tl.float32), b.to(tl.float32), acc, input_precision="ieee")
         else:
@@ -145,8 +191,20 @@ def _accumulate_product(acc, a_rows, w_ptr, m_ok, rn, n_ok, H, F, BK: tl.constex
 
 
 @triton.jit
-def row_grad_scatter_kernel(u_ptr, w3_ptr, w1_ptr, idx_ptr, out_ptr, n_tok, H, F,
-                            BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, DOT_F32: tl.constexpr):
+def row_grad_scatter_kernel(
+    u_ptr,
+    w3_ptr,
+    w1_ptr,
+    idx_ptr,
+    out_ptr,
+    n_tok,
+    H,
+    F,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+    DOT_F32: tl.constexpr,
+):
     """grad_hidden_states[idx] = [g_up | g_w1o] · [W3; W1] (K = 2F, bf16), rows scattered in the epilogue."""
     num_m = tl.cdiv(n_tok, BM)
     pid = tl.program_id(0)
@@ -161,8 +219,11 @@ def row_grad_scatter_kernel(u_ptr, w3_ptr, w1_ptr, idx_ptr, out_ptr, n_tok, H, F
     acc = _accumulate_product(acc, a_rows, w3_ptr, m_ok, rn, n_ok, H, F, BK, DOT_F32)
     acc = _accumulate_product(acc, a_rows + F, w1_ptr, m_ok, rn, n_ok, H, F, BK, DOT_F32)
     dst = tl.load(idx_ptr + rm, mask=m_ok, other=0)
-    tl.store(out_ptr + dst.to(tl.int64)[:, None] * H + rn[None, :], acc.to(out_ptr.dtype.element_ty),
-             mask=m_ok[:, None] & n_ok[None, :])
+    tl.store(
+        out_ptr + dst.to(tl.int64)[:, None] * H + rn[None, :],
+        acc.to(out_ptr.dtype.element_ty),
+        mask=m_ok[:, None] & n_ok[None, :],
+    )
 
 
 def _launch_params(n_tok, on_gpu):
@@ -171,17 +232,39 @@ def _launch_params(n_tok, on_gpu):
         tiny = {"BM": 16, "BN": 16, "BK": 16}
         return tiny, tiny, tiny
     if n_tok <= 64:
-        gate, rows = dict(BM=64, BN=64, BK=64, num_warps=4, num_stages=4), dict(BM=64, BN=32, BK=64, num_warps=4, num_stages=4)
+        gate, rows = (
+            dict(BM=64, BN=64, BK=64, num_warps=4, num_stages=4),
+            dict(BM=64, BN=32, BK=64, num_warps=4, num_stages=4),
+        )
     elif n_tok <= 256:
-        gate, rows = dict(BM=64, BN=64, BK=64, num_warps=4, num_stages=4), dict(BM=64, BN=64, BK=64, num_warps=4, num_stages=4)
+        gate, rows = (
+            dict(BM=64, BN=64, BK=64, num_warps=4, num_stages=4),
+            dict(BM=64, BN=64, BK=64, num_warps=4, num_stages=4),
+        )
     else:
         gate = rows = dict(BM=128, BN=128, BK=64, num_warps=8, num_stages=3)
     return gate, rows, dict(BM=128, BN=128, BK=64, num_warps=8, num_stages=3)
 
 
-def forward(grad_output, token_indices, selected_tokens, w1_output, gate_output, up_output, gated_output,
-            expert_output, selected_weights, w1_weight, w2_weight, w3_weight,
-            grad_hidden_states, grad_routing_weights, grad_w1_weight, grad_w2_weight, grad_w3_weight):
+def forward(
+    grad_output,
+    token_indices,
+    selected_tokens,
+    w1_output,
+    gate_output,
+    up_output,
+    gated_output,
+    expert_output,
+    selected_weights,
+    w1_weight,
+    w2_weight,
+    w3_weight,
+    grad_hidden_states,
+    grad_routing_weights,
+    grad_w1_weight,
+    grad_w2_weight,
+    grad_w3_weight,
+):
     n_tok = token_indices.shape[0]
     hidden = grad_output.shape[1]
     ffn = w1_weight.shape[0]
@@ -195,32 +278,69 @@ def forward(grad_output, token_indices, selected_tokens, w1_output, gate_output,
     geo16 = torch.empty(n_tok, hidden, device=dev, dtype=f16)
     x16 = torch.empty(n_tok, hidden, device=dev, dtype=f16)
     grad_routing_weights.zero_()
-    gather_rows_kernel[(n_tok,)](grad_output, token_indices, selected_tokens, expert_output, selected_weights,
-                                grad_routing_weights, geo_hi, geo_lo, geo16, x16, hidden,
-                                BLOCK_H=1024 if on_gpu else 64)
+    gather_rows_kernel[(n_tok,)](
+        grad_output,
+        token_indices,
+        selected_tokens,
+        expert_output,
+        selected_weights,
+        grad_routing_weights,
+        geo_hi,
+        geo_lo,
+        geo16,
+        x16,
+        hidden,
+        BLOCK_H=1024 if on_gpu else 64,
+    )
 
     # grad_w2 [H, F] = geoᵀ · gated: geo is the small operand (kept in L2), gated streams once
     grid = (triton.cdiv(hidden, wgrad["BM"]) * triton.cdiv(ffn, wgrad["BN"]),)
-    weight_grad_kernel[grid](geo16, gated_output.to(f16), grad_w2_weight, n_tok, hidden, ffn, hidden, 0,
-                             A_ONCE=False, DOT_F32=dot_f32, **wgrad)
+    weight_grad_kernel[grid](
+        geo16,
+        gated_output.to(f16),
+        grad_w2_weight,
+        n_tok,
+        hidden,
+        ffn,
+        hidden,
+        0,
+        A_ONCE=False,
+        DOT_F32=dot_f32,
+        **wgrad,
+    )
     del geo16
 
     ub = torch.empty(n_tok, 2 * ffn, device=dev, dtype=bf16)
     u16 = torch.empty(n_tok, 2 * ffn, device=dev, dtype=f16)
     grid = (triton.cdiv(n_tok, gate["BM"]) * triton.cdiv(ffn, gate["BN"]),)
-    gate_grad_kernel[grid](geo_hi, geo_lo, w2_weight, w1_output, gate_output, up_output, ub, u16, n_tok, hidden,
-                           ffn, DOT_F32=dot_f32, **gate)
+    gate_grad_kernel[grid](
+        geo_hi,
+        geo_lo,
+        w2_weight,
+        w1_output,
+        gate_output,
+        up_output,
+        ub,
+        u16,
+        n_tok,
+        hidden,
+        ffn,
+        DOT_F32=dot_f32,
+        **gate,
+    )
     del geo_hi, geo_lo
 
     # grad_w3 / grad_w1 [F, H] = g_upᵀ · X / g_w1oᵀ · X: X stays in L2, the g columns stream once
     grid = (triton.cdiv(ffn, wgrad["BM"]) * triton.cdiv(hidden, wgrad["BN"]),)
     for col0, out in ((0, grad_w3_weight), (ffn, grad_w1_weight)):
-        weight_grad_kernel[grid](u16, x16, out, n_tok, ffn, hidden, 2 * ffn, col0, A_ONCE=True, DOT_F32=dot_f32,
-                                 **wgrad)
+        weight_grad_kernel[grid](
+            u16, x16, out, n_tok, ffn, hidden, 2 * ffn, col0, A_ONCE=True, DOT_F32=dot_f32, **wgrad
+        )
     del u16, x16
 
     grad_hidden_states.zero_()
     grid = (triton.cdiv(n_tok, rows["BM"]) * triton.cdiv(hidden, rows["BN"]),)
-    row_grad_scatter_kernel[grid](ub, w3_weight, w1_weight, token_indices, grad_hidden_states, n_tok, hidden, ffn,
-                                  DOT_F32=dot_f32, **rows)
+    row_grad_scatter_kernel[grid](
+        ub, w3_weight, w1_weight, token_indices, grad_hidden_states, n_tok, hidden, ffn, DOT_F32=dot_f32, **rows
+    )
     return grad_hidden_states, grad_routing_weights, grad_w1_weight, grad_w2_weight, grad_w3_weight

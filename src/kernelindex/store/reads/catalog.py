@@ -127,26 +127,38 @@ def operations_of_source(conn: Connection, source_id: str) -> Sequence[Row]:
 
 def comparison_keys_of(conn: Connection, workload_ids: list[str]) -> list[str]:
     """The comparison keys of the runs on these workloads."""
-    return list(conn.scalars(select(r.c.comparison_key).distinct().where(
-        r.c.workload_id.in_(workload_ids), r.c.comparison_key.is_not(None))))
+    return list(
+        conn.scalars(
+            select(r.c.comparison_key)
+            .distinct()
+            .where(r.c.workload_id.in_(workload_ids), r.c.comparison_key.is_not(None))
+        )
+    )
 
 
 def workload_of_keys(conn: Connection, keys: list[str]) -> dict[str, str]:
     """Comparison key -> the workload its runs are on (the key includes the workload)."""
-    return dict(conn.execute(select(r.c.comparison_key, r.c.workload_id).distinct()
-                             .where(r.c.comparison_key.in_(keys))).all())
+    return dict(
+        conn.execute(select(r.c.comparison_key, r.c.workload_id).distinct().where(r.c.comparison_key.in_(keys))).all()
+    )
 
 
 def workload_titles(conn: Connection, workload_ids: list[str]) -> dict[str, str | None]:
-    return {row.id: row.title or row.name for row in conn.execute(
-        select(w.c.id, w.c.name, manifest_title(w.c.manifest).label("title")).where(w.c.id.in_(workload_ids)))}
+    return {
+        row.id: row.title or row.name
+        for row in conn.execute(
+            select(w.c.id, w.c.name, manifest_title(w.c.manifest).label("title")).where(w.c.id.in_(workload_ids))
+        )
+    }
 
 
 def workloads_of_operations(conn: Connection, operation_ids: list[str]) -> Sequence[Row]:
     """The workloads of these operations, in arrival order, with their titles."""
     return conn.execute(
         select(w.c.id, w.c.seq, w.c.workload_digest, w.c.kind, w.c.name, manifest_title(w.c.manifest).label("title"))
-        .where(w.c.operation_id.in_(operation_ids)).order_by(w.c.seq)).all()
+        .where(w.c.operation_id.in_(operation_ids))
+        .order_by(w.c.seq)
+    ).all()
 
 
 def run_counts_by_workload(conn: Connection, workload_ids: list[str]) -> dict[str, int]:

@@ -40,15 +40,19 @@ def evidence_rows(conn: Connection, run_digests: Iterable[str]) -> Sequence[Row]
 def evidence_rows_measuring(conn: Connection, identities: Iterable[tuple[str, str, str]]) -> Sequence[Row]:
     """Runs of each (implementation digest, workload digest, protocol key): the same measurement."""
     r = t.runs
-    conditions = [(r.c.implementation_digest == i) & (r.c.workload_digest == w) & (r.c.protocol_key == p)
-                  for i, w, p in sorted(set(identities))]
+    conditions = [
+        (r.c.implementation_digest == i) & (r.c.workload_digest == w) & (r.c.protocol_key == p)
+        for i, w, p in sorted(set(identities))
+    ]
     return _rows(conn, or_(*conditions)) if conditions else []
 
 
 def implementation_manifests(conn: Connection, implementation_ids: Iterable[str]) -> dict[str, Any]:
     i = t.implementations
-    return {row.id: row.manifest for row in conn.execute(
-        select(i.c.id, i.c.manifest).where(i.c.id.in_(sorted(set(implementation_ids)))))}
+    return {
+        row.id: row.manifest
+        for row in conn.execute(select(i.c.id, i.c.manifest).where(i.c.id.in_(sorted(set(implementation_ids)))))
+    }
 
 
 def stored_workload_ids(conn: Connection, workload_ids: Iterable[str]) -> set[str]:
@@ -58,6 +62,11 @@ def stored_workload_ids(conn: Connection, workload_ids: Iterable[str]) -> set[st
 def reproductions(conn: Connection, run_digests: Iterable[str]) -> list[tuple[str, str]]:
     """``(run digest, digest of the harness run an attestation says repeated it)`` pairs."""
     a = attestations
-    return [(row.run_digest, row.reproduction_run_digest) for row in conn.execute(
-        select(a.c.run_digest, a.c.reproduction_run_digest).where(
-            a.c.run_digest.in_(sorted(set(run_digests))), a.c.reproduction_run_digest.is_not(None)))]
+    return [
+        (row.run_digest, row.reproduction_run_digest)
+        for row in conn.execute(
+            select(a.c.run_digest, a.c.reproduction_run_digest).where(
+                a.c.run_digest.in_(sorted(set(run_digests))), a.c.reproduction_run_digest.is_not(None)
+            )
+        )
+    ]

@@ -11,8 +11,20 @@ from sqlalchemy import Connection, func, select
 from kernelindex.store import tables as t
 from kernelindex.store.serving_tables import SERVING_EXPORT_ORDER
 
-EXPORTED = (t.sources, t.projects, t.operations, t.operation_aliases, t.workloads, t.implementations, t.runs,
-            t.measurements, t.record_events, t.artifacts, t.foreign_rows, *(table for _, table in SERVING_EXPORT_ORDER))
+EXPORTED = (
+    t.sources,
+    t.projects,
+    t.operations,
+    t.operation_aliases,
+    t.workloads,
+    t.implementations,
+    t.runs,
+    t.measurements,
+    t.record_events,
+    t.artifacts,
+    t.foreign_rows,
+    *(table for _, table in SERVING_EXPORT_ORDER),
+)
 
 
 def export_fingerprint(conn: Connection) -> str:

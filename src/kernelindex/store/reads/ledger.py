@@ -55,57 +55,137 @@ def ledger_rows(conn: Connection, f: LedgerFilter, depth: int) -> list[LedgerRow
     """Up to ``depth`` newest rows of each stream that pass ``f`` (not yet merged or cut)."""
     rows: list[LedgerRow] = []
     published = _published()
-    query = select(runs.c.id, runs.c.run_digest, published.label("at"), runs.c.supersedes_id, runs.c.status,
-                   runs.c.primary_value, runs.c.primary_unit, runs.c.hardware_model, runs.c.source_slug,
-                   runs.c.comparison_key).where(published.isnot(None), *_run_conditions(f))
+    query = select(
+        runs.c.id,
+        runs.c.run_digest,
+        published.label("at"),
+        runs.c.supersedes_id,
+        runs.c.status,
+        runs.c.primary_value,
+        runs.c.primary_unit,
+        runs.c.hardware_model,
+        runs.c.source_slug,
+        runs.c.comparison_key,
+    ).where(published.isnot(None), *_run_conditions(f))
     if f.since:
         query = query.where(published >= f.since)
     # Newest arrivals first by ``seq`` (the primary key: no sort, no full scan); each is shown at its
     # publication time. Rows arrive in publication order except when an older export is imported late.
     for r in conn.execute(query.order_by(runs.c.seq.desc()).limit(depth)):
         kind = "correction" if r.supersedes_id else "new_run"
-        rows.append(LedgerRow(kind, r.at, f"{kind}:{r.id}", r.id, r.run_digest, {
-            "status": r.status, "value": r.primary_value, "unit": r.primary_unit, "hardware": r.hardware_model,
-            "source": r.source_slug, "comparisonKey": r.comparison_key, "supersedes": r.supersedes_id}))
+        rows.append(
+            LedgerRow(
+                kind,
+                r.at,
+                f"{kind}:{r.id}",
+                r.id,
+                r.run_digest,
+                {
+                    "status": r.status,
+                    "value": r.primary_value,
+                    "unit": r.primary_unit,
+                    "hardware": r.hardware_model,
+                    "source": r.source_slug,
+                    "comparisonKey": r.comparison_key,
+                    "supersedes": r.supersedes_id,
+                },
+            )
+        )
 
-    query = (select(record_events.c.id, record_events.c.cause, record_events.c.at, record_events.c.run_id,
-                    record_events.c.previous_run_id, record_events.c.comparison_key, record_events.c.reason,
-                    record_events.c.policy_version, runs.c.run_digest)
-             .select_from(record_events.outerjoin(runs, runs.c.id == record_events.c.run_id))
-             .where(*_run_conditions(f)))
+    query = (
+        select(
+            record_events.c.id,
+            record_events.c.cause,
+            record_events.c.at,
+            record_events.c.run_id,
+            record_events.c.previous_run_id,
+            record_events.c.comparison_key,
+            record_events.c.reason,
+            record_events.c.policy_version,
+            runs.c.run_digest,
+        )
+        .select_from(record_events.outerjoin(runs, runs.c.id == record_events.c.run_id))
+        .where(*_run_conditions(f))
+    )
     if f.since:
         query = query.where(record_events.c.at >= f.since)
     for e in conn.execute(query.order_by(record_events.c.at.desc(), record_events.c.seq.desc()).limit(depth)):
         kind = "retraction" if e.cause == "retracted" else "new_leader"
-        rows.append(LedgerRow(kind, e.at, f"event:{e.id}", e.run_id, e.run_digest, {
-            "cause": e.cause, "previousRunId": e.previous_run_id, "comparisonKey": e.comparison_key,
-            "reason": e.reason, "policyVersion": e.policy_version}))
+        rows.append(
+            LedgerRow(
+                kind,
+                e.at,
+                f"event:{e.id}",
+                e.run_id,
+                e.run_digest,
+                {
+                    "cause": e.cause,
+                    "previousRunId": e.previous_run_id,
+                    "comparisonKey": e.comparison_key,
+                    "reason": e.reason,
+                    "policyVersion": e.policy_version,
+                },
+            )
+        )
 
     # id, digest and retracted_at are all in ix_runs_rank_cover, so without filters this reads the
     # index, not the wide rows; the reasons of the few rows kept are read after.
     query = select(runs.c.id, runs.c.run_digest, runs.c.retracted_at).where(
-        runs.c.retracted_at.isnot(None), *_run_conditions(f))
+        runs.c.retracted_at.isnot(None), *_run_conditions(f)
+    )
     if f.since:
         query = query.where(runs.c.retracted_at >= f.since)
     retracted = conn.execute(query.order_by(runs.c.retracted_at.desc()).limit(depth)).all()
-    reasons = dict(conn.execute(select(runs.c.id, runs.c.retraction_reason)
-                                .where(runs.c.id.in_([r.id for r in retracted]))).all()) if retracted else {}
+    reasons = (
+        dict(
+            conn.execute(
+                select(runs.c.id, runs.c.retraction_reason).where(runs.c.id.in_([r.id for r in retracted]))
+            ).all()
+        )
+        if retracted
+        else {}
+    )
     for r in retracted:
-        rows.append(LedgerRow("retraction", r.retracted_at, f"retraction:{r.id}", r.id, r.run_digest,
-                              {"reason": reasons.get(r.id)}))
+        rows.append(
+            LedgerRow(
+                "retraction", r.retracted_at, f"retraction:{r.id}", r.id, r.run_digest, {"reason": reasons.get(r.id)}
+            )
+        )
 
-    query = (select(correction_requests.c.id, correction_requests.c.created_at, correction_requests.c.problem,
-                    correction_requests.c.details, correction_requests.c.requested_action,
-                    correction_requests.c.status, correction_requests.c.resolution, runs.c.id.label("run_id"),
-                    runs.c.run_digest)
-             .select_from(correction_requests.join(runs, runs.c.run_digest == correction_requests.c.run_digest))
-             .where(*_run_conditions(f)))
+    query = (
+        select(
+            correction_requests.c.id,
+            correction_requests.c.created_at,
+            correction_requests.c.problem,
+            correction_requests.c.details,
+            correction_requests.c.requested_action,
+            correction_requests.c.status,
+            correction_requests.c.resolution,
+            runs.c.id.label("run_id"),
+            runs.c.run_digest,
+        )
+        .select_from(correction_requests.join(runs, runs.c.run_digest == correction_requests.c.run_digest))
+        .where(*_run_conditions(f))
+    )
     if f.since:
         query = query.where(correction_requests.c.created_at >= f.since)
     for c in conn.execute(query.order_by(correction_requests.c.created_at.desc()).limit(depth)):
-        rows.append(LedgerRow("correction_request", c.created_at, f"request:{c.id}", c.run_id, c.run_digest, {
-            "problem": c.problem, "details": c.details, "requestedAction": c.requested_action,
-            "status": c.status, "resolution": c.resolution}))
+        rows.append(
+            LedgerRow(
+                "correction_request",
+                c.created_at,
+                f"request:{c.id}",
+                c.run_id,
+                c.run_digest,
+                {
+                    "problem": c.problem,
+                    "details": c.details,
+                    "requestedAction": c.requested_action,
+                    "status": c.status,
+                    "resolution": c.resolution,
+                },
+            )
+        )
     return rows
 
 

@@ -16,18 +16,42 @@ def workload_rows(conn: Connection, operation_ids: Sequence[str]) -> list[dict[s
     if not operation_ids:
         return []
     spec = workloads.c.manifest["spec"]
-    counts = dict(conn.execute(
-        select(runs.c.workload_id, func.count()).join(workloads, workloads.c.id == runs.c.workload_id)
-        .where(workloads.c.operation_id.in_(operation_ids)).group_by(runs.c.workload_id)).all())
+    counts = dict(
+        conn.execute(
+            select(runs.c.workload_id, func.count())
+            .join(workloads, workloads.c.id == runs.c.workload_id)
+            .where(workloads.c.operation_id.in_(operation_ids))
+            .group_by(runs.c.workload_id)
+        ).all()
+    )
     out = []
-    for r in conn.execute(select(workloads.c.id, workloads.c.workload_digest, workloads.c.kind, workloads.c.name,
-                                 workloads.c.shape_summary, workloads.c.manifest["metadata"]["title"].as_string()
-                                 .label("title"), spec["axes"].label("axes"), spec["cases"].label("cases"))
-                          .where(workloads.c.operation_id.in_(operation_ids)).order_by(workloads.c.seq)):
+    for r in conn.execute(
+        select(
+            workloads.c.id,
+            workloads.c.workload_digest,
+            workloads.c.kind,
+            workloads.c.name,
+            workloads.c.shape_summary,
+            workloads.c.manifest["metadata"]["title"].as_string().label("title"),
+            spec["axes"].label("axes"),
+            spec["cases"].label("cases"),
+        )
+        .where(workloads.c.operation_id.in_(operation_ids))
+        .order_by(workloads.c.seq)
+    ):
         cases = [c.get("axes") or {} for c in (r.cases or []) if isinstance(c, dict)]
-        out.append({"id": r.id, "digest": r.workload_digest, "kind": r.kind, "title": r.title or r.name or r.id,
-                    "shapeSummary": r.shape_summary, "axes": dict(r.axes or {}), "caseAxes": cases,
-                    "runCount": counts.get(r.id, 0)})
+        out.append(
+            {
+                "id": r.id,
+                "digest": r.workload_digest,
+                "kind": r.kind,
+                "title": r.title or r.name or r.id,
+                "shapeSummary": r.shape_summary,
+                "axes": dict(r.axes or {}),
+                "caseAxes": cases,
+                "runCount": counts.get(r.id, 0),
+            }
+        )
     return out
 
 
@@ -35,8 +59,13 @@ def group_keys(conn: Connection, workload_ids: Sequence[str]) -> list[str]:
     """The comparison keys of runs on these workloads."""
     if not workload_ids:
         return []
-    return sorted(conn.scalars(select(runs.c.comparison_key).distinct().where(
-        runs.c.workload_id.in_(workload_ids), runs.c.comparison_key.isnot(None))))
+    return sorted(
+        conn.scalars(
+            select(runs.c.comparison_key)
+            .distinct()
+            .where(runs.c.workload_id.in_(workload_ids), runs.c.comparison_key.isnot(None))
+        )
+    )
 
 
 def case_measurements(conn: Connection, workload_ids: Sequence[str]) -> list[Any]:
@@ -44,11 +73,25 @@ def case_measurements(conn: Connection, workload_ids: Sequence[str]) -> list[Any
     lowest and highest value of its passed, unretracted runs (one row per combination, however many runs)."""
     if not workload_ids:
         return []
-    cols = (runs.c.workload_id, runs.c.hardware_model, runs.c.primary_metric, runs.c.primary_statistic,
-            runs.c.primary_unit, runs.c.implementation_digest, implementations.c.title, implementations.c.slug)
-    query = (select(*cols, func.min(runs.c.primary_value).label("low"), func.max(runs.c.primary_value).label("high"))
-             .outerjoin(implementations, implementations.c.id == runs.c.implementation_id)
-             .where(runs.c.workload_id.in_(workload_ids), runs.c.status == "passed", runs.c.retracted_at.is_(None),
-                    runs.c.primary_value.isnot(None))
-             .group_by(*cols))
+    cols = (
+        runs.c.workload_id,
+        runs.c.hardware_model,
+        runs.c.primary_metric,
+        runs.c.primary_statistic,
+        runs.c.primary_unit,
+        runs.c.implementation_digest,
+        implementations.c.title,
+        implementations.c.slug,
+    )
+    query = (
+        select(*cols, func.min(runs.c.primary_value).label("low"), func.max(runs.c.primary_value).label("high"))
+        .outerjoin(implementations, implementations.c.id == runs.c.implementation_id)
+        .where(
+            runs.c.workload_id.in_(workload_ids),
+            runs.c.status == "passed",
+            runs.c.retracted_at.is_(None),
+            runs.c.primary_value.isnot(None),
+        )
+        .group_by(*cols)
+    )
     return conn.execute(query).all()

@@ -30,8 +30,13 @@ def all_comparison_keys(conn: Connection) -> list[str]:
 
 def workload_comparison_keys(conn: Connection, workload_id: str) -> list[str]:
     """A workload's comparison keys (index-only: ix_runs_workload_key)."""
-    return list(conn.scalars(select(t.runs.c.comparison_key).distinct().where(
-        t.runs.c.workload_id == workload_id, t.runs.c.comparison_key.is_not(None))))
+    return list(
+        conn.scalars(
+            select(t.runs.c.comparison_key)
+            .distinct()
+            .where(t.runs.c.workload_id == workload_id, t.runs.c.comparison_key.is_not(None))
+        )
+    )
 
 
 def rank_rows(conn: Connection, keys: Sequence[str]) -> Sequence[Row]:
@@ -44,15 +49,20 @@ def raw_sample_contents(conn: Connection, run_ids: Sequence[str]) -> list[tuple[
     if not run_ids:
         return []
     link, art = t.run_artifacts, t.artifacts
-    query = (select(link.c.run_id, art.c.content).join(art, art.c.id == link.c.artifact_id)
-             .where(link.c.role == RAW_SAMPLES_ROLE, link.c.run_id.in_(run_ids)))
+    query = (
+        select(link.c.run_id, art.c.content)
+        .join(art, art.c.id == link.c.artifact_id)
+        .where(link.c.role == RAW_SAMPLES_ROLE, link.c.run_id.in_(run_ids))
+    )
     return [(row.run_id, row.content) for row in conn.execute(query)]
 
 
 def last_recorded_leaders(conn: Connection, keys: Iterable[str]) -> dict[str, str | None]:
     """The leader each group's newest leader event names (groups with no event are absent)."""
     e = t.record_events
-    query = (select(e.c.comparison_key, e.c.run_id)
-             .where(e.c.comparison_key.in_(sorted(set(keys))), e.c.cause != RETRACTED)
-             .order_by(e.c.at, e.c.seq))
+    query = (
+        select(e.c.comparison_key, e.c.run_id)
+        .where(e.c.comparison_key.in_(sorted(set(keys))), e.c.cause != RETRACTED)
+        .order_by(e.c.at, e.c.seq)
+    )
     return {key: run_id for key, run_id in conn.execute(query)}

@@ -282,6 +282,11 @@ def run_detail(conn: Connection, run_id: str) -> dict[str, Any]:
 def runs_by_digest(conn: Connection, digests: list[str]) -> dict[str, Row]:
     """Run digest -> its row (headline columns and manifest) for the digests stored."""
     r = t.runs
-    return {row.run_digest: row for row in conn.execute(
-        select(r.c.id, r.c.run_digest, r.c.status, r.c.primary_value, r.c.primary_unit, r.c.workload_id,
-               r.c.manifest).where(r.c.run_digest.in_(digests)))}
+    return {
+        row.run_digest: row
+        for row in conn.execute(
+            select(
+                r.c.id, r.c.run_digest, r.c.status, r.c.primary_value, r.c.primary_unit, r.c.workload_id, r.c.manifest
+            ).where(r.c.run_digest.in_(digests))
+        )
+    }

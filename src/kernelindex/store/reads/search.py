@@ -63,10 +63,19 @@ class RunCombo:
 def operation_catalogue(conn: Connection) -> list[OperationEntry]:
     """Every operation with its aliases and axis names: a few hundred small rows, read whole."""
     axes = operations.c.manifest["spec"]["axes"]
-    entries = {r.id: OperationEntry(r.id, r.slug, r.name, r.family, r.semantic_digest, tuple((r.axes or {}).keys()))
-               for r in conn.execute(select(operations.c.id, operations.c.slug, operations.c.name, operations.c.family,
-                                            operations.c.semantic_digest, axes.label("axes"))
-                                     .order_by(operations.c.seq))}
+    entries = {
+        r.id: OperationEntry(r.id, r.slug, r.name, r.family, r.semantic_digest, tuple((r.axes or {}).keys()))
+        for r in conn.execute(
+            select(
+                operations.c.id,
+                operations.c.slug,
+                operations.c.name,
+                operations.c.family,
+                operations.c.semantic_digest,
+                axes.label("axes"),
+            ).order_by(operations.c.seq)
+        )
+    }
     for op_id, alias in conn.execute(select(operation_aliases.c.operation_id, operation_aliases.c.alias)):
         if op_id in entries:
             entries[op_id].aliases.append(alias)
@@ -94,16 +103,35 @@ def workloads_of(conn: Connection, operation_ids: Sequence[str]) -> list[Workloa
     if not operation_ids:
         return []
     spec = workloads.c.manifest["spec"]
-    query = (select(workloads.c.id, workloads.c.workload_digest, workloads.c.kind, workloads.c.operation_id,
-                    workloads.c.name, workloads.c.manifest["metadata"]["title"].as_string().label("title"),
-                    spec.label("spec"))
-             .where(workloads.c.operation_id.in_(operation_ids)).order_by(workloads.c.seq))
+    query = (
+        select(
+            workloads.c.id,
+            workloads.c.workload_digest,
+            workloads.c.kind,
+            workloads.c.operation_id,
+            workloads.c.name,
+            workloads.c.manifest["metadata"]["title"].as_string().label("title"),
+            spec.label("spec"),
+        )
+        .where(workloads.c.operation_id.in_(operation_ids))
+        .order_by(workloads.c.seq)
+    )
     out = []
     for r in conn.execute(query):
         s = r.spec or {}
         cases = tuple(c.get("axes") or {} for c in s.get("cases") or [] if isinstance(c, dict))
-        out.append(WorkloadEntry(r.id, r.workload_digest, r.kind, r.operation_id, r.title or r.name or r.id,
-                                 dict(s.get("axes") or {}), _dtypes(s), cases))
+        out.append(
+            WorkloadEntry(
+                r.id,
+                r.workload_digest,
+                r.kind,
+                r.operation_id,
+                r.title or r.name or r.id,
+                dict(s.get("axes") or {}),
+                _dtypes(s),
+                cases,
+            )
+        )
     return out
 
 
@@ -112,12 +140,21 @@ def run_combos(conn: Connection, workload_ids: Sequence[str]) -> list[RunCombo]:
     what the GPU and source filters need, in as many rows as there are distinct combinations."""
     if not workload_ids:
         return []
-    cols = (runs.c.workload_id, runs.c.comparison_key, runs.c.hardware_model, runs.c.hardware_architecture,
-            runs.c.source_slug, runs.c.status)
+    cols = (
+        runs.c.workload_id,
+        runs.c.comparison_key,
+        runs.c.hardware_model,
+        runs.c.hardware_architecture,
+        runs.c.source_slug,
+        runs.c.status,
+    )
     # status is compared here, not in SQL: with it in the WHERE clause SQLite walks the (unselective)
     # status index instead of ix_runs_workload_key
-    query = select(*cols, func.count()).where(runs.c.workload_id.in_(workload_ids), runs.c.comparison_key.isnot(None)) \
+    query = (
+        select(*cols, func.count())
+        .where(runs.c.workload_id.in_(workload_ids), runs.c.comparison_key.isnot(None))
         .group_by(*cols)
+    )
     return [RunCombo(*r[:5], r[6]) for r in conn.execute(query) if r[5] == "passed"]
 
 
@@ -133,18 +170,32 @@ def evidence_candidates(conn: Connection, *, workload_ids: Sequence[str] = (), k
     scope = runs.c.workload_id.in_(workload_ids) if workload_ids else runs.c.comparison_key.in_(keys)
     if not workload_ids and not keys:
         return []
-    harness = or_(runs.c.source_slug == HARNESS_SOURCE,
-                  runs.c.source_id.in_(select(sources.c.id).where(sources.c.kind == "controlled")))
-    triples = conn.execute(select(runs.c.implementation_digest, runs.c.workload_digest, runs.c.protocol_key)
-                           .distinct().where(scope, harness)).all()
+    harness = or_(
+        runs.c.source_slug == HARNESS_SOURCE,
+        runs.c.source_id.in_(select(sources.c.id).where(sources.c.kind == "controlled")),
+    )
+    triples = conn.execute(
+        select(runs.c.implementation_digest, runs.c.workload_digest, runs.c.protocol_key)
+        .distinct()
+        .where(scope, harness)
+    ).all()
     attested = select(attestations.c.run_digest).where(attestations.c.reproduction_run_digest.isnot(None))
     maybe = [runs.c.has_raw_evidence.is_(True), harness, runs.c.run_digest.in_(attested)]
     if triples:
-        maybe.append(tuple_(runs.c.implementation_digest, runs.c.workload_digest, runs.c.protocol_key)
-                     .in_([tuple(t) for t in triples]))
-    query = select(runs.c.run_digest, runs.c.workload_id, runs.c.comparison_key, runs.c.hardware_model,
-                   runs.c.hardware_architecture, runs.c.source_slug, runs.c.status) \
-        .where(scope, runs.c.comparison_key.isnot(None), or_(*maybe))
+        maybe.append(
+            tuple_(runs.c.implementation_digest, runs.c.workload_digest, runs.c.protocol_key).in_(
+                [tuple(t) for t in triples]
+            )
+        )
+    query = select(
+        runs.c.run_digest,
+        runs.c.workload_id,
+        runs.c.comparison_key,
+        runs.c.hardware_model,
+        runs.c.hardware_architecture,
+        runs.c.source_slug,
+        runs.c.status,
+    ).where(scope, runs.c.comparison_key.isnot(None), or_(*maybe))
     return [r for r in conn.execute(query) if r.status == "passed"]  # status in Python: see run_combos
 
 
@@ -156,10 +207,13 @@ def licensed_groups(conn: Connection, workload_ids: Sequence[str], text: str) ->
     like = _escape_like(text)
     licence = func.lower(cast(implementations.c.manifest["spec"]["licensing"], Text)).like(like, escape="\\")
     policy = func.lower(cast(sources.c.policy, Text)).like(like, escape="\\")
-    query = (select(runs.c.workload_id, runs.c.comparison_key).distinct()
-             .outerjoin(implementations, implementations.c.id == runs.c.implementation_id)
-             .outerjoin(sources, sources.c.id == runs.c.source_id)
-             .where(runs.c.workload_id.in_(workload_ids), runs.c.status == "passed", or_(licence, policy)))
+    query = (
+        select(runs.c.workload_id, runs.c.comparison_key)
+        .distinct()
+        .outerjoin(implementations, implementations.c.id == runs.c.implementation_id)
+        .outerjoin(sources, sources.c.id == runs.c.source_id)
+        .where(runs.c.workload_id.in_(workload_ids), runs.c.status == "passed", or_(licence, policy))
+    )
     return {(r.workload_id, r.comparison_key) for r in conn.execute(query)}
 
 
@@ -173,23 +227,67 @@ def digest_matches(conn: Connection, prefix: str) -> list[dict[str, Any]]:
     """Records whose digest starts with ``prefix`` (hex, no ``sha256:``): runs, workloads,
     implementations, operations and comparison groups."""
     out: list[dict[str, Any]] = []
-    for r in conn.execute(select(runs.c.id, runs.c.run_digest, runs.c.manifest["run"]["metadata"]["title"].as_string()
-                                 .label("title")).where(_prefix_range(runs.c.run_digest, prefix)).limit(ENTITY_LIMIT)):
-        out.append({"kind": "run", "id": r.id, "digest": r.run_digest, "title": r.title or r.run_digest,
-                    "href": f"/runs/{r.id}"})
-    for r in conn.execute(select(workloads.c.id, workloads.c.workload_digest, workloads.c.name)
-                          .where(_prefix_range(workloads.c.workload_digest, prefix)).limit(ENTITY_LIMIT)):
-        out.append({"kind": "workload", "id": r.id, "digest": r.workload_digest, "title": r.name or r.id,
-                    "href": f"/workloads/{r.id}"})
-    for r in conn.execute(select(implementations.c.id, implementations.c.implementation_digest, implementations.c.title,
-                                 implementations.c.slug)
-                          .where(_prefix_range(implementations.c.implementation_digest, prefix)).limit(ENTITY_LIMIT)):
-        out.append({"kind": "implementation", "id": r.id, "digest": r.implementation_digest,
-                    "title": r.title or r.slug or r.id, "href": None})
-    for r in conn.execute(select(operations.c.slug, operations.c.semantic_digest, operations.c.name)
-                          .where(_prefix_range(operations.c.semantic_digest, prefix)).limit(ENTITY_LIMIT)):
-        out.append({"kind": "operation", "id": r.slug, "digest": r.semantic_digest, "title": r.name or r.slug,
-                    "href": f"/operations/{r.slug}"})
+    for r in conn.execute(
+        select(runs.c.id, runs.c.run_digest, runs.c.manifest["run"]["metadata"]["title"].as_string().label("title"))
+        .where(_prefix_range(runs.c.run_digest, prefix))
+        .limit(ENTITY_LIMIT)
+    ):
+        out.append(
+            {
+                "kind": "run",
+                "id": r.id,
+                "digest": r.run_digest,
+                "title": r.title or r.run_digest,
+                "href": f"/runs/{r.id}",
+            }
+        )
+    for r in conn.execute(
+        select(workloads.c.id, workloads.c.workload_digest, workloads.c.name)
+        .where(_prefix_range(workloads.c.workload_digest, prefix))
+        .limit(ENTITY_LIMIT)
+    ):
+        out.append(
+            {
+                "kind": "workload",
+                "id": r.id,
+                "digest": r.workload_digest,
+                "title": r.name or r.id,
+                "href": f"/workloads/{r.id}",
+            }
+        )
+    for r in conn.execute(
+        select(
+            implementations.c.id,
+            implementations.c.implementation_digest,
+            implementations.c.title,
+            implementations.c.slug,
+        )
+        .where(_prefix_range(implementations.c.implementation_digest, prefix))
+        .limit(ENTITY_LIMIT)
+    ):
+        out.append(
+            {
+                "kind": "implementation",
+                "id": r.id,
+                "digest": r.implementation_digest,
+                "title": r.title or r.slug or r.id,
+                "href": None,
+            }
+        )
+    for r in conn.execute(
+        select(operations.c.slug, operations.c.semantic_digest, operations.c.name)
+        .where(_prefix_range(operations.c.semantic_digest, prefix))
+        .limit(ENTITY_LIMIT)
+    ):
+        out.append(
+            {
+                "kind": "operation",
+                "id": r.slug,
+                "digest": r.semantic_digest,
+                "title": r.name or r.slug,
+                "href": f"/operations/{r.slug}",
+            }
+        )
     key = conn.scalar(select(runs.c.comparison_key).where(_prefix_range(runs.c.comparison_key, prefix)).limit(1))
     if key is not None:
         out.append({"kind": "comparison group", "id": key, "digest": key, "title": key, "href": f"/rankings/{key}"})
@@ -208,42 +306,77 @@ def implementation_matches(conn: Connection, words: Sequence[str]) -> list[dict[
     conds = []
     for w in words:
         like = _escape_like(w)
-        conds.append(or_(func.lower(implementations.c.title).like(like, escape="\\"),
-                         func.lower(implementations.c.slug).like(like, escape="\\"),
-                         func.lower(projects.c.slug).like(like, escape="\\"),
-                         func.lower(projects.c.name).like(like, escape="\\")))
-    count = (select(func.count()).where(runs.c.implementation_id == implementations.c.id)
-             .correlate(implementations).scalar_subquery())
-    query = (select(implementations.c.id, implementations.c.slug, implementations.c.title,
-                    implementations.c.implementation_digest, projects.c.slug.label("project"),
-                    operations.c.slug.label("operation"), count.label("runs"))
-             .outerjoin(projects, projects.c.id == implementations.c.project_id)
-             .outerjoin(operations, operations.c.id == implementations.c.operation_id)
-             .where(*conds).order_by(count.desc(), implementations.c.seq).limit(ENTITY_LIMIT))
-    return [{"id": r.id, "slug": r.slug, "title": r.title or r.slug, "digest": r.implementation_digest,
-             "project": r.project, "operation": r.operation, "runCount": r.runs} for r in conn.execute(query)]
+        conds.append(
+            or_(
+                func.lower(implementations.c.title).like(like, escape="\\"),
+                func.lower(implementations.c.slug).like(like, escape="\\"),
+                func.lower(projects.c.slug).like(like, escape="\\"),
+                func.lower(projects.c.name).like(like, escape="\\"),
+            )
+        )
+    count = (
+        select(func.count())
+        .where(runs.c.implementation_id == implementations.c.id)
+        .correlate(implementations)
+        .scalar_subquery()
+    )
+    query = (
+        select(
+            implementations.c.id,
+            implementations.c.slug,
+            implementations.c.title,
+            implementations.c.implementation_digest,
+            projects.c.slug.label("project"),
+            operations.c.slug.label("operation"),
+            count.label("runs"),
+        )
+        .outerjoin(projects, projects.c.id == implementations.c.project_id)
+        .outerjoin(operations, operations.c.id == implementations.c.operation_id)
+        .where(*conds)
+        .order_by(count.desc(), implementations.c.seq)
+        .limit(ENTITY_LIMIT)
+    )
+    return [
+        {
+            "id": r.id,
+            "slug": r.slug,
+            "title": r.title or r.slug,
+            "digest": r.implementation_digest,
+            "project": r.project,
+            "operation": r.operation,
+            "runCount": r.runs,
+        }
+        for r in conn.execute(query)
+    ]
 
 
 def run_titles(conn: Connection, run_ids: Sequence[str]) -> dict[str, str]:
     """Each run's title: its own, else its implementation's."""
     if not run_ids:
         return {}
-    query = (select(runs.c.id, runs.c.manifest["run"]["metadata"]["title"].as_string().label("title"),
-                    implementations.c.title.label("impl"))
-             .outerjoin(implementations, implementations.c.id == runs.c.implementation_id)
-             .where(runs.c.id.in_(sorted(set(run_ids)))))
+    query = (
+        select(
+            runs.c.id,
+            runs.c.manifest["run"]["metadata"]["title"].as_string().label("title"),
+            implementations.c.title.label("impl"),
+        )
+        .outerjoin(implementations, implementations.c.id == runs.c.implementation_id)
+        .where(runs.c.id.in_(sorted(set(run_ids))))
+    )
     return {r.id: r.title or r.impl or r.id for r in conn.execute(query)}
 
 
 def environment_hardware(conn: Connection) -> list[tuple[str, str | None, str | None]]:
     """(environment digest, hardware model, architecture) of every stored environment (a few rows)."""
-    query = select(environments.c.environment_digest, environments.c.hardware_model,
-                   environments.c.hardware_architecture)
+    query = select(
+        environments.c.environment_digest, environments.c.hardware_model, environments.c.hardware_architecture
+    )
     return [tuple(r) for r in conn.execute(query)]
 
 
-def operations_with_runs(conn: Connection, environment_keys: Sequence[str] | None, source_slugs: Sequence[str] | None,
-                         limit: int = 50) -> list[str]:
+def operations_with_runs(
+    conn: Connection, environment_keys: Sequence[str] | None, source_slugs: Sequence[str] | None, limit: int = 50
+) -> list[str]:
     """Ids of operations that have a run under one of these environments and from one of these sources
     (None: any), busiest first."""
     conds = [runs.c.workload_id == workloads.c.id]
@@ -251,7 +384,13 @@ def operations_with_runs(conn: Connection, environment_keys: Sequence[str] | Non
         conds.append(runs.c.environment_key.in_(environment_keys))
     if source_slugs is not None:
         conds.append(runs.c.source_slug.in_(source_slugs))
-    query = (select(workloads.c.operation_id, func.count().label("n")).select_from(runs).join(workloads, conds[0])
-             .where(*conds[1:], workloads.c.operation_id.isnot(None))
-             .group_by(workloads.c.operation_id).order_by(func.count().desc()).limit(limit))
+    query = (
+        select(workloads.c.operation_id, func.count().label("n"))
+        .select_from(runs)
+        .join(workloads, conds[0])
+        .where(*conds[1:], workloads.c.operation_id.isnot(None))
+        .group_by(workloads.c.operation_id)
+        .order_by(func.count().desc())
+        .limit(limit)
+    )
     return [r.operation_id for r in conn.execute(query)]

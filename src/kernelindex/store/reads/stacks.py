@@ -33,7 +33,9 @@ def stacks_of_runs(conn: Connection, run_ids: Sequence[str]) -> dict[str, str]:
     """Run id → the label of its environment's software stack."""
     if not run_ids:
         return {}
-    query = (select(runs.c.id, environments.c.manifest["spec"]["software"].label("software"))
-             .join(environments, environments.c.environment_digest == runs.c.environment_key)
-             .where(runs.c.id.in_(sorted(set(run_ids)))))
+    query = (
+        select(runs.c.id, environments.c.manifest["spec"]["software"].label("software"))
+        .join(environments, environments.c.environment_digest == runs.c.environment_key)
+        .where(runs.c.id.in_(sorted(set(run_ids))))
+    )
     return {r.id: stack_label(r.software) for r in conn.execute(query)}

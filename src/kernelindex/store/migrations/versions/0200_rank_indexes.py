@@ -13,8 +13,19 @@ down_revision = "0100_evidence"
 branch_labels = None
 depends_on = None
 
-RANK_COVER = ["comparison_key", "status", "primary_value", "primary_metric", "primary_statistic", "primary_unit",
-              "observed_at", "retracted_at", "has_raw_evidence", "id", "run_digest"]
+RANK_COVER = [
+    "comparison_key",
+    "status",
+    "primary_value",
+    "primary_metric",
+    "primary_statistic",
+    "primary_unit",
+    "observed_at",
+    "retracted_at",
+    "has_raw_evidence",
+    "id",
+    "run_digest",
+]
 
 
 def upgrade() -> None:

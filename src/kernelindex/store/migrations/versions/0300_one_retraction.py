@@ -16,22 +16,43 @@ branch_labels = None
 depends_on = None
 
 DERIVED_FROM_RUN_ROW = "benchmark_runs.retractedAt"  # as kernelindex.store.writer marks such events
-RANK_COVER_WITH = ["comparison_key", "status", "primary_value", "primary_metric", "primary_statistic", "primary_unit",
-                   "observed_at", "retracted_at", "has_raw_evidence", "id", "run_digest"]
+RANK_COVER_WITH = [
+    "comparison_key",
+    "status",
+    "primary_value",
+    "primary_metric",
+    "primary_statistic",
+    "primary_unit",
+    "observed_at",
+    "retracted_at",
+    "has_raw_evidence",
+    "id",
+    "run_digest",
+]
 RANK_COVER = [c for c in RANK_COVER_WITH if c != "retracted_at"]
 
 
 def _events_table() -> sa.TableClause:
-    return sa.table("record_events", sa.column("id"), sa.column("comparison_key"), sa.column("run_id"),
-                    sa.column("previous_run_id"), sa.column("policy_version"), sa.column("cause"),
-                    sa.column("reason"), sa.column("at"), sa.column("created_at"),
-                    sa.column("export_row", sa.JSON))
+    return sa.table(
+        "record_events",
+        sa.column("id"),
+        sa.column("comparison_key"),
+        sa.column("run_id"),
+        sa.column("previous_run_id"),
+        sa.column("policy_version"),
+        sa.column("cause"),
+        sa.column("reason"),
+        sa.column("at"),
+        sa.column("created_at"),
+        sa.column("export_row", sa.JSON),
+    )
 
 
 def upgrade() -> None:
     conn = op.get_bind()
-    runs = sa.table("runs", sa.column("id"), sa.column("comparison_key"), sa.column("retracted_at"),
-                    sa.column("retraction_reason"))
+    runs = sa.table(
+        "runs", sa.column("id"), sa.column("comparison_key"), sa.column("retracted_at"), sa.column("retraction_reason")
+    )
     events = _events_table()
     already = set(conn.scalars(sa.select(events.c.run_id).where(events.c.cause == "retracted")))
     rows = []
@@ -39,12 +60,32 @@ def upgrade() -> None:
         if run.id in already:
             continue
         event_id = uuid7()
-        export = {"id": event_id, "comparisonKey": run.comparison_key, "runId": run.id, "previousRunId": None,
-                  "policyVersion": None, "cause": "retracted", "reason": run.retraction_reason,
-                  "at": run.retracted_at, "createdAt": run.retracted_at, "derivedFrom": DERIVED_FROM_RUN_ROW}
-        rows.append({"id": event_id, "comparison_key": run.comparison_key, "run_id": run.id, "previous_run_id": None,
-                     "policy_version": None, "cause": "retracted", "reason": run.retraction_reason,
-                     "at": run.retracted_at, "created_at": run.retracted_at, "export_row": export})
+        export = {
+            "id": event_id,
+            "comparisonKey": run.comparison_key,
+            "runId": run.id,
+            "previousRunId": None,
+            "policyVersion": None,
+            "cause": "retracted",
+            "reason": run.retraction_reason,
+            "at": run.retracted_at,
+            "createdAt": run.retracted_at,
+            "derivedFrom": DERIVED_FROM_RUN_ROW,
+        }
+        rows.append(
+            {
+                "id": event_id,
+                "comparison_key": run.comparison_key,
+                "run_id": run.id,
+                "previous_run_id": None,
+                "policy_version": None,
+                "cause": "retracted",
+                "reason": run.retraction_reason,
+                "at": run.retracted_at,
+                "created_at": run.retracted_at,
+                "export_row": export,
+            }
+        )
     if rows:
         op.bulk_insert(events, rows)
     # plain ALTERs (SQLite 3.35+ drops a column in place): a batch copy of ``runs`` would trip the
@@ -63,10 +104,14 @@ def downgrade() -> None:
     conn = op.get_bind()
     events = _events_table()
     runs = sa.table("runs", sa.column("id"), sa.column("retracted_at"), sa.column("retraction_reason"))
-    derived = [e for e in conn.execute(sa.select(events).where(events.c.cause == "retracted"))
-               if (e.export_row or {}).get("derivedFrom") == DERIVED_FROM_RUN_ROW]
+    derived = [
+        e
+        for e in conn.execute(sa.select(events).where(events.c.cause == "retracted"))
+        if (e.export_row or {}).get("derivedFrom") == DERIVED_FROM_RUN_ROW
+    ]
     for event in derived:
-        conn.execute(runs.update().where(runs.c.id == event.run_id)
-                     .values(retracted_at=event.at, retraction_reason=event.reason))
+        conn.execute(
+            runs.update().where(runs.c.id == event.run_id).values(retracted_at=event.at, retraction_reason=event.reason)
+        )
     if derived:
         conn.execute(events.delete().where(events.c.id.in_([e.id for e in derived])))
