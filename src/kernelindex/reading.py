@@ -44,11 +44,11 @@ class LocalReads:
 
     def run(self, ident: str) -> dict[str, Any]:
         from kernelindex.store.reads.lookup import resolve_run
-        from kernelindex.web import views
         from kernelindex.web.deps import today
+        from kernelindex.web.run_extras import full_run_view
 
         with self.store.engine.connect() as conn:
-            return views.run_view(conn, resolve_run(conn, ident), public_url(), today())
+            return full_run_view(conn, resolve_run(conn, ident), public_url(), today())
 
     def runs(self, filters: dict[str, str], limit: int | None) -> list[dict[str, Any]]:
         from kernelindex.web import views
@@ -71,18 +71,18 @@ class LocalReads:
 
     def compare(self, a: str, b: str) -> dict[str, Any]:
         from kernelindex.store.reads.lookup import resolve_run
-        from kernelindex.web import views
+        from kernelindex.web.compare_view import compare_runs
         from kernelindex.web.deps import today
 
         with self.store.engine.connect() as conn:
-            return views.compare_view(conn, resolve_run(conn, a), resolve_run(conn, b), public_url(), today())
+            return compare_runs(conn, [resolve_run(conn, a), resolve_run(conn, b)], public_url(), today())
 
     def search(self, text: str, limit: int) -> dict[str, Any]:
-        from kernelindex.web import views
+        """The search answer document (what ``GET /api/v1/search`` returns)."""
+        from kernelindex.search.answer import search
 
         with self.store.engine.connect() as conn:
-            items, _ = views.search_operations(conn, text, None, limit)
-        return {"items": items}
+            return search(conn, text, rank_rows=limit).document()
 
 
 class RemoteReads:
@@ -107,4 +107,4 @@ class RemoteReads:
         return self.client.compare(a, b)
 
     def search(self, text: str, limit: int) -> dict[str, Any]:
-        return {"items": self.client.search_page(text, limit=limit).items}
+        return self.client.search(text)

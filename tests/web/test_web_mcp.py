@@ -55,7 +55,8 @@ def test_every_tool_answers_the_same_locally_and_through_the_api(servers, live_s
     answers = [_payload(r) for r in local]
     assert answers == [_payload(r) for r in remote]
     found, run, ranked, same, different, listed = answers
-    assert any(op["slug"].startswith("synthetic-softmax") for op in found["items"])
+    named = [op["operation"]["slug"] for op in found["operations"]] + [op["slug"] for op in found["otherOperations"]]
+    assert any(slug.startswith("synthetic-softmax") for slug in named), found
     assert run["digest"].startswith("sha256:") and run["permalink"] == f"{live_server}/r/{run['digest']}"
     assert run["evidence"]["level"] and run["evidence"]["reasons"] and run["rank"]["rank"] == 1
     rows = ranked["groups"][0]["rows"]

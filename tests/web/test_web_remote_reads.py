@@ -171,3 +171,11 @@ def test_new_routes_refuse_bad_requests_with_a_problem(client, url, status):
     answer = client.get(url)
     assert answer.status_code == status and answer.headers["content-type"].startswith("application/problem+json")
     assert answer.json()["detail"]
+
+
+@pytest.mark.parametrize("query", ["042 B200", "toy", "sol-execbench verified", "moe_token_scatter_bwd N=300"])
+def test_search_is_the_same_locally_and_over_the_api(both, query):
+    answer = _same_json(*both("search", *query.split(), "--json"))
+    assert answer["query"]["text"] == query if isinstance(answer.get("query"), dict) else True
+    local, remote = both("search", *query.split())  # the answer for people, character for character
+    assert local.stdout == remote.stdout

@@ -95,17 +95,17 @@ def compare_summary(view: dict[str, Any], base: str) -> dict[str, Any]:
         return {
             "runId": v["id"],
             "digest": v["digest"],
-            "permalink": v["citation"]["permalink"],
+            "permalink": v["permalink"],
             "title": v["title"],
             "value": v["primary"]["display"],
-            "evidence": v["evidence"]["level"],
-            "comparisonKey": v["identity"]["comparisonKey"],
+            "evidence": (v["evidence"] or {}).get("level"),
+            "comparisonKey": v["comparisonKey"],
         }
 
     comparable = view["comparable"]
     return {
-        "a": side(view["a"]),
-        "b": side(view["b"]),
+        "a": side(view["runs"][0]),
+        "b": side(view["runs"][1]),
         "comparable": comparable,
         "differingParts": view["differingParts"],
         "ratio": view["ratio"] if comparable else None,

@@ -74,18 +74,16 @@ def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
             str,
             Field(
                 max_length=200,
-                description="operation, alias, family, source or GPU, e.g. `moe backward`, `H200`, `sol-execbench`",
+                description="a workload question, e.g. `042 H200 verified`, `moe_token_scatter_bwd N=300`, `ac4k`",
             ),
         ],
         limit: Rows = 10,
     ) -> dict[str, Any]:
-        """Find operations (and through them workloads and rankings) matching a query."""
+        """Answer a workload question: the best run per evidence level with its group's rank table, or
+        the nearest measured cases; every run carries its digest and a link."""
         with refusals():
             found = reads.search(query, limit)
-        for item in found.get("items", []):
-            for name, path in list((item.get("links") or {}).items()):
-                item["links"][name] = f"{base}{path}" if isinstance(path, str) and path.startswith("/") else path
-        return found
+        return _absolute_links(found, base)
 
     @server.tool(annotations=READ_ONLY)
     def show_run(run: RunRef) -> dict[str, Any]:
@@ -177,3 +175,14 @@ def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
             return answer
 
     return server
+
+
+def _absolute_links(value: Any, base: str) -> Any:
+    """The answer with every site-relative link (``/runs/...``) made absolute, so an agent can cite it."""
+    if isinstance(value, dict):
+        return {k: _absolute_links(v, base) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_absolute_links(v, base) for v in value]
+    if isinstance(value, str) and value.startswith("/") and not value.startswith("//"):
+        return f"{base}{value}"
+    return value

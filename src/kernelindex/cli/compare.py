@@ -28,18 +28,22 @@ def compare_command(
 
 
 def render_compare(v: dict[str, Any]) -> None:
+    """The compare view (``/api/v1/compare``) as a table: one column per run, one row per field."""
     from rich.table import Table
 
     out = console()
+    runs = v["runs"]
     table = Table(title="comparable" if v["comparable"] else "not comparable: " + ", ".join(v["differingParts"]))
-    for column in ("", "A", "B"):
-        table.add_column(column, overflow="fold")
-    table.add_row("run", v["a"]["digest"], v["b"]["digest"])
-    table.add_row("title", v["a"]["title"], v["b"]["title"])
-    table.add_row("primary", v["a"]["primary"]["display"], v["b"]["primary"]["display"])
-    table.add_row("evidence", v["a"]["evidence"]["level"], v["b"]["evidence"]["level"])
-    for name, part in v["keyParts"].items():
-        table.add_row(name, str(part["a"]), "same" if part["same"] else str(part["b"]))
+    table.add_column("")
+    for run in runs:
+        table.add_column(run["label"], overflow="fold")
+    table.add_row("run", *(run["digest"] for run in runs))
+    table.add_row("title", *(run["title"] or "" for run in runs))
+    table.add_row("primary", *(run["primary"]["display"] for run in runs))
+    table.add_row("evidence", *((run["evidence"] or {}).get("level", "") for run in runs))
+    for field in v["fields"]:
+        values = [str(x) for x in field["values"]]
+        table.add_row(field["field"], *(values if not field["same"] else [values[0], *["same"] * (len(values) - 1)]))
     out.print(table, markup=False)
     if v["comparable"] and v["statement"]:
         out.print(f"{v['statement']}; ratio {v['ratioDefinition']} = {v['ratio']:.4g}", markup=False)

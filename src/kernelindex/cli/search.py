@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from kernelindex.cli.common import AsJson, Db, fail, id_column, open_store_or_fail, out_console, print_json
+from kernelindex.cli.reads import Server
 
 DIGEST_SHOWN = 19
 
@@ -21,22 +22,41 @@ def search_command(
     db: Db = None,
     as_json: AsJson = False,
     rows: Annotated[int, typer.Option("--rows", min=1, max=200, help="rows of each rank table")] = 5,
+    server: Server = None,
 ) -> None:
-    """Answer a query: the best run per evidence level with its group's rank table, or the nearest cases."""
-    from kernelindex.search.answer import search
+    """Answer a query: the best run per evidence level with its group's rank table, or the nearest cases.
+    With ``--server`` the answer is the server's ``GET /api/v1/search`` document, printed the same way."""
+    from kernelindex.search.answer import RANK_ROWS, search
     from kernelindex.search.query import QueryError
 
-    store = open_store_or_fail(db)
-    with store.engine.connect() as conn:
-        try:
-            answer = search(conn, " ".join(query), rank_rows=rows if not as_json else 10)
-        except QueryError as exc:
-            fail(str(exc))
-    document = answer.document()
+    if server:
+        document = _remote_answer(db, server, " ".join(query))
+    else:
+        store = open_store_or_fail(db)
+        with store.engine.connect() as conn:
+            try:
+                answer = search(conn, " ".join(query), rank_rows=rows if not as_json else RANK_ROWS)
+            except QueryError as exc:
+                fail(str(exc))
+        document = answer.document()
     if as_json:
         print_json(document)
         return
     _print_answer(document)
+
+
+def _remote_answer(db: str | None, server: str, text: str) -> dict[str, Any]:
+    from kernelindex.client import ApiError, Client
+
+    if db:
+        fail("give --db or --server, not both", code=2)
+    try:
+        with Client(server) as client:
+            return client.search(text)
+    except ValueError as exc:
+        fail(f"--server: {exc}", code=2)
+    except ApiError as exc:
+        fail(exc.detail if exc.status else f"{server}: {exc.detail}")
 
 
 def _print_answer(doc: dict[str, Any]) -> None:

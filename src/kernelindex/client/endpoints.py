@@ -105,9 +105,10 @@ class Endpoints:
         """An implementation: install command, licence, sources, deployability, best run per GPU."""
         return self._call("GET", f"{API}/implementations/{segment(ident)}")
 
-    def search_page(self, q: str, *, cursor: str | None = None, limit: int | None = None) -> Any:
-        """Operations whose name, alias, family, sources or hardware match ``q``."""
-        return self._call("GET", f"{API}/search", {"q": q, "cursor": cursor, "limit": limit}, transform=_page)
+    def search(self, q: str) -> Any:
+        """The answer to a query (``GET /api/v1/search``): rank tables for the workload it pins, or
+        the nearest measured cases; the document ``kernelindex search --json`` prints."""
+        return self._call("GET", f"{API}/search", {"q": q})
 
     def signatures(self, digest: str) -> Any:
         return self._call("GET", f"{API}/records/{segment(digest)}/signatures")

@@ -12,6 +12,7 @@ from urllib.parse import quote
 
 import orjson
 from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy.exc import SQLAlchemyError as DatabaseError  # noqa: F401  (re-exported: what callers above the store catch)
 
 DEFAULT_URL = "sqlite:///kernelindex.db"
 BUSY_TIMEOUT_MS = 300_000  # how long a writer waits for another one (a large import) before giving up

@@ -14,7 +14,7 @@ from kernelindex.web.deps import base_url, connection, next_cursor, not_found, p
 from kernelindex.web.operation_page import operation_page_view
 from kernelindex.web.pagination import DEFAULT_LIMIT
 from kernelindex.web.problems import check_known_params
-from kernelindex.web.run_extras import run_extras
+from kernelindex.web.run_extras import full_run_view
 
 router = APIRouter(prefix="/api/v1", tags=["api"])
 
@@ -65,10 +65,7 @@ def list_runs(
 def get_run(request: Request, run_id: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
-        row = resolve_run(conn, run_id)
-        view = views.run_view(conn, row, base_url(request), today())
-        view.update(run_extras(conn, row, view, today()))
-        return view
+        return full_run_view(conn, resolve_run(conn, run_id), base_url(request), today())
 
 
 @router.get("/workloads", response_model=api_models.WorkloadListing, summary="Workloads, optionally of one operation")

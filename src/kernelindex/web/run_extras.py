@@ -124,3 +124,13 @@ def run_extras(conn: Connection, row, view: dict[str, Any], today: date) -> dict
         if terms or ident["source"]["slug"]
         else None,
     }
+
+
+def full_run_view(conn: Connection, row, base_url: str, today: date) -> dict[str, Any]:
+    """A run as its page, ``GET /api/v1/runs/{id}`` and ``kernelindex show --json`` give it: the
+    run view with these extras, from this one function."""
+    from kernelindex.web.views import run_view
+
+    view = run_view(conn, row, base_url, today)
+    view.update(run_extras(conn, row, view, today))
+    return view
