@@ -41,19 +41,10 @@ def now() -> datetime:
 
 @contextmanager
 def write_transaction(store: Store) -> Iterator[Connection]:
-    """A transaction that holds the write lock from its first statement on SQLite (BEGIN IMMEDIATE)."""
-    if store.dialect != "sqlite":
-        with store.begin() as conn:
-            yield conn
-        return
-    with store.engine.connect() as conn:
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
-        try:
-            yield conn
-        except BaseException:
-            conn.rollback()
-            raise
-        conn.commit()
+    """A transaction that holds the write lock from its first statement: the store's own writing
+    transaction (SQLite ``BEGIN IMMEDIATE``, PostgreSQL an advisory lock)."""
+    with store.begin() as conn:
+        yield conn
 
 
 # --- runner keys ---------------------------------------------------------------------------
