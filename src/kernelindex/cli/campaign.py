@@ -55,7 +55,7 @@ def campaign_command(
     if unmatched:
         fail([f"{path}: its definition is none of the given problems" for path in unmatched])
     private_key = load_private_key(key) if key else None
-    store = open_store_or_fail(db)
+    store = open_store_or_fail(db, create=True)
     protocol = {"rounds": rounds, "warmup": warmup, "iterations": iterations, "timeout_s": timeout}
 
     def store_pair(pair: Pair, suite) -> None:  # the driver is the one writer

@@ -47,7 +47,7 @@ def submit_command(
         max_attempts=max_attempts,
         protocol={"rounds": rounds, "warmup": warmup, "iterations": iterations, "timeout_s": timeout},
     )
-    store = open_store_or_fail(db)
+    store = open_store_or_fail(db, create=True)
     try:
         request_id = submit(store, submission)
     except QueueError as exc:
@@ -144,7 +144,11 @@ def runners_add(
         fail(f"{public_key}: cannot read: {exc.strerror}")
     try:
         kid = register_runner(
-            open_store_or_fail(db), text, label=label or public_key.stem, machine=machine, hardware=hardware
+            open_store_or_fail(db, create=True),
+            text,
+            label=label or public_key.stem,
+            machine=machine,
+            hardware=hardware,
         )
     except QueueError as exc:
         fail(f"{public_key}: {exc}")
