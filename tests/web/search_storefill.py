@@ -18,11 +18,11 @@ from web_storefill import HOSTILE_TITLE, catalog_slice, protocol, rec
 from kernelindex.harness.formats import load_problem
 from kernelindex.harness.records import records_for
 from kernelindex.ingest.catalog import import_catalog
-from kernelindex.ingest.paths import import_paths
 from kernelindex.problems import LOAD_BALANCE_BWD, TOKEN_SCATTER_BWD
 from kernelindex.ranking.leaders import record_leader_changes
 from kernelindex.records.canonical import digest
 from kernelindex.sample import sample_paths
+from kernelindex.services.imports import import_paths
 from kernelindex.store.database import Store
 from kernelindex.store.writer import Writer
 
@@ -57,7 +57,7 @@ class SearchFilled:
 def fill_search(store: Store, seed: int, catalog: Path | None, tmp: Path) -> SearchFilled:
     rng = np.random.default_rng(seed)
     out = SearchFilled(has_export=catalog is not None)
-    import_paths(store, sample_paths())
+    import_paths(store, sample_paths())  # the use case: it reads problem folders with the harness
     if catalog is not None:
         import_catalog(store, catalog_slice(catalog, tmp / "slice.jsonl"))
     scatter, balance = records_for(load_problem(TOKEN_SCATTER_BWD)), records_for(load_problem(LOAD_BALANCE_BWD))

@@ -1,7 +1,7 @@
 """Reads behind the records ledger: what entered or changed in the index, newest first.
 
 Four streams are merged: runs as they arrived in the index, leader changes and
-retractions (``record_events`` and ``runs.retracted_at``), superseding runs (corrections) and
+retractions (``retracted`` record events), superseding runs (corrections) and
 correction requests. Each stream is read newest first and cut at ``depth`` rows, so a page of the
 merged ledger never reads more than ``depth`` rows of any table.
 """
@@ -128,29 +128,7 @@ def ledger_rows(conn: Connection, f: LedgerFilter, depth: int) -> list[LedgerRow
             )
         )
 
-    # id, digest and retracted_at are all in ix_runs_rank_cover, so without filters this reads the
-    # index, not the wide rows; the reasons of the few rows kept are read after.
-    query = select(runs.c.id, runs.c.run_digest, runs.c.retracted_at).where(
-        runs.c.retracted_at.isnot(None), *_run_conditions(f)
-    )
-    if f.since:
-        query = query.where(runs.c.retracted_at >= f.since)
-    retracted = conn.execute(query.order_by(runs.c.retracted_at.desc()).limit(depth)).all()
-    reasons = (
-        dict(
-            conn.execute(
-                select(runs.c.id, runs.c.retraction_reason).where(runs.c.id.in_([r.id for r in retracted]))
-            ).all()
-        )
-        if retracted
-        else {}
-    )
-    for r in retracted:
-        rows.append(
-            LedgerRow(
-                "retraction", r.retracted_at, f"retraction:{r.id}", r.id, r.run_digest, {"reason": reasons.get(r.id)}
-            )
-        )
+    # a retraction is one fact, its ``retracted`` event, listed with the events above
 
     query = (
         select(

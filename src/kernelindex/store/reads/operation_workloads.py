@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select
 
-from kernelindex.store.tables import implementations, runs, workloads
+from kernelindex.store.tables import implementations, record_events, runs, workloads
 
 
 def workload_rows(conn: Connection, operation_ids: Sequence[str]) -> list[dict[str, Any]]:
@@ -89,7 +89,7 @@ def case_measurements(conn: Connection, workload_ids: Sequence[str]) -> list[Any
         .where(
             runs.c.workload_id.in_(workload_ids),
             runs.c.status == "passed",
-            runs.c.retracted_at.is_(None),
+            runs.c.id.not_in(select(record_events.c.run_id).where(record_events.c.cause == "retracted")),
             runs.c.primary_value.isnot(None),
         )
         .group_by(*cols)
