@@ -28,7 +28,7 @@ def render(request: Request, template: str, **context: Any) -> HTMLResponse:
 
 
 PLOT_POINTS = 100
-MAX_QUERY = 200  # the same bound as GET /api/v1/search
+MAX_QUERY = 500  # the same bound as GET /api/v1/search
 
 
 def with_plot(group: dict[str, Any]) -> dict[str, Any]:
