@@ -36,7 +36,7 @@ def sync_command(
 ) -> None:
     """Import what is new in the server's newest catalog export (checked against its digest)."""
     period = interval_seconds(every) if every else None
-    store = open_store_or_fail(db)
+    store = open_store_or_fail(db, create=True)
     while True:
         ok = _once(store, url, as_json)
         if period is None:
