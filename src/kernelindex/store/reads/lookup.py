@@ -175,6 +175,12 @@ def resolve_implementation(conn: Connection, ident: str) -> Row:
     return _resolve(conn, IMPLEMENTATION, ident)
 
 
+def contains_pattern(text: str) -> str:
+    """A LIKE pattern (escape character backslash) matching ``text`` anywhere, case-folded, its
+    wildcard characters taken literally."""
+    return "%" + text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
 def resolve_model(conn: Connection, ident: str) -> Row:
     """The model named by its id, digest (or unique prefix), slug or name, else by the one model whose
     slug or name contains ``ident`` (case-insensitive): "llama2-70b" finds "mlperf-llama2-70b"."""
@@ -183,7 +189,7 @@ def resolve_model(conn: Connection, ident: str) -> Row:
     except LookupFailed as exc:
         if exc.kind is not LookupKind.NOT_FOUND:
             raise
-    pattern = "%" + ident.strip().lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    pattern = contains_pattern(ident.strip())
     table = st.model_revisions
     where = or_(
         func.lower(table.c.slug).like(pattern, escape="\\"), func.lower(table.c.name).like(pattern, escape="\\")

@@ -13,6 +13,7 @@ from sqlalchemy import Connection, func, select
 
 from kernelindex.store import serving_tables as st
 from kernelindex.store import tables as t
+from kernelindex.store.reads.lookup import contains_pattern
 
 _r, _m, _c, _s, _w = (
     st.serving_runs,
@@ -139,7 +140,7 @@ def model_runs(conn: Connection, model_id: str, gpu: str | None = None) -> list[
     """A model's serving runs, optionally on GPU products whose name contains ``gpu`` (case-insensitive)."""
     query = _run_select().where(_r.c.model_revision_id == model_id)
     if gpu:
-        pattern = "%" + gpu.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        pattern = contains_pattern(gpu)
         query = query.where(func.lower(_r.c.accelerator_model).like(pattern, escape="\\"))
     return _with_measurements(conn, conn.execute(query.order_by(_r.c.seq)).mappings().all())
 
