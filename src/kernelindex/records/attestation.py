@@ -16,7 +16,7 @@ from pydantic import AfterValidator, StringConstraints, model_validator
 
 from kernelindex import API_VERSION
 from kernelindex.records.envelope import Metadata, Record, Strict
-from kernelindex.records.fields import Digest, Identifier, Timestamp, number, text
+from kernelindex.records.fields import Digest, Identifier, Number, Timestamp, text
 from kernelindex.records.validation import validate
 
 CLAIMS = ("reproduced", "could_not_reproduce", "environment_note", "regression_observed")
@@ -47,20 +47,21 @@ def _web_uri(value: str) -> str:
     return _plain_text(value)
 
 
-def plain_text(max_length: int) -> Any:
-    return Annotated[str, StringConstraints(min_length=1, max_length=max_length), AfterValidator(_plain_text)]
+def plain_text(max_length: int) -> tuple[StringConstraints, AfterValidator]:
+    """The metadata of a bounded plain-text field: `Annotated[str, *plain_text(200)]`."""
+    return StringConstraints(min_length=1, max_length=max_length), AfterValidator(_plain_text)
 
 
 class Attester(Strict):
     """Who says so: a display name, and the signing key's id when the attestation is signed."""
 
-    name: plain_text(200)
-    github: text(39, r"^[A-Za-z0-9-]+$") | None = None
+    name: Annotated[str, *plain_text(200)]
+    github: Annotated[str, text(39, r"^[A-Za-z0-9-]+$")] | None = None
     keyId: Digest | None = None
 
 
 class MeasuredValue(Strict):
-    value: number()
+    value: Number
     unit: Identifier
     metric: Identifier | None = None
     statistic: Identifier | None = None
@@ -76,7 +77,7 @@ class AttestationSpec(Strict):
     runDigest: Digest
     attester: Attester
     observedAt: Timestamp
-    note: plain_text(4000) | None = None
+    note: Annotated[str, *plain_text(4000)] | None = None
     measured: MeasuredValue | None = None
     evidence: EvidenceRef | None = None
     environmentDigest: Digest | None = None

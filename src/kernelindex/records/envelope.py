@@ -12,7 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator
 
 from kernelindex import API_VERSION
-from kernelindex.records.fields import IDENTIFIER_PATTERN, Name, text
+from kernelindex.records.fields import IDENTIFIER_PATTERN, Name, Text100, Text200, Text2000
 
 
 class Strict(BaseModel):
@@ -30,21 +30,21 @@ LabelKey = Annotated[str, StringConstraints(pattern=IDENTIFIER_PATTERN)]
 
 
 class Author(Strict):
-    name: text(200) | None = None
-    github: text(100) | None = None
+    name: Text200 | None = None
+    github: Text100 | None = None
 
 
 class SourceRef(Strict):
-    url: text(2000)
+    url: Text2000
 
 
 class Metadata(Strict):
     """Presentation only: never part of a digest, so a retitle keeps the record's identity."""
 
     name: Name
-    title: text(200) | None = None
-    description: text(2000) | None = None
-    labels: dict[LabelKey, text(200)] | None = None
+    title: Text200 | None = None
+    description: Text2000 | None = None
+    labels: dict[LabelKey, Text200] | None = None
     authors: list[Author] | None = None
     sourceRefs: list[SourceRef] | None = None
 

@@ -85,36 +85,53 @@ def _bounds_schema(ge: float | None, gt: float | None, le: float | None) -> dict
     return schema
 
 
-def integer(*, ge: int | None = None, gt: int | None = None, le: int | None = MAX_SAFE_INTEGER) -> Any:
+# The factories below return an annotation's metadata, not a type, so that every field type is
+# spelled `Annotated[...]` and a type checker sees it: `Annotated[int, *integer(ge=0)]`.
+
+
+def integer(
+    *, ge: int | None = None, gt: int | None = None, le: int | None = MAX_SAFE_INTEGER
+) -> tuple[PlainValidator, WithJsonSchema]:
     """An integer field bounded like the schemas' (by default at most MAX_SAFE_INTEGER)."""
-    return Annotated[
-        int,
+    return (
         PlainValidator(lambda v: _check_integer(v, ge, gt, le)),
         WithJsonSchema({"type": "integer", **_bounds_schema(ge, gt, le)}),
-    ]
+    )
 
 
-def number(*, ge: float | None = None, gt: float | None = None, le: float | None = None) -> Any:
+def number(
+    *, ge: float | None = None, gt: float | None = None, le: float | None = None
+) -> tuple[PlainValidator, WithJsonSchema]:
     """A JSON number kept exactly as given: an int stays an int, a float a float."""
-    return Annotated[
-        int | float,
+    return (
         PlainValidator(lambda v: check_number(v, ge, gt, le)),
         WithJsonSchema({"type": "number", **_bounds_schema(ge, gt, le)}),
-    ]
+    )
 
 
-def text(max_length: int, pattern: str | None = None) -> Any:
-    return Annotated[str, StringConstraints(max_length=max_length, pattern=pattern)]
+def text(max_length: int, pattern: str | None = None) -> StringConstraints:
+    return StringConstraints(max_length=max_length, pattern=pattern)
 
 
-SafeInt = integer(ge=-MAX_SAFE_INTEGER)
-Count = integer(ge=0)
-PositiveInt = integer(gt=0)
+SafeInt = Annotated[int, *integer(ge=-MAX_SAFE_INTEGER)]
+Count = Annotated[int, *integer(ge=0)]
+PositiveInt = Annotated[int, *integer(gt=0)]
+Number = Annotated[int | float, *number()]
+NonNegativeNumber = Annotated[int | float, *number(ge=0)]
+PositiveNumber = Annotated[int | float, *number(gt=0)]
+Ratio = Annotated[int | float, *number(ge=0, le=1)]
 Identifier = Annotated[str, StringConstraints(pattern=IDENTIFIER_PATTERN)]
-Name = text(200, NAME_PATTERN)
-SourceSlug = text(100, SOURCE_PATTERN)
+Name = Annotated[str, text(200, NAME_PATTERN)]
+SourceSlug = Annotated[str, text(100, SOURCE_PATTERN)]
 Commit = Annotated[str, StringConstraints(pattern=COMMIT_PATTERN)]
-Uri = text(2000)
+Text50 = Annotated[str, text(50)]
+Text100 = Annotated[str, text(100)]
+Text120 = Annotated[str, text(120)]
+Text200 = Annotated[str, text(200)]
+Text500 = Annotated[str, text(500)]
+Text1000 = Annotated[str, text(1000)]
+Text2000 = Annotated[str, text(2000)]
+Uri = Text2000
 
 
 def _check_digest(value: Any) -> str:

@@ -22,12 +22,21 @@ from kernelindex.records.fields import (
     Duration,
     Identifier,
     Name,
+    NonNegativeNumber,
+    Number,
     PositiveInt,
+    PositiveNumber,
+    Ratio,
     SafeInt,
     SourceSlug,
+    Text50,
+    Text100,
+    Text200,
+    Text500,
+    Text1000,
+    Text2000,
     Timestamp,
     Uri,
-    number,
     text,
 )
 
@@ -75,7 +84,7 @@ class Axis(Strict):
     value: SafeInt | None = None
     minimum: SafeInt | None = None
     maximum: SafeInt | None = None
-    expression: text(200, r"^[a-z0-9_+\-*%/() ]+$") | None = None
+    expression: Annotated[str, text(200, r"^[a-z0-9_+\-*%/() ]+$")] | None = None
 
 
 class TensorSignature(Strict):
@@ -95,7 +104,7 @@ class Parameter(Strict):
 
 
 class Semantics(Strict):
-    expression: text(2000) | None = None
+    expression: Text2000 | None = None
     mutation: Literal["none", "in_place", "destination"]
     determinism: Literal["deterministic", "nondeterministic", "unspecified"]
 
@@ -106,7 +115,7 @@ class Reference(Strict):
 
 
 class OperationSpecSpec(Strict):
-    family: text(100, r"^[a-z0-9][a-z0-9-]*$")
+    family: Annotated[str, text(100, r"^[a-z0-9][a-z0-9-]*$")]
     axes: dict[Identifier, Axis]
     inputs: Annotated[list[Parameter], Field(min_length=1)]
     outputs: Annotated[list[Parameter], Field(min_length=1)]
@@ -126,7 +135,7 @@ class OperationSpec(Record):
 class TensorData(Strict):
     generator: Identifier
     seed: Count | None = None
-    parameters: dict[Identifier, number()] | None = None
+    parameters: dict[Identifier, Number] | None = None
     artifact: Artifact | None = None
 
 
@@ -140,14 +149,14 @@ class TensorCase(Strict):
 
 class ScalarCase(Strict):
     dtype: Identifier
-    value: number()
+    value: Number
 
 
 class CaseCorrectness(Strict):
     comparator: Identifier
-    maxAbsoluteError: number(ge=0) | None = None
-    maxRelativeError: number(ge=0) | None = None
-    requiredMatchedRatio: number(ge=0, le=1) | None = None
+    maxAbsoluteError: NonNegativeNumber | None = None
+    maxRelativeError: NonNegativeNumber | None = None
+    requiredMatchedRatio: Ratio | None = None
     nanPolicy: Literal["reject", "exact_match", "ignore"] | None = None
     infinityPolicy: Literal["reject", "exact_match", "ignore"] | None = None
 
@@ -167,13 +176,13 @@ class WorkloadCase(Record):
 
 
 class SuiteCase(Strict):
-    externalId: text(200)
+    externalId: Text200
     axes: dict[Identifier, SafeInt]
 
 
 class SuiteCorrectness(Strict):
     comparator: Identifier
-    description: text(500) | None = None
+    description: Text500 | None = None
 
 
 class Aggregation(Strict):
@@ -199,16 +208,16 @@ class WorkloadSuite(Record):
 
 class ProjectHost(Strict):
     kind: Literal["github", "huggingface", "gitlab", "other"]
-    id: text(200)
+    id: Text200
 
 
 class Package(Strict):
     ecosystem: Identifier
-    name: text(200)
+    name: Text200
 
 
 class SoftwareProjectSpec(Strict):
-    name: text(200)
+    name: Text200
     kind: Literal["library", "individual", "vendor"] | None = None
     repository: Uri | None = None
     homepage: Uri | None = None
@@ -225,7 +234,7 @@ class SoftwareProject(Record):
 class ProjectRevision(Strict):
     repository: Uri | None = None
     commit: Commit | None = None
-    version: text(100) | None = None
+    version: Text100 | None = None
     treeDigest: Digest | None = None
 
 
@@ -235,8 +244,8 @@ class OperationRef(Strict):
 
 class Callable(Strict):
     language: Identifier
-    path: text(500) | None = None
-    symbol: text(200) | None = None
+    path: Text500 | None = None
+    symbol: Text200 | None = None
     interface: Identifier | None = None
 
 
@@ -246,15 +255,15 @@ class Support(Strict):
     is kept as given: sorting would change the digest of a valid published record."""
 
     hardwareArchitectures: list[Identifier]
-    productsTested: list[text(100)] | None = None
-    axes: list[text(200)] | None = None
+    productsTested: list[Text100] | None = None
+    axes: list[Text200] | None = None
     dtypes: list[Identifier]
-    layouts: list[text(50)] | None = None
+    layouts: list[Text50] | None = None
 
 
 class SourceFile(Strict):
     contentDigest: Digest
-    fileName: text(200) | None = None
+    fileName: Text200 | None = None
     sizeBytes: PositiveInt | None = None
 
 
@@ -262,25 +271,25 @@ class Install(Strict):
     kind: Literal["git", "pip", "package", "container", "source"]
     repository: Uri | None = None
     commit: Commit | None = None
-    package: text(200) | None = None
-    version: text(100) | None = None
-    command: text(1000) | None = None
+    package: Text200 | None = None
+    version: Text100 | None = None
+    command: Text1000 | None = None
 
 
 class BuildVariant(Strict):
     name: Name
     install: Install
-    requirements: dict[Identifier, text(200)] | None = None
+    requirements: dict[Identifier, Text200] | None = None
 
 
 class LicenseEvidence(Strict):
-    path: text(500)
+    path: Text500
     digest: Digest | None = None
 
 
 class Licensing(Strict):
-    declared: text(200) | None = None
-    concluded: text(200) | None = None
+    declared: Text200 | None = None
+    concluded: Text200 | None = None
     evidence: LicenseEvidence | None = None
 
 
@@ -304,8 +313,8 @@ class ImplementationRevision(Record):
 
 
 class Harness(Strict):
-    name: text(200)
-    version: text(100) | None = None
+    name: Text200
+    version: Text100 | None = None
     repository: Uri | None = None
     commit: Commit | None = None
 
@@ -320,24 +329,24 @@ class Measurement(Strict):
     measuredIterations: PositiveInt | None = None
     samples: PositiveInt | None = None
     inputRegeneration: Identifier | None = None
-    outlierPolicy: text(500) | None = None
+    outlierPolicy: Text500 | None = None
     primaryStatistic: Identifier
 
 
 class ProtocolCorrectness(Strict):
-    reference: text(500)
+    reference: Text500
     comparator: Identifier
 
 
 class DevicePolicy(Strict):
     clocksLocked: bool | None = None
-    powerLimitWatts: number(gt=0) | None = None
+    powerLimitWatts: PositiveNumber | None = None
     persistenceMode: bool | None = None
 
 
 class Comparability(Strict):
     family: Identifier
-    notes: text(1000) | None = None
+    notes: Text1000 | None = None
 
 
 class BenchmarkProtocolSpec(Strict):
@@ -356,35 +365,35 @@ class BenchmarkProtocol(Record):
 
 class Hardware(Strict):
     vendor: Identifier
-    product: text(200)
+    product: Text200
     architecture: Identifier
-    formFactor: text(100) | None = None
+    formFactor: Text100 | None = None
     memoryBytes: PositiveInt | None = None
     count: PositiveInt | None = None
-    interconnect: text(200) | None = None
+    interconnect: Text200 | None = None
 
 
 class Framework(Strict):
     name: Identifier
-    version: text(100)
+    version: Text100
 
 
 class Software(Strict):
-    operatingSystem: text(200) | None = None
-    kernel: text(200) | None = None
-    driver: text(100) | None = None
-    cudaToolkit: text(100) | None = None
-    compiler: text(200) | None = None
+    operatingSystem: Text200 | None = None
+    kernel: Text200 | None = None
+    driver: Text100 | None = None
+    cudaToolkit: Text100 | None = None
+    compiler: Text200 | None = None
     framework: Framework | None = None
-    libraries: dict[Identifier, text(100)] | None = None
+    libraries: dict[Identifier, Text100] | None = None
 
 
 class Settings(Strict):
     clocksLocked: bool | None = None
-    powerLimitWatts: number(gt=0) | None = None
+    powerLimitWatts: PositiveNumber | None = None
     persistenceMode: bool | None = None
     eccEnabled: bool | None = None
-    environmentVariables: dict[text(200), text(500)] | None = None
+    environmentVariables: dict[Text200, Text500] | None = None
 
 
 class ExecutionEnvironmentSpec(Strict):
@@ -422,9 +431,9 @@ RunStatus = Literal[
 
 class RunCorrectness(Strict):
     comparator: Identifier
-    maximumAbsoluteError: number(ge=0) | None = None
-    maximumRelativeError: number(ge=0) | None = None
-    matchedRatio: number(ge=0, le=1) | None = None
+    maximumAbsoluteError: NonNegativeNumber | None = None
+    maximumRelativeError: NonNegativeNumber | None = None
+    matchedRatio: Ratio | None = None
 
 
 DurationPair = Annotated[
@@ -460,7 +469,7 @@ class RunMeasurement(Strict):
     metric: Identifier
     unit: Identifier
     statistic: Identifier
-    value: number()
+    value: Number
     sampleCount: PositiveInt | None = None
 
 
@@ -468,9 +477,9 @@ class SourceNative(Strict):
     """The source's own identifiers and figures, kept beside the normalised ones."""
 
     source: SourceSlug
-    benchmark: text(200) | None = None
-    externalId: text(500) | None = None
-    metrics: dict[Identifier, number()] | None = None
+    benchmark: Text200 | None = None
+    externalId: Text500 | None = None
+    metrics: dict[Identifier, Number] | None = None
 
 
 class EvidenceHarness(Strict):

@@ -71,7 +71,9 @@ def _duplicate_position(text: str) -> tuple[int, int]:
             starts.append(index)
             return scan_once(string, index)
 
-        pairs, end = json.decoder.JSONObject(s_and_end, strict, scan_member, None, list, {})
+        # JSONObject, parse_object, scan_once and py_make_scanner are CPython's undocumented
+        # pure-Python scanner parts: real, but absent from typeshed's json stubs.
+        pairs, end = json.decoder.JSONObject(s_and_end, strict, scan_member, None, list, {})  # type: ignore[attr-defined]
         seen: set[str] = set()
         for (key, _), start in zip(pairs, starts):
             if key in seen and not found:
@@ -79,8 +81,8 @@ def _duplicate_position(text: str) -> tuple[int, int]:
             seen.add(key)
         return dict(pairs), end
 
-    decoder.parse_object = parse_object  # type: ignore[method-assign]
-    decoder.scan_once = json.scanner.py_make_scanner(decoder)
+    decoder.parse_object = parse_object  # type: ignore[attr-defined]
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
     decoder.decode(text)
     offset = found[0] if found else 0
     key = _KEY_BEFORE_VALUE.search(text, 0, offset)

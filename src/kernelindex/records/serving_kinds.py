@@ -16,13 +16,17 @@ from kernelindex.records.fields import (
     Commit,
     Digest,
     Identifier,
+    Number,
     PositiveInt,
+    PositiveNumber,
     SourceSlug,
+    Text100,
+    Text120,
+    Text200,
+    Text500,
     Timestamp,
     Uri,
     check_number,
-    number,
-    text,
 )
 
 # --- ModelRevision -------------------------------------------------------------------------
@@ -30,25 +34,25 @@ from kernelindex.records.fields import (
 
 class ModelRepository(Strict):
     host: Literal["huggingface", "github", "other"]
-    id: text(200)
-    revision: text(100) | None = None
+    id: Text200
+    revision: Text100 | None = None
 
 
 class Tokenizer(Strict):
-    name: text(200) | None = None
-    revision: text(100) | None = None
+    name: Text200 | None = None
+    revision: Text100 | None = None
     digest: Digest | None = None
 
 
 class ModelRevisionSpec(Strict):
-    model: text(200)
+    model: Text200
     repository: ModelRepository | None = None
     tokenizer: Tokenizer | None = None
-    architecture: text(100) | None = None
+    architecture: Text100 | None = None
     parameterCount: PositiveInt | None = None
     contextLength: PositiveInt | None = None
     modality: Identifier | None = None
-    license: text(200) | None = None
+    license: Text200 | None = None
 
 
 class ModelRevision(Record):
@@ -61,12 +65,12 @@ class ModelRevision(Record):
 
 
 class StackProject(Strict):
-    name: text(200)
+    name: Text200
     repository: Uri | None = None
 
 
 class StackRevision(Strict):
-    version: text(120) | None = None
+    version: Text120 | None = None
     commit: Commit | None = None
     containerDigest: Digest | None = None
 
@@ -76,7 +80,7 @@ class ServingStackRevisionSpec(Strict):
     revision: StackRevision
     backends: Annotated[list[Identifier], Field(max_length=8)] | None = None
     apiProtocol: Identifier | None = None
-    license: text(200) | None = None
+    license: Text200 | None = None
 
 
 class ServingStackRevision(Record):
@@ -109,7 +113,7 @@ class Limits(Strict):
 
 class Speculative(Strict):
     method: Identifier
-    draftModel: text(200) | None = None
+    draftModel: Text200 | None = None
 
 
 class ServingConfigurationSpec(Strict):
@@ -121,7 +125,7 @@ class ServingConfigurationSpec(Strict):
     kvCache: KvCache | None = None
     limits: Limits | None = None
     speculative: Speculative | None = None
-    options: dict[Identifier, text(500)] | None = None
+    options: dict[Identifier, Text500] | None = None
 
 
 class ServingConfiguration(Record):
@@ -134,13 +138,13 @@ class ServingConfiguration(Record):
 
 
 class Dataset(Strict):
-    name: text(200)
+    name: Text200
     digest: Digest | None = None
 
 
 class TokenDistribution(Strict):
     distribution: Identifier
-    mean: number(gt=0) | None = None
+    mean: PositiveNumber | None = None
     maximum: PositiveInt | None = None
     artifactDigest: Digest | None = None
 
@@ -154,12 +158,12 @@ class Slo(Strict):
     metric: Identifier
     statistic: Identifier
     operator: Literal["<=", "<"]
-    value: number(gt=0)
+    value: PositiveNumber
     unit: Identifier
 
 
 class Sampling(Strict):
-    temperature: number() | None = None
+    temperature: Number | None = None
     seeded: bool | None = None
 
 
@@ -169,7 +173,7 @@ class ServingWorkloadSpec(Strict):
     streaming: bool
     loadGeneration: Literal["open_loop", "closed_loop", "offline"]
     arrival: Identifier | None = None
-    requestRatePerSecond: number(gt=0) | None = None
+    requestRatePerSecond: PositiveNumber | None = None
     slo: Annotated[list[Slo], Field(max_length=8)] | None = None
     sampling: Sampling | None = None
     durationSeconds: PositiveInt | None = None
@@ -187,22 +191,22 @@ class ServingWorkload(Record):
 
 class Topology(Strict):
     acceleratorVendor: Identifier | None = None
-    acceleratorModel: text(200)
+    acceleratorModel: Text200
     acceleratorsPerNode: PositiveInt
     nodeCount: PositiveInt
-    interconnect: text(200) | None = None
+    interconnect: Text200 | None = None
 
 
 class ServingHarness(Strict):
     name: Identifier
-    version: text(100)
+    version: Text100
 
 
 class ServingMeasurement(Strict):
     metric: Identifier
     unit: Identifier
     statistic: Identifier
-    value: number()
+    value: Number
     sampleCount: PositiveInt | None = None
 
 
@@ -225,11 +229,11 @@ NumberOrText = Annotated[
 
 class ServingSourceNative(Strict):
     source: SourceSlug
-    benchmark: text(200)
+    benchmark: Text200
     scenario: Identifier
     division: Identifier
     category: Identifier
-    externalId: text(500)
+    externalId: Text500
     metrics: dict[Identifier, NumberOrText] | None = None
 
 
@@ -244,7 +248,7 @@ class ServingRunSpec(Strict):
     status: Literal["valid", "invalid", "incomplete_evidence"]
     measurements: Annotated[list[ServingMeasurement], Field(min_length=1, max_length=64)]
     sourceNative: ServingSourceNative | None = None
-    caveats: Annotated[list[text(500)], Field(max_length=16)] | None = None
+    caveats: Annotated[list[Text500], Field(max_length=16)] | None = None
     observedAt: Timestamp
 
 
