@@ -22,8 +22,8 @@ class RowError(ValueError):
         super().__init__(f"{field}: {reason}" if field else reason)
 
 
-def check_record(record: Any, field: str, kinds: tuple[str, ...]) -> None:
-    """Validate a record against the published schema (unknown fields are refused)."""
+def check_record(record: Any, field: str, kinds: tuple[str, ...]) -> Mapping[str, Any]:
+    """Validate a record against the published schema (unknown fields are refused); the record back."""
     if not isinstance(record, Mapping):
         raise RowError(field, "missing or not a JSON object")
     if record.get("kind") not in kinds:
@@ -33,6 +33,7 @@ def check_record(record: Any, field: str, kinds: tuple[str, ...]) -> None:
     except RecordError as exc:
         path, reason = exc.problems[0] if exc.problems else ("", str(exc))
         raise RowError(f"{field}.{path}" if path else field, reason) from exc
+    return record
 
 
 def require(row: Mapping[str, Any], key: str, kind: type | tuple[type, ...] = str) -> Any:
@@ -80,8 +81,7 @@ def source_columns(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def project_columns(row: Mapping[str, Any]) -> dict[str, Any]:
-    manifest = row.get("manifest")
-    check_record(manifest, "manifest", ("SoftwareProject",))
+    manifest = check_record(row.get("manifest"), "manifest", ("SoftwareProject",))
     return {
         "id": require(row, "id"),
         "slug": require(row, "slug"),
@@ -93,8 +93,7 @@ def project_columns(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def operation_columns(row: Mapping[str, Any]) -> dict[str, Any]:
-    manifest = row.get("manifest")
-    check_record(manifest, "manifest", ("OperationSpec",))
+    manifest = check_record(row.get("manifest"), "manifest", ("OperationSpec",))
     return {
         "id": require(row, "id"),
         "semantic_digest": same_digest("semanticDigest", row.get("semanticDigest"), manifest),
@@ -118,8 +117,7 @@ def alias_columns(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def workload_columns(row: Mapping[str, Any]) -> dict[str, Any]:
-    manifest = row.get("manifest")
-    check_record(manifest, "manifest", ("WorkloadCase", "WorkloadSuite"))
+    manifest = check_record(row.get("manifest"), "manifest", ("WorkloadCase", "WorkloadSuite"))
     spec = manifest["spec"]
     return {
         "id": require(row, "id"),
@@ -138,8 +136,7 @@ def workload_columns(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def implementation_columns(row: Mapping[str, Any]) -> dict[str, Any]:
-    manifest = row.get("manifest")
-    check_record(manifest, "manifest", ("ImplementationRevision",))
+    manifest = check_record(row.get("manifest"), "manifest", ("ImplementationRevision",))
     return {
         "id": require(row, "id"),
         "implementation_digest": same_digest("implementationDigest", row.get("implementationDigest"), manifest),
@@ -202,17 +199,18 @@ def event_columns(row: Mapping[str, Any]) -> dict[str, Any]:
 # ---- runs ---------------------------------------------------------------------------------
 
 
-def check_bundle(bundle: Any, field: str = "manifest") -> tuple[dict, dict, dict]:
+def check_bundle(
+    bundle: Any, field: str = "manifest"
+) -> tuple[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]]:
     """Validate a ``{run, protocol, environment}`` bundle and its internal digests."""
     if not isinstance(bundle, Mapping):
         raise RowError(field, "missing or not a JSON object")
     unknown = sorted(set(bundle) - {"run", "protocol", "environment"})
     if unknown:
         raise RowError(f"{field}.{unknown[0]}", "unknown field (a run bundle holds run, protocol, environment)")
-    run, protocol, environment = bundle.get("run"), bundle.get("protocol"), bundle.get("environment")
-    check_record(run, f"{field}.run", ("BenchmarkRun",))
-    check_record(protocol, f"{field}.protocol", ("BenchmarkProtocol",))
-    check_record(environment, f"{field}.environment", ("ExecutionEnvironment",))
+    run = check_record(bundle.get("run"), f"{field}.run", ("BenchmarkRun",))
+    protocol = check_record(bundle.get("protocol"), f"{field}.protocol", ("BenchmarkProtocol",))
+    environment = check_record(bundle.get("environment"), f"{field}.environment", ("ExecutionEnvironment",))
     spec = run["spec"]
     same_digest(f"{field}.run.spec.protocolDigest", spec.get("protocolDigest"), protocol)
     same_digest(f"{field}.run.spec.environmentDigest", spec.get("environmentDigest"), environment)

@@ -15,10 +15,8 @@ from kernelindex.records.serving_keys import run_keys
 from kernelindex.store.rows import RowError, check_record, export_row, optional, require, same_digest
 
 
-def _record(row: Mapping[str, Any], kind: str) -> dict[str, Any]:
-    manifest = row.get("manifest")
-    check_record(manifest, "manifest", (kind,))
-    return manifest
+def _record(row: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
+    return check_record(row.get("manifest"), "manifest", (kind,))
 
 
 def _same(field: str, stated: Any, derived: Any) -> Any:
@@ -96,7 +94,7 @@ def serving_workload_columns(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def check_serving_run(row: Mapping[str, Any]) -> dict[str, Any]:
+def check_serving_run(row: Mapping[str, Any]) -> Mapping[str, Any]:
     """The run's record, checked against the schema and its stated digest (keys come later)."""
     manifest = _record(row, "ServingRun")
     same_digest("runDigest", row.get("runDigest"), manifest)

@@ -23,8 +23,8 @@ def serving_checks(conn: Connection) -> Iterator[tuple[str, str, list[tuple[str,
     """``(table, id, [(field, stored, recomputed), ...])`` for every serving row with a digest or key."""
     stream = conn.execution_options(stream_results=True, yield_per=1000)
     for table, column in _DIGESTED:
-        for row in stream.execute(select(table.c.id, table.c[column], table.c.manifest).order_by(table.c.seq)):
-            yield table.name, row.id, [(column, row[1], digest(row.manifest))]
+        for stored in stream.execute(select(table.c.id, table.c[column], table.c.manifest).order_by(table.c.seq)):
+            yield table.name, stored.id, [(column, stored[1], digest(stored.manifest))]
     r, m, w = st.serving_runs, st.model_revisions, st.serving_workloads
     query = (
         select(

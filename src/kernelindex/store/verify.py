@@ -6,11 +6,11 @@ it), so ``kernelindex verify`` exits non-zero on any.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import ColumnElement, Connection, RowMapping, Table, select
 
 from kernelindex.records.canonical import (
     canonical_json,
@@ -50,7 +50,7 @@ class VerifyReport:
         return f"{self.checked} records checked, {len(self.mismatches)} mismatches"
 
 
-def _rows(conn: Connection, table, *columns) -> Iterator[Mapping[str, Any]]:
+def _rows(conn: Connection, table: Table, *columns: ColumnElement[Any]) -> Iterator[RowMapping]:
     stream = conn.execution_options(stream_results=True, yield_per=1000)
     for row in stream.execute(select(*columns).order_by(table.c.seq)):
         yield row._mapping
@@ -136,8 +136,8 @@ def _run_checks(conn: Connection) -> Iterator[tuple[str, str, list[tuple[str, An
         .select_from(r_.outerjoin(w, r_.c.workload_id == w.c.id))
         .order_by(r_.c.seq)
     )
-    for r in conn.execution_options(stream_results=True, yield_per=1000).execute(query):
-        r = r._mapping
+    for result in conn.execution_options(stream_results=True, yield_per=1000).execute(query):
+        r = result._mapping
         bundle, row = r["manifest"], r["export_row"]
         spec = bundle["run"]["spec"]
         protocol, environment = digest(bundle["protocol"]), digest(bundle["environment"])
