@@ -8,13 +8,12 @@ claim, not a fact, until its bytes verify against the key.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from sqlalchemy import Connection, func, insert, select, update
+from sqlalchemy import Connection, RowMapping, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from kernelindex.records.attestation import new_attestation, plain_text_problem
@@ -216,7 +215,7 @@ def revoke_api_key(conn: Connection, kid: str) -> None:
         raise EvidenceError("unknown_key", f"no active API key with id {kid}")
 
 
-def list_api_keys(conn: Connection) -> list[Mapping[str, Any]]:
+def list_api_keys(conn: Connection) -> list[RowMapping]:
     """Every API key, revoked ones included; the token hash stays in the table."""
     shown = [api_keys.c[name] for name in ("key_id", "label", "scopes", "daily_limit", "created_at", "revoked_at")]
     return [row._mapping for row in conn.execute(select(*shown).order_by(api_keys.c.seq))]
@@ -315,6 +314,7 @@ def add_attestation(
     if api_key_id is not None:
         _check_rate(conn, attestations, api_key_id, "attestations")
     if signer is not None:
+        assert public_key is not None  # the signature was checked with it just above
         register_signing_key(conn, public_key)
     insert_row = insert(attestations).values(
         id=uuid7(),
@@ -364,7 +364,7 @@ def _check_reproduction(conn: Connection, run, reproduction_digest: str, where: 
         raise EvidenceError("bad_reproduction", f"{field}: a run cannot reproduce itself")
 
 
-def attestations_for(conn: Connection, run_digest: str) -> list[Mapping[str, Any]]:
+def attestations_for(conn: Connection, run_digest: str) -> list[RowMapping]:
     query = select(attestations).where(attestations.c.run_digest == run_digest).order_by(attestations.c.seq)
     return [row._mapping for row in conn.execute(query)]
 

@@ -14,6 +14,7 @@ import threading
 import weakref
 
 from sqlalchemy import BigInteger, Column, Connection, Engine, Integer, Table, event, inspect
+from sqlalchemy.pool import PoolProxiedConnection
 
 from kernelindex.store.tables import metadata
 
@@ -72,7 +73,7 @@ class GenerationReader:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._lock = threading.Lock()
-        self._raw = None
+        self._raw: PoolProxiedConnection | None = None
 
     def __call__(self) -> int | None:
         """The generation, or None when it cannot be read (no such table yet, a broken connection):

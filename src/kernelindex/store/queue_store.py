@@ -120,7 +120,7 @@ def settle_request(conn: Connection, request_id: str) -> str:
     request = conn.execute(select(rerun_requests).where(rerun_requests.c.id == request_id).with_for_update()).one()
     if request.state not in OPEN_STATES:
         return request.state
-    counts = dict(
+    counts: dict[str, int] = dict(
         conn.execute(
             select(rerun_leases.c.state, func.count())
             .where(rerun_leases.c.request_id == request_id)

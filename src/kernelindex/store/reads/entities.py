@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, Row, func, select
 
 from kernelindex.store.evidence_store import HARNESS_SOURCE
 from kernelindex.store.tables import (
@@ -44,7 +44,7 @@ IMPL_RUN_COLUMNS = (
 )
 
 
-def runs_of_implementations(conn: Connection, digests: Sequence[str]) -> list[Any]:
+def runs_of_implementations(conn: Connection, digests: Sequence[str]) -> Sequence[Row]:
     """Every run of these implementations, with what a best-per-GPU table needs."""
     if not digests:
         return []
@@ -72,7 +72,7 @@ def project_by_slug(conn: Connection, ident: str):
     return conn.execute(select(projects).where(column == ident)).first()
 
 
-def project_implementations(conn: Connection, project_id: str) -> list[Any]:
+def project_implementations(conn: Connection, project_id: str) -> Sequence[Row]:
     return conn.execute(
         select(
             implementations.c.id,
@@ -87,7 +87,7 @@ def project_implementations(conn: Connection, project_id: str) -> list[Any]:
     ).all()
 
 
-def leader_events_touching(conn: Connection, run_ids: Sequence[str], since: str) -> list[Any]:
+def leader_events_touching(conn: Connection, run_ids: Sequence[str], since: str) -> Sequence[Row]:
     """Leader changes at or after ``since`` where one of ``run_ids`` became or stopped being the leader."""
     if not run_ids:
         return []
@@ -168,7 +168,7 @@ def coverage_counts(conn: Connection) -> list[tuple[str, str | None, str, int]]:
     return [(slug, name, model, n) for (slug, name, model), n in totals.items()]
 
 
-def harness_runs(conn: Connection, hardware_models: Sequence[str] | None = None) -> list[Any]:
+def harness_runs(conn: Connection, hardware_models: Sequence[str] | None = None) -> Sequence[Row]:
     """Runs from a controlled harness (the only runs that can be verified), with their operation slug."""
     query = (
         select(runs.c.run_digest, runs.c.hardware_model, operations.c.slug)

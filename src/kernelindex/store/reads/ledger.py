@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, Select, func, select
 from sqlalchemy.sql import ColumnElement
 
 from kernelindex.store.evidence_tables import correction_requests
@@ -55,7 +55,7 @@ def ledger_rows(conn: Connection, f: LedgerFilter, depth: int) -> list[LedgerRow
     """Up to ``depth`` newest rows of each stream that pass ``f`` (not yet merged or cut)."""
     rows: list[LedgerRow] = []
     published = _published()
-    query = select(
+    query: Select = select(  # any columns: the name is reused for the other streams' queries
         runs.c.id,
         runs.c.run_digest,
         published.label("at"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, Row, func, select
 
 from kernelindex.store.tables import implementations, record_events, runs, workloads
 
@@ -16,7 +16,7 @@ def workload_rows(conn: Connection, operation_ids: Sequence[str]) -> list[dict[s
     if not operation_ids:
         return []
     spec = workloads.c.manifest["spec"]
-    counts = dict(
+    counts: dict[str, int] = dict(
         conn.execute(
             select(runs.c.workload_id, func.count())
             .join(workloads, workloads.c.id == runs.c.workload_id)
@@ -68,7 +68,7 @@ def group_keys(conn: Connection, workload_ids: Sequence[str]) -> list[str]:
     )
 
 
-def case_measurements(conn: Connection, workload_ids: Sequence[str]) -> list[Any]:
+def case_measurements(conn: Connection, workload_ids: Sequence[str]) -> Sequence[Row]:
     """What a sweep chart plots: for each workload, hardware, primary metric and implementation, the
     lowest and highest value of its passed, unretracted runs (one row per combination, however many runs)."""
     if not workload_ids:

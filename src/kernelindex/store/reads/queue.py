@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, Row, func, select
 
 from kernelindex.store.evidence_tables import api_keys
 from kernelindex.store.queue_tables import rerun_leases, rerun_requests, runner_keys
@@ -15,7 +16,7 @@ def runner_key(conn: Connection, kid: str) -> Any:
     return conn.execute(select(runner_keys).where(runner_keys.c.key_id == kid)).first()
 
 
-def all_runner_keys(conn: Connection) -> list[Any]:
+def all_runner_keys(conn: Connection) -> Sequence[Row]:
     return conn.execute(select(runner_keys).order_by(runner_keys.c.seq)).all()
 
 
@@ -25,7 +26,7 @@ def request_row(conn: Connection, request_id: str) -> Any:
 
 def requests_page(
     conn: Connection, *, state: str | None = None, before: int | None = None, limit: int = 50
-) -> list[Any]:
+) -> Sequence[Row]:
     """Newest first, keyset-paged on ``seq``."""
     query = select(rerun_requests).order_by(rerun_requests.c.seq.desc()).limit(limit)
     if state:
@@ -39,7 +40,7 @@ def state_counts(conn: Connection) -> dict[str, int]:
     return dict(conn.execute(select(rerun_requests.c.state, func.count()).group_by(rerun_requests.c.state)).all())
 
 
-def leases_of(conn: Connection, request_id: str) -> list[Any]:
+def leases_of(conn: Connection, request_id: str) -> Sequence[Row]:
     query = (
         select(rerun_leases, runner_keys.c.label, runner_keys.c.machine)
         .join(runner_keys, runner_keys.c.key_id == rerun_leases.c.runner_key_id)
@@ -88,12 +89,12 @@ def run_source(conn: Connection, run_digest: str) -> Any:
     return conn.execute(query).first()
 
 
-def requests_repeating(conn: Connection, run_digest: str) -> list[Any]:
+def requests_repeating(conn: Connection, run_digest: str) -> Sequence[Row]:
     query = select(rerun_requests).where(rerun_requests.c.rerun_of == run_digest).order_by(rerun_requests.c.seq)
     return conn.execute(query).all()
 
 
-def requests_with_result(conn: Connection, run_digest: str) -> list[Any]:
+def requests_with_result(conn: Connection, run_digest: str) -> Sequence[Row]:
     """Requests whose completed leases stored ``run_digest`` as their suite run."""
     query = (
         select(rerun_requests)

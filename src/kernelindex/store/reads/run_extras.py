@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, Row, select
 
 from kernelindex.store.tables import runs, sources, workloads
 
 
-def case_runs_of_suite(conn: Connection, row, operation_id: str) -> list[Any]:
+def case_runs_of_suite(conn: Connection, row, operation_id: str) -> Sequence[Row]:
     """Case runs of the same implementation, protocol and environment on the suite's operation,
     newest first (the harness writes one per case beside the suite run)."""
     query = (

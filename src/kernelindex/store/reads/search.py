@@ -155,7 +155,11 @@ def run_combos(conn: Connection, workload_ids: Sequence[str]) -> list[RunCombo]:
         .where(runs.c.workload_id.in_(workload_ids), runs.c.comparison_key.isnot(None))
         .group_by(*cols)
     )
-    return [RunCombo(*r[:5], r[6]) for r in conn.execute(query) if r[5] == "passed"]
+    return [
+        RunCombo(workload_id, key, hardware, architecture, source, count)
+        for workload_id, key, hardware, architecture, source, status, count in conn.execute(query)
+        if status == "passed"
+    ]
 
 
 def evidence_candidates(conn: Connection, *, workload_ids: Sequence[str] = (), keys: Sequence[str] = ()) -> list[Any]:

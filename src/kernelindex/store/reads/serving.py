@@ -26,7 +26,9 @@ _r, _m, _c, _s, _w = (
 
 def list_models(conn: Connection) -> list[dict[str, Any]]:
     """Every model with its number of serving runs and GPU products."""
-    counts = dict(conn.execute(select(_r.c.model_revision_id, func.count()).group_by(_r.c.model_revision_id)).all())
+    counts: dict[str | None, int] = dict(
+        conn.execute(select(_r.c.model_revision_id, func.count()).group_by(_r.c.model_revision_id)).all()
+    )
     gpus: dict[str, set[str]] = defaultdict(set)
     for model_id, gpu in conn.execute(select(_r.c.model_revision_id, _r.c.accelerator_model).distinct()):
         gpus[model_id].add(gpu)
