@@ -195,6 +195,7 @@ class Writer:
     def flush(self) -> None:
         if self._pending:
             batch, table = self._pending, self._pending_table
+            assert table is not None  # add() sets it with the first pending row
             self._pending = []
             if table == "runs":
                 self._write_runs(batch)
@@ -255,7 +256,8 @@ class Writer:
         spec = SPECS[table]
         keys = [tuple(cols[k] for k in spec.key) for _, cols in batch]
         stored = self._stored_keys(spec, list(set(keys)))
-        new, seen = [], {}
+        new: list[tuple[int | None, dict]] = []
+        seen: dict[tuple, str | None] = {}
         for (line, cols), key in zip(batch, keys, strict=True):
             if key in stored or key in seen:
                 stored_id = stored[key] if key in stored else seen[key]
@@ -266,7 +268,7 @@ class Writer:
             seen[key] = cols.get("id")
             new.append((line, cols))
         if "id" in spec.table.c and new:
-            clashes = set()
+            clashes: set[str] = set()
             ids = [cols["id"] for _, cols in new]
             for chunk in _chunks(ids):
                 clashes.update(self.conn.scalars(select(spec.table.c.id).where(spec.table.c.id.in_(chunk))))
@@ -346,9 +348,9 @@ class Writer:
         for (line, cols), key in zip(batch, keys, strict=True):
             if stored.get(key) == cols["id"]:
                 inserted.append((line, cols))
-            elif key in stored:
+            elif (stored_id := stored.get(key)) is not None:  # a shared parent's row always has an id
                 self.present[table] += 1
-                self._alias[table][cols["id"]] = stored[key]
+                self._alias[table][cols["id"]] = stored_id
             else:
                 self.problem(line, "id", f"{table} id {cols['id']} is already stored for a different record")
         return inserted
@@ -438,7 +440,7 @@ class Writer:
 
     def _add_missing(self, table: Table, key: str, rows: list[dict]) -> None:
         unique = {r[key]: r for r in rows}
-        stored = set()
+        stored: set[str] = set()
         for chunk in _chunks(list(unique)):
             stored.update(self.conn.scalars(select(table.c[key]).where(table.c[key].in_(chunk))))
         new = [r for k, r in unique.items() if k not in stored]
@@ -448,7 +450,7 @@ class Writer:
 
     def _by_digest(self, table: Table, key: str, digests: list[str]) -> dict[str, dict]:
         extra = [table.c.operation_digest, table.c.correctness_key] if table is t.workloads else []
-        found = {}
+        found: dict[str, dict] = {}
         for chunk in _chunks(sorted(set(digests))):
             for row in self.conn.execute(select(table.c[key], table.c.id, *extra).where(table.c[key].in_(chunk))):
                 found[row[0]] = dict(row._mapping) | {"id": row.id}
@@ -456,7 +458,7 @@ class Writer:
 
     def _sources_by_slug(self, slugs: list[str | None]) -> dict[str, str]:
         wanted = sorted({s for s in slugs if s})
-        found = {}
+        found: dict[str, str] = {}
         for chunk in _chunks(wanted):
             query = select(t.sources.c.slug, t.sources.c.id).where(t.sources.c.slug.in_(chunk))
             found.update(self.conn.execute(query).all())
@@ -477,9 +479,10 @@ class Writer:
             )
             if not waiting:
                 continue
+            targets: Mapping[str, Any]  # rows by digest, or source ids by slug
             if digest_column.name == "workload_digest":
                 targets = self._by_digest(t.workloads, "workload_digest", [r["workload_digest"] for r in waiting])
-                fill: Callable[[Mapping], dict] = lambda r, targets=targets: run_keys(  # noqa: E731
+                fill: Callable[..., dict] = lambda r, targets=targets: run_keys(  # noqa: E731
                     r, targets[r["workload_digest"]]
                 )
             elif digest_column.name == "implementation_digest":
@@ -524,7 +527,7 @@ class Writer:
         self.add("runs", line, cols)
         self.flush()
         run_id = self.inserted_runs.get(cols["run_digest"])
-        if run_id == cols["id"]:
+        if run_id is not None and run_id == cols["id"]:
             spec = bundle["run"]["spec"]
             for m in derived_measurements(spec):
                 self.add("measurements", line, _measurement(run_id, m))
@@ -537,7 +540,14 @@ class Writer:
         found = self._sources_by_slug([slug])
         if slug in found:
             return found[slug]
-        row = {"id": uuid7(), "slug": slug, "kind": kind, "name": name, "policy": policy, "createdAt": now_iso()}
+        row: dict[str, Any] = {
+            "id": uuid7(),
+            "slug": slug,
+            "kind": kind,
+            "name": name,
+            "policy": policy,
+            "createdAt": now_iso(),
+        }
         self.add("sources", None, source_columns(row))
         self.flush()
         return row["id"]
@@ -565,7 +575,9 @@ class Writer:
         self.flush()
         spec = SPECS[table]
         key = tuple(cols[k] for k in spec.key)
-        return self._stored_keys(spec, [key])[key]
+        stored_id = self._stored_keys(spec, [key])[key]
+        assert stored_id is not None  # these four tables' rows all have an id
+        return stored_id
 
     def _operation_id(self, semantic_digest: str | None) -> str | None:
         if semantic_digest is None:
