@@ -38,10 +38,11 @@ need_apt() {
 lint() {
     "$PY" -m ruff check src tests benchmarks
     "$PY" -c "import sys; from importlinter.cli import lint_imports_command as c; sys.argv = ['lint-imports']; c()"
+    typecheck
 }
 
 typecheck() {
-    "$PY" -m mypy  # files and settings: [tool.mypy] in pyproject.toml (not yet clean: not part of `test`)
+    "$PY" -m mypy  # files and settings: [tool.mypy] in pyproject.toml
 }
 
 case "${1:-}" in
