@@ -33,7 +33,7 @@ def _filled(url: str):
 @pytest.fixture()
 def store(tmp_path):
     """SQLite: for the web, CLI and browser tests."""
-    opened = _filled(f"sqlite:///{tmp_path / 'evidence.db'}")
+    opened = _filled(database_url("sqlite", tmp_path, migrated=True))
     yield opened
     opened.close()
 
@@ -41,7 +41,7 @@ def store(tmp_path):
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def any_store(request, tmp_path):
     """SQLite and PostgreSQL: for the store-level tests (the rules must hold on both)."""
-    opened = _filled(database_url(request.param, tmp_path))
+    opened = _filled(database_url(request.param, tmp_path, migrated=True))
     yield opened
     opened.close()
 

@@ -17,7 +17,7 @@ QUICK = {"rounds": 2, "warmup": 1, "iterations": 3, "timeout_s": 120}
 
 
 def fresh_store(kind: str, folder: Path):
-    return open_store(database_url(kind, folder, migrated=kind == "postgresql"))
+    return open_store(database_url(kind, folder, migrated=True))
 
 
 def register(store, name: str, hardware: str = "cpu", machine: str | None = None):

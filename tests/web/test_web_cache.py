@@ -48,7 +48,7 @@ def run_rows(lines: list[dict]) -> list[dict]:
 
 @pytest.fixture(params=BACKENDS)
 def store(request, tmp_path):
-    opened = open_store(database_url(request.param, tmp_path))
+    opened = open_store(database_url(request.param, tmp_path, migrated=True))
     yield opened
     opened.close()
 
