@@ -11,6 +11,8 @@ from harness_testkit import QUICK, problem, quick, solution, write_solution
 
 from kernelindex.harness.runner import evaluate
 
+pytestmark = pytest.mark.xdist_group("end_to_end")  # one worker evaluates the module's solutions, not each (-n 2)
+
 CORRECT = [
     ("vector_add", "vector_add_torch"),
     ("vector_add", "vector_add_triton"),

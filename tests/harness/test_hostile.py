@@ -24,7 +24,10 @@ FIRST = "3a1f0e2c-0000-4000-8000-000000000001"
 MARK = f"kernelindex-hostile-{secrets.token_hex(6)}"
 HONEST_SPEEDUP = 10.0  # torch.add against the reference's x + y: anything far above is a fake figure
 
-pytestmark = pytest.mark.skipif(not sandbox.available()[0], reason=f"no sandbox here: {sandbox.available()[1]}")
+pytestmark = [
+    pytest.mark.skipif(not sandbox.available()[0], reason=f"no sandbox here: {sandbox.available()[1]}"),
+    pytest.mark.xdist_group("hostile"),  # one worker evaluates the hostile solutions, not each (-n 2)
+]
 
 # name: (destination passing?, code, verdicts it may end with ("PASSED" = only with an honest figure), log phrase)
 HOSTILE = {

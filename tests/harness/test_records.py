@@ -13,6 +13,8 @@ from kernelindex.harness.runner import evaluate
 from kernelindex.records.canonical import digest
 from kernelindex.records.models import parse_record
 
+pytestmark = pytest.mark.xdist_group("harness_records")  # one worker evaluates moe_suite, not each (-n 2)
+
 
 @pytest.fixture(scope="module")
 def moe_suite():

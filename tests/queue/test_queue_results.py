@@ -16,6 +16,8 @@ from kernelindex.services.queue import QueueError
 from kernelindex.services.remote_runner import signed_result
 from kernelindex.store.reads import queue as reads
 
+pytestmark = pytest.mark.xdist_group("queue_results")  # one worker evaluates vector_suite, not each (-n 2)
+
 
 def _refused(code: str, *args) -> QueueError:
     with pytest.raises(QueueError) as caught:
