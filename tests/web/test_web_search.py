@@ -17,6 +17,8 @@ from kernelindex.web.app import create_app
 from live_kit import chromium, serving
 from store_fixtures import BACKENDS, database_url
 
+pytestmark = pytest.mark.xdist_group("web_search")  # one worker fills the search stores, not each (-n 2)
+
 SCATTER = "009-expert-token-scatter-with-weighted-forward-backward"
 BALANCE = "042-moe-expert-load-balancing-and-token-capacity-backward"
 
