@@ -36,6 +36,7 @@ def _templates() -> Jinja2Templates:
         autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        auto_reload=False,  # templates ship with the package: no stat() of each one on every render
     )
     env.filters.update(
         ratio=formatting.format_ratio,

@@ -72,5 +72,6 @@ def stored_workload_ids(conn: Connection, workload_ids: Iterable[str]) -> set[st
 def reproductions(conn: Connection, run_digests: Iterable[str]) -> list[tuple[str, str]]:
     """``(run digest, digest of the harness run an attestation says repeated it)`` pairs."""
     digests = sorted(set(run_digests))
-    rows = conn.execute(_REPRODUCTIONS, {"digests": digests}) if digests else []
-    return [(row.run_digest, row.reproduction_run_digest) for row in rows]
+    if not digests:
+        return []
+    return [(row.run_digest, row.reproduction_run_digest) for row in conn.execute(_REPRODUCTIONS, {"digests": digests})]
