@@ -36,7 +36,7 @@ def serve(
     check_store_url(db)
     url = resolve_url(db)
     open_store_or_fail(url).close()  # migrate once here, so no two workers race to do it
-    os.environ[URL_ENV] = url  # the workers (spawned processes) open the store from it
+    os.environ[URL_ENV] = url  # the workers (forked processes) open the store from it
     count = workers or default_workers()
     typer.echo(
         f"kernelindex: serving http://{host}:{port}/ (API: /api/v1/, OpenAPI: /api/v1/openapi.json) "
