@@ -6,7 +6,8 @@ stays small, and forking (where multiprocessing would spawn) starts no resource-
 beside it: ~30 MiB less resident memory for the server than uvicorn's own supervisor. Each worker
 imports uvicorn and the app after the fork and serves the shared socket. A worker that exits is
 started again; one that cannot start stops the server (exit status 3, as with one worker).
-SIGTERM or SIGINT stops every worker, each finishing its requests first (uvicorn's shutdown).
+SIGTERM or SIGINT stops every worker, each finishing its requests first (uvicorn's shutdown);
+SIGHUP replaces them all the same way, as uvicorn's supervisor does.
 
 The page cache's byte budget is one for the whole server, shared out among the workers, so
 memory does not grow with the number of cores ($KERNELINDEX_CACHE_BYTES, when set, is each
@@ -27,7 +28,7 @@ import traceback
 APP = "kernelindex.web.app:serving_app"
 BACKLOG = 2048  # as uvicorn's default
 STARTUP_FAILED = 3
-STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
+STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -81,9 +82,9 @@ def supervise(host: str, port: int, workers: int) -> int:
         children.add(pid)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
-    def stop(_signum: int = 0, _frame: object = None) -> None:
+    def stop(signum: int = 0, _frame: object = None) -> None:
         nonlocal stopping
-        stopping = True
+        stopping = stopping or signum != signal.SIGHUP  # SIGHUP: each worker is started again as it ends
         for pid in children:
             try:
                 os.kill(pid, signal.SIGTERM)
