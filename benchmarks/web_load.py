@@ -10,7 +10,8 @@ For each it prints: cold start (process start to the first 200), sequential p50/
 repeated run page, a never-requested run page (each run once), an operation page, search (each
 query new) and the API's run JSON; then the run page at concurrency 8 (1,000 requests over eight
 keep-alive connections, a bounded loop); RSS and PSS of the whole process tree, idle and after
-load. The client is a small HTTP/1.1 client on asyncio (keep-alive, `Accept-Encoding: gzip, br`,
+load; and, for each sequential kind, the server's CPU time per request (all its processes), the
+figure to trust when other work shares the machine. The client is a small HTTP/1.1 client on asyncio (keep-alive, `Accept-Encoding: gzip, br`,
 keeps the cookie like a browser), so its own cost stays small. Targets are printed beside.
 
     .venv/bin/python benchmarks/web_load.py [catalog.jsonl.zst] [--workers N] [--seed N]
@@ -116,8 +117,8 @@ async def load(port: int, paths: list[str], total: int, concurrency: int) -> tup
     return total / elapsed, latencies
 
 
-def tree_memory(root: int) -> tuple[float, float]:
-    """(RSS, PSS) in MiB summed over ``root`` and all its descendants."""
+def process_tree(root: int) -> list[int]:
+    """``root`` and all its descendants."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -127,11 +128,30 @@ def tree_memory(root: int) -> tuple[float, float]:
                 continue
             ppid = int(stat.rsplit(")", 1)[1].split()[1])
             children.setdefault(ppid, []).append(int(entry))
-    rss = pss = 0
-    todo = [root]
+    found, todo = [], [root]
     while todo:
         pid = todo.pop()
+        found.append(pid)
         todo.extend(children.get(pid, []))
+    return found
+
+
+def tree_cpu(root: int) -> float:
+    """User + system CPU seconds of ``root`` and its (living) descendants."""
+    total = 0
+    for pid in process_tree(root):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def tree_memory(root: int) -> tuple[float, float]:
+    """(RSS, PSS) in MiB summed over ``root`` and all its descendants."""
+    rss = pss = 0
+    for pid in process_tree(root):
         try:
             for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
                 if line.startswith("Rss:"):
@@ -229,7 +249,15 @@ def measure(
         fresh = [f"/runs/{i}" for i in ids[20 : 20 + SEQUENTIAL]]
         searches = [f"/?q={t}" for t in terms[:SEQUENTIAL]]
 
-        async def run() -> dict[str, object]:
+        async def timed_with_cpu(client: Client, kind: str, paths: list[str]) -> list[float]:
+            began = tree_cpu(proc.pid)
+            times = await timed_sequence(client, paths)
+            figures[kind + " cpu"] = (tree_cpu(proc.pid) - began) / len(paths) * 1000
+            return times
+
+        figures: dict[str, object] = {}
+
+        async def run() -> None:
             client = Client(port)
             for _ in range(3 * workers):  # warm: each worker has seen each page (connections rotate)
                 for path in repeated + api + ops:
@@ -237,18 +265,18 @@ def measure(
                     await fresh_client.get(path)
                     fresh_client.close()
             await timed_sequence(client, repeated + api + ops)
-            figures: dict[str, object] = {
-                "run page, repeated": await timed_sequence(client, (repeated * 15)[:SEQUENTIAL]),
-                "run page, never requested": await timed_sequence(client, fresh),
-                "operation page": await timed_sequence(client, (ops * 15)[:SEQUENTIAL]),
-                "search": await timed_sequence(client, searches),
-                "API run JSON": await timed_sequence(client, (api * 15)[:SEQUENTIAL]),
-            }
+            for kind, paths in (
+                ("run page, repeated", (repeated * 15)[:SEQUENTIAL]),
+                ("run page, never requested", fresh),
+                ("operation page", (ops * 15)[:SEQUENTIAL]),
+                ("search", searches),
+                ("API run JSON", (api * 15)[:SEQUENTIAL]),
+            ):
+                figures[kind] = await timed_with_cpu(client, kind, paths)
             client.close()
             figures["load"] = await load(port, repeated, LOAD_REQUESTS, CONCURRENCY)
-            return figures
 
-        figures = asyncio.run(run())
+        asyncio.run(run())
         figures["after load"] = tree_memory(proc.pid)
         figures["idle"] = idle
         figures["cold start"] = cold_ms
@@ -268,6 +296,7 @@ def report(results: dict[str, dict[str, object]], workers: int) -> None:
         row = ["{:.2f} / {:.2f} / {:.2f}".format(*percentiles(r[kind])) for r in results.values()]
         target = f"<= {TARGETS[kind]} p50" if kind in TARGETS else ""
         print(f"{kind + ' ms p50/p95/p99':34}" + cells(row) + f"{target:>14}")
+        print(f"{'  server CPU ms per request':34}" + cells([f"{r[kind + ' cpu']:.2f}" for r in results.values()]))
     row = [
         "{:.0f}/s, p50 {:.1f} p95 {:.1f} ms".format(r["load"][0], *percentiles(r["load"][1])[:2])
         for r in results.values()

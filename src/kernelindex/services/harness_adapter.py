@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernelindex.harness.formats import FormatError, load_problem, load_solution
 from kernelindex.harness.records import (
@@ -25,11 +25,13 @@ from kernelindex.harness.records import (
     problem_records,
     sources_bundle,
 )
-from kernelindex.harness.runner import EvalOptions, SuiteResult, evaluate
 from kernelindex.harness.scores import suite_score
 from kernelindex.records.canonical import digest
 
-__all__ = ["FormatError", "SuiteResult"]
+if TYPE_CHECKING:  # the runner (and NumPy with it) loads when a case is run: web workers never run one
+    from kernelindex.harness.runner import EvalOptions, SuiteResult
+
+__all__ = ["FormatError"]
 
 PROBLEM_FILES = ("definition.json", "workload.jsonl")
 
@@ -93,6 +95,8 @@ def solution_bundle(document: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]
 
 
 def evaluation_options(protocol: Mapping[str, Any], device: str, cases: list[str] | None = None) -> EvalOptions:
+    from kernelindex.harness.runner import EvalOptions
+
     return EvalOptions(
         device=device,
         rounds=int(protocol["rounds"]),
@@ -106,6 +110,8 @@ def evaluation_options(protocol: Mapping[str, Any], device: str, cases: list[str
 def run(
     problem_dir: Path, solution_path: Path, options: EvalOptions, progress: Callable[[Any], None] | None = None
 ) -> SuiteResult:
+    from kernelindex.harness.runner import evaluate
+
     return evaluate(load_problem(problem_dir), load_solution(solution_path), options, progress=progress)
 
 

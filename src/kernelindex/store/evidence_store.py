@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from sqlalchemy import Connection, RowMapping, func, insert, select, update
+from sqlalchemy import Connection, RowMapping, bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from kernelindex.records.attestation import new_attestation, plain_text_problem
@@ -147,18 +147,26 @@ class SignatureCheck:
     public_key: str  # base64 of the raw key: with the envelope, enough to check it anywhere
 
 
+# Reads every run page makes, built once (values bound per call): building costs more than running.
+_SIGNATURES_OVER = (
+    select(signatures, signing_keys.c.public_key, signing_keys.c.label)
+    .join(signing_keys, signing_keys.c.key_id == signatures.c.key_id)
+    .where(signatures.c.record_digest.in_(bindparam("digests")))
+    .order_by(signatures.c.seq)
+)
+_ATTESTATIONS_FOR = (
+    select(attestations).where(attestations.c.run_digest == bindparam("run_digest")).order_by(attestations.c.seq)
+)
+_CORRECTIONS = select(correction_requests).order_by(correction_requests.c.seq)
+_CORRECTIONS_FOR = _CORRECTIONS.where(correction_requests.c.run_digest == bindparam("run_digest"))
+
+
 def signature_checks(conn: Connection, digests: list[str]) -> dict[str, list[SignatureCheck]]:
     """Every stored signature over these records, each verified again now."""
     if not digests:
         return {}
-    query = (
-        select(signatures, signing_keys.c.public_key, signing_keys.c.label)
-        .join(signing_keys, signing_keys.c.key_id == signatures.c.key_id)
-        .where(signatures.c.record_digest.in_(sorted(set(digests))))
-        .order_by(signatures.c.seq)
-    )
     out: dict[str, list[SignatureCheck]] = {}
-    for row in conn.execute(query):
+    for row in conn.execute(_SIGNATURES_OVER, {"digests": sorted(set(digests))}):
         problem = None
         try:
             verify_envelope(row.envelope, public_key_from_text(row.public_key), row.record_digest)
@@ -365,8 +373,7 @@ def _check_reproduction(conn: Connection, run, reproduction_digest: str, where: 
 
 
 def attestations_for(conn: Connection, run_digest: str) -> list[RowMapping]:
-    query = select(attestations).where(attestations.c.run_digest == run_digest).order_by(attestations.c.seq)
-    return [row._mapping for row in conn.execute(query)]
+    return [row._mapping for row in conn.execute(_ATTESTATIONS_FOR, {"run_digest": run_digest})]
 
 
 def record_harness_reproduction(
@@ -428,12 +435,10 @@ def add_correction_request(
 
 
 def correction_requests_for(conn: Connection, run_digest: str | None = None, status: str | None = None):
-    query = select(correction_requests).order_by(correction_requests.c.seq)
-    if run_digest is not None:
-        query = query.where(correction_requests.c.run_digest == run_digest)
+    query = _CORRECTIONS if run_digest is None else _CORRECTIONS_FOR
     if status is not None:
         query = query.where(correction_requests.c.status == status)
-    return [row._mapping for row in conn.execute(query)]
+    return [row._mapping for row in conn.execute(query, {"run_digest": run_digest})]
 
 
 def close_correction_request(

@@ -7,19 +7,16 @@ so text from a record can never run even if it slipped past escaping.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 
-import jinja2
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
-from fastapi.templating import Jinja2Templates
 
 from kernelindex import __version__
 from kernelindex.store.database import Store, open_store, read_only_engine
 from kernelindex.store.generation import GenerationReader
-from kernelindex.web import formatting, problems
+from kernelindex.web import problems, templating
 from kernelindex.web.cache import CacheMiddleware
 from kernelindex.web.compression import CompressionMiddleware
 from kernelindex.web.headers import SecurityHeadersMiddleware
@@ -28,25 +25,6 @@ from kernelindex.web.pagination import Cursors
 
 HERE = Path(__file__).parent
 FAST_ENV = "KERNELINDEX_WEB_CACHE"  # "off": no caching, no compression (the benchmark's baseline)
-
-
-def _templates() -> Jinja2Templates:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(HERE / "templates"),
-        autoescape=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters.update(
-        ratio=formatting.format_ratio,
-        day=formatting.format_date,
-        short=formatting.short_digest,
-        safe_url=formatting.safe_url,
-        breakable=formatting.breakable,
-        pretty_json=lambda v: json.dumps(v, indent=2, ensure_ascii=False, sort_keys=False),
-    )
-    env.globals["version"] = __version__
-    return Jinja2Templates(env=env)
 
 
 def _cursor_key(store: Store) -> bytes:
@@ -90,7 +68,7 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     )
     app.state.store = store or open_store(db)
     app.state.read_engine = read_only_engine(app.state.store)  # reads; writes go through app.state.store
-    app.state.templates = _templates()
+    app.state.templates = templating.templates()
     app.state.cursors = Cursors(cursor_key or _cursor_key(app.state.store))
     app.state.origins = load_origins()  # seed run digests and our problem packs' record digests, once
     app.state.export_cache = export_cache(app.state.store)

@@ -18,7 +18,7 @@ from kernelindex.store.evidence_store import (
     correction_requests_for,
     signature_checks,
 )
-from kernelindex.store.reads.run_facts import facts_of_run
+from kernelindex.store.reads.run_facts import RunFacts, facts_of_run
 from kernelindex.store.reads.runs import run_ids_by_digest
 from kernelindex.web.formatting import format_value
 
@@ -69,14 +69,17 @@ def _attestation_item(row: Any, checks: list[SignatureCheck], run_ids: dict[str,
     }
 
 
-def evidence_panel(conn: Connection, row: Any, base_url: str, today: date) -> dict[str, Any]:
-    """Everything the evidence partials and the run's JSON show, computed from stored facts now."""
+def evidence_panel(
+    conn: Connection, row: Any, base_url: str, today: date, facts: RunFacts | None = None
+) -> dict[str, Any]:
+    """Everything the evidence partials and the run's JSON show, computed from stored facts now
+    (``facts``: the run's :func:`facts_of_run`, when the caller has read them already)."""
     evidence = evidence_for_run(conn, row.run_digest)
     attestation_rows = attestations_for(conn, row.run_digest)
     checks = signature_checks(conn, [row.run_digest] + [a["attestation_digest"] for a in attestation_rows])
     repro_digests = [a["reproduction_run_digest"] for a in attestation_rows if a["reproduction_run_digest"]]
     run_ids = run_ids_by_digest(conn, repro_digests)
-    facts = facts_of_run(conn, row.id)
+    facts = facts or facts_of_run(conn, row.id)
     correction = None
     if facts.superseded_by is not None:
         correction = {"kind": "superseded", "url": f"/runs/{facts.superseded_by}", "digest": facts.superseded_by_digest}

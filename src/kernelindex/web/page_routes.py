@@ -18,7 +18,7 @@ from kernelindex.web.operation_page import operation_page_view
 from kernelindex.web.pagination import DEFAULT_LIMIT
 from kernelindex.web.plot import Point, group_svg
 from kernelindex.web.problems import Problem, check_known_params
-from kernelindex.web.run_extras import run_extras
+from kernelindex.web.run_extras import full_run_view
 
 router = APIRouter(include_in_schema=False)
 
@@ -99,9 +99,7 @@ def runs_page(request: Request, cursor: str | None = None, limit: int = DEFAULT_
 def run_page(request: Request, run_id: str):
     check_known_params(request, set())
     with connection(request) as conn:
-        row = resolve_run(conn, run_id)
-        run = views.run_view(conn, row, base_url(request), today())
-        run.update(run_extras(conn, row, run, today()))
+        run = full_run_view(conn, resolve_run(conn, run_id), base_url(request), today())
     return render(request, "run.html", run=run)
 
 

@@ -305,7 +305,7 @@ def install(app: FastAPI) -> None:
     app.include_router(router)
 
     def queue_panel(run_digest: str) -> dict[str, Any]:
-        with app.state.store.engine.connect() as conn:
+        with app.state.read_engine.connect() as conn:
             return run_panel(conn, run_digest)
 
     app.state.templates.env.globals["queue_panel"] = queue_panel

@@ -11,8 +11,8 @@ if TYPE_CHECKING:
 from datetime import date
 from typing import Any
 
-from kernelindex.store.reads.run_extras import case_runs_of_suite, source_terms
-from kernelindex.store.reads.site_map import workload_brief
+from kernelindex.store.reads.run_extras import case_runs_of_suite
+from kernelindex.store.reads.runs import RunRecords, records_of
 from kernelindex.web.formatting import format_value, safe_url
 
 STALE_DAYS = 365
@@ -57,11 +57,15 @@ def _age_days(observed: str | None, today: date) -> int | None:
         return None
 
 
-def run_extras(conn: Connection, row, view: dict[str, Any], today: date) -> dict[str, Any]:
+def run_extras(
+    conn: Connection, row, view: dict[str, Any], today: date, records: RunRecords | None = None
+) -> dict[str, Any]:
+    """The extras of ``view`` (``records``: the run's :func:`records_of`, when read already)."""
+    records = records or records_of(conn, row)
     spec = ((row.manifest or {}).get("run") or {}).get("spec") or {}
     measured = _measured(spec.get("correctness"))
     cases = []
-    wl = workload_brief(conn, row.workload_id) if row.workload_id else None
+    wl = records.workload
     if wl is not None and wl.kind == "WorkloadSuite" and wl.operation_id:
         seen = set()
         for case in case_runs_of_suite(conn, row, wl.operation_id):
@@ -100,8 +104,8 @@ def run_extras(conn: Connection, row, view: dict[str, Any], today: date) -> dict
             }
         )
     ident = view["identity"]
-    terms = source_terms(conn, row.source_id)
-    policy = (terms or {}).get("policy") or {}
+    source = records.source
+    policy = (source.policy if source is not None else None) or {}
     return {
         "measuredCorrectness": {"run": measured, "cases": cases} if measured or cases else None,
         "tensors": _tensors(wl_spec),
@@ -115,13 +119,13 @@ def run_extras(conn: Connection, row, view: dict[str, Any], today: date) -> dict
         ],
         "lifecycle": lifecycle,
         "sourceTerms": {
-            "name": (terms or {}).get("name") or ident["source"]["name"],
+            "name": ident["source"]["name"],  # the source's name, else the slug the run names
             "url": policy.get("url"),
             "href": safe_url(policy.get("url")),
             "licence": policy.get("license"),
             "attribution": policy.get("attribution"),
         }
-        if terms or ident["source"]["slug"]
+        if source is not None or ident["source"]["slug"]
         else None,
     }
 
@@ -131,6 +135,7 @@ def full_run_view(conn: Connection, row, base_url: str, today: date) -> dict[str
     run view with these extras, from this one function."""
     from kernelindex.web.views import run_view
 
-    view = run_view(conn, row, base_url, today)
-    view.update(run_extras(conn, row, view, today))
+    records = records_of(conn, row)  # read once for both
+    view = run_view(conn, row, base_url, today, records)
+    view.update(run_extras(conn, row, view, today, records))
     return view

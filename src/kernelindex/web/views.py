@@ -131,14 +131,17 @@ def rank_summary(group: RankedGroup | None, run_id: str, unit: str | None, workl
     }
 
 
-def run_view(conn: Connection, row, base_url: str, today: date) -> dict[str, Any]:
+def run_view(
+    conn: Connection, row, base_url: str, today: date, records: runs.RunRecords | None = None
+) -> dict[str, Any]:
+    """The run as its page and JSON show it (``records``: the run's :func:`runs.records_of`, when read already)."""
     manifest = row.manifest or {}
     run_rec = manifest.get("run") or {}
     spec = run_rec.get("spec") or {}
     meta = run_rec.get("metadata") or {}
     protocol_rec = manifest.get("protocol") or {}
     env_rec = manifest.get("environment") or {}
-    records = runs.records_of(conn, row)
+    records = records or runs.records_of(conn, row)
     source, impl, project = records.source, records.implementation, records.project
     workload, operation = records.workload, records.operation
     group = ranked_group(conn, row.comparison_key) if row.comparison_key else None
@@ -231,7 +234,7 @@ def run_view(conn: Connection, row, base_url: str, today: date) -> dict[str, Any
     if facts.retraction is not None:
         notes.append(f"retracted {facts.retraction.at}: {facts.retraction.reason or 'no reason given'}")
 
-    evidence_detail = evidence_panel(conn, row, base_url, today)  # full stored facts (evidence helper)
+    evidence_detail = evidence_panel(conn, row, base_url, today, facts)  # full stored facts (evidence helper)
     citation = citation_for(run_rec, row.run_digest, base_url, today)
     wl_title = ((wl_manifest or {}).get("metadata") or {}).get("title") or (
         workload.name if workload is not None else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Row, or_, select
+from sqlalchemy import Connection, Row, bindparam, or_, select
 
 from kernelindex.store import tables as t
 from kernelindex.store.evidence_tables import attestations
@@ -27,14 +27,26 @@ _RUN_COLUMNS = (
 )
 
 
+# Built once, values bound per call: building a statement costs more than running it here.
+_QUERY = select(*_RUN_COLUMNS).select_from(t.runs.outerjoin(t.sources, t.sources.c.id == t.runs.c.source_id))
+_BY_DIGESTS = _QUERY.where(t.runs.c.run_digest.in_(bindparam("digests")))
+_MANIFESTS = select(t.implementations.c.id, t.implementations.c.manifest).where(
+    t.implementations.c.id.in_(bindparam("ids"))
+)
+_WORKLOAD_IDS = select(t.workloads.c.id).where(t.workloads.c.id.in_(bindparam("ids")))
+_REPRODUCTIONS = select(attestations.c.run_digest, attestations.c.reproduction_run_digest).where(
+    attestations.c.run_digest.in_(bindparam("digests")), attestations.c.reproduction_run_digest.is_not(None)
+)
+
+
 def _rows(conn: Connection, condition) -> Sequence[Row]:
-    query = select(*_RUN_COLUMNS).select_from(t.runs.outerjoin(t.sources, t.sources.c.id == t.runs.c.source_id))
-    return conn.execute(query.where(condition)).all()
+    return conn.execute(_QUERY.where(condition)).all()
 
 
 def evidence_rows(conn: Connection, run_digests: Iterable[str]) -> Sequence[Row]:
     """The evidence columns of these runs (with their source's kind)."""
-    return _rows(conn, t.runs.c.run_digest.in_(sorted(set(run_digests))))
+    digests = sorted(set(run_digests))
+    return conn.execute(_BY_DIGESTS, {"digests": digests}).all() if digests else []
 
 
 def evidence_rows_measuring(conn: Connection, identities: Iterable[tuple[str, str, str]]) -> Sequence[Row]:
@@ -48,25 +60,18 @@ def evidence_rows_measuring(conn: Connection, identities: Iterable[tuple[str, st
 
 
 def implementation_manifests(conn: Connection, implementation_ids: Iterable[str]) -> dict[str, Any]:
-    i = t.implementations
-    return {
-        row.id: row.manifest
-        for row in conn.execute(select(i.c.id, i.c.manifest).where(i.c.id.in_(sorted(set(implementation_ids)))))
-    }
+    ids = sorted(set(implementation_ids))
+    return {row.id: row.manifest for row in conn.execute(_MANIFESTS, {"ids": ids})} if ids else {}
 
 
 def stored_workload_ids(conn: Connection, workload_ids: Iterable[str]) -> set[str]:
-    return set(conn.scalars(select(t.workloads.c.id).where(t.workloads.c.id.in_(sorted(set(workload_ids))))))
+    ids = sorted(set(workload_ids))
+    return set(conn.scalars(_WORKLOAD_IDS, {"ids": ids})) if ids else set()
 
 
 def reproductions(conn: Connection, run_digests: Iterable[str]) -> list[tuple[str, str]]:
     """``(run digest, digest of the harness run an attestation says repeated it)`` pairs."""
-    a = attestations
-    return [
-        (row.run_digest, row.reproduction_run_digest)
-        for row in conn.execute(
-            select(a.c.run_digest, a.c.reproduction_run_digest).where(
-                a.c.run_digest.in_(sorted(set(run_digests))), a.c.reproduction_run_digest.is_not(None)
-            )
-        )
-    ]
+    digests = sorted(set(run_digests))
+    if not digests:
+        return []
+    return [(row.run_digest, row.reproduction_run_digest) for row in conn.execute(_REPRODUCTIONS, {"digests": digests})]

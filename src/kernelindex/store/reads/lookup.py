@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cache
 
-from sqlalchemy import Connection, Row, Table, func, or_, select
+from sqlalchemy import Connection, Row, Select, Table, bindparam, func, or_, select
 from sqlalchemy.sql import ColumnElement
 
 from kernelindex.store import serving_tables as st
@@ -74,6 +75,13 @@ MODEL = _Kind("model", st.model_revisions, "model_digest", ("slug", "name"), "id
 SERVING_RUN = _Kind("serving run", st.serving_runs, "run_digest")
 
 
+@cache
+def row_by(table: Table, column: str) -> Select:
+    """``SELECT * FROM table WHERE column = :value``, built once per (table, column): building a
+    statement costs several times what running it does, and a page makes dozens of them."""
+    return select(table).where(table.c[column] == bindparam("value"))
+
+
 def _one(conn: Connection, kind: _Kind, where: ColumnElement, text: str, spelled: str) -> Row | None:
     """The single row ``where`` selects; None when there is none; ambiguous when there are several."""
     rows = conn.execute(select(kind.table).where(where).order_by(kind.table.c.seq).limit(2)).all()
@@ -102,10 +110,10 @@ def _resolve(conn: Connection, kind: _Kind, ident: str, extra: ColumnElement | N
     if not text:
         raise LookupFailed(LookupKind.BAD_REQUEST, kind.what, text, f"an empty string names no {kind.what}")
     if full := FULL_DIGEST.match(lowered):  # the common case: one lookup on a unique column
-        row = conn.execute(select(table).where(table.c[kind.digest] == "sha256:" + full.group(2))).first()
+        row = conn.execute(row_by(table, kind.digest), {"value": "sha256:" + full.group(2)}).first()
         if row is not None:
             return row
-    row = conn.execute(select(table).where(table.c.id == text)).first()
+    row = conn.execute(row_by(table, "id"), {"value": text}).first()
     if row is not None:
         return row
     for column in kind.names:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Row, func, select
+from sqlalchemy import Connection, Row, bindparam, func, select
 
 from kernelindex.store.evidence_tables import api_keys
 from kernelindex.store.queue_tables import rerun_leases, rerun_requests, runner_keys
@@ -59,9 +59,31 @@ def blob(conn: Connection, content_digest: str) -> bytes | None:
     return bytes(row.content) if row is not None and row.content is not None else None
 
 
+# What every run page's queue panel reads: built once, values bound per call.
+_HAS_BLOB = select(artifacts.c.id).where(
+    artifacts.c.content_digest == bindparam("digest"), artifacts.c.content.is_not(None)
+)
+_RUN_SOURCE = (
+    select(runs.c.id, runs.c.run_digest, implementations.c.manifest, operations.c.name.label("operation"))
+    .select_from(
+        runs.outerjoin(implementations, implementations.c.id == runs.c.implementation_id).outerjoin(
+            operations, operations.c.semantic_digest == runs.c.operation_digest
+        )
+    )
+    .where(runs.c.run_digest == bindparam("run_digest"))
+)
+_REPEATING = (
+    select(rerun_requests).where(rerun_requests.c.rerun_of == bindparam("run_digest")).order_by(rerun_requests.c.seq)
+)
+_WITH_RESULT = (
+    select(rerun_requests)
+    .join(rerun_leases, rerun_leases.c.request_id == rerun_requests.c.id)
+    .where(rerun_leases.c.suite_run_digest == bindparam("run_digest"))
+)
+
+
 def has_blob(conn: Connection, content_digest: str) -> bool:
-    query = select(artifacts.c.id).where(artifacts.c.content_digest == content_digest, artifacts.c.content.is_not(None))
-    return conn.execute(query).first() is not None
+    return conn.execute(_HAS_BLOB, {"digest": content_digest}).first() is not None
 
 
 def stored_problem(conn: Connection, name: str) -> str | None:
@@ -77,31 +99,16 @@ def stored_problem(conn: Connection, name: str) -> str | None:
 
 def run_source(conn: Connection, run_digest: str) -> Any:
     """A run with its implementation's manifest and its operation's name (None if no such run)."""
-    query = (
-        select(runs.c.id, runs.c.run_digest, implementations.c.manifest, operations.c.name.label("operation"))
-        .select_from(
-            runs.outerjoin(implementations, implementations.c.id == runs.c.implementation_id).outerjoin(
-                operations, operations.c.semantic_digest == runs.c.operation_digest
-            )
-        )
-        .where(runs.c.run_digest == run_digest)
-    )
-    return conn.execute(query).first()
+    return conn.execute(_RUN_SOURCE, {"run_digest": run_digest}).first()
 
 
 def requests_repeating(conn: Connection, run_digest: str) -> Sequence[Row]:
-    query = select(rerun_requests).where(rerun_requests.c.rerun_of == run_digest).order_by(rerun_requests.c.seq)
-    return conn.execute(query).all()
+    return conn.execute(_REPEATING, {"run_digest": run_digest}).all()
 
 
 def requests_with_result(conn: Connection, run_digest: str) -> Sequence[Row]:
     """Requests whose completed leases stored ``run_digest`` as their suite run."""
-    query = (
-        select(rerun_requests)
-        .join(rerun_leases, rerun_leases.c.request_id == rerun_requests.c.id)
-        .where(rerun_leases.c.suite_run_digest == run_digest)
-    )
-    return conn.execute(query).all()
+    return conn.execute(_WITH_RESULT, {"run_digest": run_digest}).all()
 
 
 def submissions_since(conn: Connection, submitted_by: str, since: str) -> int:

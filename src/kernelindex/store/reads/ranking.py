@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from sqlalchemy import Connection, Row, select
+from sqlalchemy import Connection, Row, bindparam, select
 
 from kernelindex.store import tables as t
 from kernelindex.store.reads.run_facts import RETRACTED
@@ -39,9 +39,12 @@ def workload_comparison_keys(conn: Connection, workload_id: str) -> list[str]:
     )
 
 
+_RANK_ROWS = select(*RANK_COLUMNS).where(t.runs.c.comparison_key.in_(bindparam("keys")))  # built once
+
+
 def rank_rows(conn: Connection, keys: Sequence[str]) -> Sequence[Row]:
     """Every run of these comparison groups, ``RANK_COLUMNS`` only (index-only: ix_runs_rank_cover)."""
-    return conn.execute(select(*RANK_COLUMNS).where(t.runs.c.comparison_key.in_(keys))).all()
+    return conn.execute(_RANK_ROWS, {"keys": list(keys)}).all()
 
 
 def raw_sample_contents(conn: Connection, run_ids: Sequence[str]) -> list[tuple[str, bytes | None]]:

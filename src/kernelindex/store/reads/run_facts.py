@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, and_, exists, select
+from sqlalchemy import Connection, and_, bindparam, exists, select
 from sqlalchemy.sql import ColumnElement
 
 from kernelindex.store import tables as t
@@ -49,21 +49,34 @@ def retracted_clause(run_id: ColumnElement = t.runs.c.id) -> ColumnElement[bool]
     return exists().where(and_(events.c.run_id == run_id, events.c.cause == RETRACTED))
 
 
+# Built once, values bound per call: building a statement costs more than running it here.
+_RETRACTIONS = (
+    select(t.record_events.c.run_id, t.record_events.c.at, t.record_events.c.reason)
+    .where(t.record_events.c.cause == RETRACTED)
+    .order_by(t.record_events.c.seq.desc())
+)
+_RETRACTIONS_OF = _RETRACTIONS.where(t.record_events.c.run_id.in_(bindparam("run_ids")))
+_RETRACTED_IDS = select(t.record_events.c.run_id).where(t.record_events.c.cause == RETRACTED)
+_SUPERSEDED_IDS = select(t.runs.c.supersedes_id).where(t.runs.c.supersedes_id.is_not(None))
+_SUCCESSORS = (
+    select(t.runs.c.supersedes_id, t.runs.c.id, t.runs.c.run_digest)
+    .where(t.runs.c.supersedes_id.in_(bindparam("run_ids")))
+    .order_by(t.runs.c.seq)
+)
+
+
 def retractions(conn: Connection, run_ids: Iterable[str] | None = None) -> dict[str, Retraction]:
     """Run id -> its (first) retraction, for the given runs or for every retracted run."""
-    events = (
-        select(t.record_events.c.run_id, t.record_events.c.at, t.record_events.c.reason)
-        .where(t.record_events.c.cause == RETRACTED)
-        .order_by(t.record_events.c.seq.desc())
-    )
-    if run_ids is not None:
-        events = events.where(t.record_events.c.run_id.in_(sorted(set(run_ids))))
-    return {row.run_id: Retraction(row.at, row.reason) for row in conn.execute(events)}
+    if run_ids is None:
+        rows = conn.execute(_RETRACTIONS)
+    else:
+        rows = conn.execute(_RETRACTIONS_OF, {"run_ids": sorted(set(run_ids))})
+    return {row.run_id: Retraction(row.at, row.reason) for row in rows}
 
 
 def retracted_by_event(conn: Connection) -> set[str]:
     """Ids of runs retracted by a ``retracted`` event (few: read whole; the runs table is not scanned)."""
-    return set(conn.scalars(select(t.record_events.c.run_id).where(t.record_events.c.cause == RETRACTED)))
+    return set(conn.scalars(_RETRACTED_IDS))
 
 
 def is_retracted(conn: Connection, run_id: str) -> bool:
@@ -73,21 +86,14 @@ def is_retracted(conn: Connection, run_id: str) -> bool:
 
 def superseded_ids(conn: Connection) -> set[str]:
     """Ids of runs a later run supersedes (few; read whole rather than as a long IN list)."""
-    return set(conn.scalars(select(t.runs.c.supersedes_id).where(t.runs.c.supersedes_id.is_not(None))))
+    return set(conn.scalars(_SUPERSEDED_IDS))
 
 
 def run_facts(conn: Connection, run_ids: Iterable[str]) -> dict[str, RunFacts]:
     """Retraction and successor of each run in ``run_ids``."""
     ids = sorted(set(run_ids))
     found = retractions(conn, ids)
-    successors = {
-        row.supersedes_id: row
-        for row in conn.execute(
-            select(t.runs.c.supersedes_id, t.runs.c.id, t.runs.c.run_digest)
-            .where(t.runs.c.supersedes_id.in_(ids))
-            .order_by(t.runs.c.seq)
-        )
-    }
+    successors = {row.supersedes_id: row for row in conn.execute(_SUCCESSORS, {"run_ids": ids})}
     return {
         run_id: RunFacts(
             run_id,

@@ -6,11 +6,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Row, func, or_, select
+from sqlalchemy import Connection, Row, bindparam, func, or_, select
 from sqlalchemy.sql import ColumnElement
 
 from kernelindex.store import tables as t
-from kernelindex.store.reads.lookup import operation_clause, workload_clause
+from kernelindex.store.reads.lookup import operation_clause, row_by, workload_clause
 from kernelindex.store.reads.run_facts import facts_of_run, retracted_clause
 
 
@@ -126,15 +126,55 @@ def latest_runs(conn: Connection, n: int = 10) -> list[dict[str, Any]]:
 
 
 def run_by_id(conn: Connection, run_id: str) -> Row | None:
-    return conn.execute(select(t.runs).where(t.runs.c.id == run_id)).first()
+    return conn.execute(row_by(t.runs, "id"), {"value": run_id}).first()
 
 
 def run_by_digest(conn: Connection, digest: str) -> Row | None:
-    return conn.execute(select(t.runs).where(t.runs.c.run_digest == digest)).first()
+    return conn.execute(row_by(t.runs, "run_digest"), {"value": digest}).first()
+
+
+# The run page's reads, built once (see lookup.row_by); each takes its values as parameters.
+_IDS_BY_DIGEST = select(t.runs.c.run_digest, t.runs.c.id).where(t.runs.c.run_digest.in_(bindparam("digests")))
+_MEASUREMENTS = (
+    select(
+        t.measurements.c.metric,
+        t.measurements.c.statistic,
+        t.measurements.c.unit,
+        t.measurements.c.value,
+        t.measurements.c.sample_count,
+    )
+    .where(t.measurements.c.run_id == bindparam("run_id"))
+    .order_by(t.measurements.c.seq)
+)
+_ARTIFACTS = (
+    select(
+        t.run_artifacts.c.role,
+        t.artifacts.c.content_digest,
+        t.artifacts.c.kind,
+        t.artifacts.c.media_type,
+        t.artifacts.c.size_bytes,
+        t.artifacts.c.uri,
+        t.artifacts.c.license,
+    )
+    .join(t.artifacts, t.artifacts.c.id == t.run_artifacts.c.artifact_id)
+    .where(t.run_artifacts.c.run_id == bindparam("run_id"))
+    .order_by(t.run_artifacts.c.seq)
+)
+_REPLICATIONS = (
+    select(t.runs.c.id, t.runs.c.status, t.runs.c.primary_value, t.runs.c.primary_unit, t.runs.c.observed_at)
+    .where(
+        t.runs.c.implementation_digest == bindparam("implementation_digest"),
+        t.runs.c.comparison_key == bindparam("comparison_key"),
+        t.runs.c.id != bindparam("run_id"),
+    )
+    .order_by(t.runs.c.observed_at)
+)
 
 
 def run_ids_by_digest(conn: Connection, digests: list[str]) -> dict[str, str]:
-    return dict(conn.execute(select(t.runs.c.run_digest, t.runs.c.id).where(t.runs.c.run_digest.in_(digests))).all())
+    if not digests:
+        return {}
+    return dict(conn.execute(_IDS_BY_DIGEST, {"digests": list(digests)}).all())
 
 
 def run_digests_by_runner(conn: Connection, runner_id: str) -> list[str]:
@@ -143,27 +183,16 @@ def run_digests_by_runner(conn: Connection, runner_id: str) -> list[str]:
 
 
 def measurements_of(conn: Connection, run_id: str) -> Sequence[Row]:
-    m = t.measurements
-    return conn.execute(
-        select(m.c.metric, m.c.statistic, m.c.unit, m.c.value, m.c.sample_count)
-        .where(m.c.run_id == run_id)
-        .order_by(m.c.seq)
-    ).all()
+    return conn.execute(_MEASUREMENTS, {"run_id": run_id}).all()
 
 
 def artifacts_of(conn: Connection, run_id: str) -> Sequence[Row]:
     """The artifacts linked to a run, with the role each plays."""
-    a, link = t.artifacts, t.run_artifacts
-    return conn.execute(
-        select(link.c.role, a.c.content_digest, a.c.kind, a.c.media_type, a.c.size_bytes, a.c.uri, a.c.license)
-        .join(a, a.c.id == link.c.artifact_id)
-        .where(link.c.run_id == run_id)
-        .order_by(link.c.seq)
-    ).all()
+    return conn.execute(_ARTIFACTS, {"run_id": run_id}).all()
 
 
 def artifact_by_digest(conn: Connection, content_digest: str) -> Row | None:
-    return conn.execute(select(t.artifacts).where(t.artifacts.c.content_digest == content_digest)).first()
+    return conn.execute(row_by(t.artifacts, "content_digest"), {"value": content_digest}).first()
 
 
 def events_of(conn: Connection, run_id: str) -> Sequence[Row]:
@@ -177,16 +206,12 @@ def replications_of(conn: Connection, row: Any) -> Sequence[Row]:
     """Other runs of the same implementation in the same comparison group, oldest first."""
     if not (row.implementation_digest and row.comparison_key):
         return []
-    r = t.runs
-    return conn.execute(
-        select(r.c.id, r.c.status, r.c.primary_value, r.c.primary_unit, r.c.observed_at)
-        .where(
-            r.c.implementation_digest == row.implementation_digest,
-            r.c.comparison_key == row.comparison_key,
-            r.c.id != row.id,
-        )
-        .order_by(r.c.observed_at)
-    ).all()
+    values = {
+        "implementation_digest": row.implementation_digest,
+        "comparison_key": row.comparison_key,
+        "run_id": row.id,
+    }
+    return conn.execute(_REPLICATIONS, values).all()
 
 
 @dataclass(frozen=True)
@@ -201,7 +226,7 @@ class RunRecords:
 
 
 def _by_id(conn: Connection, table, row_id: str | None) -> Row | None:
-    return conn.execute(select(table).where(table.c.id == row_id)).first() if row_id else None
+    return conn.execute(row_by(table, "id"), {"value": row_id}).first() if row_id else None
 
 
 def records_of(conn: Connection, row: Any) -> RunRecords:

@@ -23,9 +23,3 @@ def sitemap_slugs(conn: Connection, implementation_limit: int) -> dict[str, list
             )
         ),
     }
-
-
-def workload_brief(conn: Connection, workload_id: str):
-    """A workload's kind, operation id and record (for a run page's extras), or None."""
-    w = t.workloads
-    return conn.execute(select(w.c.kind, w.c.operation_id, w.c.manifest).where(w.c.id == workload_id)).first()

@@ -1,0 +1,104 @@
+"""The `serve --workers` supervisor: a worker that dies is started again and the site keeps
+answering; SIGHUP replaces every worker; SIGTERM stops them all; a worker that cannot start
+stops the server with status 3."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from kernelindex.store.database import URL_ENV, open_store
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start(url: str, workers: int) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kernelindex.web.workers", "127.0.0.1", str(port), str(workers)],
+        env={**os.environ, URL_ENV: url},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    return proc, port
+
+
+def children(pid: int) -> set[int]:
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid and fields[0] != "Z":
+                found.add(int(entry))
+    return found
+
+
+def wait_for(condition, what: str, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.1)
+
+
+def answers(port: int) -> bool:
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/api/v1/sources", timeout=5).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+def test_workers_are_replaced_and_stopped(tmp_path):
+    db = tmp_path / "workers.db"
+    open_store(str(db)).close()  # migrated, as `kernelindex serve` leaves it
+    count = random.choice([2, 3])
+    proc, port = start(f"sqlite:///{db}", count)
+    try:
+        wait_for(lambda: answers(port) and len(children(proc.pid)) == count, "the workers did not start")
+        first = children(proc.pid)
+        victim = random.choice(sorted(first))
+        os.kill(victim, signal.SIGKILL)
+        wait_for(lambda: len(children(proc.pid) - first) == 1 and victim not in children(proc.pid), "no new worker")
+        wait_for(lambda: answers(port), "the site stopped answering")
+
+        before = children(proc.pid)
+        proc.send_signal(signal.SIGHUP)
+        wait_for(lambda: len(children(proc.pid)) == count and not children(proc.pid) & before, "SIGHUP kept workers")
+        wait_for(lambda: answers(port), "no answer after SIGHUP")
+
+        last = children(proc.pid)
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0
+        assert not [pid for pid in last if Path(f"/proc/{pid}").exists()]  # each reaped before it exited
+        assert not answers(port)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_a_worker_that_cannot_start_stops_the_server(tmp_path):
+    proc, _ = start(f"nosuchdialect{random.randrange(10**6)}://nowhere", 2)
+    try:
+        assert proc.wait(timeout=120) == 3
+        assert "NoSuchModuleError" in proc.stdout.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
