@@ -59,9 +59,6 @@ KNOWN_BROKEN_AFTER_MERGE = {
     "tests/test_cli_search.py::test_show_has_rank_sol_speedup_and_a_whole_digest",
     "tests/test_cli_search.py::test_show_and_rank_on_the_real_export",
     "tests/test_cli_search.py::test_rank_takes_what_runs_and_show_print",
-    # the page's query bound and the cursor expiry after the headers middleware moved
-    "tests/web/test_web_hardening.py::test_long_search_text_on_the_page_is_a_400",
-    "tests/web/test_web_hardening.py::test_expired_cursor_on_the_api_is_a_400_problem",
     # replication through two live runners after the harness's trust rebuild
     "tests/queue/test_queue_live.py::test_two_runners_with_different_keys_make_a_replicated_run",
     "tests/queue/test_queue_live.py::test_a_killed_runners_job_is_done_by_the_other",
