@@ -41,6 +41,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kernelindex.web.deps import today
+from kernelindex.web.input_guards import CSRF_STATE
 from kernelindex.web.pagination import ANSWER_DEADLINE
 
 IMMUTABLE = "public, max-age=31536000, immutable"
@@ -142,14 +143,12 @@ class CacheMiddleware:
         app: ASGIApp,
         generation: Callable[[], int | None],
         budget: int | None = None,
-        token_state: str = "csrf_token",
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.app = app
         self.generation = generation
         self.clock = clock  # the clock routes' deadlines are on
         self.entries = LRUBytes(budget_from_env() if budget is None else budget)
-        self.token_state = token_state
         self.placeholder = "ki-token-" + secrets.token_hex(16)  # unguessable: no record can contain it
         self.hits = self.misses = 0
 
@@ -188,18 +187,18 @@ class CacheMiddleware:
         return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=16).hexdigest()
 
     def _token(self, scope: Scope) -> str | None:
-        return scope.get("state", {}).get(self.token_state)
+        return scope.get("state", {}).get(CSRF_STATE)
 
     async def _render(self, scope: Scope, receive: Receive, send: Send, key: str) -> Entry | None:
         """Run the route with the placeholder token; keep its answer if it may be kept."""
         state = scope.setdefault("state", {})
-        token = state.get(self.token_state)
-        state[self.token_state] = self.placeholder
+        token = state.get(CSRF_STATE)
+        state[CSRF_STATE] = self.placeholder
         state.pop(ANSWER_DEADLINE, None)
         try:
             start, chunks = await _collect(self.app, scope, receive)
         finally:
-            state[self.token_state] = token
+            state[CSRF_STATE] = token
         body = b"".join(chunks)
         raw_headers = list(start.get("headers", []))
         placeholder = self.placeholder.encode()
