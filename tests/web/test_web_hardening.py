@@ -131,3 +131,22 @@ def test_expired_cursor_on_the_api_is_a_400_problem(web_filled):
         # The first page, kept by the cache, hands out a new cursor rather than the expired one.
         fresh = c.get("/api/v1/records", params={"limit": 1}).json()["next"]
         assert fresh != nxt and c.get("/api/v1/records", params={"limit": 1, "cursor": fresh}).status_code == 200
+
+
+def test_rerun_requests_bound_depth_and_refuse_invisible_text(client, web_filled):
+    """The queue's submission API takes the same guards as the evidence writes and the /submit form."""
+    with web_filled[0].begin() as conn:
+        token = create_api_key(conn, "hardening submitter", frozenset({"submit"})).token
+    rng = random.Random(SEED)
+    url = "/api/v1/rerun-requests"
+    queued = client.get(url, params={"state": "queued"}).json()["counts"]
+    for body in ('{"solution": ' + nested(MAX_JSON_DEPTH + 1, rng) + "}", "[" * 90_000):
+        response = client.post(url, content=body, headers={"Content-Type": "application/json"})
+        assert_problem(response, 400, "too-deep")  # no key needed to be refused, and never a 5xx
+    char = rng.choice(sorted(INVISIBLE))
+    source = {"path": "kernel.py", "content": f"ok = True  # {char}return early"}
+    body = {"problem": "vector_add_f32", "solution": {"name": "x", "sources": [source]}}
+    response = client.post(url, json=body, headers={"Authorization": f"Bearer {token}"})
+    problem = assert_problem(response, 422, "invisible-character")
+    assert problem["field"] == "body.solution.sources[0].content" and f"U+{ord(char):04X}" in problem["detail"]
+    assert client.get(url, params={"state": "queued"}).json()["counts"] == queued
