@@ -5,8 +5,8 @@ visitor's token or set a cookie are never shared."""
 from __future__ import annotations
 
 import gzip
-import random
 import re
+import secrets
 import socket
 import subprocess
 import sys
@@ -31,7 +31,8 @@ from kernelindex.store.evidence_store import add_attestation, add_correction_req
 from kernelindex.store.generation import GenerationReader, is_write
 from kernelindex.web.app import create_app
 from kernelindex.web.cache import IMMUTABLE, CacheMiddleware, Entry, LRUBytes
-from kernelindex.web.compression import MIN_SIZE
+from kernelindex.web.compression import MIN_SIZE, deflate_part
+from kernelindex.web.input_guards import csrf_field_token
 from store_fixtures import BACKENDS, database_url
 
 CSRF_INPUT = re.compile(r'name="csrf_token" value="([^"]+)"')
@@ -158,9 +159,9 @@ def test_304_until_the_store_changes(store, site, tmp_path):
     assert changed.json()["name"] == "toy scale, renamed"
 
 
-def raw_body(client: TestClient, path: str, accept: str, cookies: dict | None = None) -> tuple[httpx.Response, bytes]:
+def raw_body(client: TestClient, path: str, accept: str) -> tuple[httpx.Response, bytes]:
     client.cookies.clear()
-    with client.stream("GET", path, headers={"Accept-Encoding": accept}, cookies=cookies) as response:
+    with client.stream("GET", path, headers={"Accept-Encoding": accept}) as response:
         return response, b"".join(response.iter_raw())
 
 
@@ -183,28 +184,86 @@ def test_compressed_answers_decode_to_the_plain_ones(store, site, tmp_path, codi
     assert not_modified.status_code == 304 and not_modified.content == b""
 
 
+def visit(client: TestClient, path: str, accept: str, nonce: str | None, **headers) -> tuple[httpx.Response, str]:
+    """GET ``path`` as the visitor holding the cookie ``nonce`` (None: a first visit); the page as text."""
+    client.cookies.clear()
+    if nonce:
+        client.cookies.set("ki_csrf", nonce)
+    with client.stream("GET", path, headers={"Accept-Encoding": accept, **headers}) as response:
+        body = b"".join(response.iter_raw())
+    coding = response.headers.get("content-encoding")
+    assert coding in (None, "gzip"), coding  # a page with a token is gzipped with the token alone, or plain
+    if coding == "gzip":
+        assert zlib.decompressobj(wbits=31).decompress(body) == gzip.decompress(body)  # a well-formed stream
+        body = gzip.decompress(body)
+    return response, body.decode()
+
+
 def test_pages_with_a_visitor_token_are_personal(store, site, tmp_path):
+    """One kept page serves every visitor, each with the HMAC of their own cookie nonce as the form
+    token: never another visitor's, never the nonce itself, never the placeholder."""
     app, client = site
     lines = toy_lines()
     import_catalog(store, write_catalog(tmp_path / "toy.jsonl", lines))
     path = f"/runs/{run_rows(lines)[0]['id']}"
-    rng = random.Random(13)
-    tokens = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789_-") for _ in range(43)) for _ in range(2)]
+    nonces = [secrets.token_urlsafe(32) for _ in range(2)]
+    fields = [csrf_field_token(app.state.csrf_secret, nonce) for nonce in nonces]
+    hits = cache_of(app).hits
     answers = []
-    for token in tokens + tokens:  # each visitor twice: the second time from the cache
-        response, body = raw_body(client, path, "gzip, br", cookies={"ki_csrf": token})
-        page = gzip.decompress(body).decode()
-        assert zlib.decompressobj(wbits=31).decompress(body).decode() == page  # a well-formed gzip stream
-        assert CSRF_INPUT.findall(page) == [token] * len(CSRF_INPUT.findall(page)) != []
-        assert cache_of(app).placeholder not in page
+    for nonce, field in zip(nonces + nonces, fields + fields, strict=True):  # each visitor twice
+        response, page = visit(client, path, "gzip, br", nonce)
+        assert response.headers["content-encoding"] == "gzip"
+        assert CSRF_INPUT.findall(page) == [field] * len(CSRF_INPUT.findall(page)) != []
+        assert nonce not in page and cache_of(app).placeholder not in page
         assert response.headers["cache-control"] == "private, no-cache" and "Cookie" in response.headers["vary"]
         assert "set-cookie" not in response.headers
         answers.append((response.headers["etag"], page))
+    assert cache_of(app).hits == hits + 3  # rendered once
     assert answers[0] == answers[2] and answers[1] == answers[3]  # same visitor, same page and ETag
     assert answers[0][0] != answers[1][0]
-    assert answers[0][1].replace(tokens[0], tokens[1]) == answers[1][1]  # only the token differs
-    plain, identity = raw_body(client, path, "identity", cookies={"ki_csrf": tokens[0]})
-    assert identity.decode() == answers[0][1]
+    assert answers[0][1].replace(fields[0], fields[1]) == answers[1][1]  # only the token differs
+    _, plain = visit(client, path, "identity", nonces[0])
+    assert plain == answers[0][1]
+    _, plain = visit(client, path, "br", nonces[0])  # no gzip: the page goes plain, never brotli'd with its token
+    assert plain == answers[0][1]
+
+    # An ETag names its visitor's token: another visitor sending it gets their own page, not a 304.
+    etag = answers[0][0]
+    assert visit(client, path, "identity", nonces[0], **{"If-None-Match": etag})[0].status_code == 304
+    other, page = visit(client, path, "identity", nonces[1], **{"If-None-Match": etag})
+    assert other.status_code == 200 and other.headers["etag"] == answers[1][0] and page == answers[1][1]
+
+    # A first visit gets, from the same kept page, the HMAC of the nonce it is given.
+    hits = cache_of(app).hits
+    first, page = visit(client, path, "gzip", None)
+    nonce = re.match(r"ki_csrf=([^;]+);", first.headers["set-cookie"]).group(1)
+    assert CSRF_INPUT.findall(page)[0] == csrf_field_token(app.state.csrf_secret, nonce) != nonce
+    assert cache_of(app).hits == hits + 1 and first.headers["cache-control"] == "private, no-cache"
+
+
+def test_the_token_is_compressed_alone(store, site, tmp_path):
+    """BREACH: the gzip of a page with a token holds the token deflated by itself, so the reply's size
+    cannot tell how much of the token matches text an attacker put on the page; so does an uncached one."""
+    app, client = site
+    lines = toy_lines()
+    import_catalog(store, write_catalog(tmp_path / "toy.jsonl", lines))
+    path = f"/runs/{run_rows(lines)[0]['id']}"
+    nonces = [secrets.token_urlsafe(32) for _ in range(2)]
+    fields = [csrf_field_token(app.state.csrf_secret, nonce).encode() for nonce in nonces]
+    raw = []
+    for nonce in nonces:
+        client.cookies.set("ki_csrf", nonce)
+        with client.stream("GET", path, headers={"Accept-Encoding": "gzip"}) as response:
+            raw.append(b"".join(response.iter_raw()))
+    alone = [deflate_part(field) for field in fields]
+    assert all(part in body for part, body in zip(alone, raw, strict=True))
+    assert raw[0].replace(alone[0], alone[1])[:-8] == raw[1][:-8]  # all else the same bytes (but the CRC)
+    hits = cache_of(app).hits
+    client.cookies.set("ki_csrf", nonces[0])
+    with client.stream("GET", path, headers={"Accept-Encoding": "gzip", "Authorization": "Bearer x"}) as uncached:
+        body = b"".join(uncached.iter_raw())
+    assert cache_of(app).hits == hits and uncached.headers["content-encoding"] == "gzip"
+    assert alone[0] in body and fields[0] in gzip.decompress(body)
 
 
 def test_nothing_that_sets_a_cookie_or_carries_a_key_is_public(store, site, tmp_path):

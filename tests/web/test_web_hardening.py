@@ -11,8 +11,10 @@ import pytest
 from fastapi.testclient import TestClient
 from test_web_api import assert_problem
 
+from kernelindex.search.query import MAX_QUERY_CHARS
 from kernelindex.store.evidence_store import create_api_key
 from kernelindex.web.app import create_app
+from kernelindex.web.headers import MAX_PARAM_CHARS
 from kernelindex.web.input_guards import INVISIBLE, MAX_JSON_DEPTH, check_json_depth
 from kernelindex.web.pagination import CURSOR_TTL_S, Cursors
 from kernelindex.web.problems import Problem
@@ -91,8 +93,15 @@ def test_oversized_parameters_are_400_on_every_route(client, url):
 
 
 def test_long_search_text_on_the_page_is_a_400(client):
-    assert client.get("/", params={"q": "a" * 201}).status_code == 400
-    assert client.get("/", params={"q": "a" * 200}).status_code == 200
+    """The page takes the API's bound; past it (blank text too), and past the headers' bound, a 400 page."""
+    for length in (MAX_QUERY_CHARS + 1, MAX_PARAM_CHARS + 1):
+        for q in ("a" * length, " " * length):
+            page = client.get("/", params={"q": q})
+            assert page.status_code == 400 and page.headers["content-type"].startswith("text/html"), page.text
+            assert "characters" in page.text
+        assert_problem(client.get("/api/v1/search", params={"q": "a" * length}), 400)
+    assert client.get("/", params={"q": "a" * MAX_QUERY_CHARS}).status_code == 200
+    assert client.get("/api/v1/search", params={"q": "a" * MAX_QUERY_CHARS}).status_code == 200
 
 
 def test_cursors_expire():
@@ -100,13 +109,13 @@ def test_cursors_expire():
     cursors = Cursors(b"k" * 32, clock=lambda: now[0])
     token = cursors.encode("runs", 5)
     now[0] += CURSOR_TTL_S
-    assert cursors.decode("runs", token) == 5
+    assert cursors.read("runs", token) == (5, now[0])
     now[0] += 1
     with pytest.raises(Problem, match="expired"):
-        cursors.decode("runs", token)
+        cursors.read("runs", token)
     now[0] -= CURSOR_TTL_S * 3  # a cursor from the future (clock skew, or forged time) is refused too
     with pytest.raises(Problem):
-        cursors.decode("runs", token)
+        cursors.read("runs", token)
 
 
 def test_expired_cursor_on_the_api_is_a_400_problem(web_filled):
@@ -117,4 +126,27 @@ def test_expired_cursor_on_the_api_is_a_400_problem(web_filled):
         nxt = c.get("/api/v1/records", params={"limit": 1}).json()["next"]
         assert c.get("/api/v1/records", params={"limit": 1, "cursor": nxt}).status_code == 200
         now[0] += CURSOR_TTL_S + 1
-        assert_problem(c.get("/api/v1/records", params={"limit": 1, "cursor": nxt}), 400, "bad-cursor")
+        problem = assert_problem(c.get("/api/v1/records", params={"limit": 1, "cursor": nxt}), 400, "bad-cursor")
+        assert problem["parameter"] == "cursor" and "expired" in problem["detail"]
+        # The first page, kept by the cache, hands out a new cursor rather than the expired one.
+        fresh = c.get("/api/v1/records", params={"limit": 1}).json()["next"]
+        assert fresh != nxt and c.get("/api/v1/records", params={"limit": 1, "cursor": fresh}).status_code == 200
+
+
+def test_rerun_requests_bound_depth_and_refuse_invisible_text(client, web_filled):
+    """The queue's submission API takes the same guards as the evidence writes and the /submit form."""
+    with web_filled[0].begin() as conn:
+        token = create_api_key(conn, "hardening submitter", frozenset({"submit"})).token
+    rng = random.Random(SEED)
+    url = "/api/v1/rerun-requests"
+    queued = client.get(url, params={"state": "queued"}).json()["counts"]
+    for body in ('{"solution": ' + nested(MAX_JSON_DEPTH + 1, rng) + "}", "[" * 90_000):
+        response = client.post(url, content=body, headers={"Content-Type": "application/json"})
+        assert_problem(response, 400, "too-deep")  # no key needed to be refused, and never a 5xx
+    char = rng.choice(sorted(INVISIBLE))
+    source = {"path": "kernel.py", "content": f"ok = True  # {char}return early"}
+    body = {"problem": "vector_add_f32", "solution": {"name": "x", "sources": [source]}}
+    response = client.post(url, json=body, headers={"Authorization": f"Bearer {token}"})
+    problem = assert_problem(response, 422, "invisible-character")
+    assert problem["field"] == "body.solution.sources[0].content" and f"U+{ord(char):04X}" in problem["detail"]
+    assert client.get(url, params={"state": "queued"}).json()["counts"] == queued

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from kernelindex.web.formatting import format_duration, format_sol, format_speedup, format_value, safe_url
-from kernelindex.web.pagination import Cursors
+from kernelindex.web.pagination import CURSOR_TTL_S, Cursors
 from kernelindex.web.plot import Point, group_svg
 from kernelindex.web.problems import Problem
 
@@ -56,16 +56,17 @@ def test_only_http_links_survive(url, ok):
 
 
 def test_cursors_round_trip_and_refuse_tampering():
-    cursors = Cursors(b"k" * 32)
+    issued = random.randrange(10**9, 2 * 10**9) + 0.5
+    cursors = Cursors(b"k" * 32, clock=lambda: issued)
     token = cursors.encode("runs", 41)
-    assert cursors.decode("runs", token) == 41
+    assert cursors.read("runs", token) == (41, int(issued) + CURSOR_TTL_S)
     with pytest.raises(Problem, match="belongs to the listing"):
-        cursors.decode("operations", token)
+        cursors.read("operations", token)
     with pytest.raises(Problem, match="signature"):
-        Cursors(b"other").decode("runs", token)
+        Cursors(b"other").read("runs", token)
     flipped = token[:5] + ("A" if token[5] != "A" else "B") + token[6:]
     with pytest.raises(Problem):
-        cursors.decode("runs", flipped)
+        cursors.read("runs", flipped)
 
 
 def test_plot_is_well_formed_escaped_svg():

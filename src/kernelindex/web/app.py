@@ -75,7 +75,11 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     problems.install(app)
     fast = os.environ.get(FAST_ENV, "on") != "off"
     if fast:  # innermost: it sees the anti-forgery token the outer middleware chose
-        app.add_middleware(CacheMiddleware, generation=GenerationReader(app.state.read_engine))
+        app.add_middleware(
+            CacheMiddleware,
+            generation=GenerationReader(app.state.read_engine),
+            clock=lambda: app.state.cursors.now(),  # answers hold until their cursors expire
+        )
 
     app.add_middleware(SecurityHeadersMiddleware)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")

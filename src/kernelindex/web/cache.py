@@ -8,9 +8,16 @@ moves: the cache needs no expiry, only a byte budget (least recently used goes f
   today's date (in citations), so both are part of the key.
 - ``ETag`` is a digest of the key (the same in every worker), weak because compression changes
   the bytes but not the meaning; ``If-None-Match`` gets 304.
-- A page with a form carries the visitor's anti-forgery token. It is rendered once with a
-  random placeholder in the token's place, and the visitor's own token is put in on the way out;
-  such a page is ``private``, its ETag also names the token, and it is never shared.
+- A page with a form carries the visitor's anti-forgery token (the HMAC of the visitor's cookie
+  nonce, chosen by the outer middleware). The route never sees it: the page is rendered once with
+  a random placeholder in the token's place, and each visitor's own token is put in on the way
+  out, so no visitor's token is ever stored, let alone sent to another. Such a page is
+  ``private``, ``Vary: Cookie``, and its ETag also names the visitor's token, so a 304 never lets
+  a visitor keep a copy made with someone else's token.
+- An answer that reads or hands out a pagination cursor says until when it holds
+  (:func:`kernelindex.web.pagination.answer_holds_until`, on the cursors' clock); it is made again
+  after that, so a kept page neither revives an expired cursor nor hands out a stale one, and its
+  ETag names its bytes (a remade page has a new cursor).
 - Only GET answers with status 200, no ``Set-Cookie`` and no ``Authorization`` in the request
   are kept.
 - ``Cache-Control``: permalinks by digest (``/r/``, ``/artifacts/``) are immutable; everything
@@ -25,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +41,8 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kernelindex.web.deps import today
+from kernelindex.web.input_guards import CSRF_STATE
+from kernelindex.web.pagination import ANSWER_DEADLINE
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "public, max-age=10, must-revalidate"
@@ -55,6 +65,7 @@ class Entry:
     body: bytes
     etag: str  # without quotes
     personal: bool
+    deadline: float | None = None  # made again after this moment (the cache's clock)
     encoded: dict[str, bytes] = field(default_factory=dict)  # coding -> compressed body (shared entries)
     parts: list[bytes] | None = None  # deflated parts around the placeholder (personal entries)
 
@@ -132,12 +143,12 @@ class CacheMiddleware:
         app: ASGIApp,
         generation: Callable[[], int | None],
         budget: int | None = None,
-        token_state: str = "csrf_token",
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.app = app
         self.generation = generation
+        self.clock = clock  # the clock routes' deadlines are on
         self.entries = LRUBytes(budget_from_env() if budget is None else budget)
-        self.token_state = token_state
         self.placeholder = "ki-token-" + secrets.token_hex(16)  # unguessable: no record can contain it
         self.hits = self.misses = 0
 
@@ -152,6 +163,9 @@ class CacheMiddleware:
             return
         key = self._key(scope, headers, generation)
         entry = self.entries.get(key)
+        if entry is not None and entry.deadline is not None and self.clock() > entry.deadline:
+            self.entries.discard(key)
+            entry = None
         if entry is None:
             self.misses += 1
             entry = await self._render(scope, receive, send, key)
@@ -173,17 +187,18 @@ class CacheMiddleware:
         return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=16).hexdigest()
 
     def _token(self, scope: Scope) -> str | None:
-        return scope.get("state", {}).get(self.token_state)
+        return scope.get("state", {}).get(CSRF_STATE)
 
     async def _render(self, scope: Scope, receive: Receive, send: Send, key: str) -> Entry | None:
         """Run the route with the placeholder token; keep its answer if it may be kept."""
         state = scope.setdefault("state", {})
-        token = state.get(self.token_state)
-        state[self.token_state] = self.placeholder
+        token = state.get(CSRF_STATE)
+        state[CSRF_STATE] = self.placeholder
+        state.pop(ANSWER_DEADLINE, None)
         try:
             start, chunks = await _collect(self.app, scope, receive)
         finally:
-            state[self.token_state] = token
+            state[CSRF_STATE] = token
         body = b"".join(chunks)
         raw_headers = list(start.get("headers", []))
         placeholder = self.placeholder.encode()
@@ -194,11 +209,14 @@ class CacheMiddleware:
             raw_headers.append((b"cache-control", (IMMUTABLE if permanent else PERSONAL).encode()))
             await _send_whole(send, start["status"], raw_headers, body)
             return None
+        deadline = state.get(ANSWER_DEADLINE)
+        etag = key if deadline is None else key + "-" + hashlib.blake2b(body, digest_size=8).hexdigest()
         entry = Entry(
             headers=[(n, v) for n, v in raw_headers if n.lower() not in _OWN_HEADERS],
             body=body,
-            etag=key,
+            etag=etag,
             personal=placeholder in body,
+            deadline=deadline,
         )
         self.entries.put(key, entry)
         return entry

@@ -6,9 +6,11 @@ rides along because only here is the final reply visible: a reply that sets a co
 marked ``public`` (it becomes ``private, no-cache``). The cache's ETags are weak, so one ETag
 serves the compressed and the plain bytes alike.
 A body the cache shares between visitors is compressed once per coding and kept with the entry.
-A cached page that carries a visitor's token is gzipped without compressing it again: its parts
-around the token are deflated once (each ending on a full flush, so none refers back to the
-other), and each reply splices the visitor's token, deflated alone, between them.
+A reply that carries the visitor's anti-forgery token is only ever gzipped with the token deflated
+alone, its parts around the token deflated apart (each ending on a full flush, so none refers to
+another): the compressed length then says nothing about how much of the token matches text an
+attacker put on the page (BREACH). A client that takes no gzip gets such a reply plain. For a
+cached page the parts are deflated once, and each reply splices its visitor's token between them.
 Streamed replies (no Content-Length, e.g. server-sent events) pass untouched.
 """
 
@@ -23,6 +25,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kernelindex.web.cache import PERSONAL, SCOPE_ENTRY
+from kernelindex.web.input_guards import CSRF_STATE
 
 MIN_SIZE = 1024
 COMPRESSIBLE = (
@@ -125,24 +128,19 @@ class CompressionMiddleware:
     async def _send_compressed(self, scope: Scope, send: Send, start: Message, body: bytes, coding: str) -> None:
         encoded = None
         shared = scope.get(SCOPE_ENTRY)
-        if shared is not None:
-            entries, entry, placeholder, token = shared
-            if not entry.personal and entry.body == body:
-                encoded = entry.encoded.get(coding)
-                if encoded is None:
-                    encoded = entry.encoded[coding] = compress(body, coding)
-                    entries.grew(entry, len(encoded))
-            elif (
-                entry.personal
-                and coding in ("gzip", "br")
-                and self._gzip_ok(scope)
-                and entry.body.replace(placeholder, token) == body
-            ):
-                if entry.parts is None:
-                    entry.parts = [deflate_part(part) for part in entry.body.split(placeholder)]
-                    entries.grew(entry, sum(len(part) for part in entry.parts))
-                coding = "gzip"
-                encoded = spliced_gzip(entry.parts, token, body)
+        token = (scope.get("state", {}).get(CSRF_STATE) or "").encode()
+        if shared is not None and not shared[1].personal and shared[1].body == body:
+            entries, entry, _, _ = shared
+            encoded = entry.encoded.get(coding)
+            if encoded is None:
+                encoded = entry.encoded[coding] = compress(body, coding)
+                entries.grew(entry, len(encoded))
+        elif token and token in body:
+            if not self._gzip_ok(scope):
+                await send(start)
+                await send({"type": "http.response.body", "body": body})
+                return
+            coding, encoded = "gzip", spliced_gzip(self._parts(shared, token, body), token, body)
         if encoded is None:
             encoded = compress(body, coding)
         headers = MutableHeaders(scope=start)
@@ -150,6 +148,18 @@ class CompressionMiddleware:
         headers["content-length"] = str(len(encoded))
         await send(start)
         await send({"type": "http.response.body", "body": encoded})
+
+    @staticmethod
+    def _parts(shared: tuple | None, token: bytes, body: bytes) -> list[bytes]:
+        """The deflated parts of ``body`` around ``token``: kept with the cache's entry when it is one."""
+        if shared is not None:
+            entries, entry, placeholder, entry_token = shared
+            if entry.personal and entry_token == token and entry.body.replace(placeholder, token) == body:
+                if entry.parts is None:
+                    entry.parts = [deflate_part(part) for part in entry.body.split(placeholder)]
+                    entries.grew(entry, sum(len(part) for part in entry.parts))
+                return entry.parts
+        return [deflate_part(part) for part in body.split(token)]
 
     @staticmethod
     def _gzip_ok(scope: Scope) -> bool:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from fastapi import Request
 
-from kernelindex.web.pagination import check_limit
+from kernelindex.web.pagination import REISSUE_S, answer_holds_until, check_limit
 from kernelindex.web.problems import Problem, check_known_params
 
 if TYPE_CHECKING:
@@ -33,12 +33,21 @@ def base_url(request: Request) -> str:
 def page_args(request: Request, listing: str, allowed: set[str], cursor: str | None, limit: int):
     """Check parameters; return (after, limit) for keyset paging of ``listing``."""
     check_known_params(request, allowed | {"cursor", "limit"})
-    after = request.app.state.cursors.decode(listing, cursor) if cursor else None
+    after = None
+    if cursor:
+        after, expires = request.app.state.cursors.read(listing, cursor)
+        answer_holds_until(request.scope, expires)
     return after, check_limit(limit)
 
 
 def next_cursor(request: Request, listing: str, after: int | None) -> str | None:
-    return request.app.state.cursors.encode(listing, after) if after is not None else None
+    """A cursor to the page after ``after`` (None at the end); the answer that carries it is remade
+    within REISSUE_S, so no kept page hands out a cursor near its expiry."""
+    if after is None:
+        return None
+    cursors = request.app.state.cursors
+    answer_holds_until(request.scope, cursors.now() + REISSUE_S)
+    return cursors.encode(listing, after)
 
 
 def not_found(what: str, ident: str) -> Problem:

@@ -13,7 +13,7 @@ from kernelindex.store.reads import entities
 from kernelindex.store.reads.ledger import LedgerFilter, hardware_models
 from kernelindex.store.reads.lookup import resolve_implementation, resolve_operation
 from kernelindex.web import api_models, badges, entity_views, ledger_view
-from kernelindex.web.deps import base_url, connection, not_found, page_args
+from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args
 from kernelindex.web.pagination import DEFAULT_LIMIT
 from kernelindex.web.problems import Problem, check_known_params
 
@@ -88,7 +88,7 @@ def _ledger(request: Request, since, operation, gpu, source, kind, cursor, limit
         f, since_at = _ledger_filter(conn, since, operation, gpu, source, kind)
         rows, more = ledger_view.merged(conn, f, since_at, kind, offset, limit)
         items = ledger_view.entries(conn, rows, base_url(request))
-    nxt = request.app.state.cursors.encode(listing, offset + limit) if more else None
+    nxt = next_cursor(request, listing, offset + limit if more else None)
     return {
         "items": items,
         "since": since_at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z" if since_at else None,

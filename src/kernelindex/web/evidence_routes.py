@@ -46,10 +46,18 @@ from kernelindex.store.reads.runs import run_by_digest
 from kernelindex.store.reads.serving import serving_run_by_digest
 from kernelindex.web.deps import base_url, connection, not_found, today
 from kernelindex.web.evidence_view import evidence_panel, signature_dict
-from kernelindex.web.input_guards import check_json_depth, check_visible_text, csrf_field_token, csrf_matches
+from kernelindex.web.input_guards import (
+    CSRF_STATE,
+    check_json_depth,
+    check_visible_text,
+    csrf_field_token,
+    csrf_matches,
+)
 from kernelindex.web.problems import Problem
 
 CSRF_COOKIE = "ki_csrf"
+CSRF_HOST_COOKIE = "__Host-ki_csrf"  # its name over https
+NONCE_CHARS = 43  # secrets.token_urlsafe(32)
 CSRF_FIELD = "csrf_token"
 MAX_FORM_BYTES = 16 * 1024
 MAX_JSON_BYTES = 96 * 1024
@@ -140,7 +148,7 @@ async def read_form(request: Request, allowed: set[str]) -> dict[str, str]:
         if name in form:
             raise Problem(400, "duplicate-field", f"form field {name!r} given twice", field=name)
         form[name] = value
-    cookie = request.cookies.get(CSRF_COOKIE)
+    cookie = request.cookies.get(csrf_cookie_name(request.scope))
     token = form.pop(CSRF_FIELD, None)
     if not csrf_matches(request.app.state.csrf_secret, cookie, token):
         raise Problem(
@@ -390,9 +398,17 @@ def install(app: FastAPI) -> None:
     app.add_middleware(CsrfCookieMiddleware)
 
 
+def csrf_cookie_name(scope) -> str:
+    """Over https the nonce cookie is ``__Host-`` prefixed: browsers take such a cookie only from
+    this very host, Secure, with Path=/, so a sibling subdomain or a plain-http man in the middle
+    cannot plant a nonce whose form token it learned by visiting us with that nonce itself."""
+    return CSRF_HOST_COOKIE if scope.get("scheme") == "https" else CSRF_COOKIE
+
+
 class CsrfCookieMiddleware:
-    """Gives each visitor an anti-forgery token (``request.state.csrf_token``), set as a cookie on
-    the first HTML page. Plain ASGI: it runs on every request, cached pages included."""
+    """Gives each visitor an anti-forgery token (``request.state.csrf_token``, the HMAC of the
+    visitor's cookie nonce), setting the nonce cookie on the first HTML page. Plain ASGI: it runs on
+    every request, cached pages included (the cache puts this token into the page on the way out)."""
 
     def __init__(self, app) -> None:
         self.app = app
@@ -401,25 +417,26 @@ class CsrfCookieMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        token = Request(scope).cookies.get(CSRF_COOKIE)
-        fresh = not token or len(token) != 43
-        nonce = secrets.token_urlsafe(32) if fresh else token  # the cookie; the form field is its HMAC
-        scope.setdefault("state", {})["csrf_token"] = csrf_field_token(scope["app"].state.csrf_secret, nonce)
+        name = csrf_cookie_name(scope)
+        cookie = Request(scope).cookies.get(name)
+        fresh = not cookie or len(cookie) != NONCE_CHARS
+        nonce = secrets.token_urlsafe(32) if fresh else cookie  # the cookie; the form field is its HMAC
+        scope.setdefault("state", {})[CSRF_STATE] = csrf_field_token(scope["app"].state.csrf_secret, nonce)
 
         async def send_with_cookie(message) -> None:
             if fresh and scope["method"] == "GET" and message["type"] == "http.response.start":
                 headers = MutableHeaders(scope=message)
                 if headers.get("content-type", "").startswith("text/html"):
-                    cookie = Response()
-                    cookie.set_cookie(
-                        CSRF_COOKIE,
+                    made = Response()
+                    made.set_cookie(
+                        name,
                         nonce,
                         httponly=True,
                         samesite="strict",
                         secure=scope.get("scheme") == "https",
                         path="/",
                     )
-                    headers.append("set-cookie", cookie.headers["set-cookie"])
+                    headers.append("set-cookie", made.headers["set-cookie"])
             await send(message)
 
         await self.app(scope, receive, send_with_cookie)

@@ -5,7 +5,8 @@
 - Text that carries bidirectional controls or zero-width characters is refused: such text can make
   a page show something other than what is stored (a reordered URL, a hidden word).
 - Anti-forgery tokens are an HMAC of the cookie's random nonce under a server secret, so a
-  visitor's own cookie value copied into the form field proves nothing.
+  visitor's own cookie value copied into the form field proves nothing. The token travels in the
+  request state under ``CSRF_STATE``; the page cache and compression treat it as a secret.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from kernelindex.web.problems import Problem
 
 MAX_JSON_DEPTH = 32
+CSRF_STATE = "csrf_token"  # templates read it as request.state.csrf_token
 INVISIBLE = {
     "\u061c": "ARABIC LETTER MARK",
     "\u200e": "LEFT-TO-RIGHT MARK",

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse
 from markupsafe import Markup
 
+from kernelindex.search.query import MAX_QUERY_CHARS
 from kernelindex.store.reads.lookup import resolve_operation, resolve_run, resolve_workload
 from kernelindex.web import origins, same_problem, search_docs, views
 from kernelindex.web.compare_view import compare_rows, compare_runs
@@ -28,7 +29,6 @@ def render(request: Request, template: str, **context: Any) -> HTMLResponse:
 
 
 PLOT_POINTS = 100
-MAX_QUERY = 500  # the same bound as GET /api/v1/search
 
 
 def with_plot(group: dict[str, Any]) -> dict[str, Any]:
@@ -54,8 +54,8 @@ def with_plot(group: dict[str, Any]) -> dict[str, Any]:
 
 @router.get("/", response_class=HTMLResponse)
 def index(request: Request, q: str = "", cursor: str | None = None, limit: int = DEFAULT_LIMIT):
-    if len(q) > MAX_QUERY:
-        raise Problem(400, "bad-query", f"q is longer than {MAX_QUERY} characters", parameter="q")
+    if len(q) > MAX_QUERY_CHARS:  # checked here too: a blank q is not searched, yet must not be long
+        raise Problem(400, "bad-query", f"q is longer than {MAX_QUERY_CHARS} characters", parameter="q")
     if q.strip():  # a search: one answer, from the same code as /api/v1/search and `kernelindex search`
         check_known_params(request, {"q"})
         with connection(request) as conn:

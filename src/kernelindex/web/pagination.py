@@ -3,6 +3,10 @@
 A cursor names the last item of the previous page, the listing it belongs to and when it was
 issued; it is signed with the app's key so a hand-made or truncated cursor is a 400 problem rather
 than a wrong page, and it expires after ``CURSOR_TTL_S`` so a stale position is never replayed.
+
+A kept (cached) answer must not outlive its cursors either: an answer that reads a cursor holds
+until that cursor expires, and one that hands a cursor out holds for ``REISSUE_S`` (so the cursor a
+visitor receives always has most of its life left). Routes say so through :func:`answer_holds_until`.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from kernelindex.web.problems import Problem
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
 CURSOR_TTL_S = 24 * 3600
+REISSUE_S = CURSOR_TTL_S // 24
+ANSWER_DEADLINE = "kernelindex.answer_deadline"  # scope state: until when (the cursors' clock) an answer holds
 
 
 class Cursors:
@@ -32,11 +38,15 @@ class Cursors:
     def _sign(self, payload: bytes) -> bytes:
         return hmac.new(self._key, payload, hashlib.sha256).digest()[:16]
 
+    def now(self) -> float:
+        return self._clock()
+
     def encode(self, listing: str, after: Any) -> str:
         payload = json.dumps({"l": listing, "a": after, "t": int(self._clock())}, separators=(",", ":")).encode()
         return base64.urlsafe_b64encode(self._sign(payload) + payload).decode().rstrip("=")
 
-    def decode(self, listing: str, cursor: str) -> Any:
+    def read(self, listing: str, cursor: str) -> tuple[Any, int]:
+        """The position ``cursor`` names in ``listing``, and when the cursor expires (this clock)."""
         try:
             raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         except (binascii.Error, ValueError):
@@ -59,7 +69,14 @@ class Cursors:
         after = data["a"]
         if type(after) is not int or not 0 <= after < 2**63:
             raise _bad(cursor, "it does not name a position in this listing")
-        return after
+        return after, issued + self._ttl_s
+
+
+def answer_holds_until(scope: dict[str, Any], deadline: float) -> None:
+    """Say that the answer being made is right only until ``deadline`` (the earliest such moment wins)."""
+    state = scope.setdefault("state", {})
+    earlier = state.get(ANSWER_DEADLINE)
+    state[ANSWER_DEADLINE] = deadline if earlier is None else min(earlier, deadline)
 
 
 def _bad(cursor: str, why: str) -> Problem:

@@ -24,6 +24,7 @@ from kernelindex.store.reads.lookup import resolve_run
 from kernelindex.web.deps import connection, not_found
 from kernelindex.web.evidence_routes import _problem as evidence_problem
 from kernelindex.web.evidence_routes import bearer, read_form, read_limited
+from kernelindex.web.input_guards import check_json_depth, check_visible_text
 from kernelindex.web.problems import Problem, check_known_params
 from kernelindex.web.queue_view import request_detail, request_summary, run_panel
 
@@ -107,7 +108,10 @@ def _int(value: Any, name: str) -> int:
 
 @router.post("/api/v1/rerun-requests", status_code=201, summary="Queue a rerun request (API key with `submit`)")
 async def submit_api(request: Request):
-    data = _json_body(await read_limited(request, MAX_SUBMIT_BYTES), API_SUBMIT_FIELDS)
+    body = await read_limited(request, MAX_SUBMIT_BYTES)
+    check_json_depth(body)  # before json.loads, and before the key: anyone may send a body
+    data = _json_body(body, API_SUBMIT_FIELDS)
+    check_visible_text(data, "body")  # the /submit form's rule: no hidden text in what is queued and shown
     problem = data.get("problem")
 
     def build() -> Submission:
