@@ -53,12 +53,6 @@ def registry_dir(shared_dir: Path) -> Path:
 KNOWN_BROKEN_AFTER_MERGE = {
     # the CSRF token scheme (HMAC of the cookie) and the cache's per-visitor token fill disagree
     "tests/web/test_web_cache.py::test_pages_with_a_visitor_token_are_personal",
-    # the search branch's CLI tables (human units, stacks note, rank/SOL in show) lost to the
-    # clients branch's one renderer for local and remote reads
-    "tests/test_cli_search.py::test_runs_in_human_units_with_unwrapped_digests_and_mixed_stacks",
-    "tests/test_cli_search.py::test_show_has_rank_sol_speedup_and_a_whole_digest",
-    "tests/test_cli_search.py::test_show_and_rank_on_the_real_export",
-    "tests/test_cli_search.py::test_rank_takes_what_runs_and_show_print",
     # the page's query bound and the cursor expiry after the headers middleware moved
     "tests/web/test_web_hardening.py::test_long_search_text_on_the_page_is_a_400",
     "tests/web/test_web_hardening.py::test_expired_cursor_on_the_api_is_a_400_problem",

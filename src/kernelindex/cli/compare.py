@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kernelindex.cli.common import AsJson, Db, console, print_json
+from kernelindex.cli.common import AsJson, Db, out_console, print_json
 from kernelindex.cli.reads import Server, reads
 
 
@@ -31,7 +31,7 @@ def render_compare(v: dict[str, Any]) -> None:
     """The compare view (``/api/v1/compare``) as a table: one column per run, one row per field."""
     from rich.table import Table
 
-    out = console()
+    out = out_console()
     runs = v["runs"]
     table = Table(title="comparable" if v["comparable"] else "not comparable: " + ", ".join(v["differingParts"]))
     table.add_column("")

@@ -11,10 +11,18 @@ from typing import Annotated, Any
 
 import typer
 
-from kernelindex.cli.common import AsJson, Db, fail, id_column, open_store_or_fail, out_console, print_json
+from kernelindex.cli.common import (
+    DIGEST_SHOWN,
+    UUID_WIDTH,
+    AsJson,
+    Db,
+    fail,
+    id_column,
+    open_store_or_fail,
+    out_console,
+    print_json,
+)
 from kernelindex.cli.reads import Server
-
-DIGEST_SHOWN = 19
 
 
 def search_command(
@@ -190,7 +198,7 @@ def cases_command(
     from rich.table import Table
 
     table = Table(title=f"{definition.name}: {len(items)} cases ({loaded.root})", title_justify="left")
-    id_column(table, "case id")
+    id_column(table, "case id", UUID_WIDTH)
     for name in variable:
         table.add_column(name, justify="right", no_wrap=True)
     table.add_column("inputs", justify="right", no_wrap=True)
