@@ -67,5 +67,6 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         base = item.nodeid.split("[")[0]
         if item.nodeid in KNOWN_BROKEN_AFTER_MERGE or base in KNOWN_BROKEN_AFTER_MERGE:
-            item.add_marker(pytest.mark.xfail(reason="broken by the 2026-11-30 merge; see the closing note",
-                                              strict=False))
+            item.add_marker(
+                pytest.mark.xfail(reason="broken by the 2026-11-30 merge; see the closing note", strict=False)
+            )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -87,6 +88,24 @@ def test_only_store_making_commands_create_and_only_db_files(tmp_path):
     assert list(tmp_path.iterdir()) == []
     made = cli("import", sample, "--db", str(tmp_path / "new.db"))
     assert made.exit_code == 0 and (tmp_path / "new.db").is_file()
+
+
+def test_making_a_store_is_said_and_a_check_makes_none(tmp_path, monkeypatch):
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # where --check's scratch store goes
+    sample, made = str(sample_paths()[0]), tmp_path / "new.db"
+    first = CliRunner().invoke(app, ["import", sample, "--db", str(made)])
+    assert first.exit_code == 0 and f"note: created a new store at sqlite:///{made}" in first.stderr, first.stderr
+    again = CliRunner().invoke(app, ["import", sample, "--db", str(made)])
+    assert again.exit_code == 0 and "created" not in again.stderr
+    assert cli("export", str(tmp_path / "out.jsonl.zst"), "--db", str(made)).exit_code == 0
+    checked = CliRunner().invoke(
+        app, ["import", "--check", str(tmp_path / "out.jsonl.zst"), "--db", str(tmp_path / "x.db")]
+    )
+    assert checked.exit_code == 0 and "all valid" in checked.stdout and "nothing stored" in checked.stdout
+    assert "0 rows would be added" not in checked.stdout and "created" not in checked.stderr
+    assert not list(tmp_path.glob("x.db*")) and list(scratch.iterdir()) == []  # no x.db, and the scratch is gone
 
 
 def test_runs_in_human_units_with_unwrapped_digests_and_mixed_stacks(db):
@@ -174,6 +193,10 @@ def test_cases_lists_ids_axes_and_sizes():
 def test_eval_cases_takes_several_ids_after_one_flag():
     both = cli("eval", str(LOAD_BALANCE_BWD), "--solution", str(SOLUTION), "--cases", "60b6e5ee", "zzzz9999")
     assert both.exit_code == 1 and "no case 'zzzz9999'" in both.output  # the second id reached --cases
+    repeated = cli(
+        "eval", str(LOAD_BALANCE_BWD), "--solution", str(SOLUTION), "--cases", "60b6e5ee", "--cases", "xxxx7777"
+    )
+    assert repeated.exit_code == 1 and "no case 'xxxx7777'" in repeated.output
     comma = cli("eval", str(LOAD_BALANCE_BWD), "--solution", str(SOLUTION), "--cases", "60b6e5ee,yyyy8888")
     assert comma.exit_code == 1 and "no case 'yyyy8888'" in comma.output
     stray = cli("eval", str(LOAD_BALANCE_BWD), "extra", "--solution", str(SOLUTION))

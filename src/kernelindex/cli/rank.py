@@ -91,4 +91,4 @@ def render_groups(groups: list[dict[str, Any]]) -> None:
             table.add_row(*(cells[i] for cells in shown.values()), row["title"])
         out.print(table, markup=False)
         for x in g["excluded"]:
-            out.print(f"  not ranked: {x['runId']} {'; '.join(x['reasonText'])} ({x['title']})", markup=False)
+            out.print(f"  not ranked: {x['runId']} {', '.join(x['reasons'])} ({x['title']})", markup=False)

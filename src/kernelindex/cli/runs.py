@@ -139,8 +139,8 @@ def render_run(v: dict[str, Any]) -> None:
             else "none",
         ),
         ("rank", _rank_text(v["rank"])),
-        ("SOL score", v["solDisplay"]),
-        ("speedup", v["speedupDisplay"]),
+        ("SOL score", v.get("solDisplay", "—")),  # .get: a server older than these fields still answers
+        ("speedup", v.get("speedupDisplay", "—")),
         *(
             (d["label"], d["text"])
             for d in (v.get("sourceNative") or {}).get("display", [])
@@ -150,7 +150,7 @@ def render_run(v: dict[str, Any]) -> None:
         ("observed", v["observedAt"]),
         ("source", ident["source"]["slug"] or "-"),
         ("hardware", _joined(v["environment"]["hardware"]) or "-"),
-        ("stack", v["environment"]["stack"]),
+        ("stack", v["environment"].get("stack") or "-"),
         ("protocol", f"{ident['protocolDigest']}  {v['protocol']['title'] or ''}"),
         ("environment", f"{ident['environmentDigest']}  {v['environment']['title'] or ''}"),
         ("workload", f"{ident['workload']['digest']}  {ident['workload']['title'] or '(pending: not stored yet)'}"),

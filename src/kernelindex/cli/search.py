@@ -18,11 +18,10 @@ from kernelindex.cli.common import (
     Db,
     fail,
     id_column,
-    open_store_or_fail,
     out_console,
     print_json,
 )
-from kernelindex.cli.reads import Server
+from kernelindex.cli.reads import Server, reads
 
 
 def search_command(
@@ -34,37 +33,14 @@ def search_command(
 ) -> None:
     """Answer a query: the best run per evidence level with its group's rank table, or the nearest cases.
     With ``--server`` the answer is the server's ``GET /api/v1/search`` document, printed the same way."""
-    from kernelindex.search.answer import RANK_ROWS, search
-    from kernelindex.search.query import QueryError
+    from kernelindex.search.answer import RANK_ROWS
 
-    if server:
-        document = _remote_answer(db, server, " ".join(query))
-    else:
-        store = open_store_or_fail(db)
-        with store.engine.connect() as conn:
-            try:
-                answer = search(conn, " ".join(query), rank_rows=rows if not as_json else RANK_ROWS)
-            except QueryError as exc:
-                fail(str(exc))
-        document = answer.document()
+    with reads(db, server) as source_of:
+        document = source_of.search(" ".join(query), rows if not as_json else RANK_ROWS)
     if as_json:
         print_json(document)
         return
     _print_answer(document)
-
-
-def _remote_answer(db: str | None, server: str, text: str) -> dict[str, Any]:
-    from kernelindex.client import ApiError, Client
-
-    if db:
-        fail("give --db or --server, not both", code=2)
-    try:
-        with Client(server) as client:
-            return client.search(text)
-    except ValueError as exc:
-        fail(f"--server: {exc}", code=2)
-    except ApiError as exc:
-        fail(exc.detail if exc.status else f"{server}: {exc.detail}")
 
 
 def _print_answer(doc: dict[str, Any]) -> None:
