@@ -51,12 +51,6 @@ def registry_dir(shared_dir: Path) -> Path:
 # closing note of 2026-11-30): each is a real test of a real capability, kept and run, and marked
 # as a known failure here, in one place, until it is fixed. Remove a line when its test passes.
 KNOWN_BROKEN_AFTER_MERGE = {
-    # the search branch's CLI tables (human units, stacks note, rank/SOL in show) lost to the
-    # clients branch's one renderer for local and remote reads
-    "tests/test_cli_search.py::test_runs_in_human_units_with_unwrapped_digests_and_mixed_stacks",
-    "tests/test_cli_search.py::test_show_has_rank_sol_speedup_and_a_whole_digest",
-    "tests/test_cli_search.py::test_show_and_rank_on_the_real_export",
-    "tests/test_cli_search.py::test_rank_takes_what_runs_and_show_print",
     # replication through two live runners after the harness's trust rebuild
     "tests/queue/test_queue_live.py::test_two_runners_with_different_keys_make_a_replicated_run",
     "tests/queue/test_queue_live.py::test_a_killed_runners_job_is_done_by_the_other",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from kernelindex.problems import LOAD_BALANCE_BWD
 from kernelindex.sample import sample_paths
 from kernelindex.store.database import open_store
 from kernelindex.web.app import create_app
+from live_kit import serving
 
 SOLUTION = Path(__file__).resolve().parents[1] / "src/kernelindex/kernels/moe_load_balance_bwd/solution.json"
 
@@ -42,6 +44,17 @@ def real_db(tmp_path_factory, catalog_path) -> str:
     made = cli("import", *map(str, sample_paths()), str(catalog_path), "--db", path)
     assert made.exit_code == 0, made.output
     return path
+
+
+@pytest.fixture(scope="module")
+def real_server(real_db):
+    """A live server over the real store (what `--server` reads)."""
+    store = open_store(real_db)
+    try:
+        with serving(create_app(store=store)) as url:
+            yield url
+    finally:
+        store.close()
 
 
 @pytest.mark.parametrize(
@@ -77,33 +90,58 @@ def test_only_store_making_commands_create_and_only_db_files(tmp_path):
     assert made.exit_code == 0 and (tmp_path / "new.db").is_file()
 
 
+def test_making_a_store_is_said_and_a_check_makes_none(tmp_path, monkeypatch):
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # where --check's scratch store goes
+    sample, made = str(sample_paths()[0]), tmp_path / "new.db"
+    first = CliRunner().invoke(app, ["import", sample, "--db", str(made)])
+    assert first.exit_code == 0 and f"note: created a new store at sqlite:///{made}" in first.stderr, first.stderr
+    again = CliRunner().invoke(app, ["import", sample, "--db", str(made)])
+    assert again.exit_code == 0 and "created" not in again.stderr
+    assert cli("export", str(tmp_path / "out.jsonl.zst"), "--db", str(made)).exit_code == 0
+    checked = CliRunner().invoke(
+        app, ["import", "--check", str(tmp_path / "out.jsonl.zst"), "--db", str(tmp_path / "x.db")]
+    )
+    assert checked.exit_code == 0 and "all valid" in checked.stdout and "nothing stored" in checked.stdout
+    assert "0 rows would be added" not in checked.stdout and "created" not in checked.stderr
+    assert not list(tmp_path.glob("x.db*")) and list(scratch.iterdir()) == []  # no x.db, and the scratch is gone
+
+
 def test_runs_in_human_units_with_unwrapped_digests_and_mixed_stacks(db):
     out = cli("runs", "--db", db).output
     assert "317.9 µs" in out and "7.70 µs" in out and "317881" not in out
     assert re.search(r"sha256:[0-9a-f]{12}\b", out)
     assert "mix 2 software stacks" in out and "evaluation_stack v1.0" in out and "evaluation_stack v1.1" in out
-    rows = json.loads(cli("runs", "--db", db, "--json").output)
-    assert {r["primary_value"] for r in rows} == {317881.0, 7699.0}  # raw, as stored
-    assert {r["display"] for r in rows} == {"317.9 µs", "7.70 µs"}
+    rows = json.loads(cli("runs", "--db", db, "--json").output)  # the API's run items
+    assert {r["primary"]["value"] for r in rows} == {317881.0, 7699.0}  # raw, as stored
+    assert {r["primary"]["display"] for r in rows} == {"317.9 µs", "7.70 µs"}
+    assert {r["stack"] for r in rows} == {"evaluation_stack v1.0", "evaluation_stack v1.1"}
+    one_stack = cli("runs", "--db", db, "--limit", "1").output
+    assert "1 runs" in one_stack and "mix" not in one_stack and "stack" not in one_stack
 
 
 def test_show_has_rank_sol_speedup_and_a_whole_digest(db):
     out = cli("show", "149b7c1a", "--db", db).output
     digest = re.search(r"^run\s+(sha256:[0-9a-f]+)$", out, re.M)
     assert digest and len(digest.group(1)) == 71  # on one line, never folded
-    assert re.search(r"^rank\s+not ranked \(no comparison group yet\)$", out, re.M), out  # its workload is upstream's
+    assert re.search(r"^id\s+[0-9a-f-]{36}$", out, re.M), out
+    # its workload is upstream's, not in the sample: no comparison group
+    assert re.search(r"^rank\s+not ranked: its workload record is not in this index yet", out, re.M), out
     assert re.search(r"^SOL score\s+0\.9189$", out, re.M) and re.search(r"^speedup\s+8\.02×$", out, re.M)
-    assert re.search(r"^primary\s+317\.9 µs", out, re.M)
+    assert re.search(r"^primary\s+317\.9 µs", out, re.M) and "317881" not in out
+    assert re.search(r"^stack\s+evaluation_stack v1\.0$", out, re.M), out
+    assert "Speedup over the reference" not in out and "Cases faster than the baseline  16/16" in out
     detail = json.loads(cli("show", "149b7c1a", "--db", db, "--json").output)
     assert detail["primary"]["value"] == 317881 and detail["rank"]["rank"] is None
-    assert detail["solScore"] == 0.918888  # raw, as stored
+    assert detail["sol"] == 0.918888 and detail["speedup"] == detail["sourceNative"]["metrics"]["avg_speedup"]
 
 
 def test_show_and_rank_on_the_real_export(real_db):
     out = cli("show", "149b7c1a", "--db", real_db).output
     assert re.search(r"^rank\s+2 of 2 in its comparison group$", out, re.M), out
     ranked = cli("rank", "149b7c1a", "--db", real_db).output  # a run digest prefix: its group
-    assert "317.9 µs" in ranked and "sha256:149b7c1a1939" in ranked
+    assert "317.9 µs" in ranked and "sha256:149b7c1a1939" in ranked and "0.9189" in ranked and "8.02×" in ranked
     text = cli("search", "moe_token_scatter_bwd", "N=300", "--db", real_db).output
     assert "[suite]" in text and "261.2 µs" in text and "[below num_tokens]" in text
     verified = cli("search", "042", "H200", "verified", "--db", real_db, "--json").output
@@ -115,9 +153,13 @@ def test_rank_takes_what_runs_and_show_print(real_db):
     db = real_db
     rows = json.loads(cli("runs", "--db", db, "--json", "--source", "sol-execbench", "--limit", "3").output)
     for row in rows:
-        for target in (row["run_digest"][:19], row["run_digest"][7:15], row["workload"]):
+        assert row["workloadId"] and row["operation"]  # the real export holds their workloads
+        ident = json.loads(cli("show", row["id"], "--db", db, "--json").output)["identity"]
+        key = ident["comparisonKey"]
+        printed = (row["digest"][:19], row["digest"][7:15], row["workloadId"], row["operation"])
+        for target in (*printed, ident["workload"]["digest"][:19], key, key[:19], key[7:15]):
             result = cli("rank", target, "--db", db)
-            assert result.exit_code == 0 and row["id"] in result.output, (target, result.output)
+            assert result.exit_code == 0 and row["digest"][:19] in result.output, (target, result.output)
     missing = cli("rank", "0000000000", "--db", db)
     assert missing.exit_code == 1 and "no comparison key, workload, operation or run named" in missing.output
 
@@ -151,7 +193,34 @@ def test_cases_lists_ids_axes_and_sizes():
 def test_eval_cases_takes_several_ids_after_one_flag():
     both = cli("eval", str(LOAD_BALANCE_BWD), "--solution", str(SOLUTION), "--cases", "60b6e5ee", "zzzz9999")
     assert both.exit_code == 1 and "no case 'zzzz9999'" in both.output  # the second id reached --cases
+    repeated = cli(
+        "eval", str(LOAD_BALANCE_BWD), "--solution", str(SOLUTION), "--cases", "60b6e5ee", "--cases", "xxxx7777"
+    )
+    assert repeated.exit_code == 1 and "no case 'xxxx7777'" in repeated.output
     comma = cli("eval", str(LOAD_BALANCE_BWD), "--solution", str(SOLUTION), "--cases", "60b6e5ee,yyyy8888")
     assert comma.exit_code == 1 and "no case 'yyyy8888'" in comma.output
     stray = cli("eval", str(LOAD_BALANCE_BWD), "extra", "--solution", str(SOLUTION))
     assert stray.exit_code == 2 and "case ids go after --cases" in stray.output
+
+
+def test_runs_show_and_rank_print_the_same_from_a_store_and_a_server(real_db, real_server, monkeypatch):
+    monkeypatch.setenv("KERNELINDEX_PUBLIC_URL", real_server)  # local permalinks name the same site
+    monkeypatch.delenv("KERNELINDEX_SERVER", raising=False)
+    row = json.loads(cli("runs", "--db", real_db, "--json", "--source", "sol-execbench", "--limit", "1").output)[0]
+    printed = {}
+    for args in (
+        ("runs", "--limit", "40"),
+        ("show", "149b7c1a"),
+        ("rank", "149b7c1a"),
+        ("rank", row["digest"][:19]),
+        ("rank", row["workloadId"]),
+    ):
+        local, remote = cli(*args, "--db", real_db), cli(*args, "--server", real_server)
+        assert local.exit_code == remote.exit_code == 0 and local.output == remote.output, args
+        printed[args[0]] = printed.get(args[0], "") + local.output
+    assert "software stacks" in printed["runs"] and "317.9 µs" in printed["show"] and "8.02×" in printed["rank"]
+    assert re.search(r"^rank\s+2 of 2 in its comparison group$", printed["show"], re.M)
+    assert re.search(r"^SOL score\s+0\.9189$", printed["show"], re.M) and row["digest"][:19] in printed["rank"]
+    for args in (("show", "149b7c1a", "--json"), ("runs", "--limit", "5", "--json")):
+        local, remote = cli(*args, "--db", real_db), cli(*args, "--server", real_server)
+        assert json.loads(local.output) == json.loads(remote.output), args

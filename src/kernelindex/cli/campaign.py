@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from kernelindex.cli.common import Db, fail, load_private_key, open_store_or_fail, progress
+from kernelindex.cli.common import Db, fail, load_private_key, open_store_or_fail, out_console, progress
 
 
 def campaign_command(
@@ -27,7 +27,6 @@ def campaign_command(
     db: Db = None,
 ) -> None:
     """Run every (problem, solution) whose definitions agree as Ray tasks; store the verified runs; print a summary."""
-    from rich.console import Console
     from rich.table import Table
 
     from kernelindex.services import harness_adapter as harness
@@ -85,6 +84,6 @@ def campaign_command(
             f"{suite.score.geomean_latency_ms:.4f}" if suite and suite.score.geomean_latency_ms else "—",
             pair.stored[0] if pair.stored else (pair.failure or "not stored"),
         )
-    Console().print(table)
+    out_console().print(table)
     ok = all(pair.stored and all(c.passed for c in pair.parts[0].cases) for pair in pairs)
     raise typer.Exit(0 if ok else 1)

@@ -87,15 +87,19 @@ def check_store_url(db: str | None, create: bool = False) -> None:
 
 def open_store_or_fail(db: str | None, create: bool = False):
     """The store at ``db`` (migrated); a clean one-line error instead of a traceback.
-    ``create``: this command may make a new SQLite file (see :func:`check_store_url`)."""
+    ``create``: this command may make a new SQLite file (see :func:`check_store_url`), and says so on stderr."""
     from kernelindex.store import open_store, resolve_url
     from kernelindex.store.database import DatabaseError
 
     check_store_url(db, create)
+    new = create and missing_sqlite_store(db)
     try:
-        return open_store(db)
+        store = open_store(db)
     except (DatabaseError, OSError, ImportError) as exc:
         fail([f"cannot open the store at {resolve_url(db)}: {str(exc).splitlines()[0]}"])
+    if new:  # making a store is never silent
+        stderr().print(f"note: created a new store at {resolve_url(db)}", markup=False)
+    return store
 
 
 def progress():
@@ -129,9 +133,14 @@ def out_console():
     return Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 1000)
 
 
-def id_column(table, name: str, **kwargs) -> None:
-    """A table column holding identifiers (digests, ids): kept whole on one line."""
-    table.add_column(name, no_wrap=True, overflow="ignore", **kwargs)
+DIGEST_SHOWN = 19  # "sha256:" and 12 hex characters: a prefix `show`, `rank` and `compare` accept
+UUID_WIDTH = 36  # a record id or case id
+
+
+def id_column(table, name: str, width: int = DIGEST_SHOWN) -> None:
+    """A table column holding identifiers ``width`` characters long (digests, ids): kept whole on one
+    line; on a narrow terminal the other columns shrink, never this one."""
+    table.add_column(name, no_wrap=True, overflow="ignore", min_width=max(width, len(name)))
 
 
 def human(value: float | None, unit: str | None) -> str:
@@ -156,16 +165,6 @@ def print_jsonl(rows: list[Any]) -> None:
     """One compact JSON object per line (the stable machine format of listings)."""
     for row in rows:
         typer.echo(json.dumps(row, ensure_ascii=False, default=str, separators=(",", ":")))
-
-
-def console():
-    """A stdout console that never folds identifiers: full width when piped."""
-    from rich.console import Console
-
-    out = Console(highlight=False)
-    if not out.is_terminal:
-        out.width = 200
-    return out
 
 
 def load_private_key(path: Path | str, option: str = "--key"):

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kernelindex.cli.common import AsJson, Db, console, print_json
+from kernelindex.cli.common import AsJson, Db, out_console, print_json
 from kernelindex.cli.reads import Server, reads
 
 
@@ -28,19 +28,19 @@ def compare_command(
 
 
 def render_compare(v: dict[str, Any]) -> None:
-    """The compare view (``/api/v1/compare``) as a table: one column per run, one row per field."""
+    """The compare view (``/api/v1/compare``): the runs' digests, then a table with one column per run and
+    one row per field."""
     from rich.table import Table
 
-    out = console()
+    out = out_console()
     runs = v["runs"]
-    table = Table(title="comparable" if v["comparable"] else "not comparable: " + ", ".join(v["differingParts"]))
+    out.print("comparable" if v["comparable"] else "not comparable: " + ", ".join(v["differingParts"]), markup=False)
+    for run in runs:  # each run's digest on its own line: never folded, whatever the width
+        out.print(f"{run['label']}  {run['digest']}", markup=False)
+    table = Table()
     table.add_column("")
     for run in runs:
         table.add_column(run["label"], overflow="fold")
-    table.add_row("run", *(run["digest"] for run in runs))
-    table.add_row("title", *(run["title"] or "" for run in runs))
-    table.add_row("primary", *(run["primary"]["display"] for run in runs))
-    table.add_row("evidence", *((run["evidence"] or {}).get("level", "") for run in runs))
     for field in v["fields"]:
         values = [str(x) for x in field["values"]]
         table.add_row(field["field"], *(values if not field["same"] else [values[0], *["same"] * (len(values) - 1)]))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from kernelindex.cli.common import Db, load_private_key, open_store_or_fail
+from kernelindex.cli.common import Db, load_private_key, open_store_or_fail, out_console
 
 
 def eval_command(
@@ -92,11 +92,11 @@ def eval_command(
         err.print(
             f"warning: no sandbox ({suite.sandbox_note}): these runs are reproducible, not verified", markup=False
         )
-    render(suite, Console())
+    render(suite, out_console())
     if output:
         write_traces(suite, output)
     if keep:
-        Console().print(record_suite(store, suite, private_key), markup=False)
+        out_console().print(record_suite(store, suite, private_key), markup=False)
     raise typer.Exit(0 if all(r.passed for r in suite.cases) else 1)
 
 

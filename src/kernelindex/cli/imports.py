@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from kernelindex.cli.common import AsJson, Db, fail, open_store_or_fail, print_json, stderr
+from kernelindex.cli.common import AsJson, Db, fail, missing_sqlite_store, open_store_or_fail, print_json, stderr
 
 PathsHelp = "catalog .jsonl.zst/.jsonl, run bundle .json, folder of bundles, problem folder, trace .jsonl"
 
@@ -48,19 +49,35 @@ def import_command(
     if source is not None and skip_invalid:
         fail("--skip-invalid applies to catalog files; an upstream import is all or nothing")
     store = None
-    try:
-        if source is None:
-            _check_paths(paths, skip_invalid or check)
-        store = open_store_or_fail(db, create=True)
-        if source is not None:
-            reports, leaders = _import_upstream(store, source, paths, check), None
-        else:
-            reports, leaders = _import_files(store, paths, problem, solution, skip_invalid, refused_path, check)
-    except ImportFailed as exc:
-        fail([str(p) for p in exc.problems])
-    except DatabaseError as exc:
-        fail([f"the database refused the import (nothing was stored): {str(exc).splitlines()[0]}"])
-    _summarise(store, reports, leaders, as_json, check)
+    with ExitStack() as scratch:
+        try:
+            if source is None:
+                _check_paths(paths, skip_invalid or check)
+            # --check on a store that does not exist compares with an empty scratch store: no file is made
+            store = (
+                _scratch_store(scratch) if check and missing_sqlite_store(db) else open_store_or_fail(db, create=True)
+            )
+            if source is not None:
+                reports, leaders = _import_upstream(store, source, paths, check), None
+            else:
+                reports, leaders = _import_files(store, paths, problem, solution, skip_invalid, refused_path, check)
+        except ImportFailed as exc:
+            fail([str(p) for p in exc.problems])
+        except DatabaseError as exc:
+            fail([f"the database refused the import (nothing was stored): {str(exc).splitlines()[0]}"])
+        _summarise(store, reports, leaders, as_json, check)
+
+
+def _scratch_store(scratch: ExitStack):
+    """An empty store in a temporary folder, closed and removed when ``scratch`` ends."""
+    import tempfile
+
+    from kernelindex.store import open_store
+
+    folder = scratch.enter_context(tempfile.TemporaryDirectory(prefix="kernelindex-check-"))
+    store = open_store(str(Path(folder) / "check.db"))
+    scratch.callback(store.close)
+    return store
 
 
 def _check_paths(paths: list[Path], catalog_only: bool) -> None:

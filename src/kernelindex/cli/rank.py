@@ -7,7 +7,16 @@ from typing import Any
 
 import typer
 
-from kernelindex.cli.common import AsJsonl, Db, console, fail, open_store_or_fail, print_json, print_jsonl
+from kernelindex.cli.common import (
+    DIGEST_SHOWN,
+    AsJsonl,
+    Db,
+    fail,
+    open_store_or_fail,
+    out_console,
+    print_json,
+    print_jsonl,
+)
 from kernelindex.cli.reads import Server, reads
 
 
@@ -48,28 +57,38 @@ def rank(
 
 
 def render_groups(groups: list[dict[str, Any]]) -> None:
+    """Each group: its key and rule on their own lines, then a table whose cells stay whole except the
+    title's (digest prefixes can be passed to `show`, `rank` and `compare`); SOL score, speedup and
+    interval columns only where some run has one."""
     from rich.table import Table
 
-    out = console()
+    out = out_console()
     for g in groups:
         proto = (g["protocol"] or {}).get("title") or "unknown protocol"
         env = (g["environment"] or {}).get("title") or "unknown environment"
-        table = Table(
-            title=f"{proto} · {env}\n{g['comparisonKey']}\n{g['metricKey']}: {g['direction']}; ties: {g['tieRule']}",
-            title_justify="left",
-        )
-        for col in ("rank", "value", "95% interval", "evidence", "observed", "run", "title"):
-            table.add_column(col, justify="right" if col in ("rank", "value") else "left", no_wrap=col == "run")
-        for row in g["rows"]:
-            table.add_row(
-                f"{row['rank']}{'=' if row['tied'] else ''}",
-                row["display"],
-                (row["interval"] or {}).get("display", "—"),
-                (row["evidence"] or {}).get("level", "—"),
-                row["date"],
-                row["runId"],
-                row["title"],
-            )
+        out.print(f"{proto} · {env}", style="bold", markup=False)
+        out.print(f"group {g['comparisonKey']}", markup=False)
+        out.print(f"{g['metricKey']}: {g['direction']}; ties: {g['tieRule']}", markup=False)
+        rows = g["rows"]
+        columns = {
+            "rank": [f"{r['rank']}{'=' if r['tied'] else ''}" for r in rows],
+            "digest": [(r["digest"] or "")[:DIGEST_SHOWN] for r in rows],
+            "value": [r["display"] for r in rows],
+            "95% interval": [(r["interval"] or {}).get("display", "—") for r in rows],
+            "SOL score": [r["solDisplay"] for r in rows],
+            "speedup": [r["speedupDisplay"] for r in rows],
+            "evidence": [(r["evidence"] or {}).get("level", "—") for r in rows],
+            "observed": [r["date"] for r in rows],
+        }
+        optional = ("95% interval", "SOL score", "speedup")
+        shown = {k: v for k, v in columns.items() if k not in optional or any(c != "—" for c in v)}
+        table = Table()
+        for name, cells in shown.items():
+            justify = "left" if name in ("digest", "evidence", "observed") else "right"
+            table.add_column(name, justify=justify, no_wrap=True, min_width=max(map(len, cells), default=1))
+        table.add_column("title", overflow="fold")
+        for i, row in enumerate(rows):
+            table.add_row(*(cells[i] for cells in shown.values()), row["title"])
         out.print(table, markup=False)
         for x in g["excluded"]:
             out.print(f"  not ranked: {x['runId']} {', '.join(x['reasons'])} ({x['title']})", markup=False)

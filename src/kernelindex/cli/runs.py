@@ -1,19 +1,19 @@
 """`kernelindex runs` and `kernelindex show`: runs listed and shown, from the store or a server.
 
 ``--json`` prints the API's own views (``/api/v1/runs`` items, ``/api/v1/runs/{id}``) and is
-stable; the tables are for people.
+stable, with the stored values (``317881`` ns); the tables are for people: values in human units
+(``317.9 µs``), digests and ids never folded, so they can be copied into ``show``, ``rank`` and URLs.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Annotated, Any
 
 import typer
 
-from kernelindex.cli.common import AsJson, AsJsonl, Db, console, print_json, print_jsonl
+from kernelindex.cli.common import DIGEST_SHOWN, AsJson, AsJsonl, Db, id_column, out_console, print_json, print_jsonl
 from kernelindex.cli.reads import Server, reads
-
-DIGEST_SHOWN = 19  # "sha256:" and 12 hex characters: a prefix `show` and `rank` accept
 
 
 def runs_command(
@@ -53,25 +53,42 @@ def runs_command(
 
 
 def render_runs(rows: list[dict[str, Any]]) -> None:
+    """The listing as a table; a stack column and a note when the runs mix software stacks."""
     from rich.table import Table
 
-    table = Table(title=f"{len(rows)} runs")
-    for column in ("digest", "operation", "title", "source", "hardware", "status", "evidence", "primary"):
-        table.add_column(column, overflow="fold", no_wrap=column == "digest")
+    stacks = Counter(r["stack"] for r in rows if r.get("stack"))
+    mixed = len(stacks) > 1
+    table = Table(title=f"{len(rows)} runs", title_justify="left")
+    id_column(table, "digest")
+    for column in ("operation", "title", "source", "hardware", "status", "evidence"):
+        table.add_column(column, overflow="fold")
+    table.add_column("primary", justify="right", no_wrap=True)
+    table.add_column("metric", overflow="fold")
+    if mixed:
+        table.add_column("stack", overflow="fold")
     for r in rows:
         primary = r["primary"]
-        value = f"{primary['display']} ({primary['metric']}:{primary['statistic']})" if primary["metric"] else ""
-        table.add_row(
-            r["digest"][:19],
+        cells = [
+            r["digest"][:DIGEST_SHOWN],
             r.get("operation") or "(pending)",
             r["title"] or "",
             r["source"] or "",
             r["hardware"] or "",
             r["status"],
             (r["evidence"] or {}).get("level", ""),
-            value,
+            primary["display"] if primary["metric"] else "—",
+            f"{primary['metric']}:{primary['statistic']}" if primary["metric"] else "",
+        ]
+        table.add_row(*cells, *([r.get("stack") or ""] if mixed else []))
+    out = out_console()
+    out.print(table, markup=False)
+    if mixed:
+        listed = "; ".join(f"{label} ({n} run{'' if n == 1 else 's'})" for label, n in stacks.most_common())
+        out.print(
+            f"note: these runs mix {len(stacks)} software stacks: {listed}. "
+            "Runs on different stacks are never ranked together.",
+            markup=False,
         )
-    console().print(table, markup=False)
 
 
 def show_command(
@@ -93,52 +110,63 @@ def _joined(values: Any) -> str:
     return " / ".join(str(v) for v in (values or {}).values() if v and not isinstance(v, dict | list))
 
 
+def _rank_text(rank: dict[str, Any]) -> str:
+    if rank.get("rank") is not None:
+        return f"{rank['rank']}{'=' if rank.get('tied') else ''} of {rank['groupSize']} in its comparison group"
+    return "not ranked: " + "; ".join(rank.get("excludedText") or ["-"])
+
+
 def render_run(v: dict[str, Any]) -> None:
+    """The run view as one ``label  text`` line per fact (a digest is never folded), then its measurements."""
     from rich.table import Table
 
-    out = console()
+    from kernelindex.web.formatting import SOL_METRIC, SPEEDUP_METRICS
+
+    out = out_console()
     out.print(v["title"], style="bold", markup=False)
-    info = Table(show_header=False, box=None)
-    info.add_column(style="dim", no_wrap=True)
-    info.add_column(overflow="fold")
-    ident, rank, primary = v["identity"], v["rank"], v["primary"]
-    if rank.get("rank") is not None:
-        rank_text = f"#{rank['rank']}{'=' if rank.get('tied') else ''} of {rank['groupSize']}"
-    else:
-        rank_text = "not ranked: " + "; ".join(rank.get("excludedText") or ["-"])
+    ident, primary = v["identity"], v["primary"]
     impl = ident["implementation"]
-    for label, value in (
-        ("run", f"{v['digest']}  (id {v['id']})"),
+    shown_scores = {SOL_METRIC, *SPEEDUP_METRICS}
+    direction = f", {primary['direction']}" if primary["direction"] else ""
+    lines = [
+        ("run", v["digest"]),
+        ("id", v["id"]),
         ("status", v["status"] + ("  RETRACTED" if any(n.startswith("retracted") for n in v["notes"]) else "")),
-        ("evidence", "; ".join([v["evidence"]["level"], *v["evidence"]["reasons"]])),
-        ("rank", rank_text),
         (
             "primary",
-            f"{primary['key']} = {primary['display']} ({primary['direction']})" if primary["metric"] else "none",
+            f"{primary['display']}  ({primary['metric']}:{primary['statistic']}{direction})"
+            if primary["metric"]
+            else "none",
         ),
-        *((d["label"], d["text"]) for d in (v.get("sourceNative") or {}).get("display", [])),
+        ("rank", _rank_text(v["rank"])),
+        ("SOL score", v.get("solDisplay", "—")),  # .get: a server older than these fields still answers
+        ("speedup", v.get("speedupDisplay", "—")),
+        *(
+            (d["label"], d["text"])
+            for d in (v.get("sourceNative") or {}).get("display", [])
+            if d.get("metric") not in shown_scores
+        ),
+        ("evidence", "; ".join([v["evidence"]["level"], *v["evidence"]["reasons"]])),
         ("observed", v["observedAt"]),
         ("source", ident["source"]["slug"] or "-"),
         ("hardware", _joined(v["environment"]["hardware"]) or "-"),
+        ("stack", v["environment"].get("stack") or "-"),
         ("protocol", f"{ident['protocolDigest']}  {v['protocol']['title'] or ''}"),
         ("environment", f"{ident['environmentDigest']}  {v['environment']['title'] or ''}"),
         ("workload", f"{ident['workload']['digest']}  {ident['workload']['title'] or '(pending: not stored yet)'}"),
         ("implementation", f"{impl['digest']}  {impl['title'] or '(pending: not stored yet)'}"),
         ("comparison key", ident["comparisonKey"] or "(needs the workload)"),
         ("permalink", v["citation"]["permalink"]),
-    ):
-        info.add_row(label, str(value))
-    out.print(info, markup=False)
+    ]
+    width = max(len(label) for label, _ in lines)
+    for label, text in lines:
+        out.print(f"{label:<{width}}  {text}".rstrip(), markup=False)
     if v["measurements"]:
-        table = Table(title="measurements")
-        for column in ("metric", "statistic", "value", "unit", "samples"):
-            table.add_column(column)
+        table = Table(title="measurements", title_justify="left")
+        for column in ("metric", "statistic", "value", "samples"):
+            table.add_column(column, justify="right" if column in ("value", "samples") else "left")
         for m in v["measurements"]:
             table.add_row(
-                m["metric"],
-                m["statistic"],
-                m["display"],
-                m["unit"],
-                "" if m["sampleCount"] is None else str(m["sampleCount"]),
+                m["metric"], m["statistic"], m["display"], "" if m["sampleCount"] is None else str(m["sampleCount"])
             )
         out.print(table, markup=False)

@@ -11,10 +11,17 @@ from typing import Annotated, Any
 
 import typer
 
-from kernelindex.cli.common import AsJson, Db, fail, id_column, open_store_or_fail, out_console, print_json
-from kernelindex.cli.reads import Server
-
-DIGEST_SHOWN = 19
+from kernelindex.cli.common import (
+    DIGEST_SHOWN,
+    UUID_WIDTH,
+    AsJson,
+    Db,
+    fail,
+    id_column,
+    out_console,
+    print_json,
+)
+from kernelindex.cli.reads import Server, reads
 
 
 def search_command(
@@ -26,37 +33,14 @@ def search_command(
 ) -> None:
     """Answer a query: the best run per evidence level with its group's rank table, or the nearest cases.
     With ``--server`` the answer is the server's ``GET /api/v1/search`` document, printed the same way."""
-    from kernelindex.search.answer import RANK_ROWS, search
-    from kernelindex.search.query import QueryError
+    from kernelindex.search.answer import RANK_ROWS
 
-    if server:
-        document = _remote_answer(db, server, " ".join(query))
-    else:
-        store = open_store_or_fail(db)
-        with store.engine.connect() as conn:
-            try:
-                answer = search(conn, " ".join(query), rank_rows=rows if not as_json else RANK_ROWS)
-            except QueryError as exc:
-                fail(str(exc))
-        document = answer.document()
+    with reads(db, server) as source_of:
+        document = source_of.search(" ".join(query), rows if not as_json else RANK_ROWS)
     if as_json:
         print_json(document)
         return
     _print_answer(document)
-
-
-def _remote_answer(db: str | None, server: str, text: str) -> dict[str, Any]:
-    from kernelindex.client import ApiError, Client
-
-    if db:
-        fail("give --db or --server, not both", code=2)
-    try:
-        with Client(server) as client:
-            return client.search(text)
-    except ValueError as exc:
-        fail(f"--server: {exc}", code=2)
-    except ApiError as exc:
-        fail(exc.detail if exc.status else f"{server}: {exc.detail}")
 
 
 def _print_answer(doc: dict[str, Any]) -> None:
@@ -190,7 +174,7 @@ def cases_command(
     from rich.table import Table
 
     table = Table(title=f"{definition.name}: {len(items)} cases ({loaded.root})", title_justify="left")
-    id_column(table, "case id")
+    id_column(table, "case id", UUID_WIDTH)
     for name in variable:
         table.add_column(name, justify="right", no_wrap=True)
     table.add_column("inputs", justify="right", no_wrap=True)

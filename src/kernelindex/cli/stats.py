@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kernelindex.cli.common import AsJson, Db, open_store_or_fail, print_json
+from kernelindex.cli.common import AsJson, Db, open_store_or_fail, out_console, print_json
 
 
 def stats_command(db: Db = None, as_json: AsJson = False) -> None:
@@ -15,7 +15,6 @@ def stats_command(db: Db = None, as_json: AsJson = False) -> None:
     if as_json:
         print_json(stats)
         return
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title="store")
@@ -28,4 +27,4 @@ def stats_command(db: Db = None, as_json: AsJson = False) -> None:
         table.add_row(f"runs waiting for their {name}", str(count))
     for name, count in stats["runsBySource"].items():
         table.add_row(f"runs from {name}", str(count))
-    Console().print(table)
+    out_console().print(table)

@@ -299,6 +299,7 @@ class RunItem(Open):
     hardware: str | None
     primary: Primary
     evidence: EvidenceLevel | None
+    stack: str | None = Field(description="its environment's software stack, as one short label")
     links: dict[str, str]
 
 
@@ -326,6 +327,8 @@ class Run(Open):
     evidence: EvidenceLevel
     primary: Primary
     rank: RankSummary
+    sol: float | None = Field(description="SOL score as the source states it")
+    speedup: float | None = Field(description="speedup over the reference as the source states it")
     identity: dict[str, Any]
     measurements: list[dict[str, Any]]
     citation: dict[str, Any]

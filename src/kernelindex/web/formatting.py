@@ -9,6 +9,9 @@ from markupsafe import Markup, escape
 
 from kernelindex.records.units import NS_PER_UNIT, SCALES, format_duration, format_value  # noqa: F401  (one place)
 
+SOL_METRIC = "sol_score"  # the source-stated metrics that are a run's SOL score and its speedup
+SPEEDUP_METRICS = ("avg_speedup", "speedup_factor")  # SOL-ExecBench's name, then the trace format's (and ours)
+
 
 def format_sol(value: float | None) -> str:
     return "—" if value is None else f"{value:.4f}"

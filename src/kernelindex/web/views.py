@@ -19,8 +19,11 @@ from kernelindex.records.citation import bibtex, citation_for
 from kernelindex.records.families import shown_family
 from kernelindex.store.reads import catalog, groups, refresh, runs
 from kernelindex.store.reads.run_facts import facts_of_run
+from kernelindex.store.reads.stacks import stack_label, stacks_of_runs
 from kernelindex.web.evidence_view import evidence_panel
 from kernelindex.web.formatting import (
+    SOL_METRIC,
+    SPEEDUP_METRICS,
     format_date,
     format_sol,
     format_speedup,
@@ -53,35 +56,43 @@ def interval_dict(entry: RankedEntry | None, unit: str | None) -> dict[str, Any]
 
 
 def source_native_display(native: dict[str, Any] | None) -> list[dict[str, str]]:
-    """The source's own figures as the source states them (SOL score, speedup, cases faster)."""
+    """The source's own figures as the source states them (SOL score, speedup, cases faster); each
+    names the ``metric`` it shows, so a reader that already shows :func:`native_scores` can skip those."""
     if not native:
         return []
     m = native.get("metrics") or {}
     out = []
-    if "sol_score" in m:
-        out.append({"label": "SOL score", "text": format_sol(m["sol_score"])})
+    if SOL_METRIC in m:
+        out.append({"label": "SOL score", "text": format_sol(m[SOL_METRIC]), "metric": SOL_METRIC})
     if "avg_speedup" in m:
-        out.append({"label": "Speedup over the reference", "text": format_speedup(m["avg_speedup"])})
+        out.append(
+            {"label": "Speedup over the reference", "text": format_speedup(m["avg_speedup"]), "metric": "avg_speedup"}
+        )
     if "fast_1_count" in m and "fast_1_total" in m:
         out.append(
-            {"label": "Cases faster than the baseline", "text": f"{m['fast_1_count']}/{m['fast_1_total']} cases faster"}
+            {
+                "label": "Cases faster than the baseline",
+                "text": f"{m['fast_1_count']}/{m['fast_1_total']} cases faster",
+                "metric": "fast_1_count",
+            }
         )
     if "latency_ms" in m:
-        out.append({"label": "Reported latency", "text": format_value(m["latency_ms"], "ms")})
-    known = {"sol_score", "avg_speedup", "fast_1_count", "fast_1_total", "latency_ms"}
+        out.append({"label": "Reported latency", "text": format_value(m["latency_ms"], "ms"), "metric": "latency_ms"})
+    known = {SOL_METRIC, "avg_speedup", "fast_1_count", "fast_1_total", "latency_ms"}
     for name, value in sorted(m.items()):
         if name not in known:
             unit = "s" if name.endswith("_s") else None
             text = format_value(value, unit) if isinstance(value, (int, float)) else str(value)
-            out.append({"label": name, "text": text})
+            out.append({"label": name, "text": text, "metric": name})
     return out
 
 
 def native_scores(metrics: dict[str, Any] | None) -> dict[str, Any]:
-    """SOL score and speedup of a run as its source states them (columns of every ranking table)."""
+    """SOL score and speedup of a run as its source states them (columns of every ranking table, and
+    the run view's ``sol`` and ``speedup``): the one place that decides which stated metric they are."""
     m = metrics if isinstance(metrics, dict) else {}
-    sol = m.get("sol_score")
-    speedup = m.get("avg_speedup", m.get("speedup_factor"))
+    sol = m.get(SOL_METRIC)
+    speedup = next((m[name] for name in SPEEDUP_METRICS if name in m), None)
     sol = sol if isinstance(sol, (int, float)) else None
     speedup = speedup if isinstance(speedup, (int, float)) else None
     return {"sol": sol, "solDisplay": format_sol(sol), "speedup": speedup, "speedupDisplay": format_speedup(speedup)}
@@ -261,6 +272,7 @@ def run_view(
             "direction": direction_phrase(row.primary_metric, row.primary_unit),
         },
         "rank": rank,
+        **native_scores(native.get("metrics")),
         "sourceNative": {
             "source": native.get("source"),
             "benchmark": native.get("benchmark"),
@@ -334,6 +346,7 @@ def run_view(
             "title": (env_rec.get("metadata") or {}).get("title"),
             "hardware": env_spec.get("hardware") or {},
             "software": env_spec.get("software") or {},
+            "stack": stack_label(env_spec.get("software")),
             "settings": env_spec.get("settings"),
             "imageDigest": env_spec.get("imageDigest"),
         },
@@ -540,18 +553,21 @@ def list_runs(conn: Connection, after: int | None, limit: int, filters: dict[str
     }
     wanted = runs.RunFilter(**{names[k]: v for k, v in filters.items()}, limit=limit)
     rows, last = runs.list_runs(conn, wanted, after)
-    return _with_evidence(conn, [run_list_item(r) for r in rows]), last
+    return _with_facts(conn, [run_list_item(r) for r in rows]), last
 
 
 def latest_runs(conn: Connection, n: int = 10) -> list[dict[str, Any]]:
-    return _with_evidence(conn, [run_list_item(r) for r in runs.latest_runs(conn, n)])
+    return _with_facts(conn, [run_list_item(r) for r in runs.latest_runs(conn, n)])
 
 
-def _with_evidence(conn: Connection, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each listed run's evidence level, from one bulk call to the evidence function."""
+def _with_facts(conn: Connection, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each listed run's evidence level and software stack (a listing says when it mixes stacks),
+    from one bulk call each."""
     levels = evidence_levels(conn, [item["digest"] for item in items])
+    stacks = stacks_of_runs(conn, [item["id"] for item in items])
     for item in items:
         item["evidence"] = levels.get(item["digest"])
+        item["stack"] = stacks.get(item["id"])
     return items
 
 

@@ -222,9 +222,10 @@ class RankTarget:
 
 
 def resolve_rank_target(conn: Connection, ident: str) -> RankTarget:
-    """A comparison key, else a workload, else an operation (all its workloads), else a run (its group).
+    """A comparison key, else a workload, else an operation (all its workloads), else a run (its group),
+    else a unique comparison key prefix of 8+ hex characters.
 
-    So ``kernelindex rank`` accepts whatever ``kernelindex runs`` and ``show`` print.
+    So ``kernelindex rank`` accepts whatever ``kernelindex runs``, ``show`` and ``search`` print.
     """
     text = ident.strip()
     if full := FULL_DIGEST.match(text.lower()):
@@ -255,6 +256,23 @@ def resolve_rank_target(conn: Connection, ident: str) -> RankTarget:
                 f"run {text!r} has no comparison group yet (its workload is not stored)",
             )
         return RankTarget(comparison_key=row.comparison_key)
+    if (prefix := HEX_PREFIX.match(text.lower())) and not FULL_DIGEST.match(text.lower()):
+        # a comparison key prefix, as `kernelindex search` and the pages print group keys
+        keys = conn.scalars(
+            select(t.runs.c.comparison_key)
+            .where(t.runs.c.comparison_key.like(f"sha256:{prefix.group(2)}%"))
+            .distinct()
+            .limit(2)
+        ).all()
+        if len(keys) > 1:
+            raise LookupFailed(
+                LookupKind.AMBIGUOUS,
+                "comparison group",
+                text,
+                f"comparison key prefix {text!r} matches several groups; give more characters or the whole key",
+            )
+        if keys:
+            return RankTarget(comparison_key=keys[0])
     kind = LookupKind.BAD_REQUEST if all(r.kind is LookupKind.BAD_REQUEST for r in refusals) else LookupKind.NOT_FOUND
     message = (
         refusals[0].message
