@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -168,11 +169,10 @@ def test_submissions_over_http(store):
 
 
 def _form(client: httpx.Client, path: str, fields: dict) -> httpx.Response:
-    """Post a same-origin form the way the browser does: the anti-forgery cookie from a page, then the form."""
-    client.get("/submit")
-    return client.post(
-        path, data={"csrf_token": client.cookies["ki_csrf"], **fields}, headers={"Sec-Fetch-Site": "same-origin"}
-    )
+    """Post a same-origin form the way the browser does: the page sets the anti-forgery cookie and
+    carries the form's token (derived from that cookie) in a hidden field; the form sends both back."""
+    token = re.search(r'name="csrf_token" value="([^"]+)"', client.get("/submit").text).group(1)
+    return client.post(path, data={"csrf_token": token, **fields}, headers={"Sec-Fetch-Site": "same-origin"})
 
 
 def test_submit_page_and_rerun_this_run(store, vector_suite):

@@ -43,10 +43,15 @@ def runner_command(
     def step(client: Client, device: str) -> list:
         if ray_address:
             return run_on_ray(client, hardware, jobs)
-        outcome = run_one(
-            client, device, progress=lambda r: err.print(f"{device} {r.case.uuid[:8]} {r.status}", markup=False)
-        )
+        outcome = run_one(client, device, progress=lambda event: case_done(device, event))
         return [outcome] if outcome else []
+
+    def case_done(device: str, event) -> None:
+        """One line on stderr per finished case (the harness also reports each phase; those are skipped)."""
+        if event.phase == "done" and event.result is not None:
+            err.print(
+                f"{device} case {event.case_number + 1}/{event.cases} {event.uuid} {event.result.status}", markup=False
+            )
 
     def work(device: str) -> None:
         client = Client(server, private_key)
