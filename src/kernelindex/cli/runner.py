@@ -25,7 +25,7 @@ def runner_command(
     jobs: int = typer.Option(4, "--jobs", min=1, max=64, help="with --ray-address: jobs leased and run at once"),
 ) -> None:
     """Pull one job at a time (a lease kept alive by heartbeats), run it in the harness, sign and post it."""
-    from kernelindex.services.campaign import start_ray
+    from kernelindex.services.campaign import RayUnavailable, start_ray
     from kernelindex.services.queue import QueueError, hardware_name
     from kernelindex.services.remote_runner import Client, RunnerError, run_on_ray, run_one, summary
 
@@ -79,7 +79,10 @@ def runner_command(
             client.close()
 
     if ray_address:
-        start_ray(None if ray_address == "local" else ray_address, hardware)
+        try:
+            start_ray(None if ray_address == "local" else ray_address, hardware)
+        except RayUnavailable as exc:
+            fail(f"--ray-address: {exc}")
         devices = ["ray"]
     else:
         devices = ["cpu"] if hardware == "cpu" else [f"cuda:{g}" for g in (gpus or "0").split(",")]
