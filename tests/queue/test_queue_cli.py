@@ -38,3 +38,16 @@ def test_campaign_takes_every_file_after_solutions(tmp_path):
     alone = CliRunner().invoke(app, ["campaign", "--solutions", str(VECTOR_ADD_SOLUTION), str(other), "--db", db])
     assert alone.exit_code == 1 and "no problem given" in alone.output
     assert not (tmp_path / "campaign.db").exists()  # refused before any store was made
+
+
+def test_a_gpu_runner_without_that_gpu_refuses_to_start(tmp_path):
+    """It would only lease jobs to give them back: it stops before its first call to the server."""
+    from kernelindex.records.signing import new_private_key, private_key_to_pem
+
+    key = tmp_path / "runner.key"
+    key.write_bytes(private_key_to_pem(new_private_key()))
+    result = CliRunner().invoke(
+        app, ["runner", "--server", "http://127.0.0.1:9", "--key", str(key), "--hardware", "H200", "--gpus", "0,99"]
+    )
+    assert result.exit_code == 1
+    assert "no " in result.output and "cuda:99" in result.output and "127.0.0.1:9" not in result.output

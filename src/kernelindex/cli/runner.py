@@ -26,6 +26,7 @@ def runner_command(
 ) -> None:
     """Pull one job at a time (a lease kept alive by heartbeats), run it in the harness, sign and post it."""
     from kernelindex.services.campaign import RayUnavailable, start_ray
+    from kernelindex.services.harness_adapter import missing_devices
     from kernelindex.services.queue import QueueError, hardware_name
     from kernelindex.services.remote_runner import Client, RunnerError, run_on_ray, run_one, summary
 
@@ -86,6 +87,12 @@ def runner_command(
         devices = ["ray"]
     else:
         devices = ["cpu"] if hardware == "cpu" else [f"cuda:{g}" for g in (gpus or "0").split(",")]
+        missing = missing_devices(devices)
+        if missing:
+            fail(
+                f"--hardware {hardware} --gpus {gpus or '0'}: this machine has no {', '.join(missing)} "
+                "(torch.cuda sees too few GPUs); run the runner on its GPU machine"
+            )
     threads = [threading.Thread(target=work, args=(d,), daemon=True) for d in (devices[:1] if once else devices)]
     for thread in threads:
         thread.start()
