@@ -169,7 +169,8 @@ def test_submissions_over_http(store):
 
 
 def _form(client: httpx.Client, path: str, fields: dict) -> httpx.Response:
-    """Post a same-origin form the way the browser does: the anti-forgery token from a page, then the form."""
+    """Post a same-origin form the way the browser does: the page sets the anti-forgery cookie and
+    carries the form's token (derived from that cookie) in a hidden field; the form sends both back."""
     token = re.search(r'name="csrf_token" value="([^"]+)"', client.get("/submit").text).group(1)
     return client.post(path, data={"csrf_token": token, **fields}, headers={"Sec-Fetch-Site": "same-origin"})
 

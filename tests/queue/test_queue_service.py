@@ -113,9 +113,12 @@ def test_expired_lease_goes_back_and_attempts_run_out(store):
     assert service.lease(store, c) is None  # the sweep in this call expired the second lease: attempts used up
     with store.engine.connect() as conn:
         row = reads.request_row(conn, request_id)
-        states = [lease.state for lease in reads.leases_of(conn, request_id)]
-    assert row.state == "failed" and states == ["expired", "expired"]
-    assert "2 attempt(s) used" in row.failure and "lease expired" in row.failure
+        leases = reads.leases_of(conn, request_id)
+    assert row.state == "failed" and [lease.state for lease in leases] == ["expired", "expired"]
+    assert "2 attempt(s) used" in row.failure
+    for lease in leases:  # each reason names that lease's own deadline, not the moment the sweep saw it
+        assert f"lease expired at {lease.expires_at} (no heartbeat)" in row.failure
+        assert lease.finished_at > lease.expires_at
 
 
 def test_runner_gives_a_job_back(store):

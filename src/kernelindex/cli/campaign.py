@@ -6,16 +6,21 @@ from pathlib import Path
 
 import typer
 
-from kernelindex.cli.common import Db, fail, load_private_key, open_store_or_fail, out_console, progress
+from kernelindex.cli.common import Db, fail, id_column, load_private_key, open_store_or_fail, out_console, progress
 
 
 def campaign_command(
     problems: list[str] = typer.Argument(..., help="problem folders or shipped pack names"),
     solutions: list[Path] = typer.Option(
-        ..., "--solutions", "-s", help="solution.json files; each runs on its problem"
+        ...,
+        "--solutions",
+        "-s",
+        help="solution.json files; each runs on its problem (--solutions kernels/*/solution.json works)",
     ),
     ray_address: str = typer.Option(
-        None, "--ray-address", help="a Ray cluster (auto, ray://host:10001); default: start a local Ray with 2 CPUs"
+        None,
+        "--ray-address",
+        help="a Ray cluster: auto, or ray://host:10001 (needs ray[client]); default: start a local Ray with 2 CPUs",
     ),
     hardware: str = typer.Option("cpu", "--hardware", help="cpu, or the GPU product the tasks need"),
     batch: int = typer.Option(4, "--batch", min=1, help="cases per Ray task"),
@@ -30,9 +35,15 @@ def campaign_command(
     from rich.table import Table
 
     from kernelindex.services import harness_adapter as harness
-    from kernelindex.services.campaign import Pair, run_campaign, start_ray
+    from kernelindex.services.campaign import Pair, RayUnavailable, run_campaign, start_ray
     from kernelindex.services.queue import builtin_problems, hardware_name
 
+    # `--solutions a.json b.json` (a shell glob) leaves b.json among the positional arguments; a problem
+    # is a folder or a pack name, never a file, so every file there is one more solution.
+    solutions = [*solutions, *(Path(p) for p in problems if Path(p).is_file())]
+    problems = [p for p in problems if not Path(p).is_file()]
+    if not problems:
+        fail("no problem given: name problem folders or pack names (the solutions go after --solutions)")
     packs = builtin_problems()
     loaded: dict[str, tuple[dict[str, str], list[str]]] = {}
     try:
@@ -61,7 +72,10 @@ def campaign_command(
         pair.stored = harness.record(store, suite, private_key=private_key)
         pair.parts = [suite]
 
-    start_ray(ray_address, hardware)
+    try:
+        start_ray(ray_address, hardware)
+    except RayUnavailable as exc:
+        fail(f"--ray-address: {exc}")
     total = sum(len(pair.cases) for pair in pairs)
     with progress() as bar:
         task = bar.add_task(f"campaign: {len(pairs)} pair(s) on Ray", total=total)
@@ -73,7 +87,8 @@ def campaign_command(
             store_pair=store_pair,
             advance=lambda n: bar.advance(task, n),
         )
-    table = Table("solution", "problem", "cases", "passed", "geomean latency ms", "suite run / failure")
+    table = Table("solution", "problem", "cases", "passed", "geomean latency ms")
+    id_column(table, "suite run / failure")
     for pair in pairs:
         suite = pair.parts[0] if pair.stored else None
         table.add_row(
@@ -84,6 +99,6 @@ def campaign_command(
             f"{suite.score.geomean_latency_ms:.4f}" if suite and suite.score.geomean_latency_ms else "—",
             pair.stored[0] if pair.stored else (pair.failure or "not stored"),
         )
-    out_console().print(table)
+    out_console().print(table, markup=False)
     ok = all(pair.stored and all(c.passed for c in pair.parts[0].cases) for pair in pairs)
     raise typer.Exit(0 if ok else 1)

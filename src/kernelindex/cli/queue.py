@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from kernelindex.cli.common import AsJson, Db, fail, open_store_or_fail, out_console, print_json
+from kernelindex.cli.common import AsJson, Db, fail, id_column, open_store_or_fail, out_console, print_json
 
 queue_app = typer.Typer(no_args_is_help=True, help="The rerun queue: list, show, cancel, expire.")
 runners_app = typer.Typer(no_args_is_help=True, help="Runner keys allowed to take jobs: add, list, revoke.")
@@ -77,7 +77,10 @@ def queue_list(
     if as_json:
         print_json(items)
         return
-    table = Table("request", "state", "problem", "solution", "hardware", "runners", "attempts", "queued")
+    table = Table()
+    id_column(table, "request")
+    for name in ("state", "problem", "solution", "hardware", "runners", "attempts", "queued"):
+        table.add_column(name)
     for r in items:
         table.add_row(
             r["id"],
@@ -89,7 +92,7 @@ def queue_list(
             f"{r['attempts']}/{r['maxAttempts']}",
             r["createdAt"],
         )
-    out_console().print(table)
+    out_console().print(table, markup=False)
 
 
 @queue_app.command("show")

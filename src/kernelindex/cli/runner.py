@@ -25,7 +25,8 @@ def runner_command(
     jobs: int = typer.Option(4, "--jobs", min=1, max=64, help="with --ray-address: jobs leased and run at once"),
 ) -> None:
     """Pull one job at a time (a lease kept alive by heartbeats), run it in the harness, sign and post it."""
-    from kernelindex.services.campaign import start_ray
+    from kernelindex.services.campaign import RayUnavailable, start_ray
+    from kernelindex.services.harness_adapter import missing_devices
     from kernelindex.services.queue import QueueError, hardware_name
     from kernelindex.services.remote_runner import Client, RunnerError, run_on_ray, run_one, summary
 
@@ -43,10 +44,15 @@ def runner_command(
     def step(client: Client, device: str) -> list:
         if ray_address:
             return run_on_ray(client, hardware, jobs)
-        outcome = run_one(
-            client, device, progress=lambda r: err.print(f"{device} {r.case.uuid[:8]} {r.status}", markup=False)
-        )
+        outcome = run_one(client, device, progress=lambda event: case_done(device, event))
         return [outcome] if outcome else []
+
+    def case_done(device: str, event) -> None:
+        """One line on stderr per finished case (the harness also reports each phase; those are skipped)."""
+        if event.phase == "done" and event.result is not None:
+            err.print(
+                f"{device} case {event.case_number + 1}/{event.cases} {event.uuid} {event.result.status}", markup=False
+            )
 
     def work(device: str) -> None:
         client = Client(server, private_key)
@@ -74,10 +80,19 @@ def runner_command(
             client.close()
 
     if ray_address:
-        start_ray(None if ray_address == "local" else ray_address, hardware)
+        try:
+            start_ray(None if ray_address == "local" else ray_address, hardware)
+        except RayUnavailable as exc:
+            fail(f"--ray-address: {exc}")
         devices = ["ray"]
     else:
         devices = ["cpu"] if hardware == "cpu" else [f"cuda:{g}" for g in (gpus or "0").split(",")]
+        missing = missing_devices(devices)
+        if missing:
+            fail(
+                f"--hardware {hardware} --gpus {gpus or '0'}: this machine has no {', '.join(missing)} "
+                "(torch.cuda sees too few GPUs); run the runner on its GPU machine"
+            )
     threads = [threading.Thread(target=work, args=(d,), daemon=True) for d in (devices[:1] if once else devices)]
     for thread in threads:
         thread.start()

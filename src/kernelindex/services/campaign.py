@@ -54,6 +54,10 @@ def batches(cases: list[str], size: int) -> list[list[str]]:
     return [cases[i : i + size] for i in range(0, len(cases), size)]
 
 
+class RayUnavailable(RuntimeError):
+    """The Ray cluster named by ``--ray-address`` cannot be joined."""
+
+
 def start_ray(address: str | None, hardware: str) -> None:
     """Join the cluster at ``address``, or start a local Ray with two CPUs standing in for the product."""
     import ray
@@ -61,7 +65,10 @@ def start_ray(address: str | None, hardware: str) -> None:
     if ray.is_initialized():
         return
     if address:
-        ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+        try:
+            ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+        except (ConnectionError, ValueError) as exc:
+            raise RayUnavailable(f"no Ray cluster at {address}: {str(exc).splitlines()[0]}") from exc
     else:
         ray.init(
             num_cpus=2,

@@ -107,6 +107,18 @@ def evaluation_options(protocol: Mapping[str, Any], device: str, cases: list[str
     )
 
 
+def missing_devices(devices: list[str]) -> list[str]:
+    """The ``cuda:N`` devices of ``devices`` this machine lacks, so a runner refuses to start rather
+    than lease jobs it can only give back. Counting GPUs does not start a CUDA context."""
+    wanted = [d for d in devices if d.startswith("cuda")]
+    if not wanted:
+        return []
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    return [d for d in wanted if int(d.partition(":")[2] or 0) >= count]
+
+
 def run(
     problem_dir: Path, solution_path: Path, options: EvalOptions, progress: Callable[[Any], None] | None = None
 ) -> SuiteResult:

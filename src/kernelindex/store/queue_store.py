@@ -159,15 +159,15 @@ def expire_leases(conn: Connection, moment: datetime) -> list[str]:
     """Active leases past their expiry become expired and their requests go back to the queue."""
     stamp = time_text(moment)
     due = conn.execute(
-        select(rerun_leases.c.id, rerun_leases.c.request_id).where(
+        select(rerun_leases.c.id, rerun_leases.c.request_id, rerun_leases.c.expires_at).where(
             rerun_leases.c.state == "active", rerun_leases.c.expires_at < stamp
         )
     ).all()
-    for row in due:
+    for row in due:  # the reason names the lease's own deadline; finished_at is when it was noticed
         conn.execute(
             update(rerun_leases)
             .where(rerun_leases.c.id == row.id, rerun_leases.c.state == "active")
-            .values(state="expired", finished_at=stamp, reason=f"lease expired at {stamp} (no heartbeat)")
+            .values(state="expired", finished_at=stamp, reason=f"lease expired at {row.expires_at} (no heartbeat)")
         )
     for request_id in sorted({row.request_id for row in due}):
         settle_request(conn, request_id)

@@ -1,0 +1,53 @@
+"""The queue's commands as the README writes them: `submit` then `queue list` keeps identifiers whole
+when piped; `campaign --solutions` takes a shell glob's several files. No Ray, no server."""
+
+from __future__ import annotations
+
+import re
+
+from queue_kit import FIXTURES, VECTOR_ADD, VECTOR_ADD_SOLUTION
+from typer.testing import CliRunner
+
+from kernelindex.cli import app
+
+
+def test_submit_then_queue_list_shows_whole_request_ids(tmp_path):
+    db = str(tmp_path / "queue.db")
+    made = CliRunner().invoke(
+        app, ["submit", str(VECTOR_ADD), "--solution", str(VECTOR_ADD_SOLUTION), "--replicas", "2", "--db", db]
+    )
+    assert made.exit_code == 0, made.output
+    request_id = re.search(r"queued rerun request (\S+) \(cpu, 2 runner\(s\)\)", made.output).group(1)
+    listed = CliRunner().invoke(app, ["queue", "list", "--db", db])
+    assert listed.exit_code == 0, listed.output
+    row = next(line for line in listed.output.splitlines() if request_id in line)  # the id on one line, unfolded
+    assert "queued" in row and "vector_add_f32" in row and "0/6" in row
+
+
+def test_campaign_takes_every_file_after_solutions(tmp_path):
+    """`--solutions a.json b.json` leaves b.json among the arguments: it is read as a solution (here one
+    for another problem, refused by name), not as a problem folder; and solutions alone are refused."""
+    other = FIXTURES / "solutions" / "softmax_torch" / "solution.json"
+    db = str(tmp_path / "campaign.db")
+    result = CliRunner().invoke(
+        app, ["campaign", str(VECTOR_ADD), "--solutions", str(VECTOR_ADD_SOLUTION), str(other), "--db", db]
+    )
+    assert result.exit_code == 1
+    assert f"{other}: its definition is none of the given problems" in result.output
+    assert "not a problem folder" not in result.output
+    alone = CliRunner().invoke(app, ["campaign", "--solutions", str(VECTOR_ADD_SOLUTION), str(other), "--db", db])
+    assert alone.exit_code == 1 and "no problem given" in alone.output
+    assert not (tmp_path / "campaign.db").exists()  # refused before any store was made
+
+
+def test_a_gpu_runner_without_that_gpu_refuses_to_start(tmp_path):
+    """It would only lease jobs to give them back: it stops before its first call to the server."""
+    from kernelindex.records.signing import new_private_key, private_key_to_pem
+
+    key = tmp_path / "runner.key"
+    key.write_bytes(private_key_to_pem(new_private_key()))
+    result = CliRunner().invoke(
+        app, ["runner", "--server", "http://127.0.0.1:9", "--key", str(key), "--hardware", "H200", "--gpus", "0,99"]
+    )
+    assert result.exit_code == 1
+    assert "no " in result.output and "cuda:99" in result.output and "127.0.0.1:9" not in result.output
