@@ -130,7 +130,7 @@ def _sqlite_begin(conn: Connection) -> None:
     conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(_WRITE) else "BEGIN")
 
 
-def _json_text(value) -> str:
+def json_text(value) -> str:
     """JSON column text: orjson where it can (several times faster on an import), else the standard
     library (orjson refuses integers past 64 bits; the value is kept all the same). No NaN reaches
     here: every reader refuses it, and orjson would write it as null."""
@@ -186,7 +186,7 @@ def migrate(engine: Engine) -> None:
 def open_store(db: str | None = None, *, upgrade: bool = True) -> Store:
     """Open (and by default migrate) the store at ``db`` (a URL or path; see :func:`resolve_url`)."""
     url = resolve_url(db)
-    engine = create_engine(url, json_serializer=_json_text)
+    engine = create_engine(url, json_serializer=json_text)
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "begin", _sqlite_begin)
