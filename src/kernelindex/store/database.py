@@ -112,6 +112,31 @@ def write_transaction(conn: Connection) -> Iterator[Connection]:
         conn.execution_options(**{_WRITE: False})
 
 
+# An import's page cache (KiB, as SQLite's negative cache_size means) and temporary b-trees in memory.
+BULK_CACHE_KIB = 65536
+
+
+@contextmanager
+def bulk_settings(conn: Connection) -> Iterator[None]:
+    """Settings for one large write on ``conn``, for the length of the block only: on SQLite a page
+    cache big enough for an export's indexes and temporary b-trees in memory, restored afterwards
+    (so the pooled connection goes back as it came). Both may change inside a transaction;
+    ``synchronous`` may not (and the import joins its use case's transaction), and ``journal_mode``
+    stays WAL. PostgreSQL needs nothing here."""
+    if conn.dialect.name != "sqlite":
+        yield
+        return
+    cache_size = conn.exec_driver_sql("PRAGMA cache_size").scalar()
+    temp_store = conn.exec_driver_sql("PRAGMA temp_store").scalar()
+    conn.exec_driver_sql(f"PRAGMA cache_size=-{BULK_CACHE_KIB}")
+    conn.exec_driver_sql("PRAGMA temp_store=MEMORY")
+    try:
+        yield
+    finally:
+        conn.exec_driver_sql(f"PRAGMA cache_size={int(cache_size)}")
+        conn.exec_driver_sql(f"PRAGMA temp_store={int(temp_store)}")
+
+
 def _sqlite_pragmas(dbapi_conn, _record) -> None:
     # The driver's own transaction handling is off: transactions are begun in _sqlite_begin, so
     # schema changes are transactional too and a writer can take the write lock up front.
