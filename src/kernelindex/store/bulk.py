@@ -21,6 +21,7 @@ from sqlalchemy import JSON, Connection, Table
 from kernelindex.store.database import json_text
 
 IN_CHUNK = 500  # values per IN (...) list: well under every backend's parameter limit
+ROW_CHUNK = 100  # keys of several columns per OR list: also well under SQLite's expression depth limit
 
 
 def in_chunks(values: Sequence, size: int = IN_CHUNK) -> Iterable[Sequence]:
@@ -77,13 +78,15 @@ def select_in(
     marker = _marker(conn)
     head = f"SELECT {', '.join(quote(c) for c in columns)} FROM {quote(table.name)} WHERE "
     found: list[tuple] = []
-    for chunk in in_chunks(wanted):
-        if len(key) == 1:
+    if len(key) == 1:
+        for chunk in in_chunks(wanted):
             sql = f"{head}{quote(key[0])} IN ({', '.join([marker] * len(chunk))})"
-            params: tuple = tuple(chunk)
-        else:
-            row = f"({', '.join([marker] * len(key))})"
-            sql = f"{head}({', '.join(quote(k) for k in key)}) IN (VALUES {', '.join([row] * len(chunk))})"
-            params = tuple(v for item in chunk for v in item)
-        found.extend(tuple(r) for r in conn.exec_driver_sql(sql, params))
+            found.extend(tuple(r) for r in conn.exec_driver_sql(sql, tuple(chunk)))
+        return found
+    # several columns: an OR of equalities, which both backends answer from the key's index (a
+    # row-value IN (VALUES ...) is a full scan on SQLite)
+    term = f"({' AND '.join(f'{quote(k)} = {marker}' for k in key)})"
+    for chunk in in_chunks(wanted, ROW_CHUNK):
+        sql = head + " OR ".join([term] * len(chunk))
+        found.extend(tuple(r) for r in conn.exec_driver_sql(sql, tuple(v for item in chunk for v in item)))
     return found

@@ -112,29 +112,25 @@ def write_transaction(conn: Connection) -> Iterator[Connection]:
         conn.execution_options(**{_WRITE: False})
 
 
-# An import's page cache (KiB, as SQLite's negative cache_size means) and temporary b-trees in memory.
-BULK_CACHE_KIB = 65536
+BULK_CACHE_KIB = 65536  # an import's SQLite page cache (KiB; the default is 2,000)
 
 
 @contextmanager
 def bulk_settings(conn: Connection) -> Iterator[None]:
     """Settings for one large write on ``conn``, for the length of the block only: on SQLite a page
-    cache big enough for an export's indexes and temporary b-trees in memory, restored afterwards
-    (so the pooled connection goes back as it came). Both may change inside a transaction;
-    ``synchronous`` may not (and the import joins its use case's transaction), and ``journal_mode``
-    stays WAL. PostgreSQL needs nothing here."""
+    cache big enough for an export's tables and indexes (the default spills dirty pages while the
+    transaction is still open), restored afterwards so the pooled connection goes back as it came.
+    ``synchronous`` and ``temp_store`` may not change inside a transaction (and an import joins its
+    use case's), ``journal_mode`` stays WAL. PostgreSQL needs nothing here."""
     if conn.dialect.name != "sqlite":
         yield
         return
-    cache_size = conn.exec_driver_sql("PRAGMA cache_size").scalar()
-    temp_store = conn.exec_driver_sql("PRAGMA temp_store").scalar()
+    cache_size = int(conn.exec_driver_sql("PRAGMA cache_size").scalar_one())
     conn.exec_driver_sql(f"PRAGMA cache_size=-{BULK_CACHE_KIB}")
-    conn.exec_driver_sql("PRAGMA temp_store=MEMORY")
     try:
         yield
     finally:
-        conn.exec_driver_sql(f"PRAGMA cache_size={int(cache_size)}")
-        conn.exec_driver_sql(f"PRAGMA temp_store={int(temp_store)}")
+        conn.exec_driver_sql(f"PRAGMA cache_size={cache_size}")
 
 
 def _sqlite_pragmas(dbapi_conn, _record) -> None:

@@ -170,6 +170,7 @@ class Writer:
     inserted_runs: dict[str, str] = field(default_factory=dict)  # run digest -> id, this writer
     _alias: dict[str, dict[str, str]] = field(default_factory=lambda: defaultdict(dict))
     _known: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    _new: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # ids this writer inserted
     _pending: list[tuple[int | None, dict[str, Any]]] = field(default_factory=list)
     _pending_table: str | None = None
 
@@ -251,7 +252,10 @@ class Writer:
         spec = SPECS[table]
         key_of = itemgetter(*spec.key) if len(spec.key) > 1 else lambda cols: (cols[spec.key[0]],)
         keys = [key_of(cols) for _, cols in batch]
-        stored = self._stored_keys(spec, list(set(keys)))
+        # a key naming a parent this writer inserted cannot be stored yet: not looked up
+        fresh = [(i, self._new[spec.refs[k]]) for i, k in enumerate(spec.key) if k in spec.refs]
+        lookup = [k for k in set(keys) if not any(k[i] in ids for i, ids in fresh)]
+        stored = self._stored_keys(spec, lookup)
         new, seen = [], {}
         for (line, cols), key in zip(batch, keys, strict=True):
             if key in stored or key in seen:
@@ -319,6 +323,7 @@ class Writer:
         self.added[table] += len(batch)
         if "id" in spec.table.c:
             self._known[table].update(cols["id"] for _, cols in batch)
+            self._new[table].update(cols["id"] for _, cols in batch)
         if table == "workloads":
             self._link_pending_runs(t.runs.c.workload_digest, [c["workload_digest"] for _, c in batch])
         elif table == "implementations":
@@ -385,6 +390,7 @@ class Writer:
         insert_rows(self.conn, t.runs, rows)
         self.added["runs"] += len(rows)
         self._known["runs"].update(c["id"] for c in rows)
+        self._new["runs"].update(c["id"] for c in rows)
         self.inserted_runs.update((c["run_digest"], c["id"]) for c in rows)
         for run_id, comparison_key, at, reason in retractions:
             self._insert_retraction(run_id, comparison_key, reason, at, stated_by_run=True)
