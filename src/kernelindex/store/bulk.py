@@ -16,7 +16,7 @@ from functools import cache
 from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import JSON, Connection, Table
+from sqlalchemy import JSON, Connection, Float, Table
 
 from kernelindex.store.database import json_text
 
@@ -38,6 +38,11 @@ def _json_columns(table: Table) -> frozenset[str]:
     return frozenset(c.name for c in table.c if isinstance(c.type, JSON))
 
 
+@cache
+def _float_columns(table: Table) -> frozenset[str]:
+    return frozenset(c.name for c in table.c if isinstance(c.type, Float))
+
+
 def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]], *, skip_clashes: bool = False) -> int:
     """Insert ``rows`` (dicts of column values; a column some rows lack is NULL in them) with one
     ``executemany``; ``skip_clashes`` leaves out rows that clash with a unique key (``ON CONFLICT
@@ -54,6 +59,9 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]], 
     if skip_clashes:
         sql += " ON CONFLICT DO NOTHING"
     json_at = [i for i, name in enumerate(names) if name in _json_columns(table)]
+    # an integer for a float column goes as a float, as SQLAlchemy's Float sends it (10**30 fits a
+    # double, not SQLite's 64-bit integer)
+    float_at = [i for i, name in enumerate(names) if name in _float_columns(table)]
     values_of = itemgetter(*names) if len(names) > 1 else lambda row: (row[names[0]],)
     params = []
     for row in rows:
@@ -63,6 +71,9 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]], 
             values = [row.get(name) for name in names]
         for i in json_at:
             values[i] = json_text(values[i])
+        for i in float_at:
+            if type(values[i]) is int:
+                values[i] = float(values[i])
         params.append(tuple(values))
     result = conn.exec_driver_sql(sql, params)
     return result.rowcount if skip_clashes else len(rows)
