@@ -171,6 +171,7 @@ class Writer:
     _alias: dict[str, dict[str, str]] = field(default_factory=lambda: defaultdict(dict))
     _known: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     _new: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # ids this writer inserted
+    _new_keys: dict[str, dict[tuple, str | None]] = field(default_factory=lambda: defaultdict(dict))  # key -> id
     _pending: list[tuple[int | None, dict[str, Any]]] = field(default_factory=list)
     _pending_table: str | None = None
 
@@ -252,10 +253,13 @@ class Writer:
         spec = SPECS[table]
         key_of = itemgetter(*spec.key) if len(spec.key) > 1 else lambda cols: (cols[spec.key[0]],)
         keys = [key_of(cols) for _, cols in batch]
-        # a key naming a parent this writer inserted cannot be stored yet: not looked up
+        # a key naming a parent this writer inserted can only be stored by this writer: not looked up
         fresh = [(i, self._new[spec.refs[k]]) for i, k in enumerate(spec.key) if k in spec.refs]
         lookup = [k for k in set(keys) if not any(k[i] in ids for i, ids in fresh)]
         stored = self._stored_keys(spec, lookup)
+        if fresh:
+            mine = self._new_keys[table]
+            stored.update((k, mine[k]) for k in set(keys) if k in mine)
         new, seen = [], {}
         for (line, cols), key in zip(batch, keys, strict=True):
             if key in stored or key in seen:
@@ -324,6 +328,8 @@ class Writer:
         if "id" in spec.table.c:
             self._known[table].update(cols["id"] for _, cols in batch)
             self._new[table].update(cols["id"] for _, cols in batch)
+        if any(k in spec.refs for k in spec.key):
+            self._new_keys[table].update((tuple(c[k] for k in spec.key), c.get("id")) for _, c in batch)
         if table == "workloads":
             self._link_pending_runs(t.runs.c.workload_digest, [c["workload_digest"] for _, c in batch])
         elif table == "implementations":
