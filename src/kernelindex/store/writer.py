@@ -127,7 +127,8 @@ def _column_problem(table: Table, columns: Mapping[str, Any]) -> tuple[str, str]
         value = columns.get(name)
         if value is None:
             continue
-        if type(value) is kind:  # the common case, first
+        exact = type(value) is kind  # the common case, first (a flag: no type narrowing of value)
+        if exact:
             if kind is str:
                 if not limit or len(value) <= limit:  # PostgreSQL enforces it; SQLite must refuse alike
                     continue
