@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import random
 
 from sqlalchemy import select
 
@@ -133,3 +135,19 @@ def test_a_dangling_reference_is_named(store, tmp_path):
         assert "01900000-0000-7000-8000-999999999999" in exc.problems[0].reason
     else:
         raise AssertionError("the import should have been refused")
+
+
+def test_a_row_repeated_after_other_tables_is_present_once(store, tmp_path):
+    """A measurement of a run this import adds, repeated after lines of other tables (so in a later
+    batch), is counted as present, not inserted twice; the same for a re-import of the file."""
+    lines = catalog_lines()
+    measurements = [i for i, line in enumerate(lines) if line["table"] == "measurements"]
+    repeated = copy.deepcopy(lines[random.choice(measurements)])
+    lines.append(repeated)  # after the record_events line: a later batch
+    path = write_catalog(tmp_path / "twice.jsonl.zst", lines)
+    first = import_catalog(store, path)
+    assert first.added["measurements"] == len(measurements)
+    assert first.present["measurements"] == 1
+    again = import_catalog(store, path)
+    assert sum(again.added.values()) == 0
+    assert again.present["measurements"] == len(measurements) + 1

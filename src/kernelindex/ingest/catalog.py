@@ -21,7 +21,7 @@ from kernelindex.ingest.problems import ImportFailed, LineError, Problem
 from kernelindex.ingest.serving import SERVING_TABLES
 from kernelindex.records.canonical import canonical_json, sha256_digest
 from kernelindex.store import rows
-from kernelindex.store.database import Store
+from kernelindex.store.database import Store, bulk_settings
 from kernelindex.store.refresh import record_refresh
 from kernelindex.store.serving_writes import serving_run_row
 from kernelindex.store.writer import BATCH, Writer
@@ -157,7 +157,7 @@ def import_catalog(
     limit = None if bad_lines.check or skipping else MAX_PROBLEMS
     # a savepoint inside the store's transaction: a refused or checked file is rolled back alone,
     # and a use case that joined a larger transaction (services.imports) keeps its other steps
-    with store.begin() as conn, (open_file or _open_binary)(path) as stream:
+    with store.begin() as conn, bulk_settings(conn), (open_file or _open_binary)(path) as stream:
         transaction = conn.begin_nested()
         writer = Writer(conn)
         problems: list[Problem] = []

@@ -15,6 +15,7 @@ from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any, BinaryIO
 
+import orjson
 import zstandard
 
 from kernelindex.ingest.problems import LineError
@@ -47,7 +48,7 @@ def _finite(text: str) -> float:
 
 
 # Escapes that decode to text no store can keep: NUL (PostgreSQL refuses it) and lone UTF-16 surrogates.
-_ODD_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
+_ODD_ESCAPE = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])")
 
 
 def _no_odd_text(value: Any) -> None:
@@ -71,16 +72,29 @@ def _no_odd_text(value: Any) -> None:
 def loads_strict(text: str | bytes) -> Any:
     """``json.loads`` that refuses a key given twice in one object (the last would silently win),
     the NaN/Infinity (and 1e400) that Python would otherwise accept, text no store can hold, and
-    nesting too deep to read."""
+    nesting too deep to read.
+
+    Fast path: text that orjson parses and writes back byte for byte (compact JSON, as exports are)
+    cannot hold a key twice, a constant or an out-of-range number, so only the escapes are looked
+    at; anything else takes the slow path, which names what is wrong."""
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
     try:
-        value = json.loads(
-            text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants, parse_float=_finite
-        )
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
-    if _ODD_ESCAPE.search(text if isinstance(text, str) else text.decode("utf-8", "replace")):
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        value = _UNREAD
+    if value is _UNREAD or orjson.dumps(value) != raw:
+        try:
+            value = json.loads(
+                text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants, parse_float=_finite
+            )
+        except RecursionError:
+            raise ValueError("nested too deeply") from None
+    if _ODD_ESCAPE.search(raw):
         _no_odd_text(value)
     return value
+
+
+_UNREAD = object()
 
 
 def _zstd_chunks(stream: BinaryIO) -> Iterator[bytes]:

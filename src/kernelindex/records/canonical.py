@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
 import rfc8785
 
 from kernelindex import API_VERSION
@@ -34,6 +35,19 @@ _FLOAT_FORMS = re.compile(r"[0-9]\.0[,\]}]|[0-9]\.0$|[0-9]e[+-]")
 _LONG_INTEGER = re.compile(r"[:,\[]-?[0-9]{16}|^-?[0-9]{16}")
 # A character whose UTF-16 order differs from its code point order: keys holding one sort differently.
 _HIGH = re.compile(r"[\ue000-\U0010ffff]")
+# The same on orjson's UTF-8 output (whose exponents have no padding: "1e-7", "1e+16"); a lead
+# byte from 0xEE on starts a character at or past U+E000. orjson itself refuses unsafe integers.
+_FLOAT_FORMS_UTF8 = re.compile(rb"[0-9]\.0[,\]}]|[0-9]\.0$|[0-9]e[+-]")
+_HIGH_UTF8 = re.compile(rb"[\xee-\xf4]")
+# orjson options: integers only in RFC 8785's safe range, and what the standard library would not
+# write (dates, dataclasses, subclasses of str/int/dict) handed back to it, not written orjson's way.
+_ORJSON_OPTIONS = (
+    orjson.OPT_SORT_KEYS
+    | orjson.OPT_STRICT_INTEGER
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
 # JSON tokens: a whole string (so nothing inside one is taken for a number), or a number.
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|-?[0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?')
 
@@ -52,11 +66,26 @@ def _ecmascript_number(match: re.Match) -> str:
 def canonical_json(value: Any) -> bytes:
     """RFC 8785 bytes of a JSON value (sorted keys, no whitespace, ECMAScript numbers).
 
-    Written by the C JSON encoder (JCS escapes exactly what Python's escaper does when non-ASCII
-    is left as is), with its number tokens rewritten the ECMAScript way where they may differ.
-    Anything unusual (a type JSON lacks, a non-finite number, an unsafe integer, a lone surrogate, a
-    character past U+E000 that could reorder keys) goes to the ``rfc8785`` package, which also
-    raises its errors for them."""
+    Written by orjson (its string escapes are JCS's, keys sort by code point, and most of its
+    numbers are already ECMAScript's), with the number tokens that may differ ("1.0", "1e+16")
+    rewritten. What orjson refuses (integers past 2**53, non-text keys, a lone surrogate) goes
+    through the standard library's C encoder the same way, and anything unusual there (a type JSON
+    lacks, a non-finite number, an unsafe integer, a character past U+E000 that could reorder keys)
+    goes to the ``rfc8785`` package, which also raises its errors for them."""
+    try:
+        data = orjson.dumps(value, option=_ORJSON_OPTIONS)
+    except TypeError:  # orjson.JSONEncodeError
+        return _canonical_by_stdlib(value)
+    if b"null" in data:  # orjson writes NaN and infinities as null: let the stdlib encoder refuse them
+        return _canonical_by_stdlib(value)
+    if not data.isascii() and _HIGH_UTF8.search(data):
+        return rfc8785.dumps(value)
+    if (b".0" in data or b"e-" in data or b"e+" in data) and _FLOAT_FORMS_UTF8.search(data):
+        return _TOKEN.sub(_ecmascript_number, data.decode("utf-8")).encode("utf-8")
+    return data
+
+
+def _canonical_by_stdlib(value: Any) -> bytes:
     try:
         text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
         if (".0" in text or "e-" in text or "e+" in text) and _FLOAT_FORMS.search(text) or _LONG_INTEGER.search(text):

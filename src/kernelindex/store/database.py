@@ -112,6 +112,27 @@ def write_transaction(conn: Connection) -> Iterator[Connection]:
         conn.execution_options(**{_WRITE: False})
 
 
+BULK_CACHE_KIB = 65536  # an import's SQLite page cache (KiB; the default is 2,000)
+
+
+@contextmanager
+def bulk_settings(conn: Connection) -> Iterator[None]:
+    """Settings for one large write on ``conn``, for the length of the block only: on SQLite a page
+    cache big enough for an export's tables and indexes (the default spills dirty pages while the
+    transaction is still open), restored afterwards so the pooled connection goes back as it came.
+    ``synchronous`` and ``temp_store`` may not change inside a transaction (and an import joins its
+    use case's), ``journal_mode`` stays WAL. PostgreSQL needs nothing here."""
+    if conn.dialect.name != "sqlite":
+        yield
+        return
+    cache_size = int(conn.exec_driver_sql("PRAGMA cache_size").scalar_one())
+    conn.exec_driver_sql(f"PRAGMA cache_size=-{BULK_CACHE_KIB}")
+    try:
+        yield
+    finally:
+        conn.exec_driver_sql(f"PRAGMA cache_size={cache_size}")
+
+
 def _sqlite_pragmas(dbapi_conn, _record) -> None:
     # The driver's own transaction handling is off: transactions are begun in _sqlite_begin, so
     # schema changes are transactional too and a writer can take the write lock up front.
@@ -130,7 +151,7 @@ def _sqlite_begin(conn: Connection) -> None:
     conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(_WRITE) else "BEGIN")
 
 
-def _json_text(value) -> str:
+def json_text(value) -> str:
     """JSON column text: orjson where it can (several times faster on an import), else the standard
     library (orjson refuses integers past 64 bits; the value is kept all the same). No NaN reaches
     here: every reader refuses it, and orjson would write it as null."""
@@ -186,7 +207,7 @@ def migrate(engine: Engine) -> None:
 def open_store(db: str | None = None, *, upgrade: bool = True) -> Store:
     """Open (and by default migrate) the store at ``db`` (a URL or path; see :func:`resolve_url`)."""
     url = resolve_url(db)
-    engine = create_engine(url, json_serializer=_json_text)
+    engine = create_engine(url, json_serializer=json_text)
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "begin", _sqlite_begin)

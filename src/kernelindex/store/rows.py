@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from kernelindex.records.canonical import comparison_key, correctness_key, digest, metric_key
 from kernelindex.records.models import RecordError, parse_record
 
@@ -54,7 +56,11 @@ def optional(row: Mapping[str, Any], key: str, kind: type = str, default: Any = 
 
 
 def same_digest(field: str, stated: Any, record: Mapping[str, Any]) -> str:
-    actual = digest(record)
+    return stated_digest(field, stated, digest(record))
+
+
+def stated_digest(field: str, stated: Any, actual: str) -> str:
+    """``actual``, when the file states that digest; else a mismatch on ``field``."""
     if stated != actual:
         raise RowError(field, f"digest mismatch: the file says {stated}, the record hashes to {actual}")
     return actual
@@ -201,20 +207,47 @@ def event_columns(row: Mapping[str, Any]) -> dict[str, Any]:
 
 def check_bundle(
     bundle: Any, field: str = "manifest"
-) -> tuple[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]]:
+) -> tuple[Mapping[str, Any], Any, Any]:
     """Validate a ``{run, protocol, environment}`` bundle and its internal digests."""
     if not isinstance(bundle, Mapping):
         raise RowError(field, "missing or not a JSON object")
     unknown = sorted(set(bundle) - {"run", "protocol", "environment"})
     if unknown:
         raise RowError(f"{field}.{unknown[0]}", "unknown field (a run bundle holds run, protocol, environment)")
+    protocol, environment = bundle.get("protocol"), bundle.get("environment")
     run = check_record(bundle.get("run"), f"{field}.run", ("BenchmarkRun",))
-    protocol = check_record(bundle.get("protocol"), f"{field}.protocol", ("BenchmarkProtocol",))
-    environment = check_record(bundle.get("environment"), f"{field}.environment", ("ExecutionEnvironment",))
+    protocol_digest = _checked_shared_part(protocol, f"{field}.protocol", "BenchmarkProtocol")
+    environment_digest = _checked_shared_part(environment, f"{field}.environment", "ExecutionEnvironment")
     spec = run["spec"]
-    same_digest(f"{field}.run.spec.protocolDigest", spec.get("protocolDigest"), protocol)
-    same_digest(f"{field}.run.spec.environmentDigest", spec.get("environmentDigest"), environment)
+    stated_digest(f"{field}.run.spec.protocolDigest", spec.get("protocolDigest"), protocol_digest)
+    stated_digest(f"{field}.run.spec.environmentDigest", spec.get("environmentDigest"), environment_digest)
     return run, protocol, environment
+
+
+_SHARED_PARTS: dict[tuple[str, bytes], str] = {}  # (kind, a validated record's JSON) -> its digest
+_SHARED_PARTS_MAX = 4096
+
+
+def _checked_shared_part(record: Any, field: str, kind: str) -> str:
+    """Validate a run's protocol or environment and return its digest, once per distinct record:
+    a catalog's thousands of runs share a handful of each. Only records that passed are kept, keyed
+    by their JSON text (equal text is an equal record; text with a null is not kept, as orjson
+    writes NaN as null too), so a refusal is always worked out again."""
+    try:
+        key = (kind, orjson.dumps(record))
+    except TypeError:  # not JSON (orjson.JSONEncodeError): the checks below say why
+        key = None
+    if key is not None and b"null" in key[1]:
+        key = None
+    if key is not None and (known := _SHARED_PARTS.get(key)) is not None:
+        return known
+    check_record(record, field, (kind,))
+    actual = digest(record)
+    if key is not None:
+        if len(_SHARED_PARTS) >= _SHARED_PARTS_MAX:
+            _SHARED_PARTS.clear()
+        _SHARED_PARTS[key] = actual
+    return actual
 
 
 def primary_metric(spec: Mapping[str, Any]) -> tuple[str | None, str | None, str | None, Any]:

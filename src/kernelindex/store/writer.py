@@ -12,19 +12,19 @@ from __future__ import annotations
 
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import JSON, Connection, Table, and_, insert, select, tuple_, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy import JSON, Connection, Table, and_, insert, select, update
 
 from kernelindex.records.canonical import digest, sha256_digest
 from kernelindex.records.slugs import slugify
 from kernelindex.store import serving_tables as st
 from kernelindex.store import tables as t
+from kernelindex.store.bulk import in_chunks, insert_rows, select_in
 from kernelindex.store.ids import uuid7
 from kernelindex.store.rows import (
     RowError,
@@ -41,7 +41,6 @@ from kernelindex.store.rows import (
 )
 
 BATCH = 1000
-IN_CHUNK = 500  # values per IN (...) list: well under every backend's parameter limit
 
 
 @dataclass(frozen=True)
@@ -107,32 +106,37 @@ def _camel(column: str) -> str:
 
 
 _WANTED = {float: "a finite number", int: "a 64-bit integer", str: "a string", bool: "true or false"}
-_CHECKS: dict[str, dict[str, tuple[type, int | None]]] = {}  # table -> column -> (python type, length limit)
+_CHECKS: dict[str, list[tuple[str, type, int | None]]] = {}  # table -> (column, python type, length limit)
 
 
-def _checks_of(table: Table) -> dict[str, tuple[type, int | None]]:
+def _checks_of(table: Table) -> list[tuple[str, type, int | None]]:
     checks = _CHECKS.get(table.name)
     if checks is None:
-        checks = _CHECKS[table.name] = {
-            c.name: (c.type.python_type, getattr(c.type, "length", None))
+        checks = _CHECKS[table.name] = [
+            (c.name, c.type.python_type, getattr(c.type, "length", None))
             for c in table.c
             if not isinstance(c.type, JSON)
-        }
+        ]
     return checks
 
 
 def _column_problem(table: Table, columns: Mapping[str, Any]) -> tuple[str, str] | None:
     """(field, reason) for the first value its column's SQL type cannot hold (type, range, length);
     JSON columns take anything."""
-    checks = _checks_of(table)
-    for name, value in columns.items():
-        if value is None or name not in checks:
+    for name, kind, limit in _checks_of(table):
+        value = columns.get(name)
+        if value is None:
             continue
-        kind, limit = checks[name]
-        if kind is str and type(value) is str:  # the common case, first
-            if limit and len(value) > limit:  # PostgreSQL enforces it; SQLite must refuse alike
-                return _camel(name), f"longer than {limit} characters: {value[:40]!r}…"
-            continue
+        exact = type(value) is kind  # the common case, first (a flag: no type narrowing of value)
+        if exact:
+            if kind is str:
+                if not limit or len(value) <= limit:  # PostgreSQL enforces it; SQLite must refuse alike
+                    continue
+            elif kind is int:
+                if value in INT64:
+                    continue
+            elif kind is not float or abs(value) <= sys.float_info.max:
+                continue
         if kind is float:
             fits = isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) <= sys.float_info.max
         elif kind is int:
@@ -155,11 +159,6 @@ def now_iso() -> str:
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
-def _chunks(values: list, size: int = IN_CHUNK) -> Iterable[list]:
-    for start in range(0, len(values), size):
-        yield values[start : start + size]
-
-
 @dataclass
 class Writer:
     """Bulk, idempotent inserts into one open transaction (``conn``)."""
@@ -172,6 +171,8 @@ class Writer:
     inserted_runs: dict[str, str] = field(default_factory=dict)  # run digest -> id, this writer
     _alias: dict[str, dict[str, str]] = field(default_factory=lambda: defaultdict(dict))
     _known: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    _new: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # ids this writer inserted
+    _new_keys: dict[str, dict[tuple, str | None]] = field(default_factory=lambda: defaultdict(dict))  # key -> id
     _pending: list[tuple[int | None, dict[str, Any]]] = field(default_factory=list)
     _pending_table: str | None = None
 
@@ -236,26 +237,31 @@ class Writer:
         return kept
 
     def _load_known(self, table: str, ids: set[str]) -> None:
-        id_column = SPECS[table].table.c.id
-        for chunk in _chunks(sorted(ids)):
-            self._known[table].update(self.conn.scalars(select(id_column).where(id_column.in_(chunk))))
+        if ids:
+            self._known[table].update(r[0] for r in select_in(self.conn, SPECS[table].table, ["id"], ["id"], ids))
 
     def _stored_keys(self, spec: TableSpec, keys: list[tuple]) -> dict[tuple, str | None]:
-        cols = [spec.table.c[name] for name in spec.key]
+        width = len(spec.key)
         has_id = "id" in spec.table.c
-        found: dict[tuple, str | None] = {}
-        for chunk in _chunks(keys):
-            where = cols[0].in_([k[0] for k in chunk]) if len(cols) == 1 else tuple_(*cols).in_(chunk)
-            wanted = [*cols, spec.table.c.id] if has_id else cols
-            for row in self.conn.execute(select(*wanted).where(where)):
-                found[tuple(row[: len(cols)])] = row[-1] if has_id else None
-        return found
+        values = [k[0] for k in keys] if width == 1 else keys
+        wanted = [*spec.key, "id"] if has_id else list(spec.key)
+        return {
+            row[:width]: row[-1] if has_id else None
+            for row in select_in(self.conn, spec.table, wanted, spec.key, values)
+        }
 
     def _split_new(self, table: str, batch: list[tuple[int | None, dict]]) -> list[tuple[int | None, dict]]:
         """Keep the rows not stored yet; map the ids of those that are."""
         spec = SPECS[table]
-        keys = [tuple(cols[k] for k in spec.key) for _, cols in batch]
-        stored = self._stored_keys(spec, list(set(keys)))
+        key_of = itemgetter(*spec.key) if len(spec.key) > 1 else lambda cols: (cols[spec.key[0]],)
+        keys = [key_of(cols) for _, cols in batch]
+        # a key naming a parent this writer inserted can only be stored by this writer: not looked up
+        fresh = [(i, self._new[spec.refs[k]]) for i, k in enumerate(spec.key) if k in spec.refs]
+        lookup = [k for k in set(keys) if not any(k[i] in ids for i, ids in fresh)]
+        stored = self._stored_keys(spec, lookup)
+        if fresh:
+            mine = self._new_keys[table]
+            stored.update((k, mine[k]) for k in set(keys) if k in mine)
         new: list[tuple[int | None, dict]] = []
         seen: dict[tuple, str | None] = {}
         for (line, cols), key in zip(batch, keys, strict=True):
@@ -268,10 +274,8 @@ class Writer:
             seen[key] = cols.get("id")
             new.append((line, cols))
         if "id" in spec.table.c and new:
-            clashes: set[str] = set()
             ids = [cols["id"] for _, cols in new]
-            for chunk in _chunks(ids):
-                clashes.update(self.conn.scalars(select(spec.table.c.id).where(spec.table.c.id.in_(chunk))))
+            clashes = {r[0] for r in select_in(self.conn, spec.table, ["id"], ["id"], ids)}
             kept: dict[str, tuple[int | None, dict]] = {}
             for line, cols in new:
                 if cols["id"] in clashes:
@@ -289,11 +293,8 @@ class Writer:
 
     def _check_operation_links(self, batch: list[tuple[int | None, dict]], field_: str, digest_of) -> list:
         """A workload's or implementation's operationId must name the operation its spec names."""
-        ids = sorted({cols["operation_id"] for _, cols in batch if cols.get("operation_id")})
-        digests: dict[str, str] = {}
-        for chunk in _chunks(ids):
-            query = select(t.operations.c.id, t.operations.c.semantic_digest).where(t.operations.c.id.in_(chunk))
-            digests.update(self.conn.execute(query).all())
+        ids = {cols["operation_id"] for _, cols in batch if cols.get("operation_id")}
+        digests = dict(select_in(self.conn, t.operations, ["id", "semantic_digest"], ["id"], ids))
         kept = []
         for line, cols in batch:
             stated = digest_of(cols["manifest"]["spec"])
@@ -325,10 +326,13 @@ class Writer:
         if table in SHARED_PARENTS:
             batch = self._insert_race_free(table, batch)
         else:
-            self.conn.execute(insert(spec.table), [cols for _, cols in batch])
+            insert_rows(self.conn, spec.table, [cols for _, cols in batch])
         self.added[table] += len(batch)
         if "id" in spec.table.c:
             self._known[table].update(cols["id"] for _, cols in batch)
+            self._new[table].update(cols["id"] for _, cols in batch)
+        if any(k in spec.refs for k in spec.key):
+            self._new_keys[table].update((tuple(c[k] for k in spec.key), c.get("id")) for _, c in batch)
         if table == "workloads":
             self._link_pending_runs(t.runs.c.workload_digest, [c["workload_digest"] for _, c in batch])
         elif table == "implementations":
@@ -340,8 +344,7 @@ class Writer:
         """Insert rows another writer may be adding at the same moment: a conflict is skipped and the
         stored row re-read, so a parent added by both ends up stored once and both name its id."""
         spec = SPECS[table]
-        statement = (pg_insert if self.conn.dialect.name == "postgresql" else sqlite_insert)(spec.table)
-        self.conn.execute(statement.on_conflict_do_nothing(), [cols for _, cols in batch])
+        insert_rows(self.conn, spec.table, [cols for _, cols in batch], skip_clashes=True)
         keys = [tuple(cols[k] for k in spec.key) for _, cols in batch]
         stored = self._stored_keys(spec, keys)
         inserted = []
@@ -392,13 +395,11 @@ class Writer:
             if (stated := cols.pop("stated_retraction", None)) is not None:
                 retractions.append((cols["id"], cols.get("comparison_key"), *stated))
             rows.append(cols)
-        # links and keys are set only on runs whose workload/implementation is stored; one executemany
-        # takes its columns from the first row, so every row must name the same ones (absent = NULL)
-        columns = set().union(*rows)
-        rows = [{name: cols.get(name) for name in columns} for cols in rows]
-        self.conn.execute(insert(t.runs), rows)
+        # links and keys are set only on runs whose workload/implementation is stored (absent = NULL)
+        insert_rows(self.conn, t.runs, rows)
         self.added["runs"] += len(rows)
         self._known["runs"].update(c["id"] for c in rows)
+        self._new["runs"].update(c["id"] for c in rows)
         self.inserted_runs.update((c["run_digest"], c["id"]) for c in rows)
         for run_id, comparison_key, at, reason in retractions:
             self._insert_retraction(run_id, comparison_key, reason, at, stated_by_run=True)
@@ -440,33 +441,24 @@ class Writer:
 
     def _add_missing(self, table: Table, key: str, rows: list[dict]) -> None:
         unique = {r[key]: r for r in rows}
-        stored: set[str] = set()
-        for chunk in _chunks(list(unique)):
-            stored.update(self.conn.scalars(select(table.c[key]).where(table.c[key].in_(chunk))))
+        stored = {r[0] for r in select_in(self.conn, table, [key], [key], unique)}
         new = [r for k, r in unique.items() if k not in stored]
         if new:
-            self.conn.execute(insert(table), new)
+            insert_rows(self.conn, table, new)
             self.added[table.name] += len(new)
 
     def _by_digest(self, table: Table, key: str, digests: list[str]) -> dict[str, dict]:
-        extra = [table.c.operation_digest, table.c.correctness_key] if table is t.workloads else []
-        found: dict[str, dict] = {}
-        for chunk in _chunks(sorted(set(digests))):
-            for row in self.conn.execute(select(table.c[key], table.c.id, *extra).where(table.c[key].in_(chunk))):
-                found[row[0]] = dict(row._mapping) | {"id": row.id}
-        return found
+        columns = [key, "id", *(["operation_digest", "correctness_key"] if table is t.workloads else [])]
+        return {
+            row[0]: dict(zip(columns, row, strict=True)) for row in select_in(self.conn, table, columns, [key], digests)
+        }
 
     def _sources_by_slug(self, slugs: list[str | None]) -> dict[str, str]:
-        wanted = sorted({s for s in slugs if s})
-        found: dict[str, str] = {}
-        for chunk in _chunks(wanted):
-            query = select(t.sources.c.slug, t.sources.c.id).where(t.sources.c.slug.in_(chunk))
-            found.update(self.conn.execute(query).all())
-        return found
+        return dict(select_in(self.conn, t.sources, ["slug", "id"], ["slug"], (s for s in slugs if s)))
 
     def _link_pending_runs(self, digest_column, values: list[str]) -> None:
         """Fill the links of stored runs that were waiting for these workloads/implementations/sources."""
-        for chunk in _chunks(sorted(set(values))):
+        for chunk in in_chunks(sorted(set(values))):
             pending_column = {
                 "workload_digest": t.runs.c.workload_id,
                 "implementation_digest": t.runs.c.implementation_id,

@@ -13,6 +13,7 @@ from kernelindex.ingest.catalog import ImportReport
 from kernelindex.ingest.problems import ImportFailed, Problem
 from kernelindex.ingest.upstream import flashinfer, gpumode, liger, mlperf, sol_api
 from kernelindex.ingest.upstream.common import UpstreamError, store_records
+from kernelindex.ingest.upstream.serving_store import store_serving
 
 READERS = {"sol-api": sol_api.read, "flashinfer": flashinfer.read, "gpumode": gpumode.read, "liger": liger.read}
 SOURCES = (*READERS, "mlperf")
@@ -49,11 +50,9 @@ def detect(path: Path) -> str:
     raise ImportFailed([Problem(str(path), None, None, f"not a format --from knows ({', '.join(SOURCES)}); name one")])
 
 
-def import_upstream(
-    store, source: str | None, path: Path, *, check: bool = False, links_for=None
-) -> ImportReport | str:
-    """Read ``path`` as ``source`` (detected when None) and store it; MLPerf is only validated (the
-    serving tables do not exist yet) and answers with a one-line summary. FlashInfer-Bench folders
+def import_upstream(store, source: str | None, path: Path, *, check: bool = False, links_for=None) -> ImportReport:
+    """Read ``path`` as ``source`` (detected when None) and store it (MLPerf's serving results in the
+    serving tables). FlashInfer-Bench folders
     need ``links_for`` (the harness's ``trace_links``), which the caller passes: ingest does not
     import the harness."""
     if not path.exists():
@@ -64,13 +63,7 @@ def import_upstream(
         raise ImportFailed([Problem(str(path), None, "--from", reason)])
     try:
         if source == "mlperf":
-            parsed = mlperf.read(path)
-            skipped = ", ".join(f"{n} {why}" for why, n in parsed.skipped.items()) or "none"
-            return (
-                f"{path}: {parsed.rows} MLPerf rows read and validated: {len(parsed.runs)} serving runs, "
-                f"{len(parsed.models)} models, {len(parsed.configurations)} configurations; skipped: {skipped}. "
-                "Not stored: serving results wait for the serving tables"
-            )
+            return store_serving(store, mlperf.read(path), str(path), check=check)
         records = flashinfer.read(path, links_for=links_for) if source == "flashinfer" else READERS[source](path)
     except UpstreamError as exc:
         raise ImportFailed([exc.problem]) from None

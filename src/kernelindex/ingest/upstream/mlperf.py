@@ -1,7 +1,7 @@
 """MLPerf Inference ``summary_results.json`` rows into the serving kinds (ModelRevision,
-ServingStackRevision, ServingConfiguration, ServingWorkload, ServingRun): parsed and validated
-only. Serving results belong in the serving tables, which the store does not have yet, so this
-module stores nothing; ``kernelindex import --from mlperf --check`` reads and validates a file.
+ServingStackRevision, ServingConfiguration, ServingWorkload, ServingRun), each validated as it is
+built, and refused naming file, line and field; :mod:`serving_store` stores them in the serving
+tables.
 
 Only closed-division datacenter LLM rows measured in tokens per second are serving results the
 index compares; other rows (open division, edge, non-LLM models, other units) are counted and skipped.
@@ -9,6 +9,7 @@ index compares; other rows (open division, edge, non-LLM models, other units) ar
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +56,7 @@ class ServingRecords:
     configurations: dict[str, dict] = field(default_factory=dict)
     workloads: dict[str, dict] = field(default_factory=dict)
     runs: list[tuple[str, dict]] = field(default_factory=list)  # (row ID, ServingRun)
+    run_lines: list[int | None] = field(default_factory=list)  # the line each run's row starts on
     skipped: dict[str, int] = field(default_factory=dict)
     rows: int = 0
 
@@ -70,26 +72,45 @@ def read(path: Path, *, retrieved: str | None = None) -> ServingRecords:
         raise UpstreamError(path, None, None, "expected a JSON list of summary rows")
     when = retrieved or retrieved_at(path)
     out = ServingRecords(Provenance(**{**PROVENANCE.__dict__, "retrieved_at": when}), rows=len(rows))
+    lines = row_lines(path.read_text(encoding="utf-8"))
     for index, row in enumerate(rows):
-        _row(out, path, index, row, when)
+        _row(out, path, index, lines[index] if index < len(lines) else None, row, when)
     return out
+
+
+def row_lines(text: str) -> list[int]:
+    """The line on which each element of a top-level JSON list starts (for messages); the text has
+    been read as JSON already."""
+    decoder = json.JSONDecoder()
+    lines, line, pos = [], 1, text.index("[") + 1
+    while True:
+        start = pos
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+        line += text.count("\n", start, pos)
+        if pos >= len(text) or text[pos] == "]":
+            return lines
+        lines.append(line)
+        _, end = decoder.raw_decode(text, pos)
+        line += text.count("\n", pos, end)
+        pos = end
 
 
 def _skip(out: ServingRecords, reason: str) -> None:
     out.skipped[reason] = out.skipped.get(reason, 0) + 1
 
 
-def _row(out: ServingRecords, path: Path, index: int, row: Any, when: str) -> None:
+def _row(out: ServingRecords, path: Path, index: int, line: int | None, row: Any, when: str) -> None:
     where = f"[{index}]"
     if not isinstance(row, dict):
-        raise UpstreamError(path, None, where, "expected a summary row object")
-    division = need(row, "Category", str, path, None, where)
-    suite = need(row, "Suite", str, path, None, where)
-    model = need(row, "Model", str, path, None, where)
-    units = need(row, "Performance_Units", str, path, None, where)
-    scenario = need(row, "Scenario", str, path, None, where)
+        raise UpstreamError(path, line, where, "expected a summary row object")
+    division = need(row, "Category", str, path, line, where)
+    suite = need(row, "Suite", str, path, line, where)
+    model = need(row, "Model", str, path, line, where)
+    units = need(row, "Performance_Units", str, path, line, where)
+    scenario = need(row, "Scenario", str, path, line, where)
     if division not in ("closed", "open"):
-        raise UpstreamError(path, None, f"{where}.Category", f"unknown division {division!r}; one of closed, open")
+        raise UpstreamError(path, line, f"{where}.Category", f"unknown division {division!r}; one of closed, open")
     if division != "closed":
         return _skip(out, "open division")
     if suite != "datacenter":
@@ -100,27 +121,27 @@ def _row(out: ServingRecords, path: Path, index: int, row: Any, when: str) -> No
         return _skip(out, "not a token throughput")
     if scenario not in SCENARIOS:
         raise UpstreamError(
-            path, None, f"{where}.Scenario", f"unknown scenario {scenario!r}; one of {sorted(SCENARIOS)}"
+            path, line, f"{where}.Scenario", f"unknown scenario {scenario!r}; one of {sorted(SCENARIOS)}"
         )
-    value = need(row, "Performance_Result", (int, float), path, None, where)
-    nodes = need(row, "Nodes", int, path, None, where)
-    per_node = need(row, "a#", int, path, None, where)
+    value = need(row, "Performance_Result", (int, float), path, line, where)
+    nodes = need(row, "Nodes", int, path, line, where)
+    per_node = need(row, "a#", int, path, line, where)
     total = row.get("Total Accelerators")
     if total is not None:
-        per_node = need(row, "Total Accelerators", int, path, None, where) // max(nodes, 1) or per_node
-    errors = need(row, "errors", int, path, None, where)
-    version = need(row, "version", str, path, None, where)
-    submitter = need(row, "Submitter", str, path, None, where)
+        per_node = need(row, "Total Accelerators", int, path, line, where) // max(nodes, 1) or per_node
+    errors = need(row, "errors", int, path, line, where)
+    version = need(row, "version", str, path, line, where)
+    submitter = need(row, "Submitter", str, path, line, where)
     software = str(row.get("Software") or "unspecified")
     system = str(row.get("System") or "unspecified")
-    accelerator = re.sub(r"\s*\(x\d+\)$", "", need(row, "Accelerator", str, path, None, where)).strip()
+    accelerator = re.sub(r"\s*\(x\d+\)$", "", need(row, "Accelerator", str, path, line, where)).strip()
     base = model.removesuffix("-99.9").removesuffix("-99")
     model_rec = record(
         "ModelRevision",
         {"model": f"{base} (MLPerf reference)"},
         meta(f"mlperf-{base}", f"{base} (MLPerf reference)", RULES),
         path,
-        None,
+        line,
     )
     stack = record(
         "ServingStackRevision",
@@ -131,7 +152,7 @@ def _row(out: ServingRecords, path: Path, index: int, row: Any, when: str) -> No
         },
         meta(f"mlperf-stack-{submitter}-{software}"[:180]),
         path,
-        None,
+        line,
     )
     stack_digest = out.keep(out.stacks, stack)
     options = {"system": system[:500], "software": software[:500]}
@@ -147,7 +168,7 @@ def _row(out: ServingRecords, path: Path, index: int, row: Any, when: str) -> No
         },
         meta(f"mlperf-{submitter}-{system}"),
         path,
-        None,
+        line,
     )
     load, streaming = SCENARIOS[scenario]
     workload = record(
@@ -159,7 +180,7 @@ def _row(out: ServingRecords, path: Path, index: int, row: Any, when: str) -> No
         },
         meta(f"mlperf-{model}-{scenario}", f"{model} · {scenario}", RULES),
         path,
-        None,
+        line,
     )
     run = record(
         "ServingRun",
@@ -196,6 +217,7 @@ def _row(out: ServingRecords, path: Path, index: int, row: Any, when: str) -> No
             str(row.get("Details") or "") or None,
         ),
         path,
-        None,
+        line,
     )
     out.runs.append((str(row.get("ID") or index), out.provenance.stamp(run)))
+    out.run_lines.append(line)

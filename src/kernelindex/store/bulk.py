@@ -1,0 +1,103 @@
+"""Bulk statements sent straight to the driver: one ``executemany`` per batch of rows, one
+``IN (...)`` per chunk of keys.
+
+An import writes tens of thousands of rows; through SQLAlchemy's statement layer every row and
+every key costs a Python-level bind step that is most of the cost of writing it. Here the SQL
+text is made once per table and columns, and values go to the driver as tuples, the JSON columns
+written by the store's own serialiser exactly as SQLAlchemy's JSON type writes them (``None`` in a
+JSON column is JSON ``null``). Statements still go through the connection (``exec_driver_sql``),
+so its transaction, savepoints and events (the store generation) see them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import cache
+from operator import itemgetter
+from typing import Any
+
+from sqlalchemy import JSON, Connection, Float, Table
+
+from kernelindex.store.database import json_text
+
+IN_CHUNK = 500  # values per IN (...) list: well under every backend's parameter limit
+ROW_CHUNK = 100  # keys of several columns per OR list: also well under SQLite's expression depth limit
+
+
+def in_chunks(values: Sequence, size: int = IN_CHUNK) -> Iterable[Sequence]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+def _marker(conn: Connection) -> str:
+    return "?" if conn.dialect.paramstyle == "qmark" else "%s"
+
+
+@cache
+def _json_columns(table: Table) -> frozenset[str]:
+    return frozenset(c.name for c in table.c if isinstance(c.type, JSON))
+
+
+@cache
+def _float_columns(table: Table) -> frozenset[str]:
+    return frozenset(c.name for c in table.c if isinstance(c.type, Float))
+
+
+def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]], *, skip_clashes: bool = False) -> int:
+    """Insert ``rows`` (dicts of column values; a column some rows lack is NULL in them) with one
+    ``executemany``; ``skip_clashes`` leaves out rows that clash with a unique key (``ON CONFLICT
+    DO NOTHING``). Returns how many rows went in."""
+    if not rows:
+        return 0
+    names = list(dict.fromkeys(name for row in rows for name in row))
+    quote = conn.dialect.identifier_preparer.quote
+    marker = _marker(conn)
+    sql = (
+        f"INSERT INTO {quote(table.name)} ({', '.join(quote(n) for n in names)}) "
+        f"VALUES ({', '.join([marker] * len(names))})"
+    )
+    if skip_clashes:
+        sql += " ON CONFLICT DO NOTHING"
+    json_at = [i for i, name in enumerate(names) if name in _json_columns(table)]
+    # an integer for a float column goes as a float, as SQLAlchemy's Float sends it (10**30 fits a
+    # double, not SQLite's 64-bit integer)
+    float_at = [i for i, name in enumerate(names) if name in _float_columns(table)]
+    values_of = itemgetter(*names) if len(names) > 1 else lambda row: (row[names[0]],)
+    params = []
+    for row in rows:
+        try:
+            values = list(values_of(row))
+        except KeyError:
+            values = [row.get(name) for name in names]
+        for i in json_at:
+            values[i] = json_text(values[i])
+        for i in float_at:
+            if type(values[i]) is int:
+                values[i] = float(values[i])
+        params.append(tuple(values))
+    result = conn.exec_driver_sql(sql, params)
+    return result.rowcount if skip_clashes else len(rows)
+
+
+def select_in(
+    conn: Connection, table: Table, columns: Sequence[str], key: Sequence[str], values: Iterable[Any]
+) -> list[tuple]:
+    """``columns`` of the rows whose ``key`` (one column, or several: then each value is a tuple)
+    is among ``values``; non-JSON columns only (values come back as the driver gives them)."""
+    wanted = list(dict.fromkeys(values))
+    quote = conn.dialect.identifier_preparer.quote
+    marker = _marker(conn)
+    head = f"SELECT {', '.join(quote(c) for c in columns)} FROM {quote(table.name)} WHERE "
+    found: list[tuple] = []
+    if len(key) == 1:
+        for chunk in in_chunks(wanted):
+            sql = f"{head}{quote(key[0])} IN ({', '.join([marker] * len(chunk))})"
+            found.extend(tuple(r) for r in conn.exec_driver_sql(sql, tuple(chunk)))
+        return found
+    # several columns: an OR of equalities, which both backends answer from the key's index (a
+    # row-value IN (VALUES ...) is a full scan on SQLite)
+    term = f"({' AND '.join(f'{quote(k)} = {marker}' for k in key)})"
+    for chunk in in_chunks(wanted, ROW_CHUNK):
+        sql = head + " OR ".join([term] * len(chunk))
+        found.extend(tuple(r) for r in conn.exec_driver_sql(sql, tuple(v for item in chunk for v in item)))
+    return found
