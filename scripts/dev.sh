@@ -37,6 +37,7 @@ need_apt() {
 
 lint() {
     "$PY" -m ruff check src tests benchmarks
+    "$PY" -m ruff format --check src tests benchmarks
     "$PY" -c "import sys; from importlinter.cli import lint_imports_command as c; sys.argv = ['lint-imports']; c()"
     typecheck
 }

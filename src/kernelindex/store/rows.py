@@ -205,9 +205,7 @@ def event_columns(row: Mapping[str, Any]) -> dict[str, Any]:
 # ---- runs ---------------------------------------------------------------------------------
 
 
-def check_bundle(
-    bundle: Any, field: str = "manifest"
-) -> tuple[Mapping[str, Any], Any, Any]:
+def check_bundle(bundle: Any, field: str = "manifest") -> tuple[Mapping[str, Any], Any, Any]:
     """Validate a ``{run, protocol, environment}`` bundle and its internal digests."""
     if not isinstance(bundle, Mapping):
         raise RowError(field, "missing or not a JSON object")
