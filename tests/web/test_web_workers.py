@@ -1,6 +1,6 @@
-"""The `serve --workers` supervisor: a worker that dies is started again and the site keeps
+"""The `serve --workers` master (gunicorn with uvicorn workers, as `serve` runs it): a worker that dies is started again and the site keeps
 answering; SIGHUP replaces every worker; SIGTERM stops them all; a worker that cannot start
-stops the server with status 3."""
+stops the server with gunicorn's status 3."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import random
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx
 
 from kernelindex.store.database import URL_ENV, open_store
+from kernelindex.web.workers import FAILED_TO_BOOT, gunicorn_argv
 
 
 def free_port() -> int:
@@ -27,7 +27,7 @@ def free_port() -> int:
 def start(url: str, workers: int) -> tuple[subprocess.Popen, int]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kernelindex.web.workers", "127.0.0.1", str(port), str(workers)],
+        gunicorn_argv("127.0.0.1", port, workers),
         env={**os.environ, URL_ENV: url},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -96,7 +96,7 @@ def test_workers_are_replaced_and_stopped(tmp_path):
 def test_a_worker_that_cannot_start_stops_the_server(tmp_path):
     proc, _ = start(f"nosuchdialect{random.randrange(10**6)}://nowhere", 2)
     try:
-        assert proc.wait(timeout=120) == 3
+        assert proc.wait(timeout=120) == FAILED_TO_BOOT
         assert "NoSuchModuleError" in proc.stdout.read()
     finally:
         if proc.poll() is None:
