@@ -76,6 +76,9 @@ def start_ray(address: str | None, hardware: str) -> None:
             include_dashboard=False,
             logging_level="ERROR",
             log_to_driver=False,
+            # A task killed by Ray's memory monitor is retried apart from max_retries, without end
+            # by default: a case too big for this machine would stall the campaign instead of failing.
+            _system_config={"task_oom_retries": MAX_RETRIES},
         )
 
 
