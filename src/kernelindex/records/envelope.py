@@ -16,7 +16,7 @@ from kernelindex.records.fields import IDENTIFIER_PATTERN, Name, Text100, Text20
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
     @field_validator("*", mode="before")
     @classmethod
