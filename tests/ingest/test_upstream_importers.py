@@ -305,3 +305,53 @@ def test_every_snapshot_shows_on_the_site_with_its_last_refresh(fixtures, tmp_pa
         assert page.status_code == 200 and "Last refreshed" in page.text
         assert listed[slug]["lastRefreshedAt"] in page.text and listed[slug]["name"] in page.text
     store.close()
+
+
+def _with_a_refused_last_run(records):
+    """``records`` plus, after its good runs, a copy of its last run whose protocol no longer matches
+    the digest the run names: refused when stored, after the good runs were written."""
+    import copy
+
+    line, bundle = records.runs[-1]
+    bad = copy.deepcopy(bundle)
+    bad["protocol"]["spec"]["warmupIterations"] = bad["protocol"]["spec"].get("warmupIterations", 0) + 1
+    records.runs.append((line + 1, bad))
+    return records
+
+
+def test_a_refused_run_after_stored_ones_leaves_nothing_of_the_path(store, fixtures):
+    from kernelindex.ingest.upstream import liger
+    from kernelindex.ingest.upstream.common import store_records
+
+    path = fixtures / SNAPSHOTS["liger"][0]
+    records = _with_a_refused_last_run(liger.read(path))
+    before = snapshot(store)
+    with pytest.raises(ImportFailed) as refused:
+        store_records(store, records, str(path))
+    assert refused.value.problems[0].line == records.runs[-1][0]
+    assert snapshot(store) == before
+
+
+def test_an_upstream_import_joins_the_callers_transaction(store, fixtures):
+    """Inside a use case's transaction the import commits with it, or not at all; a refused path
+    takes back only its own rows."""
+    from kernelindex.ingest.upstream import liger
+    from kernelindex.ingest.upstream.common import store_records
+    from kernelindex.store.database import JoinedStore
+
+    path = fixtures / SNAPSHOTS["liger"][0]
+    before = snapshot(store)
+    with pytest.raises(RuntimeError, match="use case failed"), store.begin() as conn:
+        report = import_upstream(JoinedStore(conn), "liger", path)
+        assert report.added["runs"] == SNAPSHOTS["liger"][1]
+        raise RuntimeError("use case failed after the import")
+    assert snapshot(store) == before
+
+    with store.begin() as conn:
+        joined = JoinedStore(conn)
+        import_upstream(joined, "sol-api", fixtures / SNAPSHOTS["sol-api"][0])
+        with pytest.raises(ImportFailed):
+            store_records(joined, _with_a_refused_last_run(liger.read(path)), str(path))
+    with store.begin() as conn:
+        sources = set(conn.scalars(select(t.sources.c.slug)))
+    assert "sol-execbench" in sources and "liger-kernel" not in sources

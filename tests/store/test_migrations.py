@@ -32,3 +32,43 @@ def test_opening_twice_is_a_no_op(empty_db_url):
         assert conn.exec_driver_sql("select version_num from alembic_version").scalars().all() == version
     second.close()
     assert len(version) == 1
+
+
+def test_the_scripts_head_read_from_their_text_is_alembics(empty_db_url):
+    from alembic.script import ScriptDirectory
+
+    from kernelindex.store.database import MIGRATIONS, alembic_config, script_head
+
+    store = open_store(empty_db_url)
+    try:
+        with store.engine.connect() as conn:
+            heads = ScriptDirectory.from_config(alembic_config(conn)).get_heads()
+            stored = conn.exec_driver_sql("select version_num from alembic_version").scalars().all()
+    finally:
+        store.close()
+    assert [script_head()] == heads == stored
+    assert len(list((MIGRATIONS / "versions").glob("*.py"))) >= 2
+
+
+def test_a_store_behind_the_newest_revision_is_still_upgraded(empty_db_url):
+    """Skipping Alembic is only for a store already at the head: one a revision behind is upgraded."""
+    from alembic import command
+    from alembic.script import ScriptDirectory
+
+    from kernelindex.store.database import alembic_config
+
+    store = open_store(empty_db_url)
+    with store.engine.begin() as conn:
+        config = alembic_config(conn)
+        previous = ScriptDirectory.from_config(config).get_revision("head").down_revision
+        command.downgrade(config, previous)
+        assert conn.exec_driver_sql("select version_num from alembic_version").scalars().all() == [previous]
+    store.close()
+    again = open_store(empty_db_url)
+    try:
+        with again.engine.connect() as conn:
+            diff = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), metadata)
+            assert diff == [], diff
+            assert conn.exec_driver_sql("select version_num from alembic_version").scalars().all() != [previous]
+    finally:
+        again.close()

@@ -16,7 +16,9 @@ from kernelindex.records.fields import IDENTIFIER_PATTERN, Name, Text100, Text20
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    # defer_build: each model's validator is built on its first use, so a process never pays for
+    # kinds it does not meet (an import of a catalog without serving rows, attestations)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
     @field_validator("*", mode="before")
     @classmethod

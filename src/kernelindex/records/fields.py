@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from typing import Annotated, Any
 
 from pydantic import PlainValidator, StringConstraints, WithJsonSchema
@@ -93,20 +94,44 @@ def integer(
     *, ge: int | None = None, gt: int | None = None, le: int | None = MAX_SAFE_INTEGER
 ) -> tuple[PlainValidator, WithJsonSchema]:
     """An integer field bounded like the schemas' (by default at most MAX_SAFE_INTEGER)."""
-    return (
-        PlainValidator(lambda v: _check_integer(v, ge, gt, le)),
-        WithJsonSchema({"type": "integer", **_bounds_schema(ge, gt, le)}),
-    )
+    low, high = _fast_range(ge, gt, le)
+
+    def check(value: Any) -> int:
+        # One call per value: the common case (an int well inside the bounds) returns at once.
+        if type(value) is int and low <= value <= high:
+            return value
+        return _check_integer(value, ge, gt, le)
+
+    return PlainValidator(check), WithJsonSchema({"type": "integer", **_bounds_schema(ge, gt, le)})
 
 
 def number(
     *, ge: float | None = None, gt: float | None = None, le: float | None = None
 ) -> tuple[PlainValidator, WithJsonSchema]:
     """A JSON number kept exactly as given: an int stays an int, a float a float."""
-    return (
-        PlainValidator(lambda v: check_number(v, ge, gt, le)),
-        WithJsonSchema({"type": "number", **_bounds_schema(ge, gt, le)}),
-    )
+    low, high = _fast_range(ge, gt, le)
+    low_int, high_int = max(low, -MAX_SAFE_INTEGER), min(high, MAX_SAFE_INTEGER)
+
+    def check(value: Any) -> int | float:
+        # The common cases return at once; anything else gets check_number's full reasons.
+        kind = type(value)
+        if (kind is float and low <= value <= high) or (kind is int and low_int <= value <= high_int):
+            return value
+        return check_number(value, ge, gt, le)
+
+    return PlainValidator(check), WithJsonSchema({"type": "number", **_bounds_schema(ge, gt, le)})
+
+
+def _fast_range(ge: float | None, gt: float | None, le: float | None) -> tuple[float, float]:
+    """Closed bounds that only values every check accepts lie within (``gt`` made strict by going
+    one step up to the next float; NaN and the infinities fall outside: finite floats only)."""
+    low = -sys.float_info.max
+    if ge is not None:
+        low = max(low, ge)
+    if gt is not None:
+        low = max(low, math.nextafter(gt, math.inf))
+    high = sys.float_info.max if le is None else min(sys.float_info.max, le)
+    return low, high
 
 
 def text(max_length: int, pattern: str | None = None) -> StringConstraints:

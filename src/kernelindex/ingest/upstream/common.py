@@ -230,8 +230,9 @@ class Records:
 
 
 def store_records(store, records: Records, name: str, *, check: bool = False) -> ImportReport:
-    """Store everything in one transaction (nothing when anything is refused, or when ``check``)."""
-    from kernelindex.store.database import write_transaction
+    """Store everything in one transaction: the caller's when it holds one (a use case's
+    :class:`~kernelindex.store.database.JoinedStore`), under a savepoint so that nothing of this
+    path stays when anything is refused, or when ``check``."""
     from kernelindex.store.refresh import record_refresh
     from kernelindex.store.rows import RowError
     from kernelindex.store.writer import Writer
@@ -239,7 +240,8 @@ def store_records(store, records: Records, name: str, *, check: bool = False) ->
     report = ImportReport(name, lines=records.lines, checked_only=check)
     prov = records.provenance
     problems: list[Problem] = []
-    with store.engine.connect() as conn, write_transaction(conn):
+    with store.begin() as conn:
+        transaction = conn.begin_nested()
         writer = Writer(conn)
         writer.ensure_source(prov.slug, prov.kind, prov.name, prov.policy())
         for line, rec in records.parents:
@@ -252,14 +254,16 @@ def store_records(store, records: Records, name: str, *, check: bool = False) ->
                 writer.add_run_bundle(bundle, line=line)
             except RowError as exc:
                 problems.append(Problem(name, line, exc.field, exc.reason))
+        writer.flush()
         problems += [Problem(name, p.line, p.field, p.reason) for p in writer.problems]
         if problems:
-            conn.get_transaction().rollback()
+            transaction.rollback()
             raise ImportFailed(problems)
         report.absorb(writer)
         report.upstream_skipped.update(records.skipped)
         if check:
-            conn.get_transaction().rollback()
+            transaction.rollback()
         else:
             record_refresh(conn, [prov.slug], name, rows_added=sum(report.added.values()))
+            transaction.commit()
     return report
