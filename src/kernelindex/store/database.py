@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import ast
 import json
 import os
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -192,13 +190,10 @@ def alembic_config(connection: Connection):
 
 
 def migrate(engine: Engine) -> None:
-    """Upgrade the schema to the newest Alembic revision (a no-op when it is already there,
-    found without importing Alembic when the store records the scripts' newest revision).
+    """Upgrade the schema to the newest Alembic revision (a no-op when it is already there).
 
     Under a lock (SQLite: the write lock; PostgreSQL: an advisory lock), so processes opening a
     fresh store at once migrate it once: the others wait, then find it at the newest revision."""
-    if _at_head(engine):
-        return
     from alembic import command
 
     with engine.connect() as conn:
@@ -207,46 +202,6 @@ def migrate(engine: Engine) -> None:
             if conn.dialect.name == "postgresql":
                 conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
             command.upgrade(alembic_config(conn), "head")
-
-
-_REVISION = re.compile(r"^(revision|down_revision)\s*(?::[^=\n]*)?=(.*)$", re.MULTILINE)
-
-
-def script_head() -> str | None:
-    """The newest revision of the migration scripts, read from their ``revision`` and
-    ``down_revision`` lines (importing Alembic and running its environment costs an import a
-    third of a second): the one revision no script names as its parent. None when the scripts do
-    not say it plainly (several heads, a merge, a line read otherwise), and Alembic decides."""
-    revisions: set[str] = set()
-    parents: set[str | None] = set()
-    for script in (MIGRATIONS / "versions").glob("*.py"):
-        lines = _REVISION.findall(script.read_text(encoding="utf-8"))
-        if sorted(name for name, _ in lines) != ["down_revision", "revision"]:
-            return None
-        try:
-            found = {name: ast.literal_eval(value.strip()) for name, value in lines}
-        except (ValueError, SyntaxError):
-            return None
-        if not isinstance(found["revision"], str) or not isinstance(found["down_revision"], str | None):
-            return None
-        revisions.add(found["revision"])
-        parents.add(found["down_revision"])
-    heads = revisions - parents
-    return heads.pop() if len(heads) == 1 else None
-
-
-def _at_head(engine: Engine) -> bool:
-    """Whether the store already records the scripts' newest revision (then an upgrade is a no-op)."""
-    head = script_head()
-    if head is None:
-        return False
-    from sqlalchemy import inspect
-
-    with engine.connect() as conn:
-        if not inspect(conn).has_table("alembic_version"):
-            return False
-        stored = list(conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalars())
-    return stored == [head]
 
 
 def open_store(db: str | None = None, *, upgrade: bool = True) -> Store:
