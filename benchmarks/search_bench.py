@@ -28,7 +28,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
 from kernelindex.ingest.catalog import import_catalog
-from kernelindex.ingest.paths import import_paths
+from kernelindex.services.imports import import_paths
 from kernelindex.sample import sample_paths
 from kernelindex.store.database import open_store
 from kernelindex.store.tables import operations, runs, workloads
