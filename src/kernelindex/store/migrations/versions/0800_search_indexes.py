@@ -1,4 +1,4 @@
-"""Two indexes found by profiling search answers and operation pages at 10× the export (issue 12;
+"""Indexes found by profiling search answers and operation pages at 10× the export (issue 12;
 models in kernelindex/store/tables.py):
 
 - ``ix_runs_environment_workload``: a GPU-only query (``H100``) counts the runs per operation under
@@ -6,6 +6,9 @@ models in kernelindex/store/tables.py):
 - ``ix_runs_case_sweep``: an operation page's sweep chart takes, per case, hardware, metric and
   implementation, the lowest and highest value of the passed runs; the index holds every column,
   in the grouping's order, so the read is index-only and needs no sort.
+- ``ix_runs_workload_key`` widened from (workload, comparison key) with hardware, architecture,
+  source and status: a search counts an operation's runs per workload, group, hardware and source
+  from it alone; the old prefix still answers "a workload's comparison keys".
 
 Revision ID: 0800_search_indexes
 Revises: 0700_store_generation
@@ -33,8 +36,14 @@ CASE_SWEEP = [
 ]
 
 
+WORKLOAD_KEY = ["workload_id", "comparison_key"]
+WORKLOAD_GROUPS = [*WORKLOAD_KEY, "hardware_model", "hardware_architecture", "source_slug", "status"]
+
+
 def upgrade() -> None:
     with op.batch_alter_table("runs", schema=None) as batch_op:
+        batch_op.drop_index("ix_runs_workload_key")
+        batch_op.create_index("ix_runs_workload_key", WORKLOAD_GROUPS, unique=False)
         batch_op.create_index("ix_runs_environment_workload", ENVIRONMENT_WORKLOAD, unique=False)
         batch_op.create_index("ix_runs_case_sweep", CASE_SWEEP, unique=False)
 
@@ -43,3 +52,5 @@ def downgrade() -> None:
     with op.batch_alter_table("runs", schema=None) as batch_op:
         batch_op.drop_index("ix_runs_case_sweep")
         batch_op.drop_index("ix_runs_environment_workload")
+        batch_op.drop_index("ix_runs_workload_key")
+        batch_op.create_index("ix_runs_workload_key", WORKLOAD_KEY, unique=False)
