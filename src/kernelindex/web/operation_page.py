@@ -129,9 +129,7 @@ def _sweep(
     if wanted not in pairs:
         wanted = max(pairs, key=lambda p: pairs[p])
     rows = [
-        r
-        for r in rows
-        if pair_of[(r.hardware_model, r.primary_metric, r.primary_statistic, r.primary_unit)] == wanted
+        r for r in rows if pair_of[(r.hardware_model, r.primary_metric, r.primary_statistic, r.primary_unit)] == wanted
     ]
     measured = {r.workload_id for r in rows}
     spread = {
