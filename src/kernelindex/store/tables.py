@@ -275,8 +275,34 @@ Index(
     runs.c.id,
     runs.c.run_digest,
 )
-# A workload's comparison groups: (workload_id, comparison_key) answers "which keys" from the index alone.
-Index("ix_runs_workload_key", runs.c.workload_id, runs.c.comparison_key)
+# A workload's comparison groups: (workload_id, comparison_key) answers "which keys" from the index alone;
+# the rest (migration 0800_search_indexes) lets a search count runs per group, hardware and source from it.
+Index(
+    "ix_runs_workload_key",
+    runs.c.workload_id,
+    runs.c.comparison_key,
+    runs.c.hardware_model,
+    runs.c.hardware_architecture,
+    runs.c.source_slug,
+    runs.c.status,
+)
 # Retractions are few and read on every ranking (as ``retracted`` events): this finds them without
 # scanning every event. Added by migration 0700_store_generation.
 Index("ix_record_events_cause", record_events.c.cause)
+# A GPU-only search counts runs per operation under some environments (and sources), and an
+# operation page's sweep groups a case's passed runs by hardware, metric and implementation: both
+# reads are index-only with these. Added by migration 0800_search_indexes.
+Index("ix_runs_environment_workload", runs.c.environment_key, runs.c.source_slug, runs.c.workload_id)
+Index(
+    "ix_runs_case_sweep",
+    runs.c.workload_id,
+    runs.c.hardware_model,
+    runs.c.primary_metric,
+    runs.c.primary_statistic,
+    runs.c.primary_unit,
+    runs.c.implementation_digest,
+    runs.c.implementation_id,
+    runs.c.status,
+    runs.c.primary_value,
+    runs.c.id,
+)

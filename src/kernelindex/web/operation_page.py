@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Connection
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 from markupsafe import Markup
@@ -118,18 +118,18 @@ def _sweep(
     rows = reads.case_measurements(conn, list(member_of))
     if not rows:
         return None
+    raw = Counter((r.hardware_model, r.primary_metric, r.primary_statistic, r.primary_unit) for r in rows)
+    pair_of = {t: (t[0], metric_key(*t[1:])) for t in raw}  # metric keys of the few distinct combinations
     pairs: dict[tuple, int] = defaultdict(int)
-    for r in rows:
-        pairs[(r.hardware_model, metric_key(r.primary_metric, r.primary_statistic, r.primary_unit))] += 1
+    for t, n in raw.items():
+        pairs[pair_of[t]] += n
     wanted = None
     if group is not None:
         wanted = ((group.get("environment") or {}).get("hardware"), group["metricKey"])
     if wanted not in pairs:
         wanted = max(pairs, key=lambda p: pairs[p])
     rows = [
-        r
-        for r in rows
-        if (r.hardware_model, metric_key(r.primary_metric, r.primary_statistic, r.primary_unit)) == wanted
+        r for r in rows if pair_of[(r.hardware_model, r.primary_metric, r.primary_statistic, r.primary_unit)] == wanted
     ]
     measured = {r.workload_id for r in rows}
     spread = {

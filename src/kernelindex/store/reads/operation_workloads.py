@@ -68,30 +68,46 @@ def group_keys(conn: Connection, workload_ids: Sequence[str]) -> list[str]:
     )
 
 
-def case_measurements(conn: Connection, workload_ids: Sequence[str]) -> Sequence[Row]:
+def case_measurements(conn: Connection, workload_ids: Sequence[str]) -> list[Row]:
     """What a sweep chart plots: for each workload, hardware, primary metric and implementation, the
-    lowest and highest value of its passed, unretracted runs (one row per combination, however many runs)."""
+    lowest and highest value of its passed, unretracted runs (one row per combination, however many runs).
+
+    Grouped on runs alone, in ``ix_runs_case_sweep``'s order (index-only, no sort), then joined to the
+    few implementations; status is compared in Python: in the WHERE clause SQLite would walk the
+    (unselective) status index instead."""
     if not workload_ids:
         return []
-    cols = (
+    keys = (
         runs.c.workload_id,
         runs.c.hardware_model,
         runs.c.primary_metric,
         runs.c.primary_statistic,
         runs.c.primary_unit,
         runs.c.implementation_digest,
-        implementations.c.title,
-        implementations.c.slug,
+        runs.c.implementation_id,
+        runs.c.status,
     )
-    query = (
-        select(*cols, func.min(runs.c.primary_value).label("low"), func.max(runs.c.primary_value).label("high"))
-        .outerjoin(implementations, implementations.c.id == runs.c.implementation_id)
+    grouped = (
+        select(*keys, func.min(runs.c.primary_value).label("low"), func.max(runs.c.primary_value).label("high"))
         .where(
             runs.c.workload_id.in_(workload_ids),
-            runs.c.status == "passed",
             runs.c.id.not_in(select(record_events.c.run_id).where(record_events.c.cause == "retracted")),
             runs.c.primary_value.isnot(None),
         )
-        .group_by(*cols)
+        .group_by(*keys)
+        .subquery()
     )
-    return conn.execute(query).all()
+    query = select(
+        grouped.c.workload_id,
+        grouped.c.hardware_model,
+        grouped.c.primary_metric,
+        grouped.c.primary_statistic,
+        grouped.c.primary_unit,
+        grouped.c.implementation_digest,
+        implementations.c.title,
+        implementations.c.slug,
+        grouped.c.low,
+        grouped.c.high,
+        grouped.c.status,
+    ).outerjoin(implementations, implementations.c.id == grouped.c.implementation_id)
+    return [r for r in conn.execute(query) if r.status == "passed"]
