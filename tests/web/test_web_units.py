@@ -73,9 +73,10 @@ def test_plot_is_well_formed_escaped_svg():
     rng = random.Random()
     seed = rng.randrange(2**32)
     rng.seed(seed)
+    values = [10 ** rng.uniform(3, 6) for _ in range(12)]
+    values[0], values[1] = 10 ** rng.uniform(3, 3.3), 10 ** rng.uniform(5.7, 6)  # always spans > 20×
     points = [
-        Point(label=f'<run {i}> & "x"', value=rng.uniform(1e3, 1e6), rank=i + 1, href=f"/runs/{i}?a=1&b=2")
-        for i in range(12)
+        Point(label=f'<run {i}> & "x"', value=v, rank=i + 1, href=f"/runs/{i}?a=1&b=2") for i, v in enumerate(values)
     ]
     points[3] = Point(label="with interval", value=5e4, low=4e4, high=6e4, rank=4)
     svg = group_svg(points, lambda v: f"{v:.0f} ns", "caption <b>")
