@@ -12,11 +12,12 @@ import base64
 import binascii
 import hashlib
 from datetime import UTC, datetime
-
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from typing import TYPE_CHECKING
 
 from kernelindex.records.signing import key_id
+
+if TYPE_CHECKING:  # cryptography itself is imported on use (see records/signing.py)
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 KEY_HEADER = "X-Kernelindex-Key"
 TIME_HEADER = "X-Kernelindex-Time"
@@ -59,6 +60,8 @@ def verify_request(
     public_key: Ed25519PublicKey, headers, method: str, path: str, body: bytes, now: datetime | None = None
 ) -> None:
     """Raise RequestSignatureError unless the headers sign exactly this request, recently."""
+    from cryptography.exceptions import InvalidSignature
+
     timestamp, signature = headers.get(TIME_HEADER), headers.get(SIGNATURE_HEADER)
     if not timestamp or not signature:
         raise RequestSignatureError(f"missing {TIME_HEADER} or {SIGNATURE_HEADER}")

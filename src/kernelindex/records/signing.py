@@ -4,7 +4,9 @@ Why this format: anyone can check a signature offline with stock tools (DSSE and
 formats supply-chain verifiers already read), and the statement names the record only by its
 digest, so a signature can never be moved onto a record whose facts differ.
 A signer is known by its key id: ``sha256:`` + hex(sha256(raw 32-byte Ed25519 public key)).
-No I/O here: keys come in and go out as bytes.
+No I/O here: keys come in and go out as bytes. ``cryptography`` is imported where a key is used,
+not with this module: web workers import it for every page but most pages check no signature
+(~6 MiB per worker saved on stores without signatures).
 """
 
 from __future__ import annotations
@@ -14,13 +16,12 @@ import binascii
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any
-
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from typing import TYPE_CHECKING, Any
 
 from kernelindex.records.canonical import DIGEST_PREFIX, canonical_json
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
@@ -43,21 +44,33 @@ class SignedStatement:
 
 
 def key_id(public_key: Ed25519PublicKey) -> str:
-    raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    return DIGEST_PREFIX + hashlib.sha256(raw).hexdigest()
+    return DIGEST_PREFIX + hashlib.sha256(_raw_public_bytes(public_key)).hexdigest()
+
+
+def _raw_public_bytes(public_key: Ed25519PublicKey) -> bytes:
+    from cryptography.hazmat.primitives import serialization
+
+    return public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 
 
 def new_private_key() -> Ed25519PrivateKey:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     return Ed25519PrivateKey.generate()
 
 
 def private_key_to_pem(private_key: Ed25519PrivateKey) -> bytes:
+    from cryptography.hazmat.primitives import serialization
+
     return private_key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
 
 
 def private_key_from_pem(data: bytes) -> Ed25519PrivateKey:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     try:
         key = serialization.load_pem_private_key(data, password=None)
     except (ValueError, TypeError) as exc:
@@ -69,11 +82,12 @@ def private_key_from_pem(data: bytes) -> Ed25519PrivateKey:
 
 def public_key_to_text(public_key: Ed25519PublicKey) -> str:
     """The public key as base64 of its raw 32 bytes: short enough for a table cell or a CLI flag."""
-    raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    return base64.b64encode(raw).decode("ascii")
+    return base64.b64encode(_raw_public_bytes(public_key)).decode("ascii")
 
 
 def public_key_from_text(text: str) -> Ed25519PublicKey:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     try:
         raw = base64.b64decode(text.strip(), validate=True)
     except (binascii.Error, ValueError) as exc:
@@ -124,6 +138,8 @@ def verify_envelope(envelope: Any, public_key: Ed25519PublicKey, expected_digest
 
     Raises SignatureError naming the failed check; returns what the signer vouched for.
     """
+    from cryptography.exceptions import InvalidSignature
+
     _check_envelope_shape(envelope)
     wanted = key_id(public_key)
     entries = [entry for entry in envelope["signatures"] if entry["keyid"] == wanted]

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from sqlalchemy import Connection, RowMapping, bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
@@ -38,6 +37,9 @@ from kernelindex.store.evidence_tables import (
 )
 from kernelindex.store.ids import uuid7
 from kernelindex.store.tables import runs
+
+if TYPE_CHECKING:  # cryptography itself is imported where a key is used (records/signing.py)
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 HARNESS_SOURCE = "kernelindex-harness"
 DEFAULT_DAILY_LIMIT = 20
