@@ -233,7 +233,6 @@ def store_records(store, records: Records, name: str, *, check: bool = False) ->
     """Store everything in one transaction: the caller's when it holds one (a use case's
     :class:`~kernelindex.store.database.JoinedStore`), under a savepoint so that nothing of this
     path stays when anything is refused, or when ``check``."""
-    from kernelindex.store.refresh import record_refresh
     from kernelindex.store.rows import RowError
     from kernelindex.store.writer import Writer
 
@@ -255,15 +254,33 @@ def store_records(store, records: Records, name: str, *, check: bool = False) ->
             except RowError as exc:
                 problems.append(Problem(name, line, exc.field, exc.reason))
         writer.flush()
-        problems += [Problem(name, p.line, p.field, p.reason) for p in writer.problems]
-        if problems:
-            transaction.rollback()
-            raise ImportFailed(problems)
-        report.absorb(writer)
-        report.upstream_skipped.update(records.skipped)
-        if check:
-            transaction.rollback()
-        else:
-            record_refresh(conn, [prov.slug], name, rows_added=sum(report.added.values()))
-            transaction.commit()
+        settle(conn, transaction, writer, report, problems, prov.slug, records.skipped, check=check)
     return report
+
+
+def settle(
+    conn,
+    transaction,
+    writer,
+    report: ImportReport,
+    problems: list[Problem],
+    source_slug: str,
+    skipped: dict[str, int],
+    *,
+    check: bool,
+) -> None:
+    """End one upstream path's savepoint: refuse it whole when the writer or the caller found a
+    problem, take it back when ``check``, else record the source's refresh and keep it."""
+    from kernelindex.store.refresh import record_refresh
+
+    problems += [Problem(report.path, p.line, p.field, p.reason) for p in writer.problems]
+    if problems:
+        transaction.rollback()
+        raise ImportFailed(problems)
+    report.absorb(writer)
+    report.upstream_skipped.update(skipped)
+    if check:
+        transaction.rollback()
+    else:
+        record_refresh(conn, [source_slug], report.path, rows_added=sum(report.added.values()))
+        transaction.commit()

@@ -15,13 +15,13 @@ from typing import Any
 
 from kernelindex import API_VERSION
 from kernelindex.ingest.catalog import ImportReport
-from kernelindex.ingest.problems import ImportFailed, Problem
+from kernelindex.ingest.problems import Problem
 from kernelindex.ingest.serving import SERVING_TABLES
+from kernelindex.ingest.upstream.common import settle
 from kernelindex.ingest.upstream.mlperf import ServingRecords
 from kernelindex.records.canonical import digest
 from kernelindex.records.serving_keys import run_keys
 from kernelindex.store.ids import uuid7
-from kernelindex.store.refresh import record_refresh
 from kernelindex.store.rows import RowError
 from kernelindex.store.serving_writes import serving_run_row
 from kernelindex.store.writer import Writer, now_iso
@@ -60,18 +60,8 @@ def store_serving(store, parsed: ServingRecords, name: str, *, check: bool = Fal
             for measurement in run["spec"]["measurements"]:
                 add("serving_measurements", line, rows.measurement(run_row["id"], measurement))
         writer.flush()
-        problems += [Problem(name, p.line, p.field, p.reason) for p in writer.problems]
-        if problems:
-            transaction.rollback()
-            raise ImportFailed(problems)
-        report.absorb(writer)
-        report.upstream_skipped.update(parsed.skipped)
-        report.source_slugs.add(prov.slug)
-        if check:
-            transaction.rollback()
-        else:
-            record_refresh(conn, [prov.slug], name, rows_added=sum(report.added.values()))
-            transaction.commit()
+        settle(conn, transaction, writer, report, problems, prov.slug, parsed.skipped, check=check)
+    report.source_slugs.add(prov.slug)
     return report
 
 
