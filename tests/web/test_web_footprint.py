@@ -1,0 +1,97 @@
+"""What a web worker holds in memory: the modules its app pulls in, and what the gunicorn master loads.
+
+Each worker pays for every module in its import graph (issue #13: RSS after load <= 200 MiB over
+all processes). These run in a fresh interpreter, so modules this test session imported do not count.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from kernelindex.store.database import open_store
+from kernelindex.web.workers import WORKER_CLASS, gunicorn_argv
+
+# Never needed to serve a page from a SQLite store without signatures: each is MiBs per worker.
+KEPT_OUT = (
+    "cryptography",  # imported where a key is used (records/signing.py)
+    "sqlalchemy.dialects.postgresql",
+    "psycopg",
+    "alembic",  # `kernelindex serve` migrates before the workers start
+    "numpy",
+    "torch",
+    "triton",
+    "ray",
+    "rich",
+    "typer",
+    "click",
+    "kernelindex.cli",
+)
+
+SERVE_PAGES = """
+import json, sys
+from kernelindex.web.app import serving_app
+from starlette.testclient import TestClient
+client = TestClient(serving_app())
+statuses = [client.get(path).status_code for path in ("/", "/api/v1/sources", "/api/v1/runs", "/?q=gemm")]
+print(json.dumps({"statuses": statuses, "modules": sorted(sys.modules)}))
+"""
+
+
+def _fresh_interpreter(code: str, env: dict[str, str] | None = None) -> dict:
+    result = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env, timeout=120
+    )
+    return json.loads(result.stdout)
+
+
+def _loaded(modules: list[str], top: str) -> list[str]:
+    return [name for name in modules if name == top or name.startswith(top + ".")]
+
+
+def test_a_worker_serving_pages_imports_nothing_it_does_not_use(tmp_path):
+    open_store(str(tmp_path / "store.db")).close()  # migrated here, as `kernelindex serve` does
+    env = {**os.environ, "KERNELINDEX_DATABASE_URL": str(tmp_path / "store.db")}
+    seen = _fresh_interpreter(SERVE_PAGES, env)
+    assert seen["statuses"] == [200, 200, 200, 200]
+    assert "kernelindex.web.app" in seen["modules"] and "sqlalchemy.dialects.sqlite" in seen["modules"]
+    assert {top: _loaded(seen["modules"], top) for top in KEPT_OUT if _loaded(seen["modules"], top)} == {}
+
+
+def test_signatures_still_check_once_cryptography_is_imported_on_use():
+    code = """
+import json, sys
+from kernelindex.records import signing
+before = "cryptography" in sys.modules
+key = signing.new_private_key()
+digest = "sha256:" + "ab" * 32
+envelope = signing.sign_record_digest(key, digest, "Run", "2026-12-01T00:00:00Z")
+checked = signing.verify_envelope(envelope, signing.public_key_from_text(signing.public_key_to_text(key.public_key())))
+other = signing.new_private_key().public_key()
+try:
+    signing.verify_envelope(envelope, other)
+    refused = ""
+except signing.SignatureError as exc:
+    refused = str(exc)
+print(json.dumps({"before": before, "digest": checked.record_digest, "refused": refused}))
+"""
+    seen = _fresh_interpreter(code)
+    assert seen["before"] is False
+    assert seen["digest"] == "sha256:" + "ab" * 32
+    assert "no signature by key" in seen["refused"]
+
+
+def test_the_gunicorn_master_does_not_load_the_app():
+    argv = gunicorn_argv("127.0.0.1", 8000, 2)
+    assert f"--worker-class={WORKER_CLASS}" in argv and not any(arg.startswith("--preload") for arg in argv)
+    code = (
+        "import json, sys, gunicorn.app.wsgiapp, gunicorn.arbiter; "
+        f"from gunicorn.util import load_class; load_class({WORKER_CLASS!r}); "
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    modules = _fresh_interpreter(code)
+    assert "uvicorn_worker" in modules
+    assert _loaded(modules, "kernelindex") == [] and _loaded(modules, "fastapi") == []
+    assert _loaded(modules, "sqlalchemy") == []
