@@ -24,6 +24,24 @@ IN_CHUNK = 500  # values per IN (...) list: well under every backend's parameter
 ROW_CHUNK = 100  # keys of several columns per OR list: also well under SQLite's expression depth limit
 
 
+class JsonText:
+    """A JSON column's value already written as its column text (by ``json_text``): written as is.
+    Lets the text be made where the value was checked (an import's worker process), and sent on as
+    one string instead of the nested value."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __reduce__(self):  # pickled as its text alone (the default would also save the slot names)
+        return JsonText, (self.text,)
+
+
+def as_json_text(value: Any) -> JsonText:
+    return value if type(value) is JsonText else JsonText(json_text(value))
+
+
 def in_chunks(values: Sequence, size: int = IN_CHUNK) -> Iterable[Sequence]:
     for start in range(0, len(values), size):
         yield values[start : start + size]
@@ -34,7 +52,7 @@ def _marker(conn: Connection) -> str:
 
 
 @cache
-def _json_columns(table: Table) -> frozenset[str]:
+def json_columns(table: Table) -> frozenset[str]:
     return frozenset(c.name for c in table.c if isinstance(c.type, JSON))
 
 
@@ -58,7 +76,7 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]], 
     )
     if skip_clashes:
         sql += " ON CONFLICT DO NOTHING"
-    json_at = [i for i, name in enumerate(names) if name in _json_columns(table)]
+    json_at = [i for i, name in enumerate(names) if name in json_columns(table)]
     # an integer for a float column goes as a float, as SQLAlchemy's Float sends it (10**30 fits a
     # double, not SQLite's 64-bit integer)
     float_at = [i for i, name in enumerate(names) if name in _float_columns(table)]
@@ -70,7 +88,8 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]], 
         except KeyError:
             values = [row.get(name) for name in names]
         for i in json_at:
-            values[i] = json_text(values[i])
+            value = values[i]
+            values[i] = value.text if type(value) is JsonText else json_text(value)
         for i in float_at:
             if type(values[i]) is int:
                 values[i] = float(values[i])

@@ -14,6 +14,8 @@ import orjson
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.exc import SQLAlchemyError as DatabaseError  # noqa: F401  (re-exported: what callers above the store catch)
 
+from kernelindex.store import schema_check
+
 DEFAULT_URL = "sqlite:///kernelindex.db"
 BUSY_TIMEOUT_MS = 300_000  # how long a writer waits for another one (a large import) before giving up
 # PostgreSQL advisory lock keys: one for schema changes, one for writes (one writer at a time, as on SQLite)
@@ -193,7 +195,13 @@ def migrate(engine: Engine) -> None:
     """Upgrade the schema to the newest Alembic revision (a no-op when it is already there).
 
     Under a lock (SQLite: the write lock; PostgreSQL: an advisory lock), so processes opening a
-    fresh store at once migrate it once: the others wait, then find it at the newest revision."""
+    fresh store at once migrate it once: the others wait, then find it at the newest revision.
+    Alembic is not even loaded when it already found this store current under the same scripts
+    (see :mod:`kernelindex.store.schema_check`)."""
+    with engine.connect() as conn:
+        with conn.begin():
+            if schema_check.known_current(conn, MIGRATIONS):
+                return
     from alembic import command
 
     with engine.connect() as conn:
@@ -202,6 +210,7 @@ def migrate(engine: Engine) -> None:
             if conn.dialect.name == "postgresql":
                 conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
             command.upgrade(alembic_config(conn), "head")
+            schema_check.remember(conn, MIGRATIONS)
 
 
 def open_store(db: str | None = None, *, upgrade: bool = True) -> Store:

@@ -146,6 +146,8 @@ def implementation_columns(row: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "id": require(row, "id"),
         "implementation_digest": same_digest("implementationDigest", row.get("implementationDigest"), manifest),
+        # the operation the spec names, checked against operationId by the writer (not a column)
+        "operation_spec_digest": (manifest["spec"].get("operation") or {}).get("specDigest"),
         "project_id": row.get("projectId"),
         "operation_id": row.get("operationId"),
         "slug": row.get("slug"),
@@ -338,6 +340,10 @@ def run_columns(bundle: Any, field: str = "manifest") -> dict[str, Any]:
         "hardware_architecture": hardware.get("architecture"),
         "has_raw_evidence": "rawSamples" in evidence,
         "manifest": bundle,
+        # the rows of its protocol and environment (stored once each by the writer; not columns):
+        # check_bundle proved their digests, so they are not hashed again
+        "protocol_row": protocol_columns(protocol, spec["protocolDigest"]),
+        "environment_row": environment_columns(environment, spec["environmentDigest"]),
     }
 
 

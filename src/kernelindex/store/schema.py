@@ -8,6 +8,7 @@ from kernelindex.store import (  # noqa: F401  (imported for their tables)
     generation,
     queue_tables,
     refresh_tables,
+    schema_check,
     serving_tables,
     tables,
 )

@@ -24,16 +24,14 @@ from kernelindex.records.canonical import digest, sha256_digest
 from kernelindex.records.slugs import slugify
 from kernelindex.store import serving_tables as st
 from kernelindex.store import tables as t
-from kernelindex.store.bulk import in_chunks, insert_rows, select_in
+from kernelindex.store.bulk import as_json_text, in_chunks, insert_rows, json_columns, select_in
 from kernelindex.store.ids import uuid7
 from kernelindex.store.rows import (
     RowError,
     derived_measurements,
-    environment_columns,
     implementation_columns,
     operation_columns,
     project_columns,
-    protocol_columns,
     run_columns,
     run_keys,
     source_columns,
@@ -98,6 +96,19 @@ SPECS: dict[str, TableSpec] = {
 SHARED_PARENTS = frozenset({"sources", "projects", "operations"})
 
 INT64 = range(-(2**63), 2**63)
+
+
+def with_json_as_text(table: str, columns: dict[str, Any]) -> dict[str, Any]:
+    """``columns`` of a row for ``table`` with every JSON value written as its column text (see
+    :class:`~kernelindex.store.bulk.JsonText`), a run's protocol and environment rows included:
+    what :meth:`Writer.add` takes from a process that converted the row elsewhere."""
+    for name in json_columns(SPECS[table].table):
+        if name in columns:
+            columns[name] = as_json_text(columns[name])
+    if table == "runs":
+        for part in ("protocol_row", "environment_row"):
+            columns[part]["manifest"] = as_json_text(columns[part]["manifest"])
+    return columns
 
 
 def _camel(column: str) -> str:
@@ -291,13 +302,14 @@ class Writer:
             new = list(kept.values())
         return new
 
-    def _check_operation_links(self, batch: list[tuple[int | None, dict]], field_: str, digest_of) -> list:
-        """A workload's or implementation's operationId must name the operation its spec names."""
+    def _check_operation_links(self, batch: list[tuple[int | None, dict]], field_: str, stated_in: str) -> list:
+        """A workload's or implementation's operationId must name the operation its spec names
+        (the spec's digest, which the row's converter put in ``stated_in``)."""
         ids = {cols["operation_id"] for _, cols in batch if cols.get("operation_id")}
         digests = dict(select_in(self.conn, t.operations, ["id", "semantic_digest"], ["id"], ids))
         kept = []
         for line, cols in batch:
-            stated = digest_of(cols["manifest"]["spec"])
+            stated = cols[stated_in]
             if cols.get("operation_id") and stated is not None and digests.get(cols["operation_id"]) != stated:
                 self.problem(
                     line,
@@ -313,13 +325,11 @@ class Writer:
         batch = self._resolve_refs(spec, batch)
         # the file's claims are checked whether or not the row is stored already
         if table == "workloads":
-            batch = self._check_operation_links(
-                batch, "spec.operationSpecDigest", lambda s: s.get("operationSpecDigest")
-            )
+            batch = self._check_operation_links(batch, "spec.operationSpecDigest", "operation_digest")
         elif table == "implementations":
-            batch = self._check_operation_links(
-                batch, "spec.operation.specDigest", lambda s: (s.get("operation") or {}).get("specDigest")
-            )
+            batch = self._check_operation_links(batch, "spec.operation.specDigest", "operation_spec_digest")
+            for _, cols in batch:
+                del cols["operation_spec_digest"]  # checked; not a column
         batch = self._split_new(table, batch)
         if not batch:
             return
@@ -364,9 +374,7 @@ class Writer:
         batch = self._split_new("runs", self._checked_runs(self._resolve_refs(SPECS["runs"], batch)))
         protocols, environments, kept = [], [], []
         for line, cols in batch:
-            # check_bundle proved the run's protocol and environment digests: not hashed again
-            protocol = protocol_columns(cols["manifest"]["protocol"], cols["protocol_key"])
-            environment = environment_columns(cols["manifest"]["environment"], cols["environment_key"])
+            protocol, environment = cols.pop("protocol_row"), cols.pop("environment_row")
             # their rows must fit their columns too (PostgreSQL enforces lengths; SQLite would not)
             bad = [
                 (f"{part}.{b[0]}", b[1])

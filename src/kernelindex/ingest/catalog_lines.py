@@ -1,0 +1,200 @@
+"""One catalog line, from its text to the columns the writer stores, and many of them at once.
+
+:func:`convert` parses a line, checks its shape, validates its record, recomputes every digest and
+key and writes its JSON columns as text. It never touches the store, so a large file's lines are
+converted by worker processes while the importing process writes what they hand back
+(:func:`converted`): on two cores an import then costs about what its writes cost, not the sum.
+Lines come back in file order, so what is stored, counted and refused is the same either way.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from itertools import chain, islice
+from multiprocessing import get_context
+from typing import Any
+
+import rfc8785
+
+from kernelindex.ingest.jsonlines import parse_line
+from kernelindex.ingest.problems import LineError
+from kernelindex.ingest.serving import SERVING_TABLES
+from kernelindex.records.canonical import canonical_json, sha256_digest
+from kernelindex.store import rows
+from kernelindex.store.writer import with_json_as_text
+
+# export table -> (store table, row converter, columns this version understands)
+TABLES: dict[str, tuple[str, Callable[[dict], dict], frozenset[str]]] = {
+    "sources": ("sources", rows.source_columns, frozenset("id slug kind name policy createdAt".split())),
+    "projects": (
+        "projects",
+        rows.project_columns,
+        frozenset("id slug name normalizedName canonicalUrl licenseExpression manifest createdAt".split()),
+    ),
+    "operations": (
+        "operations",
+        rows.operation_columns,
+        frozenset("id slug family name schemaVersion semanticDigest manifest tags createdAt supersedesId".split()),
+    ),
+    "operation_aliases": ("operation_aliases", rows.alias_columns, frozenset({"operationId", "alias"})),
+    "workloads": (
+        "workloads",
+        rows.workload_columns,
+        frozenset(
+            "id operationId workloadDigest schemaVersion manifest shapeSummary dtypes layoutKeys createdAt".split()
+        ),
+    ),
+    "implementations": (
+        "implementations",
+        rows.implementation_columns,
+        frozenset(
+            "id projectId operationId slug implementationDigest sourceRevision language framework targetArchitectures "
+            "licenseExpression sourceAvailable installable title installKind installCommand licenseDeclared manifest "
+            "createdAt supersedesId".split()
+        ),
+    ),
+    "benchmark_runs": (
+        "runs",
+        rows.catalog_run_columns,
+        frozenset(
+            "id runDigest implementationId workloadId sourceId status observedAt publishedAt hardwareVendor "
+            "hardwareModel hardwareArchitecture driverMajor cudaMajor protocolKey environmentKey correctnessKey "
+            "comparisonKey primaryMetric primaryValue primaryUnit sampleCount uncertaintyLow uncertaintyHigh reported "
+            "reproducedByKernelindex independentReplicationCount sourceAvailable installable licenseExpression "
+            "primaryStatistic hasRawEvidence sourceNative environmentSummary manifest supersedesId retractedAt "
+            "retractionReason".split()
+        ),
+    ),
+    "measurements": (
+        "measurements",
+        rows.measurement_columns,
+        frozenset("id runId metric statistic unit value sampleCount".split()),
+    ),
+    "artifacts": (
+        "artifacts",
+        rows.artifact_columns,
+        frozenset("id contentDigest kind mediaType sizeBytes storage uri license createdAt".split()),
+    ),
+    "record_events": (
+        "record_events",
+        rows.event_columns,
+        frozenset("id comparisonKey runId previousRunId policyVersion cause reason at createdAt".split()),
+    ),
+    **SERVING_TABLES,
+}
+
+CHUNK = 1000  # lines per task handed to a worker
+WINDOW = 3  # tasks in flight per worker: enough to keep it busy, few enough to bound memory
+
+
+@dataclass(slots=True)
+class Line:
+    """What one line became. ``table``/``columns``: a row for the writer; ``problem``: (field, reason)
+    of a refused line; ``serving_run``: a serving run's row, converted by the writer's process
+    (its keys need the model and workload rows stored before it). The counts say what the line
+    holds that this version does not model."""
+
+    number: int
+    table: str | None = None
+    columns: dict[str, Any] | None = None
+    problem: tuple[str | None, str] | None = None
+    serving_run: dict[str, Any] | None = None
+    source_slug: str | None = None
+    foreign_table: str | None = None  # an export table this store does not model (kept as a foreign row)
+    unknown_columns: tuple[str, ...] = ()  # "table.column" of each column this version does not know
+
+
+def convert(number: int, text: str) -> Line:
+    line = Line(number)
+    try:
+        _convert(line, parse_line(number, text))
+    except LineError as exc:
+        line.problem = (exc.field, exc.reason)
+    except rows.RowError as exc:
+        line.problem = (exc.field, exc.reason)
+    except rfc8785.CanonicalizationError as exc:
+        line.problem = (None, f"has no canonical JSON form: {exc}")
+    return line
+
+
+def _convert(line: Line, obj: Any) -> None:
+    if not isinstance(obj, dict) or not isinstance(obj.get("table"), str) or not isinstance(obj.get("row"), dict):
+        wrong = "row" if isinstance(obj, dict) and isinstance(obj.get("table"), str) else "table"
+        raise LineError(line.number, 'a catalog line is {"table": NAME, "row": {...}}', wrong)
+    table, row = obj["table"], obj["row"]
+    if table == "sources" and isinstance(row.get("slug"), str):
+        line.source_slug = row["slug"]
+    unknown = [f"(line).{extra}" for extra in sorted(obj.keys() - _LINE_KEYS)] if len(obj) > 2 else []
+    known = TABLES.get(table)
+    if known is None:
+        line.unknown_columns = tuple(unknown)
+        line.foreign_table = table
+        line.table, line.columns = "foreign_rows", _foreign_row(table, row)
+    else:
+        store_table, convert_row, columns = known
+        if extra := row.keys() - columns:
+            unknown += [f"{table}.{name}" for name in sorted(extra)]
+        line.unknown_columns = tuple(unknown)
+        if table == "serving_runs":
+            line.serving_run = row
+            return
+        line.table, line.columns = store_table, convert_row(row)
+    line.columns = with_json_as_text(line.table, line.columns)
+
+
+_LINE_KEYS = frozenset({"table", "row"})
+
+
+def _foreign_row(table: str, row: Any) -> dict[str, Any]:
+    return {"table_name": table, "row_digest": sha256_digest(canonical_json(row)), "row": row}
+
+
+def _convert_chunk(chunk: list[tuple[int, str]]) -> list[Line]:
+    return [convert(number, text) for number, text in chunk]
+
+
+def worker_count() -> int:
+    """Worker processes for a large file: one core stays with the writer. None off Linux (fork is
+    how a worker starts with the validators already built; elsewhere lines are converted here)."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    return max(1, min(3, len(os.sched_getaffinity(0)) - 1))
+
+
+def converted(lines: Iterator[tuple[int, str]], workers: int | None = None) -> Iterator[tuple[Line, str]]:
+    """``(Line, text)`` for each ``(number, text)`` of ``lines``, in order. A file of more than two
+    chunks is converted by ``workers`` processes (default :func:`worker_count`); a short one here."""
+    workers = worker_count() if workers is None else workers
+    head = [list(islice(lines, CHUNK)) for _ in range(2)]
+    if workers < 1 or len(head[1]) < CHUNK:
+        for number, text in (*head[0], *head[1], *lines):
+            yield convert(number, text), text
+        return
+    # forked, not spawned: a worker starts at once with every module and validator of this process
+    pool = ProcessPoolExecutor(workers, mp_context=get_context("fork"))
+    try:
+        in_flight: deque[tuple[Future, list[tuple[int, str]]]] = deque()
+        for chunk in chain(head, _chunks(lines)):
+            in_flight.append((pool.submit(_convert_chunk, chunk), chunk))
+            if len(in_flight) >= WINDOW * workers:
+                yield from _done(in_flight.popleft())
+        while in_flight:
+            yield from _done(in_flight.popleft())
+    finally:  # also when the caller stops early (too many problems) or reading fails
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _chunks(lines: Iterator[tuple[int, str]]) -> Iterator[list[tuple[int, str]]]:
+    while chunk := list(islice(lines, CHUNK)):
+        yield chunk
+
+
+def _done(task: tuple[Future, list[tuple[int, str]]]) -> Iterator[tuple[Line, str]]:
+    future, chunk = task
+    for line, (_, text) in zip(future.result(), chunk, strict=True):
+        yield line, text

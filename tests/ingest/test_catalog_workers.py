@@ -1,0 +1,131 @@
+"""A file whose lines are converted by worker processes imports exactly as one converted in-process:
+the same rows stored, the same counts, the same refused lines with the same reasons, and nothing
+left running after a refusal. Chunks of three lines make a small catalog take the worker path."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import random
+from concurrent.futures import ProcessPoolExecutor
+
+import pytest
+from ingest_kit import snapshot
+
+from catalog_kit import catalog_lines, to_text, write_catalog
+from kernelindex.ingest import catalog_lines as conversion
+from kernelindex.ingest.catalog import MAX_PROBLEMS, BadLines, import_catalog
+from kernelindex.ingest.problems import ImportFailed
+from kernelindex.store import open_store
+from store_fixtures import database_url
+
+SEED = random.randrange(2**32)
+
+
+class CountingPool(ProcessPoolExecutor):
+    tasks = 0
+
+    def submit(self, *args, **kwargs):
+        CountingPool.tasks += 1
+        return super().submit(*args, **kwargs)
+
+
+def _convert(mode: str, monkeypatch) -> None:
+    """``workers``: three-line chunks, one worker process; ``here``: no workers."""
+    monkeypatch.setattr(conversion, "CHUNK", 3)
+    monkeypatch.setattr(conversion, "worker_count", (lambda: 1) if mode == "workers" else (lambda: 0))
+    monkeypatch.setattr(conversion, "ProcessPoolExecutor", CountingPool)
+    CountingPool.tasks = 0
+
+
+def messy_catalog(rng: random.Random) -> str:
+    """The small catalog with unknown columns, a table this store does not model and bad lines
+    (malformed JSON, a wrong digest, a wrong shape) at random places after its parents."""
+    lines = catalog_lines()
+    for line in rng.sample(lines, 4):
+        line["row"][f"newColumn{rng.randrange(99)}"] = rng.random()
+    lines.insert(rng.randrange(len(lines)), {"table": "future_table", "row": {"x": rng.random()}})
+    texts = to_text(lines).splitlines(keepends=True)
+    impl = next(i for i, t in enumerate(texts) if '"implementations"' in t)
+    wrong = json.loads(texts[impl])
+    wrong["row"]["implementationDigest"] = "sha256:" + "0" * 64
+    texts[impl] = json.dumps(wrong) + "\n"
+    for bad in ('{"table": "sources", "row": \n', '["not", "a", "line"]\n'):
+        texts.insert(rng.randrange(3, len(texts) + 1), bad)
+    return "".join(texts)
+
+
+def _import(tmp_path, name: str, text: str, policy: BadLines):
+    folder = tmp_path / name
+    folder.mkdir()
+    store = open_store(database_url("sqlite", folder, migrated=True))
+    path = write_catalog(folder / "catalog.jsonl.zst", text=text)
+    refused: list[tuple] = []
+    policy = BadLines(skip_invalid=policy.skip_invalid, check=policy.check, on_refused=lambda p, t: refused.append(p))
+    try:
+        report = import_catalog(store, path, bad_lines=policy)
+        outcome = (
+            report.lines,
+            report.added,
+            report.present,
+            report.skipped,
+            report.unknown_columns,
+            report.foreign_tables,
+            report.source_slugs,
+        )
+    except ImportFailed as exc:
+        outcome = [(p.line, p.field, p.reason) for p in exc.problems]
+    refused_lines = [(p.line, p.field, p.reason) for p in refused]
+    stored = snapshot(store)
+    store.close()
+    return outcome, refused_lines, stored
+
+
+@pytest.mark.parametrize("policy", [BadLines(), BadLines(skip_invalid=True), BadLines(check=True)])
+def test_workers_import_what_this_process_imports(tmp_path, monkeypatch, policy):
+    rng = random.Random(SEED)
+    text = messy_catalog(rng)
+    _convert("here", monkeypatch)
+    here = _import(tmp_path, "here", text, policy)
+    assert CountingPool.tasks == 0
+    _convert("workers", monkeypatch)
+    workers = _import(tmp_path, "workers", text, policy)
+    assert CountingPool.tasks >= 3, f"seed {SEED}: the worker path was not taken"
+    assert workers == here, f"seed {SEED}"
+    assert multiprocessing.active_children() == []
+    if policy.skip_invalid:
+        assert here[0][3] == 3 and len(here[1]) == 3  # the three bad lines, each refused and reported
+
+
+def test_a_truncated_file_is_refused_whole_by_the_worker_path(tmp_path, monkeypatch):
+    _convert("workers", monkeypatch)
+    folder = tmp_path / "cut"
+    folder.mkdir()
+    store = open_store(database_url("sqlite", folder, migrated=True))
+    path = write_catalog(folder / "catalog.jsonl.zst", catalog_lines() * 3)
+    path.write_bytes(path.read_bytes()[:-7])
+    before = snapshot(store)
+    with pytest.raises(ImportFailed) as refused:
+        import_catalog(store, path)
+    assert [p.reason for p in refused.value.problems] == ["truncated zstd file: the last frame ends early"]
+    assert snapshot(store) == before
+    assert multiprocessing.active_children() == []
+    store.close()
+
+
+def test_too_many_problems_stop_the_workers_early(tmp_path, monkeypatch):
+    _convert("workers", monkeypatch)
+    rng = random.Random(SEED)
+    good = to_text(catalog_lines()).splitlines(keepends=True)
+    bad = [f'{{"table": "sources", "row": {rng.random()}}}\n' for _ in range(MAX_PROBLEMS * 4)]
+    folder = tmp_path / "many"
+    folder.mkdir()
+    store = open_store(database_url("sqlite", folder, migrated=True))
+    path = write_catalog(folder / "catalog.jsonl", text="".join(good + bad))
+    with pytest.raises(ImportFailed) as refused:
+        import_catalog(store, path)
+    lines = [p.line for p in refused.value.problems]
+    assert lines == list(range(len(good) + 1, len(good) + 1 + MAX_PROBLEMS)), f"seed {SEED}"
+    assert CountingPool.tasks < (len(good) + len(bad)) // conversion.CHUNK  # stopped before the end
+    assert multiprocessing.active_children() == []
+    store.close()
