@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import random
 from concurrent.futures import ProcessPoolExecutor
 
@@ -129,3 +130,22 @@ def test_too_many_problems_stop_the_workers_early(tmp_path, monkeypatch):
     assert CountingPool.tasks < (len(good) + len(bad)) // conversion.CHUNK  # stopped before the end
     assert multiprocessing.active_children() == []
     store.close()
+
+
+def test_a_killed_worker_leaves_the_rest_of_the_import_to_this_process(tmp_path, monkeypatch):
+    text = messy_catalog(random.Random(SEED))
+    _convert("here", monkeypatch)
+    here = _import(tmp_path, "here", text, BadLines(skip_invalid=True))
+    _convert("workers", monkeypatch)
+    parent, real = os.getpid(), conversion.convert
+
+    def dies_in_a_worker(number, line_text):
+        if os.getpid() != parent:
+            os._exit(9)  # gone without a word, as after the kernel's out-of-memory killer
+        return real(number, line_text)
+
+    monkeypatch.setattr(conversion, "convert", dies_in_a_worker)
+    workers = _import(tmp_path, "workers", text, BadLines(skip_invalid=True))
+    assert CountingPool.tasks >= 1
+    assert workers == here, f"seed {SEED}"
+    assert multiprocessing.active_children() == []

@@ -14,6 +14,7 @@ import sys
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from itertools import chain, islice
 from multiprocessing import get_context
@@ -108,6 +109,9 @@ class Line:
     foreign_table: str | None = None  # an export table this store does not model (kept as a foreign row)
     unknown_columns: tuple[str, ...] = ()  # "table.column" of each column this version does not know
 
+    def __reduce__(self):  # sent back from a worker as a tuple of its fields: cheaper than the default
+        return Line, tuple(getattr(self, name) for name in self.__slots__)
+
 
 def convert(number: int, text: str) -> Line:
     line = Line(number)
@@ -168,33 +172,74 @@ def worker_count() -> int:
 
 def converted(lines: Iterator[tuple[int, str]], workers: int | None = None) -> Iterator[tuple[Line, str]]:
     """``(Line, text)`` for each ``(number, text)`` of ``lines``, in order. A file of more than two
-    chunks is converted by ``workers`` processes (default :func:`worker_count`); a short one here."""
+    chunks is converted by ``workers`` processes (default :func:`worker_count`) and, whenever the
+    next result is not back yet, by this process too: a chunk no worker has started is taken back
+    and converted here, so neither side waits while there is work (a short file: all here)."""
     workers = worker_count() if workers is None else workers
     head = [list(islice(lines, CHUNK)) for _ in range(2)]
     if workers < 1 or len(head[1]) < CHUNK:
-        for number, text in (*head[0], *head[1], *lines):
+        for number, text in chain(*head, lines):
             yield convert(number, text), text
         return
     # forked, not spawned: a worker starts at once with every module and validator of this process
     pool = ProcessPoolExecutor(workers, mp_context=get_context("fork"))
     try:
-        in_flight: deque[tuple[Future, list[tuple[int, str]]]] = deque()
-        for chunk in chain(head, _chunks(lines)):
-            in_flight.append((pool.submit(_convert_chunk, chunk), chunk))
-            if len(in_flight) >= WINDOW * workers:
-                yield from _done(in_flight.popleft())
-        while in_flight:
-            yield from _done(in_flight.popleft())
+        window: deque[_Task] = deque()
+        chunks = chain(head, _chunks(lines))
+        while True:
+            while len(window) < WINDOW * workers and (chunk := next(chunks, None)) is not None:
+                window.append(_Task.handed_to(pool, chunk))
+            if not window:
+                return
+            while window[0].future is not None and not window[0].future.done() and _take_one_back(window):
+                pass
+            yield from window.popleft().results()
     finally:  # also when the caller stops early (too many problems) or reading fails
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _Task:
+    """A chunk handed to the workers, or converted here (then ``lines`` holds it): taken back
+    before a worker started it, or because the workers are gone (a worker killed, e.g. for memory,
+    breaks the pool: the import goes on in this process rather than failing)."""
+
+    __slots__ = ("chunk", "future", "lines")
+
+    def __init__(self, chunk: list[tuple[int, str]], future: Future | None) -> None:
+        self.chunk, self.future = chunk, future
+        self.lines = None if future is not None else _convert_chunk(chunk)
+
+    @classmethod
+    def handed_to(cls, pool: ProcessPoolExecutor, chunk: list[tuple[int, str]]) -> _Task:
+        try:
+            return cls(chunk, pool.submit(_convert_chunk, chunk))
+        except BrokenProcessPool:
+            return cls(chunk, None)
+
+    def results(self) -> Iterator[tuple[Line, str]]:
+        if self.future is not None:
+            try:
+                self.lines = self.future.result()
+            except BrokenProcessPool:
+                self.lines = _convert_chunk(self.chunk)
+        assert self.lines is not None
+        for line, (_, text) in zip(self.lines, self.chunk, strict=True):
+            yield line, text
+
+
+def _take_one_back(window: deque[_Task]) -> bool:
+    """Convert here the last chunk of ``window`` no worker has started; False when every one has
+    (workers take chunks in order, so only the last one still with the pool can be waiting)."""
+    for task in reversed(window):
+        if task.future is None:
+            continue  # already converted here
+        if not task.future.cancel():
+            return False
+        task.future, task.lines = None, _convert_chunk(task.chunk)
+        return True
+    return False
 
 
 def _chunks(lines: Iterator[tuple[int, str]]) -> Iterator[list[tuple[int, str]]]:
     while chunk := list(islice(lines, CHUNK)):
         yield chunk
-
-
-def _done(task: tuple[Future, list[tuple[int, str]]]) -> Iterator[tuple[Line, str]]:
-    future, chunk = task
-    for line, (_, text) in zip(future.result(), chunk, strict=True):
-        yield line, text

@@ -37,6 +37,15 @@ class JsonText:
     def __reduce__(self):  # pickled as its text alone (the default would also save the slot names)
         return JsonText, (self.text,)
 
+    def __eq__(self, other: object) -> bool:
+        return type(other) is JsonText and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return f"JsonText({self.text[:60]!r})"
+
 
 def as_json_text(value: Any) -> JsonText:
     return value if type(value) is JsonText else JsonText(json_text(value))
