@@ -5,7 +5,8 @@ Each phase runs in its own fresh Python process, so its peak RSS is its own. The
 least any importer must do: decompress the file as a stream, parse each line and hash each record's
 sorted-key JSON (zstandard for the decompression, the standard library for the rest). It runs
 first and last, and ratios use the mean of the two; beside wall time each phase reports its CPU
-time (user + system), the steadier figure when other work shares the machine.
+time (user + system, its worker processes included: an import converts a large file's lines in
+forked workers while it writes), the steadier figure when other work shares the machine.
 
     .venv/bin/python benchmarks/import_bench.py [EXPORT.jsonl.zst] [--db-dir DIR] [--postgres]
 
@@ -103,6 +104,8 @@ def child(phase: str, export_path: Path, db: str) -> None:
     result["seconds"] = time.perf_counter() - start
     result["cpu_seconds"] = _cpu() - cpu
     result["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if workers := resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss:
+        result["worker_peak_rss_mib"] = round(workers / 1024)  # largest line-converting worker (forked)
     print(json.dumps(result))
 
 

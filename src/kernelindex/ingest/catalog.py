@@ -70,10 +70,11 @@ class _LineTexts:
         self.texts: dict[int, str] = {}
 
     def prune(self, writer: Writer) -> None:
+        """Forget the lines written already (their problems are collected by then)."""
         oldest = writer.oldest_pending_line()
         if oldest is None:
             self.texts.clear()
-        elif len(self.texts) > 2 * BATCH:
+        else:
             self.texts = {n: text for n, text in self.texts.items() if n >= oldest}
 
 
@@ -141,8 +142,10 @@ def import_catalog(
                     assert line.table is not None and line.columns is not None  # a converted row
                     writer.add(line.table, number, line.columns)
                 texts.texts[number] = text
-                collect_writer_problems()
-                texts.prune(writer)
+                if len(writer.problems) > seen:
+                    collect_writer_problems()
+                if len(texts.texts) > 2 * BATCH:
+                    texts.prune(writer)
                 if limit is not None and len(problems) + len(deferred) >= limit:
                     break
             writer.flush()

@@ -1,7 +1,7 @@
 """One catalog line, from its text to the columns the writer stores, and many of them at once.
 
 :func:`convert` parses a line, checks its shape, validates its record, recomputes every digest and
-key and writes its JSON columns as text. It never touches the store, so a large file's lines are
+key and encodes its JSON columns. It never touches the store, so a large file's lines are
 converted by worker processes while the importing process writes what they hand back
 (:func:`converted`): on two cores an import then costs about what its writes cost, not the sum.
 Lines come back in file order, so what is stored, counted and refused is the same either way.
@@ -27,7 +27,7 @@ from kernelindex.ingest.problems import LineError
 from kernelindex.ingest.serving import SERVING_TABLES
 from kernelindex.records.canonical import canonical_json, sha256_digest
 from kernelindex.store import rows
-from kernelindex.store.writer import with_json_as_text
+from kernelindex.store.writer import with_json_encoded
 
 # export table -> (store table, row converter, columns this version understands)
 TABLES: dict[str, tuple[str, Callable[[dict], dict], frozenset[str]]] = {
@@ -148,7 +148,7 @@ def _convert(line: Line, obj: Any) -> None:
             line.serving_run = row
             return
         line.table, line.columns = store_table, convert_row(row)
-    line.columns = with_json_as_text(line.table, line.columns)
+    line.columns = with_json_encoded(line.table, line.columns)
 
 
 _LINE_KEYS = frozenset({"table", "row"})

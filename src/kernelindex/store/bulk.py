@@ -5,7 +5,10 @@ An import writes tens of thousands of rows; through SQLAlchemy's statement layer
 every key costs a Python-level bind step that is most of the cost of writing it. Here the SQL
 text is made once per table and columns, and values go to the driver as tuples, the JSON columns
 written by the store's own serialiser exactly as SQLAlchemy's JSON type writes them (``None`` in a
-JSON column is JSON ``null``). Statements still go through the connection (``exec_driver_sql``),
+JSON column is JSON ``null``); a JSON column's value given as ``bytes`` is its JSON text already
+(UTF-8, from ``json_bytes``: JSON itself has no bytes, so the two cannot be mistaken), which lets a
+row be encoded where it was converted (an import's worker process) and sent on as one object.
+Statements still go through the connection (``exec_driver_sql``),
 so its transaction, savepoints and events (the store generation) see them.
 """
 
@@ -22,33 +25,6 @@ from kernelindex.store.database import json_text
 
 IN_CHUNK = 500  # values per IN (...) list: well under every backend's parameter limit
 ROW_CHUNK = 100  # keys of several columns per OR list: also well under SQLite's expression depth limit
-
-
-class JsonText:
-    """A JSON column's value already written as its column text (by ``json_text``): written as is.
-    Lets the text be made where the value was checked (an import's worker process), and sent on as
-    one string instead of the nested value."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __reduce__(self):  # pickled as its text alone (the default would also save the slot names)
-        return JsonText, (self.text,)
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is JsonText and other.text == self.text
-
-    def __hash__(self) -> int:
-        return hash(self.text)
-
-    def __repr__(self) -> str:
-        return f"JsonText({self.text[:60]!r})"
-
-
-def as_json_text(value: Any) -> JsonText:
-    return value if type(value) is JsonText else JsonText(json_text(value))
 
 
 def in_chunks(values: Sequence, size: int = IN_CHUNK) -> Iterable[Sequence]:
@@ -98,7 +74,7 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]], 
             values = [row.get(name) for name in names]
         for i in json_at:
             value = values[i]
-            values[i] = value.text if type(value) is JsonText else json_text(value)
+            values[i] = value.decode("utf-8") if type(value) is bytes else json_text(value)
         for i in float_at:
             if type(values[i]) is int:
                 values[i] = float(values[i])

@@ -157,10 +157,15 @@ def json_text(value) -> str:
     """JSON column text: orjson where it can (several times faster on an import), else the standard
     library (orjson refuses integers past 64 bits; the value is kept all the same). No NaN reaches
     here: every reader refuses it, and orjson would write it as null."""
+    return json_bytes(value).decode("utf-8")
+
+
+def json_bytes(value) -> bytes:
+    """:func:`json_text` as UTF-8 bytes."""
     try:
-        return orjson.dumps(value).decode("utf-8")
+        return orjson.dumps(value)
     except (TypeError, orjson.JSONEncodeError):
-        return json.dumps(value, ensure_ascii=False)
+        return json.dumps(value, ensure_ascii=False).encode("utf-8")
 
 
 def read_only_engine(store: Store) -> Engine:

@@ -24,7 +24,8 @@ from kernelindex.records.canonical import digest, sha256_digest
 from kernelindex.records.slugs import slugify
 from kernelindex.store import serving_tables as st
 from kernelindex.store import tables as t
-from kernelindex.store.bulk import as_json_text, in_chunks, insert_rows, json_columns, select_in
+from kernelindex.store.bulk import in_chunks, insert_rows, json_columns, select_in
+from kernelindex.store.database import json_bytes
 from kernelindex.store.ids import uuid7
 from kernelindex.store.rows import (
     RowError,
@@ -98,16 +99,16 @@ SHARED_PARENTS = frozenset({"sources", "projects", "operations"})
 INT64 = range(-(2**63), 2**63)
 
 
-def with_json_as_text(table: str, columns: dict[str, Any]) -> dict[str, Any]:
-    """``columns`` of a row for ``table`` with every JSON value written as its column text (see
-    :class:`~kernelindex.store.bulk.JsonText`), a run's protocol and environment rows included:
-    what :meth:`Writer.add` takes from a process that converted the row elsewhere."""
+def with_json_encoded(table: str, columns: dict[str, Any]) -> dict[str, Any]:
+    """``columns`` of a row for ``table`` with every JSON value already encoded (see
+    :func:`~kernelindex.store.bulk.insert_rows`), a run's protocol and environment rows included:
+    how a process that converted the row sends it on (one bytes object, not a nested value)."""
     for name in json_columns(SPECS[table].table):
         if name in columns:
-            columns[name] = as_json_text(columns[name])
+            columns[name] = json_bytes(columns[name])
     if table == "runs":
         for part in ("protocol_row", "environment_row"):
-            columns[part]["manifest"] = as_json_text(columns[part]["manifest"])
+            columns[part]["manifest"] = json_bytes(columns[part]["manifest"])
     return columns
 
 
