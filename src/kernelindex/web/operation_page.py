@@ -118,7 +118,7 @@ def _sweep(
     rows = reads.case_measurements(conn, list(member_of))
     if not rows:
         return None
-    raw = Counter((r.hardware_model, r.primary_metric, r.primary_statistic, r.primary_unit) for r in rows)
+    raw = Counter(r.measured for r in rows)
     pair_of = {t: (t[0], metric_key(*t[1:])) for t in raw}  # metric keys of the few distinct combinations
     pairs: dict[tuple, int] = defaultdict(int)
     for t, n in raw.items():
@@ -128,9 +128,8 @@ def _sweep(
         wanted = ((group.get("environment") or {}).get("hardware"), group["metricKey"])
     if wanted not in pairs:
         wanted = max(pairs, key=lambda p: pairs[p])
-    rows = [
-        r for r in rows if pair_of[(r.hardware_model, r.primary_metric, r.primary_statistic, r.primary_unit)] == wanted
-    ]
+    if len(pairs) > 1:
+        rows = [r for r in rows if pair_of[r.measured] == wanted]
     measured = {r.workload_id for r in rows}
     spread = {
         n: len({str(member_of[w]["axes"].get(n)) for w in measured}) for n in axis_names if "seed" not in n.lower()
@@ -139,8 +138,8 @@ def _sweep(
     if not variable:
         return None
     x_axis = max(variable, key=lambda n: spread[n])
-    lower = metric_direction(rows[0].primary_metric, rows[0].primary_unit) == "lower"
-    unit = rows[0].primary_unit
+    _, metric, _, unit = rows[0].measured
+    lower = metric_direction(metric, unit) == "lower"
     best: dict[str, dict[float, float]] = defaultdict(dict)
     for r in rows:
         x = member_of[r.workload_id]["axes"].get(x_axis)

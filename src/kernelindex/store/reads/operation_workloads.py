@@ -4,9 +4,9 @@ values of its case runs for the sweep chart."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-from sqlalchemy import Connection, Row, func, select
+from sqlalchemy import Connection, func, select
 
 from kernelindex.store.tables import implementations, record_events, runs, workloads
 
@@ -68,7 +68,21 @@ def group_keys(conn: Connection, workload_ids: Sequence[str]) -> list[str]:
     )
 
 
-def case_measurements(conn: Connection, workload_ids: Sequence[str]) -> list[Row]:
+class CaseValue(NamedTuple):
+    """The lowest and highest value of one implementation's passed runs of one case, on one hardware
+    and metric (``measured``: (hardware model, primary metric, statistic, unit)). A plain tuple: a
+    sweep reads each field of thousands of these, and a database row's named fields cost ten times more."""
+
+    workload_id: str
+    measured: tuple[str | None, str | None, str | None, str | None]
+    implementation_digest: str
+    title: str | None
+    slug: str | None
+    low: float
+    high: float
+
+
+def case_measurements(conn: Connection, workload_ids: Sequence[str]) -> list[CaseValue]:
     """What a sweep chart plots: for each workload, hardware, primary metric and implementation, the
     lowest and highest value of its passed, unretracted runs (one row per combination, however many runs).
 
@@ -110,4 +124,8 @@ def case_measurements(conn: Connection, workload_ids: Sequence[str]) -> list[Row
         grouped.c.high,
         grouped.c.status,
     ).outerjoin(implementations, implementations.c.id == grouped.c.implementation_id)
-    return [r for r in conn.execute(query) if r.status == "passed"]
+    return [
+        CaseValue(workload, (hardware, metric, statistic, unit), digest, title, slug, low, high)
+        for workload, hardware, metric, statistic, unit, digest, title, slug, low, high, status in conn.execute(query)
+        if status == "passed"
+    ]
