@@ -12,8 +12,10 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 from ingest_kit import snapshot
+from typer.testing import CliRunner
 
 from catalog_kit import catalog_lines, to_text, write_catalog
+from kernelindex.cli import app
 from kernelindex.ingest import catalog_lines as conversion
 from kernelindex.ingest.catalog import MAX_PROBLEMS, BadLines, import_catalog
 from kernelindex.ingest.problems import ImportFailed
@@ -21,6 +23,7 @@ from kernelindex.store import open_store
 from store_fixtures import database_url
 
 SEED = random.randrange(2**32)
+WORKER_COUNT = conversion.worker_count
 
 
 class CountingPool(ProcessPoolExecutor):
@@ -159,3 +162,26 @@ def test_a_killed_worker_leaves_the_rest_of_the_import_to_this_process(tmp_path,
     assert CountingPool.tasks >= 1
     assert workers == here, f"seed {SEED}"
     assert _workers_left() == set()
+
+
+@pytest.mark.parametrize(("setting", "pool_used"), [("0", False), ("1", True), (" 2 ", True)])
+def test_the_workers_setting_decides_where_lines_are_converted(tmp_path, monkeypatch, setting, pool_used):
+    _convert("workers", monkeypatch)
+    monkeypatch.setattr(conversion, "worker_count", WORKER_COUNT)  # the real one, reading the setting
+    monkeypatch.setenv(conversion.WORKERS_ENV, setting)
+    folder = tmp_path / "setting"
+    folder.mkdir()
+    store = open_store(database_url("sqlite", folder, migrated=True))
+    report = import_catalog(store, write_catalog(folder / "catalog.jsonl.zst", catalog_lines()))
+    store.close()
+    assert report.added["runs"] == 2
+    assert (CountingPool.tasks > 0) == pool_used
+
+
+def test_a_bad_workers_setting_is_refused_before_anything_is_read(tmp_path, monkeypatch):
+    monkeypatch.setenv(conversion.WORKERS_ENV, "two")
+    db = tmp_path / "never.db"
+    result = CliRunner().invoke(app, ["import", str(write_catalog(tmp_path / "c.jsonl.zst")), "--db", str(db)])
+    assert result.exit_code == 1
+    assert "KERNELINDEX_IMPORT_WORKERS must be a whole number of processes, not 'two'" in result.stderr
+    assert not db.exists()

@@ -177,3 +177,13 @@ def load_private_key(path: Path | str, option: str = "--key"):
         fail(f"{path} ({option}): cannot read the key: {exc.strerror}")
     except SignatureError as exc:
         fail(f"{path} ({option}): {exc}")
+
+
+def check_import_settings() -> None:
+    """Refuse a bad $KERNELINDEX_IMPORT_WORKERS before anything is read."""
+    from kernelindex.ingest.catalog_lines import worker_count
+
+    try:
+        worker_count()
+    except ValueError as exc:
+        fail(str(exc))

@@ -8,7 +8,16 @@ from typing import Annotated
 
 import typer
 
-from kernelindex.cli.common import AsJson, Db, fail, missing_sqlite_store, open_store_or_fail, print_json, stderr
+from kernelindex.cli.common import (
+    AsJson,
+    Db,
+    check_import_settings,
+    fail,
+    missing_sqlite_store,
+    open_store_or_fail,
+    print_json,
+    stderr,
+)
 
 PathsHelp = "catalog .jsonl.zst/.jsonl, run bundle .json, folder of bundles, problem folder, trace .jsonl"
 
@@ -44,6 +53,7 @@ def import_command(
     from kernelindex.ingest.problems import ImportFailed
     from kernelindex.store.database import DatabaseError
 
+    check_import_settings()
     if refused_path is not None and not skip_invalid:
         fail("--refused names the report of --skip-invalid; give --skip-invalid too")
     if source is not None and skip_invalid:

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from kernelindex.cli.common import AsJson, Db, fail, open_store_or_fail, print_json
+from kernelindex.cli.common import AsJson, Db, check_import_settings, fail, open_store_or_fail, print_json
 
 _INTERVAL = re.compile(r"^(\d+)([smhd])$")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -36,6 +36,7 @@ def sync_command(
 ) -> None:
     """Import what is new in the server's newest catalog export (checked against its digest)."""
     period = interval_seconds(every) if every else None
+    check_import_settings()
     store = open_store_or_fail(db, create=True)
     while True:
         ok = _once(store, url, as_json)

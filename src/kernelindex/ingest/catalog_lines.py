@@ -162,11 +162,20 @@ def _convert_chunk(chunk: list[tuple[int, str]]) -> list[Line]:
     return [convert(number, text) for number, text in chunk]
 
 
+WORKERS_ENV = "KERNELINDEX_IMPORT_WORKERS"
+
+
 def worker_count() -> int:
-    """Worker processes for a large file: one core stays with the writer. None off Linux (fork is
-    how a worker starts with the validators already built; elsewhere lines are converted here)."""
+    """Worker processes for a large file: $KERNELINDEX_IMPORT_WORKERS if set (0: none), else one per
+    core but the writer's, at most three. None off Linux (fork is how a worker starts with the
+    validators already built; elsewhere lines are converted here)."""
     if not sys.platform.startswith("linux"):
         return 0
+    if (wanted := os.environ.get(WORKERS_ENV, "").strip()) != "":
+        try:
+            return max(0, int(wanted))
+        except ValueError:
+            raise ValueError(f"${WORKERS_ENV} must be a whole number of processes, not {wanted!r}") from None
     return max(1, min(3, len(os.sched_getaffinity(0)) - 1))
 
 
