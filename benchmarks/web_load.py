@@ -32,6 +32,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+from process_kit import process_tree  # noqa: E402  (the tests' reader of /proc)
+
 DEFAULT_CATALOG = sorted((REPO.parent / "shared" / "data").glob("kernelindex-catalog-*.jsonl.zst"))
 SEQUENTIAL = 300
 LOAD_REQUESTS = 1000
@@ -115,25 +118,6 @@ async def load(port: int, paths: list[str], total: int, concurrency: int) -> tup
     for client in clients:
         client.close()
     return total / elapsed, latencies
-
-
-def process_tree(root: int) -> list[int]:
-    """``root`` and all its descendants."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            children.setdefault(ppid, []).append(int(entry))
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(children.get(pid, []))
-    return found
 
 
 def tree_cpu(root: int) -> float:

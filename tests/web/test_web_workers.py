@@ -16,6 +16,7 @@ import httpx
 
 from kernelindex.store.database import URL_ENV, open_store
 from kernelindex.web.workers import FAILED_TO_BOOT, gunicorn_argv
+from process_kit import living_children
 
 
 def free_port() -> int:
@@ -34,20 +35,6 @@ def start(url: str, workers: int) -> tuple[subprocess.Popen, int]:
         text=True,
     )
     return proc, port
-
-
-def children(pid: int) -> set[int]:
-    found = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            fields = stat.rsplit(")", 1)[1].split()
-            if int(fields[1]) == pid and fields[0] != "Z":
-                found.add(int(entry))
-    return found
 
 
 def wait_for(condition, what: str, seconds: float = 60) -> None:
@@ -70,19 +57,25 @@ def test_workers_are_replaced_and_stopped(tmp_path):
     count = random.choice([2, 3])
     proc, port = start(f"sqlite:///{db}", count)
     try:
-        wait_for(lambda: answers(port) and len(children(proc.pid)) == count, "the workers did not start")
-        first = children(proc.pid)
+        wait_for(lambda: answers(port) and len(living_children(proc.pid)) == count, "the workers did not start")
+        first = living_children(proc.pid)
         victim = random.choice(sorted(first))
         os.kill(victim, signal.SIGKILL)
-        wait_for(lambda: len(children(proc.pid) - first) == 1 and victim not in children(proc.pid), "no new worker")
+        wait_for(
+            lambda: len(living_children(proc.pid) - first) == 1 and victim not in living_children(proc.pid),
+            "no new worker",
+        )
         wait_for(lambda: answers(port), "the site stopped answering")
 
-        before = children(proc.pid)
+        before = living_children(proc.pid)
         proc.send_signal(signal.SIGHUP)
-        wait_for(lambda: len(children(proc.pid)) == count and not children(proc.pid) & before, "SIGHUP kept workers")
+        wait_for(
+            lambda: len(living_children(proc.pid)) == count and not living_children(proc.pid) & before,
+            "SIGHUP kept workers",
+        )
         wait_for(lambda: answers(port), "no answer after SIGHUP")
 
-        last = children(proc.pid)
+        last = living_children(proc.pid)
         proc.terminate()
         assert proc.wait(timeout=30) == 0
         assert not [pid for pid in last if Path(f"/proc/{pid}").exists()]  # each reaped before it exited

@@ -1,0 +1,38 @@
+"""The process table as /proc shows it, for tests and benchmarks that watch a server's workers."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def parents() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, state letter) of every process that is still there when read."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:  # gone since the listing
+                continue
+            state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+            found[int(entry)] = (int(ppid), state)
+    return found
+
+
+def living_children(pid: int) -> set[int]:
+    """The direct children of ``pid`` that have not exited (zombies left out)."""
+    return {child for child, (ppid, state) in parents().items() if ppid == pid and state != "Z"}
+
+
+def process_tree(root: int) -> list[int]:
+    """``root`` and all its descendants."""
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in parents().items():
+        children.setdefault(ppid, []).append(pid)
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return found
