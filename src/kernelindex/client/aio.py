@@ -15,6 +15,7 @@ from kernelindex.client.endpoints import Endpoints
 from kernelindex.client.protocol import (
     API,
     API_KEY_ENV,
+    Attempts,
     EtagCache,
     Lines,
     RetryPolicy,
@@ -23,7 +24,6 @@ from kernelindex.client.protocol import (
     clean_params,
     decode,
     headers,
-    should_retry,
     transport_error,
 )
 
@@ -66,21 +66,17 @@ class AsyncClient(Endpoints):
     async def export(self) -> AsyncIterator[Lines[AsyncIterator[str]]]:
         """The whole catalog as export JSON Lines: ``async with api.export() as out: async for line in out.lines``."""
         request = self._http.build_request("GET", f"{API}/export")
-        attempt = 0
+        attempts = Attempts("GET", str(request.url), self.policy, self.timeout)
         while True:
             try:
                 response = await self._http.send(request, stream=True)
             except httpx.TransportError as exc:
-                if not should_retry("GET", attempt, self.policy, None):
-                    raise transport_error(exc, "GET", str(request.url), self.timeout) from None
-                await asyncio.sleep(self.policy.delay(attempt))
-                attempt += 1
+                await asyncio.sleep(attempts.after_fault(exc))
                 continue
-            if response.is_success or not should_retry("GET", attempt, self.policy, response):
+            if (delay := attempts.after_answer(response, success_ends=True)) is None:
                 break
             await response.aclose()
-            await asyncio.sleep(self.policy.delay(attempt, response))
-            attempt += 1
+            await asyncio.sleep(delay)
         try:
             if not response.is_success:
                 await response.aread()
@@ -104,20 +100,17 @@ class AsyncClient(Endpoints):
         etag = self.cache.etag(str(request.url)) if method == "GET" else None
         if etag:
             request.headers["If-None-Match"] = etag
-        attempt = 0
+        attempts = Attempts(method, str(request.url), self.policy, self.timeout)
         while True:
             try:
                 response = await self._http.send(request)
             except httpx.TransportError as exc:
-                if not should_retry(method, attempt, self.policy, None):
-                    raise transport_error(exc, method, str(request.url), self.timeout) from None
-                await asyncio.sleep(self.policy.delay(attempt))
-            else:
-                if not should_retry(method, attempt, self.policy, response):
-                    body = decode(response, method, self.cache)
-                    return transform(body) if transform else body
-                await asyncio.sleep(self.policy.delay(attempt, response))
-            attempt += 1
+                await asyncio.sleep(attempts.after_fault(exc))
+                continue
+            if (delay := attempts.after_answer(response)) is None:
+                body = decode(response, method, self.cache)
+                return transform(body) if transform else body
+            await asyncio.sleep(delay)
 
     async def _iterate(self, path: str, params: dict[str, Any], max_items: int | None) -> AsyncIterator[dict[str, Any]]:
         cursor, given = None, 0

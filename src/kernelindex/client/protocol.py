@@ -110,6 +110,33 @@ def should_retry(method: str, attempt: int, policy: RetryPolicy, response: httpx
     return response is None or response.status_code in RETRY_STATUSES
 
 
+class Attempts:
+    """The retry decisions of one request, without I/O: the sync and the asyncio client each send
+    and sleep their own way, and ask this after every try what to do next."""
+
+    def __init__(self, method: str, url: str, policy: RetryPolicy, timeout_s: float | None) -> None:
+        self.method, self.url, self.policy, self.timeout_s = method, url, policy, timeout_s
+        self.attempt = 0
+
+    def after_fault(self, exc: httpx.TransportError) -> float:
+        """Seconds to wait before trying again; raises the fault as :class:`ApiError` when it may not."""
+        if not should_retry(self.method, self.attempt, self.policy, None):
+            raise transport_error(exc, self.method, self.url, self.timeout_s) from None
+        return self._next(None)
+
+    def after_answer(self, response: httpx.Response, *, success_ends: bool = False) -> float | None:
+        """None when ``response`` is the answer to keep (a success with ``success_ends``, anything
+        that may not be retried); else seconds to wait before trying again."""
+        if (success_ends and response.is_success) or not should_retry(self.method, self.attempt, self.policy, response):
+            return None
+        return self._next(response)
+
+    def _next(self, response: httpx.Response | None) -> float:
+        delay = self.policy.delay(self.attempt, response)
+        self.attempt += 1
+        return delay
+
+
 def transport_error(exc: httpx.TransportError, method: str, url: str, timeout_s: float | None) -> ApiError:
     """The fault as one problem: timeout, unreachable or a truncated answer."""
     if isinstance(exc, httpx.TimeoutException):
