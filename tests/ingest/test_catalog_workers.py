@@ -8,7 +8,9 @@ import json
 import multiprocessing
 import os
 import random
+import sys
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import pytest
 from ingest_kit import snapshot
@@ -185,3 +187,22 @@ def test_a_bad_workers_setting_is_refused_before_anything_is_read(tmp_path, monk
     assert result.exit_code == 1
     assert "KERNELINDEX_IMPORT_WORKERS must be a whole number of processes, not 'two'" in result.stderr
     assert not db.exists()
+
+
+def _import_in_a_daemon(db: str, path: str) -> None:
+    store = open_store(db)
+    report = import_catalog(store, Path(path))
+    store.close()
+    sys.exit(0 if report.added["runs"] == 2 else 3)
+
+
+def test_a_daemonic_process_imports_without_workers(tmp_path, monkeypatch):
+    """A daemonic process may not start children: it converts every line itself."""
+    _convert("workers", monkeypatch)
+    monkeypatch.setattr(conversion, "worker_count", WORKER_COUNT)
+    db = database_url("sqlite", tmp_path, migrated=True)
+    path = write_catalog(tmp_path / "catalog.jsonl.zst", catalog_lines())
+    daemon = multiprocessing.get_context("fork").Process(target=_import_in_a_daemon, args=(db, str(path)), daemon=True)
+    daemon.start()
+    daemon.join(60)
+    assert daemon.exitcode == 0

@@ -17,7 +17,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from itertools import chain, islice
-from multiprocessing import get_context
+from multiprocessing import current_process, get_context
 from typing import Any
 
 import rfc8785
@@ -168,8 +168,9 @@ WORKERS_ENV = "KERNELINDEX_IMPORT_WORKERS"
 def worker_count() -> int:
     """Worker processes for a large file: $KERNELINDEX_IMPORT_WORKERS if set (0: none), else one per
     core but the writer's, at most three. None off Linux (fork is how a worker starts with the
-    validators already built; elsewhere lines are converted here)."""
-    if not sys.platform.startswith("linux"):
+    validators already built; elsewhere lines are converted here) and in a daemonic process (which
+    may not have children)."""
+    if not sys.platform.startswith("linux") or current_process().daemon:
         return 0
     if (wanted := os.environ.get(WORKERS_ENV, "").strip()) != "":
         try:
