@@ -18,12 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-import rfc8785
-
-from kernelindex.ingest.catalog_lines import Line, converted
+from kernelindex.ingest.catalog_lines import REFUSALS, Line, converted, refusal
 from kernelindex.ingest.jsonlines import read_lines
 from kernelindex.ingest.problems import ImportFailed, LineError, Problem
-from kernelindex.store import rows
 from kernelindex.store.database import Store, bulk_settings
 from kernelindex.store.refresh import record_refresh
 from kernelindex.store.serving_writes import serving_run_row
@@ -134,10 +131,8 @@ def import_catalog(
                 elif line.serving_run is not None:
                     try:
                         writer.add("serving_runs", number, serving_run_row(writer, line.serving_run))
-                    except rows.RowError as exc:
-                        refuse(Problem(name, number, exc.field, exc.reason), text)
-                    except rfc8785.CanonicalizationError as exc:
-                        refuse(Problem(name, number, None, f"has no canonical JSON form: {exc}"), text)
+                    except REFUSALS as exc:
+                        refuse(Problem(name, number, *refusal(exc)), text)
                 else:
                     assert line.table is not None and line.columns is not None  # a converted row
                     writer.add(line.table, number, line.columns)

@@ -113,16 +113,22 @@ class Line:
         return Line, tuple(getattr(self, name) for name in self.__slots__)
 
 
+REFUSALS = (LineError, rows.RowError, rfc8785.CanonicalizationError)  # what refuses one line, not the file
+
+
+def refusal(exc: LineError | rows.RowError | rfc8785.CanonicalizationError) -> tuple[str | None, str]:
+    """(field, reason) of a line refused with ``exc`` (one of :data:`REFUSALS`)."""
+    if isinstance(exc, rfc8785.CanonicalizationError):
+        return None, f"has no canonical JSON form: {exc}"
+    return exc.field, exc.reason
+
+
 def convert(number: int, text: str) -> Line:
     line = Line(number)
     try:
         _convert(line, parse_line(number, text))
-    except LineError as exc:
-        line.problem = (exc.field, exc.reason)
-    except rows.RowError as exc:
-        line.problem = (exc.field, exc.reason)
-    except rfc8785.CanonicalizationError as exc:
-        line.problem = (None, f"has no canonical JSON form: {exc}")
+    except REFUSALS as exc:
+        line.problem = refusal(exc)
     return line
 
 
