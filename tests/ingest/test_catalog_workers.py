@@ -206,3 +206,28 @@ def test_a_daemonic_process_imports_without_workers(tmp_path, monkeypatch):
     daemon.start()
     daemon.join(60)
     assert daemon.exitcode == 0
+
+
+def test_runs_of_a_chunk_carry_one_object_per_equal_protocol_and_environment():
+    """What a worker sends back names each protocol and environment row once per chunk (pickle
+    sends a shared object once), but only rows that are equal: a run whose protocol has the same
+    digest written with its keys in another order keeps its own row, so what is stored does not
+    depend on which run of a chunk came first."""
+
+    def run_rows(lines: list[dict]) -> list[dict]:
+        converted = conversion._convert_chunk([(n, json.dumps(line)) for n, line in enumerate(lines, 1)])
+        assert all(line.problem is None for line in converted)
+        return [line.columns for line in converted if line.table == "runs"]
+
+    lines = catalog_lines()
+    first, second = run_rows(lines)
+    assert first["protocol_row"] is second["protocol_row"]
+    assert first["environment_row"] is second["environment_row"]
+
+    protocol = [line for line in lines if line["table"] == "benchmark_runs"][-1]["row"]["manifest"]["protocol"]
+    protocol["spec"] = dict(reversed(protocol["spec"].items()))
+    first, second = run_rows(lines)
+    assert first["environment_row"] is second["environment_row"]
+    assert first["protocol_row"] is not second["protocol_row"]
+    assert first["protocol_row"]["protocol_digest"] == second["protocol_row"]["protocol_digest"]
+    assert first["protocol_row"]["manifest"] != second["protocol_row"]["manifest"]

@@ -135,7 +135,7 @@ def import_catalog(
                         refuse(Problem(name, number, *refusal(exc)), text)
                 else:
                     assert line.table is not None and line.columns is not None  # a converted row
-                    writer.add(line.table, number, line.columns)
+                    writer.add(line.table, number, line.columns, fits=True)
                 texts.texts[number] = text
                 if len(writer.problems) > seen:
                     collect_writer_problems()

@@ -27,7 +27,7 @@ from kernelindex.ingest.problems import LineError
 from kernelindex.ingest.serving import SERVING_TABLES
 from kernelindex.records.canonical import canonical_json, sha256_digest
 from kernelindex.store import rows
-from kernelindex.store.writer import with_json_encoded
+from kernelindex.store.writer import row_problem, with_json_encoded
 
 # export table -> (store table, row converter, columns this version understands)
 TABLES: dict[str, tuple[str, Callable[[dict], dict], frozenset[str]]] = {
@@ -95,10 +95,10 @@ WINDOW = 3  # tasks in flight per worker: enough to keep it busy, few enough to 
 
 @dataclass(slots=True)
 class Line:
-    """What one line became. ``table``/``columns``: a row for the writer; ``problem``: (field, reason)
-    of a refused line; ``serving_run``: a serving run's row, converted by the writer's process
-    (its keys need the model and workload rows stored before it). The counts say what the line
-    holds that this version does not model."""
+    """What one line became. ``table``/``columns``: a row for the writer, checked to fit its
+    columns; ``problem``: (field, reason) of a refused line; ``serving_run``: a serving run's row,
+    converted by the writer's process (its keys need the model and workload rows stored before
+    it). The counts say what the line holds that this version does not model."""
 
     number: int
     table: str | None = None
@@ -154,6 +154,8 @@ def _convert(line: Line, obj: Any) -> None:
             line.serving_run = row
             return
         line.table, line.columns = store_table, convert_row(row)
+    if (bad := row_problem(line.table, line.columns)) is not None:
+        raise rows.RowError(*bad)
     line.columns = with_json_encoded(line.table, line.columns)
 
 
@@ -165,7 +167,24 @@ def _foreign_row(table: str, row: Any) -> dict[str, Any]:
 
 
 def _convert_chunk(chunk: list[tuple[int, str]]) -> list[Line]:
-    return [convert(number, text) for number, text in chunk]
+    lines = [convert(number, text) for number, text in chunk]
+    _share_run_parts(lines)
+    return lines
+
+
+def _share_run_parts(lines: list[Line]) -> None:
+    """Let the runs of a chunk that carry equal protocol (or environment) rows carry one object:
+    pickle sends an object once however often it recurs, and a catalog's thousands of runs name
+    a handful of protocols and environments (a sixth of what a worker sends back, otherwise).
+    The writer only reads these rows."""
+    first: dict[tuple[str, Any], dict[str, Any]] = {}
+    for line in lines:
+        if line.table == "runs" and line.columns is not None:
+            for part, digest_column in (("protocol_row", "protocol_digest"), ("environment_row", "environment_digest")):
+                row = line.columns[part]
+                seen = first.setdefault((part, row[digest_column]), row)
+                if seen is not row and seen == row:
+                    line.columns[part] = seen
 
 
 WORKERS_ENV = "KERNELINDEX_IMPORT_WORKERS"

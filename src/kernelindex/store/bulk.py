@@ -52,7 +52,11 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]], 
     DO NOTHING``). Returns how many rows went in."""
     if not rows:
         return 0
-    names = list(dict.fromkeys(name for row in rows for name in row))
+    first = rows[0].keys()
+    if all(row.keys() == first for row in rows):  # the common case: rows from one converter
+        names = list(first)
+    else:
+        names = list(dict.fromkeys(name for row in rows for name in row))
     quote = conn.dialect.identifier_preparer.quote
     marker = _marker(conn)
     sql = (

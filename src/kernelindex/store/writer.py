@@ -162,6 +162,20 @@ def _column_problem(table: Table, columns: Mapping[str, Any]) -> tuple[str, str]
     return None
 
 
+def row_problem(table: str, columns: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(field, reason) for the first value of a row for ``table`` that its column cannot hold (a
+    list for a name, 10**30 for a size), a run's protocol and environment rows included; None when
+    all fit. Pure, so a process that converts rows checks them there (:meth:`Writer.add`)."""
+    if (bad := _column_problem(SPECS[table].table, columns)) is not None:
+        return bad
+    if table == "runs":
+        # their rows must fit their columns too (PostgreSQL enforces lengths; SQLite would not)
+        for part, part_table in (("protocol", t.protocols), ("environment", t.environments)):
+            if (bad := _column_problem(part_table, columns[f"{part}_row"])) is not None:
+                return f"{part}.{bad[0]}", bad[1]
+    return None
+
+
 DERIVED_FROM_RUN_ROW = "benchmark_runs.retractedAt"  # marks an event the run's own export row already states
 
 
@@ -190,12 +204,13 @@ class Writer:
 
     # -- feeding rows ---------------------------------------------------------------------
 
-    def add(self, table: str, line: int | None, columns: dict[str, Any]) -> None:
+    def add(self, table: str, line: int | None, columns: dict[str, Any], *, fits: bool = False) -> None:
         """Queue one checked row; rows are written when the table changes or a batch fills.
 
-        A value its column cannot hold (a list for a name, 10**30 for a size) is a problem on
-        that line, not a driver error halfway through the transaction."""
-        if (bad := _column_problem(SPECS[table].table, columns)) is not None:
+        A value its column cannot hold is a problem on that line (:func:`row_problem`), not a
+        driver error halfway through the transaction; ``fits`` says the row passed that check
+        already (where it was converted)."""
+        if not fits and (bad := row_problem(table, columns)) is not None:
             self.problem(line, *bad)
             return
         if table != self._pending_table:
@@ -373,27 +388,10 @@ class Writer:
 
     def _write_runs(self, batch: list[tuple[int | None, dict]]) -> None:
         batch = self._split_new("runs", self._checked_runs(self._resolve_refs(SPECS["runs"], batch)))
-        protocols, environments, kept = [], [], []
-        for line, cols in batch:
-            protocol, environment = cols.pop("protocol_row"), cols.pop("environment_row")
-            # their rows must fit their columns too (PostgreSQL enforces lengths; SQLite would not)
-            bad = [
-                (f"{part}.{b[0]}", b[1])
-                for part, table, row in (
-                    ("protocol", t.protocols, protocol),
-                    ("environment", t.environments, environment),
-                )
-                if (b := _column_problem(table, row)) is not None
-            ]
-            if bad:
-                self.problem(line, *bad[0])
-                continue
-            protocols.append(protocol)
-            environments.append(environment)
-            kept.append((line, cols))
-        batch = kept
         if not batch:
             return
+        protocols = [cols.pop("protocol_row") for _, cols in batch]
+        environments = [cols.pop("environment_row") for _, cols in batch]
         self._add_missing(t.protocols, "protocol_digest", protocols)
         self._add_missing(t.environments, "environment_digest", environments)
         sources = self._sources_by_slug([c["source_slug"] for _, c in batch if c.get("source_id") is None])
