@@ -1,6 +1,6 @@
 """A file whose lines are converted by worker processes imports exactly as one converted in-process:
 the same rows stored, the same counts, the same refused lines with the same reasons, and nothing
-left running after a refusal. Chunks of three lines make a small catalog take the worker path."""
+left running after a refusal. Blocks of one line make a small catalog take the worker path."""
 
 from __future__ import annotations
 
@@ -45,11 +45,11 @@ def _workers_left() -> set:
 
 
 def _convert(mode: str, monkeypatch) -> None:
-    """``workers``: three-line chunks, one worker process; ``here``: no workers."""
+    """``workers``: one-line blocks, two worker processes; ``here``: no workers."""
     _OTHERS.clear()
     _OTHERS.update(multiprocessing.active_children())
-    monkeypatch.setattr(conversion, "CHUNK", 3)
-    monkeypatch.setattr(conversion, "worker_count", (lambda: 1) if mode == "workers" else (lambda: 0))
+    monkeypatch.setattr(conversion, "BLOCK", 1)
+    monkeypatch.setattr(conversion, "worker_count", (lambda: 2) if mode == "workers" else (lambda: 0))
     monkeypatch.setattr(conversion, "ProcessPoolExecutor", CountingPool)
     CountingPool.tasks = 0
 
@@ -68,6 +68,14 @@ def messy_catalog(rng: random.Random) -> str:
     texts[impl] = json.dumps(wrong) + "\n"
     for bad in ('{"table": "sources", "row": \n', '["not", "a", "line"]\n'):
         texts.insert(rng.randrange(3, len(texts) + 1), bad)
+    # a second record under the artifact's id, refused by the writer (not the converter) when a
+    # later line of another table makes it write: its text must still be at hand then
+    at = next(i for i, t in enumerate(texts) if '"artifacts"' in t)
+    artifact = json.loads(texts[at])
+    artifact["row"]["contentDigest"] = "sha256:" + "cd" * 32
+    alias = next(t for t in texts if '"operation_aliases"' in t)  # stored already: counted as present
+    texts[at + 1 : at + 1] = [json.dumps(artifact) + "\n", alias]
+    texts.insert(rng.randrange(len(texts) + 1), "  \n")  # blank: numbered, not read
     return "".join(texts)
 
 
@@ -77,7 +85,9 @@ def _import(tmp_path, name: str, text: str, policy: BadLines):
     store = open_store(database_url("sqlite", folder, migrated=True))
     path = write_catalog(folder / "catalog.jsonl.zst", text=text)
     refused: list[tuple] = []
-    policy = BadLines(skip_invalid=policy.skip_invalid, check=policy.check, on_refused=lambda p, t: refused.append(p))
+    policy = BadLines(
+        skip_invalid=policy.skip_invalid, check=policy.check, on_refused=lambda p, t: refused.append((p, t))
+    )
     try:
         report = import_catalog(store, path, bad_lines=policy)
         outcome = (
@@ -91,7 +101,7 @@ def _import(tmp_path, name: str, text: str, policy: BadLines):
         )
     except ImportFailed as exc:
         outcome = [(p.line, p.field, p.reason) for p in exc.problems]
-    refused_lines = [(p.line, p.field, p.reason) for p in refused]
+    refused_lines = [(p.line, p.field, p.reason, line_text) for p, line_text in refused]
     stored = snapshot(store)
     store.close()
     return outcome, refused_lines, stored
@@ -110,7 +120,10 @@ def test_workers_import_what_this_process_imports(tmp_path, monkeypatch, policy)
     assert workers == here, f"seed {SEED}"
     assert _workers_left() == set()
     if policy.skip_invalid:
-        assert here[0][3] == 3 and len(here[1]) == 3  # the three bad lines, each refused and reported
+        assert here[0][3] == 4 and len(here[1]) == 4  # the four bad lines, each refused and reported
+        file_lines = text.split("\n")
+        for line, _, _, line_text in here[1]:
+            assert line_text == file_lines[line - 1], f"seed {SEED}: line {line} reported with another text"
 
 
 def test_a_truncated_file_is_refused_whole_by_the_worker_path(tmp_path, monkeypatch):
@@ -142,7 +155,7 @@ def test_too_many_problems_stop_the_workers_early(tmp_path, monkeypatch):
         import_catalog(store, path)
     lines = [p.line for p in refused.value.problems]
     assert lines == list(range(len(good) + 1, len(good) + 1 + MAX_PROBLEMS)), f"seed {SEED}"
-    assert CountingPool.tasks < (len(good) + len(bad)) // conversion.CHUNK  # stopped before the end
+    assert CountingPool.tasks < len(good) + len(bad)  # stopped before the end
     assert _workers_left() == set()
     store.close()
 
@@ -208,14 +221,14 @@ def test_a_daemonic_process_imports_without_workers(tmp_path, monkeypatch):
     assert daemon.exitcode == 0
 
 
-def test_runs_of_a_chunk_carry_one_object_per_equal_protocol_and_environment():
-    """What a worker sends back names each protocol and environment row once per chunk (pickle
+def test_runs_of_a_block_carry_one_object_per_equal_protocol_and_environment():
+    """What a worker sends back names each protocol and environment row once per block (pickle
     sends a shared object once), but only rows that are equal: a run whose protocol has the same
     digest written with its keys in another order keeps its own row, so what is stored does not
-    depend on which run of a chunk came first."""
+    depend on which run of a block came first."""
 
     def run_rows(lines: list[dict]) -> list[dict]:
-        converted = conversion._convert_chunk([(n, json.dumps(line)) for n, line in enumerate(lines, 1)])
+        converted = conversion.convert_block(1, "".join(json.dumps(line) + "\n" for line in lines).encode())
         assert all(line.problem is None for line in converted)
         return [line.columns for line in converted if line.table == "runs"]
 

@@ -19,12 +19,11 @@ from pathlib import Path
 from typing import BinaryIO
 
 from kernelindex.ingest.catalog_lines import REFUSALS, Line, converted, refusal
-from kernelindex.ingest.jsonlines import read_lines
 from kernelindex.ingest.problems import ImportFailed, LineError, Problem
 from kernelindex.store.database import Store, bulk_settings
 from kernelindex.store.refresh import record_refresh
 from kernelindex.store.serving_writes import serving_run_row
-from kernelindex.store.writer import BATCH, Writer
+from kernelindex.store.writer import Writer
 
 MAX_PROBLEMS = 50
 
@@ -61,18 +60,33 @@ class BadLines:
 
 
 class _LineTexts:
-    """The text of each line the writer may still refuse (not yet written), for the refused-lines report."""
+    """The blocks of the lines the writer may still refuse (not yet written), for the refused-lines
+    report: a line's text is cut from its block only when a report asks for it."""
 
     def __init__(self) -> None:
-        self.texts: dict[int, str] = {}
+        self.blocks: list[tuple[int, bytes]] = []  # (number of its first line, text), in order
+        self._split: tuple[int, list[bytes]] = (0, [])  # the block last cut into lines
 
-    def prune(self, writer: Writer) -> None:
-        """Forget the lines written already (their problems are collected by then)."""
-        oldest = writer.oldest_pending_line()
-        if oldest is None:
-            self.texts.clear()
-        else:
-            self.texts = {n: text for n, text in self.texts.items() if n >= oldest}
+    def keep(self, first: int, block: bytes, oldest_pending: int | None) -> None:
+        """Add the next block, forgetting those whose lines are all written (their problems are
+        collected by then)."""
+        if oldest_pending is None:
+            self.blocks.clear()
+        else:  # a block is still needed while the next one starts after the oldest pending line
+            while len(self.blocks) > 1 and self.blocks[1][0] <= oldest_pending:
+                del self.blocks[0]
+        self.blocks.append((first, block))
+
+    def text(self, number: int | None) -> str | None:
+        if number is None:
+            return None
+        for first, block in reversed(self.blocks):
+            if first <= number:
+                if self._split[0] != first:
+                    self._split = (first, block.split(b"\n"))
+                raw = self._split[1]
+                return raw[number - first].decode("utf-8") if number - first < len(raw) else None
+        return None
 
 
 def import_catalog(
@@ -106,41 +120,43 @@ def import_catalog(
         texts = _LineTexts()
         seen = 0  # writer problems already collected
 
-        def refuse(problem: Problem, text: str | None) -> None:
+        def refuse(problem: Problem) -> None:
             problems.append(problem)
             if skipping and bad_lines.on_refused:
-                bad_lines.on_refused(problem, text)
+                bad_lines.on_refused(problem, texts.text(problem.line))
 
         def collect_writer_problems() -> None:
             nonlocal seen
             for p in writer.problems[seen:]:
                 if skipping or not p.consequential:
-                    refuse(Problem(name, p.line, p.field, p.reason), texts.texts.get(p.line or -1))
+                    refuse(Problem(name, p.line, p.field, p.reason))
                 else:
                     deferred.append(Problem(name, p.line, p.field, p.reason))
             seen = len(writer.problems)
 
+        def lines() -> Iterator[Line]:
+            for first, block, converted_lines in converted(path, stream):
+                texts.keep(first, block, writer.oldest_pending_line())
+                yield from converted_lines
+
         deferred: list[Problem] = []  # dangling references: usually the echo of a refused parent line
         try:
-            for line, text in converted(read_lines(path, stream)):
+            for line in lines():
                 number = line.number
                 report.lines += 1
                 _count(report, line)
                 if line.problem is not None:
-                    refuse(Problem(name, number, *line.problem), text)
+                    refuse(Problem(name, number, *line.problem))
                 elif line.serving_run is not None:
                     try:
                         writer.add("serving_runs", number, serving_run_row(writer, line.serving_run))
                     except REFUSALS as exc:
-                        refuse(Problem(name, number, *refusal(exc)), text)
+                        refuse(Problem(name, number, *refusal(exc)))
                 else:
                     assert line.table is not None and line.columns is not None  # a converted row
                     writer.add(line.table, number, line.columns, fits=True)
-                texts.texts[number] = text
                 if len(writer.problems) > seen:
                     collect_writer_problems()
-                if len(texts.texts) > 2 * BATCH:
-                    texts.prune(writer)
                 if limit is not None and len(problems) + len(deferred) >= limit:
                     break
             writer.flush()

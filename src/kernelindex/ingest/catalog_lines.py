@@ -3,7 +3,7 @@
 :func:`convert` parses a line, checks its shape, validates its record, recomputes every digest and
 key and encodes its JSON columns. It never touches the store, so a large file's lines are
 converted by worker processes while the importing process writes what they hand back
-(:func:`converted`): on two cores an import then costs about what its writes cost, not the sum.
+(:func:`converted`): an import then costs about what its writes cost, not the sum.
 Lines come back in file order, so what is stored, counted and refused is the same either way.
 """
 
@@ -18,11 +18,12 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from itertools import chain, islice
 from multiprocessing import current_process, get_context
-from typing import Any
+from pathlib import Path
+from typing import Any, BinaryIO
 
 import rfc8785
 
-from kernelindex.ingest.jsonlines import parse_line
+from kernelindex.ingest.jsonlines import block_lines, parse_line, read_blocks
 from kernelindex.ingest.problems import LineError
 from kernelindex.ingest.serving import SERVING_TABLES
 from kernelindex.records.canonical import canonical_json, sha256_digest
@@ -89,7 +90,7 @@ TABLES: dict[str, tuple[str, Callable[[dict], dict], frozenset[str]]] = {
     **SERVING_TABLES,
 }
 
-CHUNK = 1000  # lines per task handed to a worker
+BLOCK = 1 << 20  # bytes of whole lines per task handed to a worker (~800 lines of a catalog export)
 WINDOW = 3  # tasks in flight per worker: enough to keep it busy, few enough to bound memory
 
 
@@ -166,14 +167,15 @@ def _foreign_row(table: str, row: Any) -> dict[str, Any]:
     return {"table_name": table, "row_digest": sha256_digest(canonical_json(row)), "row": row}
 
 
-def _convert_chunk(chunk: list[tuple[int, str]]) -> list[Line]:
-    lines = [convert(number, text) for number, text in chunk]
+def convert_block(first: int, block: bytes) -> list[Line]:
+    """The lines of a block (see :func:`~kernelindex.ingest.jsonlines.read_blocks`), converted."""
+    lines = [convert(number, text) for number, text in block_lines(first, block)]
     _share_run_parts(lines)
     return lines
 
 
 def _share_run_parts(lines: list[Line]) -> None:
-    """Let the runs of a chunk that carry equal protocol (or environment) rows carry one object:
+    """Let the runs of a block that carry equal protocol (or environment) rows carry one object:
     pickle sends an object once however often it recurs, and a catalog's thousands of runs name
     a handful of protocols and environments (a sixth of what a worker sends back, otherwise).
     The writer only reads these rows."""
@@ -192,7 +194,9 @@ WORKERS_ENV = "KERNELINDEX_IMPORT_WORKERS"
 
 def worker_count() -> int:
     """Worker processes for a large file: $KERNELINDEX_IMPORT_WORKERS if set (0: none), else one per
-    core but the writer's, at most three. None off Linux (fork is how a worker starts with the
+    core, at most three (one core: none). The importing process needs no core of its own: it mostly
+    waits, on SQLite and for the next result (on two cores, two workers import in ~0.8 of the time
+    one takes: benchmarks/RESULTS.md). None off Linux (fork is how a worker starts with the
     validators already built; elsewhere lines are converted here) and in a daemonic process (which
     may not have children)."""
     if not sys.platform.startswith("linux") or current_process().daemon:
@@ -202,79 +206,61 @@ def worker_count() -> int:
             return max(0, int(wanted))
         except ValueError:
             raise ValueError(f"${WORKERS_ENV} must be a whole number of processes, not {wanted!r}") from None
-    return max(1, min(3, len(os.sched_getaffinity(0)) - 1))
+    cores = len(os.sched_getaffinity(0))
+    return min(3, cores) if cores > 1 else 0
 
 
-def converted(lines: Iterator[tuple[int, str]], workers: int | None = None) -> Iterator[tuple[Line, str]]:
-    """``(Line, text)`` for each ``(number, text)`` of ``lines``, in order. A file of more than two
-    chunks is converted by ``workers`` processes (default :func:`worker_count`) and, whenever the
-    next result is not back yet, by this process too: a chunk no worker has started is taken back
-    and converted here, so neither side waits while there is work (a short file: all here)."""
+Block = tuple[int, bytes, list[Line]]  # (number of its first line, its text, its lines converted)
+
+
+def converted(path: Path, stream: BinaryIO, workers: int | None = None) -> Iterator[Block]:
+    """Each block of the file with its lines converted, in order. A file of more than two blocks
+    is converted by ``workers`` processes (default :func:`worker_count`) while this one writes what
+    they hand back; a short file (or no workers) is converted here. This process only cuts the
+    text into blocks; the workers split, parse and convert them."""
     workers = worker_count() if workers is None else workers
-    head = [list(islice(lines, CHUNK)) for _ in range(2)]
-    if workers < 1 or len(head[1]) < CHUNK:
-        for number, text in chain(*head, lines):
-            yield convert(number, text), text
+    blocks = read_blocks(path, stream, BLOCK)
+    head = list(islice(blocks, 3))
+    if workers < 1 or len(head) < 3:
+        for first, block in chain(head, blocks):
+            yield first, block, convert_block(first, block)
         return
     # forked, not spawned: a worker starts at once with every module and validator of this process
     pool = ProcessPoolExecutor(workers, mp_context=get_context("fork"))
     try:
         window: deque[_Task] = deque()
-        chunks = chain(head, _chunks(lines))
+        pending = chain(head, blocks)
         while True:
-            while len(window) < WINDOW * workers and (chunk := next(chunks, None)) is not None:
-                window.append(_Task.handed_to(pool, chunk))
+            while len(window) < WINDOW * workers and (block := next(pending, None)) is not None:
+                window.append(_Task.handed_to(pool, *block))
             if not window:
                 return
-            while window[0].future is not None and not window[0].future.done() and _take_one_back(window):
-                pass
-            yield from window.popleft().results()
+            yield window.popleft().result()
     finally:  # also when the caller stops early (too many problems) or reading fails
         pool.shutdown(wait=True, cancel_futures=True)
 
 
 class _Task:
-    """A chunk handed to the workers, or converted here (then ``lines`` holds it): taken back
-    before a worker started it, or because the workers are gone (a worker killed, e.g. for memory,
-    breaks the pool: the import goes on in this process rather than failing)."""
+    """A block handed to the workers; converted here instead when the workers are gone (a worker
+    killed, e.g. for memory, breaks the pool: the import goes on in this process rather than
+    failing)."""
 
-    __slots__ = ("chunk", "future", "lines")
+    __slots__ = ("first", "block", "future")
 
-    def __init__(self, chunk: list[tuple[int, str]], future: Future | None) -> None:
-        self.chunk, self.future = chunk, future
-        self.lines = None if future is not None else _convert_chunk(chunk)
+    def __init__(self, first: int, block: bytes, future: Future | None) -> None:
+        self.first, self.block, self.future = first, block, future
 
     @classmethod
-    def handed_to(cls, pool: ProcessPoolExecutor, chunk: list[tuple[int, str]]) -> _Task:
+    def handed_to(cls, pool: ProcessPoolExecutor, first: int, block: bytes) -> _Task:
         try:
-            return cls(chunk, pool.submit(_convert_chunk, chunk))
+            return cls(first, block, pool.submit(convert_block, first, block))
         except BrokenProcessPool:
-            return cls(chunk, None)
+            return cls(first, block, None)
 
-    def results(self) -> Iterator[tuple[Line, str]]:
-        if self.future is not None:
-            try:
-                self.lines = self.future.result()
-            except BrokenProcessPool:
-                self.lines = _convert_chunk(self.chunk)
-        assert self.lines is not None
-        for line, (_, text) in zip(self.lines, self.chunk, strict=True):
-            yield line, text
-
-
-def _take_one_back(window: deque[_Task]) -> bool:
-    """Convert here the last chunk of ``window`` no worker has started; False when every one has
-    (workers take chunks in order, so only the last one still with the pool can be waiting)."""
-    for task in reversed(window):
-        if task.future is None:
-            continue  # already converted here
-        if not task.future.cancel():
-            return False
-        task.future, task.lines = None, _convert_chunk(task.chunk)
-        return True
-    return False
-
-
-def _chunks(lines: Iterator[tuple[int, str]]) -> Iterator[list[tuple[int, str]]]:
-    while chunk := list(islice(lines, CHUNK)):
-        yield chunk
+    def result(self) -> Block:
+        try:
+            if self.future is not None:
+                return self.first, self.block, self.future.result()
+        except BrokenProcessPool:
+            pass
+        return self.first, self.block, convert_block(self.first, self.block)

@@ -136,24 +136,41 @@ def _plain_chunks(stream: BinaryIO) -> Iterator[bytes]:
         yield chunk
 
 
-def read_lines(path: Path, stream: BinaryIO) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` of each non-blank line of a ``.jsonl`` or ``.jsonl.zst`` stream."""
+def read_blocks(path: Path, stream: BinaryIO, size: int = CHUNK) -> Iterator[tuple[int, bytes]]:
+    """``(number of its first line, bytes)`` of each run of whole lines of a ``.jsonl`` or
+    ``.jsonl.zst`` stream, about ``size`` bytes each (cut at the first line end after ``size``
+    bytes; only the last may lack one): a unit of work that costs one search to cut, not one
+    step per line (:func:`block_lines` splits it)."""
     chunks = _zstd_chunks(stream) if path.name.endswith(".zst") else _plain_chunks(stream)
-    number, tail, seen_any = 0, b"", False
+    number, tail, seen_any = 1, b"", False
     for chunk in chunks:
-        parts = (tail + chunk).split(b"\n")
-        tail = parts.pop()
-        for raw in parts:
-            number += 1
-            if raw.strip():
-                seen_any = True
-                yield number, _decode(number, raw)
-    if tail.strip():
-        number += 1
-        seen_any = True
-        yield number, _decode(number, tail)
+        data = tail + chunk if tail else chunk
+        start = 0
+        while (end := data.find(b"\n", start + size - 1)) >= 0:
+            block = data[start : end + 1]
+            seen_any = seen_any or not block.isspace()
+            yield number, block
+            number += block.count(b"\n")
+            start = end + 1
+        tail = data[start:]
+    if tail:
+        seen_any = seen_any or not tail.isspace()
+        yield number, tail
     if not seen_any:
         raise LineError(None, "the file is empty (no JSON lines)")
+
+
+def block_lines(first: int, block: bytes) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of each non-blank line of a block (its first line numbered ``first``)."""
+    for number, raw in enumerate(block.split(b"\n"), first):
+        if raw.strip():
+            yield number, _decode(number, raw)
+
+
+def read_lines(path: Path, stream: BinaryIO) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of each non-blank line of a ``.jsonl`` or ``.jsonl.zst`` stream."""
+    for first, block in read_blocks(path, stream):
+        yield from block_lines(first, block)
 
 
 def _decode(number: int, raw: bytes) -> str:
