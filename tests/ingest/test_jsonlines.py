@@ -11,7 +11,7 @@ import pytest
 import rfc8785
 import zstandard
 
-from kernelindex.ingest.jsonlines import es_number, js_dumps, read_lines
+from kernelindex.ingest.jsonlines import block_lines, es_number, js_dumps, read_blocks, read_lines
 from kernelindex.ingest.problems import LineError
 
 
@@ -66,3 +66,29 @@ def test_a_stream_is_read_in_chunks_not_whole():
     data = zstandard.ZstdCompressor().compress(b'{"a":1}\n' * 400_000)
     lines = sum(1 for _ in read_lines(Path("x.jsonl.zst"), Spy(data)))
     assert lines == 400_000 and 0 < Spy.largest <= 1 << 20
+
+
+@pytest.mark.parametrize("compressed", [True, False])
+def test_blocks_hold_whole_lines_numbered_as_the_file_numbers_them(tmp_path, compressed):
+    """Blocks cut anywhere a line ends give back the file's bytes and its numbered lines, whatever
+    the sizes asked for (one byte, a growing first block, more than the file)."""
+    seed = time.time_ns() % 2**32
+    rng = random.Random(seed)
+    lines = [
+        rng.choice(["", "  ", '{"a":%d}' % rng.randrange(10 ** rng.randrange(1, 30)), "x" * rng.randrange(1, 3000)])
+        for _ in range(rng.randrange(50, 400))
+    ]
+    data = ("\n".join(lines) + rng.choice(["", "\n"])).encode()
+    path = tmp_path / ("f.jsonl.zst" if compressed else "f.jsonl")
+    path.write_bytes(zstandard.ZstdCompressor().compress(data) if compressed else data)
+    expected = [(n, text) for n, text in enumerate(lines, 1) if text.strip()]
+    for size, first_size in [(1, None), (rng.randrange(2, 5000), None), (4096, 16), (len(data) + 10, None)]:
+        with open(path, "rb") as stream:
+            blocks = list(read_blocks(path, stream, size, first_size=first_size))
+        assert b"".join(block for _, block in blocks) == data, seed
+        assert all(block.endswith(b"\n") for _, block in blocks[:-1]), seed
+        want = first_size or size
+        for _, block in blocks[:-1]:  # each at least what was asked, cut at the next line end
+            assert len(block) >= want and b"\n" not in block[want - 1 : -1], (seed, size, first_size)
+            want = min(size, 2 * want)
+        assert [line for first, block in blocks for line in block_lines(first, block)] == expected, seed

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from itertools import chain, islice
+from itertools import chain
 from multiprocessing import current_process, get_context
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -214,14 +214,19 @@ Block = tuple[int, bytes, list[Line]]  # (number of its first line, its text, it
 
 
 def converted(path: Path, stream: BinaryIO, workers: int | None = None) -> Iterator[Block]:
-    """Each block of the file with its lines converted, in order. A file of more than two blocks
-    is converted by ``workers`` processes (default :func:`worker_count`) while this one writes what
-    they hand back; a short file (or no workers) is converted here. This process only cuts the
-    text into blocks; the workers split, parse and convert them."""
+    """Each block of the file with its lines converted, in order. A file of more than two full
+    blocks is converted by ``workers`` processes (default :func:`worker_count`) while this one
+    writes what they hand back; a short file (or no workers) is converted here. This process only
+    cuts the text into blocks; the workers split, parse and convert them."""
     workers = worker_count() if workers is None else workers
-    blocks = read_blocks(path, stream, BLOCK)
-    head = list(islice(blocks, 3))
-    if workers < 1 or len(head) < 3:
+    blocks = read_blocks(path, stream, BLOCK, first_size=BLOCK // 16)  # the writer starts sooner
+    head: list[tuple[int, bytes]] = []
+    size = 0  # the first 2 MiB: a file that ends sooner is converted faster than workers start
+    for first, block in blocks:
+        head.append((first, block))
+        if (size := size + len(block)) >= 2 * BLOCK:
+            break
+    if workers < 1 or size < 2 * BLOCK:
         for first, block in chain(head, blocks):
             yield first, block, convert_block(first, block)
         return

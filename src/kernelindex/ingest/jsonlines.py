@@ -136,22 +136,27 @@ def _plain_chunks(stream: BinaryIO) -> Iterator[bytes]:
         yield chunk
 
 
-def read_blocks(path: Path, stream: BinaryIO, size: int = CHUNK) -> Iterator[tuple[int, bytes]]:
+def read_blocks(
+    path: Path, stream: BinaryIO, size: int = CHUNK, *, first_size: int | None = None
+) -> Iterator[tuple[int, bytes]]:
     """``(number of its first line, bytes)`` of each run of whole lines of a ``.jsonl`` or
     ``.jsonl.zst`` stream, about ``size`` bytes each (cut at the first line end after ``size``
     bytes; only the last may lack one): a unit of work that costs one search to cut, not one
-    step per line (:func:`block_lines` splits it)."""
+    step per line (:func:`block_lines` splits it). With ``first_size`` the first block is that
+    large and each next one twice the last, up to ``size``: the first lines are at hand sooner."""
     chunks = _zstd_chunks(stream) if path.name.endswith(".zst") else _plain_chunks(stream)
     number, tail, seen_any = 1, b"", False
+    want = max(1, min(size, first_size or size))
     for chunk in chunks:
         data = tail + chunk if tail else chunk
         start = 0
-        while (end := data.find(b"\n", start + size - 1)) >= 0:
+        while (end := data.find(b"\n", start + want - 1)) >= 0:
             block = data[start : end + 1]
             seen_any = seen_any or not block.isspace()
             yield number, block
             number += block.count(b"\n")
             start = end + 1
+            want = min(size, 2 * want)
         tail = data[start:]
     if tail:
         seen_any = seen_any or not tail.isspace()
