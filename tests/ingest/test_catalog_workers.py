@@ -22,6 +22,7 @@ from kernelindex.ingest import catalog_lines as conversion
 from kernelindex.ingest.catalog import MAX_PROBLEMS, BadLines, import_catalog
 from kernelindex.ingest.problems import ImportFailed
 from kernelindex.store import open_store
+from kernelindex.store.writer import Writer
 from store_fixtures import database_url
 
 SEED = random.randrange(2**32)
@@ -68,13 +69,14 @@ def messy_catalog(rng: random.Random) -> str:
     texts[impl] = json.dumps(wrong) + "\n"
     for bad in ('{"table": "sources", "row": \n', '["not", "a", "line"]\n'):
         texts.insert(rng.randrange(3, len(texts) + 1), bad)
-    # a second record under the artifact's id, refused by the writer (not the converter) when a
-    # later line of another table makes it write: its text must still be at hand then
+    # a second record under the artifact's id, written after the first (a line of another table
+    # between them): refused by the writer (not the converter) when a later line of another table
+    # makes it write, so its text must still be at hand then
     at = next(i for i, t in enumerate(texts) if '"artifacts"' in t)
     artifact = json.loads(texts[at])
     artifact["row"]["contentDigest"] = "sha256:" + "cd" * 32
     alias = next(t for t in texts if '"operation_aliases"' in t)  # stored already: counted as present
-    texts[at + 1 : at + 1] = [json.dumps(artifact) + "\n", alias]
+    texts[at + 1 : at + 1] = [alias, json.dumps(artifact) + "\n", alias]
     texts.insert(rng.randrange(len(texts) + 1), "  \n")  # blank: numbered, not read
     return "".join(texts)
 
@@ -124,6 +126,19 @@ def test_workers_import_what_this_process_imports(tmp_path, monkeypatch, policy)
         file_lines = text.split("\n")
         for line, _, _, line_text in here[1]:
             assert line_text == file_lines[line - 1], f"seed {SEED}: line {line} reported with another text"
+
+
+def test_an_import_into_empty_tables_decides_from_memory_what_a_query_would(tmp_path, monkeypatch):
+    """An import's writer answers "stored already?" from memory for tables that were empty when it
+    came to them; asking the store every time gives the same outcome, refusals included."""
+    text = messy_catalog(random.Random(SEED))
+    _convert("here", monkeypatch)
+    policy = BadLines(skip_invalid=True)
+    from_memory = _import(tmp_path, "memory", text, policy)
+    monkeypatch.setattr(Writer, "_only_mine", lambda self, table: False)
+    asked = _import(tmp_path, "asked", text, policy)
+    assert from_memory == asked, f"seed {SEED}"
+    assert any("already stored for a different record" in reason for _, _, reason, _ in asked[1])
 
 
 def test_a_truncated_file_is_refused_whole_by_the_worker_path(tmp_path, monkeypatch):

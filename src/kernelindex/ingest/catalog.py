@@ -115,7 +115,7 @@ def import_catalog(
         (open_file or _open_binary)(path) as stream,
     ):
         transaction = conn.begin_nested()
-        writer = Writer(conn)
+        writer = Writer(conn, sole=True)
         problems: list[Problem] = []
         texts = _LineTexts()
         seen = 0  # writer problems already collected

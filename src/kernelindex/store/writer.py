@@ -187,9 +187,14 @@ def now_iso() -> str:
 
 @dataclass
 class Writer:
-    """Bulk, idempotent inserts into one open transaction (``conn``)."""
+    """Bulk, idempotent inserts into one open transaction (``conn``).
+
+    ``sole``: nothing else writes this writer's tables while it lives (an import's one writer), so
+    a table that held no rows when it first came to it holds only rows it inserted, and whether a
+    row of that table is stored already is answered from memory, not by a query per batch."""
 
     conn: Connection
+    sole: bool = False
     added: Counter = field(default_factory=Counter)
     present: Counter = field(default_factory=Counter)
     linked: Counter = field(default_factory=Counter)
@@ -199,6 +204,7 @@ class Writer:
     _known: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     _new: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # ids this writer inserted
     _new_keys: dict[str, dict[tuple, str | None]] = field(default_factory=lambda: defaultdict(dict))  # key -> id
+    _empty_at_start: dict[str, bool] = field(default_factory=dict)  # table -> it held no rows at first
     _pending: list[tuple[int | None, dict[str, Any]]] = field(default_factory=list)
     _pending_table: str | None = None
 
@@ -277,18 +283,29 @@ class Writer:
             for row in select_in(self.conn, spec.table, wanted, spec.key, values)
         }
 
+    def _only_mine(self, table: str) -> bool:
+        """Every stored row of ``table`` is one this writer inserted (see ``sole``)."""
+        if not self.sole:
+            return False
+        if table not in self._empty_at_start:
+            name = self.conn.dialect.identifier_preparer.quote(SPECS[table].table.name)
+            self._empty_at_start[table] = self.conn.exec_driver_sql(f"SELECT 1 FROM {name} LIMIT 1").first() is None
+        return self._empty_at_start[table]
+
     def _split_new(self, table: str, batch: list[tuple[int | None, dict]]) -> list[tuple[int | None, dict]]:
         """Keep the rows not stored yet; map the ids of those that are."""
         spec = SPECS[table]
         key_of = itemgetter(*spec.key) if len(spec.key) > 1 else lambda cols: (cols[spec.key[0]],)
         keys = [key_of(cols) for _, cols in batch]
-        # a key naming a parent this writer inserted can only be stored by this writer: not looked up
-        fresh = [(i, self._new[spec.refs[k]]) for i, k in enumerate(spec.key) if k in spec.refs]
-        lookup = [k for k in set(keys) if not any(k[i] in ids for i, ids in fresh)]
+        only_mine = self._only_mine(table)
+        if only_mine:
+            lookup = []
+        else:  # a key naming a parent this writer inserted can only be stored by this writer: not looked up
+            fresh = [(i, self._new[spec.refs[k]]) for i, k in enumerate(spec.key) if k in spec.refs]
+            lookup = [k for k in set(keys) if not any(k[i] in ids for i, ids in fresh)]
         stored = self._stored_keys(spec, lookup)
-        if fresh:
-            mine = self._new_keys[table]
-            stored.update((k, mine[k]) for k in set(keys) if k in mine)
+        mine = self._new_keys[table]
+        stored.update((k, mine[k]) for k in set(keys) if k in mine)
         new: list[tuple[int | None, dict]] = []
         seen: dict[tuple, str | None] = {}
         for (line, cols), key in zip(batch, keys, strict=True):
@@ -302,7 +319,10 @@ class Writer:
             new.append((line, cols))
         if "id" in spec.table.c and new:
             ids = [cols["id"] for _, cols in new]
-            clashes = {r[0] for r in select_in(self.conn, spec.table, ["id"], ["id"], ids)}
+            if only_mine:
+                clashes = self._new[table].intersection(ids)
+            else:
+                clashes = {r[0] for r in select_in(self.conn, spec.table, ["id"], ["id"], ids)}
             kept: dict[str, tuple[int | None, dict]] = {}
             for line, cols in new:
                 if cols["id"] in clashes:
@@ -357,8 +377,7 @@ class Writer:
         if "id" in spec.table.c:
             self._known[table].update(cols["id"] for _, cols in batch)
             self._new[table].update(cols["id"] for _, cols in batch)
-        if any(k in spec.refs for k in spec.key):
-            self._new_keys[table].update((tuple(c[k] for k in spec.key), c.get("id")) for _, c in batch)
+        self._new_keys[table].update((tuple(c[k] for k in spec.key), c.get("id")) for _, c in batch)
         if table == "workloads":
             self._link_pending_runs(t.runs.c.workload_digest, [c["workload_digest"] for _, c in batch])
         elif table == "implementations":
@@ -407,6 +426,7 @@ class Writer:
         self.added["runs"] += len(rows)
         self._known["runs"].update(c["id"] for c in rows)
         self._new["runs"].update(c["id"] for c in rows)
+        self._new_keys["runs"].update(((c["run_digest"],), c["id"]) for c in rows)
         self.inserted_runs.update((c["run_digest"], c["id"]) for c in rows)
         for run_id, comparison_key, at, reason in retractions:
             self._insert_retraction(run_id, comparison_key, reason, at, stated_by_run=True)
@@ -465,6 +485,8 @@ class Writer:
 
     def _link_pending_runs(self, digest_column, values: list[str]) -> None:
         """Fill the links of stored runs that were waiting for these workloads/implementations/sources."""
+        if self._only_mine("runs") and not self._new["runs"]:
+            return  # no run is stored at all
         for chunk in in_chunks(sorted(set(values))):
             pending_column = {
                 "workload_digest": t.runs.c.workload_id,
@@ -664,6 +686,8 @@ class Writer:
             ],
         )
         self.added["record_events"] += 1
+        self._new["record_events"].add(event_id)
+        self._new_keys["record_events"][(event_id,)] = event_id
         return event_id
 
 
