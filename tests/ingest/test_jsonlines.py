@@ -81,7 +81,7 @@ def test_blocks_hold_whole_lines_numbered_as_the_file_numbers_them(tmp_path, com
     data = ("\n".join(lines) + rng.choice(["", "\n"])).encode()
     path = tmp_path / ("f.jsonl.zst" if compressed else "f.jsonl")
     path.write_bytes(zstandard.ZstdCompressor().compress(data) if compressed else data)
-    expected = [(n, text) for n, text in enumerate(lines, 1) if text.strip()]
+    expected = [(n, text.encode()) for n, text in enumerate(lines, 1) if text.strip()]
     for size, first_size in [(1, None), (rng.randrange(2, 5000), None), (4096, 16), (len(data) + 10, None)]:
         with open(path, "rb") as stream:
             blocks = list(read_blocks(path, stream, size, first_size=first_size))

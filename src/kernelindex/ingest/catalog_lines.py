@@ -124,7 +124,8 @@ def refusal(exc: LineError | rows.RowError | rfc8785.CanonicalizationError) -> t
     return exc.field, exc.reason
 
 
-def convert(number: int, text: str) -> Line:
+def convert(number: int, text: str | bytes) -> Line:
+    """What line ``number`` (its text, or that text's UTF-8 bytes) becomes."""
     line = Line(number)
     try:
         _convert(line, parse_line(number, text))

@@ -85,7 +85,10 @@ def loads_strict(text: str | bytes) -> Any:
     if value is _UNREAD or orjson.dumps(value) != raw:
         try:
             value = json.loads(
-                text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants, parse_float=_finite
+                raw.decode("utf-8", "surrogatepass"),  # as text: json.loads would take a BOM in bytes
+                object_pairs_hook=_no_duplicate_keys,
+                parse_constant=_no_constants,
+                parse_float=_finite,
             )
         except RecursionError:
             raise ValueError("nested too deeply") from None
@@ -165,27 +168,31 @@ def read_blocks(
         raise LineError(None, "the file is empty (no JSON lines)")
 
 
-def block_lines(first: int, block: bytes) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` of each non-blank line of a block (its first line numbered ``first``)."""
+def block_lines(first: int, block: bytes) -> Iterator[tuple[int, bytes]]:
+    """``(line number, bytes)`` of each non-blank line of a block (its first line numbered
+    ``first``), checked to be UTF-8 text: a parser reads the bytes, so they are not decoded here."""
     for number, raw in enumerate(block.split(b"\n"), first):
         if raw.strip():
-            yield number, _decode(number, raw)
+            if not raw.isascii():
+                _utf8_or_refuse(number, raw)
+            yield number, raw
 
 
 def read_lines(path: Path, stream: BinaryIO) -> Iterator[tuple[int, str]]:
     """``(line number, text)`` of each non-blank line of a ``.jsonl`` or ``.jsonl.zst`` stream."""
     for first, block in read_blocks(path, stream):
-        yield from block_lines(first, block)
+        for number, raw in block_lines(first, block):
+            yield number, raw.decode("utf-8")
 
 
-def _decode(number: int, raw: bytes) -> str:
+def _utf8_or_refuse(number: int, raw: bytes) -> None:
     try:
-        return raw.decode("utf-8")
+        raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise LineError(number, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
 
 
-def parse_line(number: int, text: str) -> Any:
+def parse_line(number: int, text: str | bytes) -> Any:
     try:
         return loads_strict(text)
     except ValueError as exc:

@@ -11,6 +11,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -148,6 +149,7 @@ def metric_key(metric: str | None, statistic: str | None, unit: str | None) -> s
     return f"{metric}:{statistic}:{unit}"
 
 
+@lru_cache(maxsize=4096)  # runs of one cohort ask for the same key: thousands per catalog import
 def comparison_key(
     *,
     operation: str | None,

@@ -15,6 +15,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cache
 from operator import itemgetter
 from typing import Any
 
@@ -118,47 +119,66 @@ def _camel(column: str) -> str:
 
 
 _WANTED = {float: "a finite number", int: "a 64-bit integer", str: "a string", bool: "true or false"}
-_CHECKS: dict[str, list[tuple[str, type, int | None]]] = {}  # table -> (column, python type, length limit)
 
 
-def _checks_of(table: Table) -> list[tuple[str, type, int | None]]:
-    checks = _CHECKS.get(table.name)
-    if checks is None:
-        checks = _CHECKS[table.name] = [
-            (c.name, c.type.python_type, getattr(c.type, "length", None))
-            for c in table.c
-            if not isinstance(c.type, JSON)
-        ]
-    return checks
+@dataclass(frozen=True)
+class _Checks:
+    """A table's non-JSON columns grouped for one quick pass over a row (most values are exactly
+    their column's type and fit): strings with their length limit, then the rest by type."""
+
+    texts: tuple[tuple[str, int], ...]  # (column, length limit; sys.maxsize when it has none)
+    others: tuple[tuple[str, type], ...]
+
+
+@cache
+def _checks_of(table: Table) -> _Checks:
+    columns = [c for c in table.c if not isinstance(c.type, JSON)]
+    return _Checks(
+        texts=tuple(
+            (c.name, getattr(c.type, "length", None) or sys.maxsize) for c in columns if c.type.python_type is str
+        ),
+        others=tuple((c.name, c.type.python_type) for c in columns if c.type.python_type is not str),
+    )
 
 
 def _column_problem(table: Table, columns: Mapping[str, Any]) -> tuple[str, str] | None:
     """(field, reason) for the first value its column's SQL type cannot hold (type, range, length);
-    JSON columns take anything."""
-    for name, kind, limit in _checks_of(table):
-        value = columns.get(name)
-        if value is None:
+    JSON columns take anything. Values that pass at a glance are not looked at again."""
+    checks = _checks_of(table)
+    get = columns.get
+    for name, limit in checks.texts:
+        value = get(name)
+        if value is not None and (type(value) is not str or len(value) > limit):
+            return _value_problem(name, str, limit, value)
+    for name, kind in checks.others:
+        value = get(name)
+        if value is None or _fits_at_a_glance(kind, value):
             continue
-        exact = type(value) is kind  # the common case, first (a flag: no type narrowing of value)
-        if exact:
-            if kind is str:
-                if not limit or len(value) <= limit:  # PostgreSQL enforces it; SQLite must refuse alike
-                    continue
-            elif kind is int:
-                if value in INT64:
-                    continue
-            elif kind is not float or abs(value) <= sys.float_info.max:
-                continue
-        if kind is float:
-            fits = isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) <= sys.float_info.max
-        elif kind is int:
-            fits = isinstance(value, int) and not isinstance(value, bool) and value in INT64
-        else:
-            fits = isinstance(value, kind)
-        if not fits:
-            return _camel(name), f"expected {_WANTED.get(kind, kind.__name__)}, got {str(value)[:40]!r}"
-        if kind is str and limit and len(value) > limit:
-            return _camel(name), f"longer than {limit} characters: {value[:40]!r}…"
+        if (problem := _value_problem(name, kind, None, value)) is not None:
+            return problem
+    return None
+
+
+def _fits_at_a_glance(kind: type, value: Any) -> bool:
+    if kind is int:
+        return type(value) is int and value in INT64
+    if kind is float:
+        return type(value) is float and abs(value) <= sys.float_info.max
+    return type(value) is kind
+
+
+def _value_problem(name: str, kind: type, limit: int | None, value: Any) -> tuple[str, str] | None:
+    """(field, reason) when ``value`` does not fit its column (an int fits a float column)."""
+    if kind is float:
+        fits = isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) <= sys.float_info.max
+    elif kind is int:
+        fits = isinstance(value, int) and not isinstance(value, bool) and value in INT64
+    else:
+        fits = isinstance(value, kind)
+    if not fits:
+        return _camel(name), f"expected {_WANTED.get(kind, kind.__name__)}, got {str(value)[:40]!r}"
+    if kind is str and limit and len(value) > limit:  # PostgreSQL enforces it; SQLite must refuse alike
+        return _camel(name), f"longer than {limit} characters: {value[:40]!r}…"
     return None
 
 
