@@ -229,3 +229,20 @@ def test_register_kind_refuses_to_replace_a_kind() -> None:
     with pytest.raises(ValueError, match="already registered"):
         register_kind(Impostor)
     assert KINDS["OperationSpec"] is OperationSpec
+
+
+def test_validators_are_built_on_first_use_or_all_at_once_when_asked():
+    """Kinds build their validators on first use (a process pays only for kinds it meets), or all at
+    once before an import forks its workers (they inherit them instead of each building its own)."""
+    import subprocess
+    import sys
+
+    code = (
+        "from kernelindex.records.kernel_kinds import KERNEL_KINDS as K\n"
+        "from kernelindex.records.models import build_validators\n"
+        "before = [m.__pydantic_complete__ for m in K]\n"
+        "build_validators()\n"
+        "print(any(before), all(m.__pydantic_complete__ for m in K))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]

@@ -27,6 +27,7 @@ from kernelindex.ingest.jsonlines import block_lines, parse_line, read_blocks
 from kernelindex.ingest.problems import LineError
 from kernelindex.ingest.serving import SERVING_TABLES
 from kernelindex.records.canonical import canonical_json, sha256_digest
+from kernelindex.records.models import build_validators
 from kernelindex.store import rows
 from kernelindex.store.writer import row_problem, with_json_encoded
 
@@ -232,6 +233,7 @@ def converted(path: Path, stream: BinaryIO, workers: int | None = None) -> Itera
             yield first, block, convert_block(first, block)
         return
     # forked, not spawned: a worker starts at once with every module and validator of this process
+    build_validators()
     pool = ProcessPoolExecutor(workers, mp_context=get_context("fork"))
     try:
         window: deque[_Task] = deque()

@@ -7,7 +7,7 @@ naming where the record came from, the field path and the reason.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kernelindex.records.attestation import Attestation
@@ -30,6 +30,13 @@ def register_kind(model: type[Record]) -> type[Record]:
         raise ValueError(f"kind {model.KIND!r} is already registered to {existing.__name__}")
     KINDS[model.KIND] = model
     return model
+
+
+def build_validators(models: Iterable[type[Record]] = KERNEL_KINDS) -> None:
+    """Build the validators of ``models`` now rather than on first use (``defer_build``): before
+    forking processes that validate, so that they inherit them instead of each building its own."""
+    for model in models:
+        model.model_rebuild()
 
 
 def parse_record(data: Any, *, where: str = "") -> Record:
