@@ -17,7 +17,6 @@ from sqlalchemy.exc import SQLAlchemyError as DatabaseError  # noqa: F401  (re-e
 from kernelindex.store import schema_check
 
 DEFAULT_URL = "sqlite:///kernelindex.db"
-PAGE_SIZE = 16384
 BUSY_TIMEOUT_MS = 300_000  # how long a writer waits for another one (a large import) before giving up
 # PostgreSQL advisory lock keys: one for schema changes, one for writes (one writer at a time, as on SQLite)
 MIGRATION_LOCK = 0x6B690001
@@ -144,10 +143,6 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:
     cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     # Foreign keys on, so SQLite refuses the same dangling links PostgreSQL refuses.
     cursor.execute("PRAGMA foreign_keys=ON")
-    # A new store gets 16 KiB pages (before WAL fixes the size; a no-op on an existing one): a run
-    # row with its manifest is ~5 KB, which 4 KiB pages spill to overflow pages (~10 % of an
-    # import's writes and a third of its commit)
-    cursor.execute(f"PRAGMA page_size={PAGE_SIZE}")
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.close()
 
