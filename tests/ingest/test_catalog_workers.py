@@ -157,6 +157,38 @@ def test_a_truncated_file_is_refused_whole_by_the_worker_path(tmp_path, monkeypa
     store.close()
 
 
+def test_a_line_that_is_not_utf8_refuses_the_file_from_a_worker(tmp_path, monkeypatch):
+    """A worker finds it (this process no longer decodes lines): the refusal crosses back whole, as
+    the file's one problem, without breaking the pool (no block is converted here instead)."""
+    _convert("workers", monkeypatch)
+    parent, real = os.getpid(), conversion.block_lines
+    here: list[int] = []
+
+    def counting(first, block):
+        if os.getpid() == parent:
+            here.append(first)
+        return real(first, block)
+
+    monkeypatch.setattr(conversion, "block_lines", counting)
+    texts = to_text(catalog_lines() * 2).encode().splitlines(keepends=True)
+    bad = random.Random(SEED).randrange(3, len(texts))
+    texts[bad] = texts[bad].replace(b'"table"', b'"t\xe9able"', 1)
+    folder = tmp_path / "latin"
+    folder.mkdir()
+    store = open_store(database_url("sqlite", folder, migrated=True))
+    path = folder / "catalog.jsonl"
+    path.write_bytes(b"".join(texts))
+    before = snapshot(store)
+    with pytest.raises(ImportFailed) as refused:
+        import_catalog(store, path)
+    [problem] = refused.value.problems
+    assert problem.line == bad + 1 and "not UTF-8 text" in problem.reason, f"seed {SEED}"
+    assert here == [], f"seed {SEED}: blocks at lines {here} were split here: the pool broke"
+    assert snapshot(store) == before
+    assert _workers_left() == set()
+    store.close()
+
+
 def test_too_many_problems_stop_the_workers_early(tmp_path, monkeypatch):
     _convert("workers", monkeypatch)
     rng = random.Random(SEED)

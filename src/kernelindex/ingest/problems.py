@@ -31,3 +31,6 @@ class LineError(Exception):
     def __init__(self, line: int | None, reason: str, field: str | None = None) -> None:
         self.line, self.reason, self.field = line, reason, field
         super().__init__(reason)
+
+    def __reduce__(self):  # raised in an import's worker process, it crosses back whole
+        return LineError, (self.line, self.reason, self.field)
