@@ -219,7 +219,6 @@ class Writer:
     present: Counter = field(default_factory=Counter)
     linked: Counter = field(default_factory=Counter)
     problems: list[RowProblem] = field(default_factory=list)
-    inserted_runs: dict[str, str] = field(default_factory=dict)  # run digest -> id, this writer
     _alias: dict[str, dict[str, str]] = field(default_factory=lambda: defaultdict(dict))
     _known: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     _new: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # ids this writer inserted
@@ -447,7 +446,6 @@ class Writer:
         self._known["runs"].update(c["id"] for c in rows)
         self._new["runs"].update(c["id"] for c in rows)
         self._new_keys["runs"].update(((c["run_digest"],), c["id"]) for c in rows)
-        self.inserted_runs.update((c["run_digest"], c["id"]) for c in rows)
         for run_id, comparison_key, at, reason in retractions:
             self._insert_retraction(run_id, comparison_key, reason, at, stated_by_run=True)
 
@@ -567,7 +565,7 @@ class Writer:
         cols["export_row"] = bundle_export_row(cols)
         self.add("runs", line, cols)
         self.flush()
-        run_id = self.inserted_runs.get(cols["run_digest"])
+        run_id = self._new_keys["runs"].get((cols["run_digest"],))
         if run_id is not None and run_id == cols["id"]:
             spec = bundle["run"]["spec"]
             for m in derived_measurements(spec):
