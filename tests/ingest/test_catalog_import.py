@@ -6,13 +6,13 @@ import copy
 import json
 import random
 
+from ingest_kit import read_lines
 from sqlalchemy import select
 
 from catalog_kit import bundle, catalog_lines, implementation, operation, workload, write_catalog
 from kernelindex.ingest.bundles import import_bundles
 from kernelindex.ingest.catalog import import_catalog
 from kernelindex.ingest.export import export_catalog
-from kernelindex.ingest.jsonlines import read_lines
 from kernelindex.records.canonical import digest
 from kernelindex.store import tables as t
 from kernelindex.store.reads.export import export_lines

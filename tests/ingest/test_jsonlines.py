@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 import rfc8785
 import zstandard
+from ingest_kit import read_lines
 
-from kernelindex.ingest.jsonlines import block_lines, es_number, js_dumps, read_blocks, read_lines
+from kernelindex.ingest.jsonlines import block_lines, es_number, js_dumps, read_blocks
 from kernelindex.ingest.problems import LineError
 
 

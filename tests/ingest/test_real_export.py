@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 import zstandard
+from ingest_kit import read_lines
 from sqlalchemy import select
 
 from kernelindex.ingest.bundles import import_bundles
 from kernelindex.ingest.catalog import import_catalog
 from kernelindex.ingest.export import export_catalog
-from kernelindex.ingest.jsonlines import read_lines
 from kernelindex.store import open_store
 from kernelindex.store import tables as t
 from kernelindex.store.reads.lookup import resolve_run

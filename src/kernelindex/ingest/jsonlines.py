@@ -178,13 +178,6 @@ def block_lines(first: int, block: bytes) -> Iterator[tuple[int, bytes]]:
             yield number, raw
 
 
-def read_lines(path: Path, stream: BinaryIO) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` of each non-blank line of a ``.jsonl`` or ``.jsonl.zst`` stream."""
-    for first, block in read_blocks(path, stream):
-        for number, raw in block_lines(first, block):
-            yield number, raw.decode("utf-8")
-
-
 def _utf8_or_refuse(number: int, raw: bytes) -> None:
     try:
         raw.decode("utf-8")
