@@ -8,7 +8,13 @@ first and last, and ratios use the mean of the two; beside wall time each phase 
 time (user + system, its worker processes included: an import converts a large file's lines in
 forked workers while it writes), the steadier figure when other work shares the machine.
 
-    .venv/bin/python benchmarks/import_bench.py [EXPORT.jsonl.zst] [--db-dir DIR] [--postgres]
+    .venv/bin/python benchmarks/import_bench.py [EXPORT.jsonl.zst] [--db-dir DIR] [--postgres] [--rounds N]
+
+One run of each phase says little on a machine whose speed drifts (a shared host can change pace by
+2x within a minute), so the import goal is judged on ``--rounds`` paired rounds after the table:
+baseline, import into a fresh store, baseline, import, ... baseline; each import's ratio is to the
+mean of the baselines either side of it, and the median, least and most of those ratios are
+printed (wall and CPU).
 
 ``--postgres`` starts a throw-away PostgreSQL (tests/pgserver.py) for the same phases. The sync
 phase serves the imported SQLite store with our own app on 127.0.0.1 and syncs a store that already
@@ -20,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -134,6 +141,7 @@ def main() -> None:
     parser.add_argument("--postgres", action="store_true", help="also run the phases on a throw-away PostgreSQL")
     parser.add_argument("--db")
     parser.add_argument("--db-dir", type=Path)
+    parser.add_argument("--rounds", type=int, default=5, help="paired baseline/import rounds for the goal (0: none)")
     args = parser.parse_args()
     if args.phase:
         child(args.phase, args.export, args.db)
@@ -176,7 +184,34 @@ def main() -> None:
             f"{r['peak_rss_mib']:>14.0f}{r['peak_rss_mib'] / base['peak_rss_mib']:>12.2f}{pg_text}  {extra}"
         )
     print(f"sync of an unchanged catalog (SQLite store served by our app): {sync_result}")
+    if args.rounds > 0:
+        paired_rounds(args.export, args.rounds, args.db_dir)
     print("targets: import < 30 s and < 1024 MiB peak, <= 2x baseline; verify < 10 s; unchanged sync: 1 request")
+
+
+def paired_rounds(export_path: Path, rounds: int, db_dir: Path | None) -> None:
+    """Baseline and import in turn, each import judged against the baselines either side of it."""
+    baselines = [measure("baseline", export_path, "")]
+    wall, cpu = [], []
+    for n in range(rounds):
+        with tempfile.TemporaryDirectory(dir=db_dir) as folder:
+            db = f"sqlite:///{Path(folder) / 'round.db'}"
+            from kernelindex.store import open_store
+
+            open_store(db).close()
+            imported = measure("import", export_path, db)
+        baselines.append(measure("baseline", export_path, ""))
+        before, after = baselines[-2], baselines[-1]
+        wall.append(imported["seconds"] / ((before["seconds"] + after["seconds"]) / 2))
+        cpu.append(imported["cpu_seconds"] / ((before["cpu_seconds"] + after["cpu_seconds"]) / 2))
+        print(
+            f"round {n + 1}: import {imported['seconds']:.2f} s = {wall[-1]:.2f}x "
+            f"(baselines {before['seconds']:.2f}, {after['seconds']:.2f} s), CPU {cpu[-1]:.2f}x"
+        )
+    print(
+        f"import over {rounds} paired rounds: median {statistics.median(wall):.2f}x the baseline "
+        f"(least {min(wall):.2f}x, most {max(wall):.2f}x); CPU median {statistics.median(cpu):.2f}x"
+    )
 
 
 def postgres_phases(export_path: Path) -> dict:

@@ -269,13 +269,14 @@ def test_a_daemonic_process_imports_without_workers(tmp_path, monkeypatch):
 
 
 def test_runs_of_a_block_carry_one_object_per_equal_protocol_and_environment():
-    """What a worker sends back names each protocol and environment row once per block (pickle
-    sends a shared object once), but only rows that are equal: a run whose protocol has the same
-    digest written with its keys in another order keeps its own row, so what is stored does not
-    depend on which run of a block came first."""
+    """What a worker sends back names each protocol and environment row once per block (marshal
+    writes a shared object once, and it comes back shared), but only rows that are equal: a run
+    whose protocol has the same digest written with its keys in another order keeps its own row,
+    so what is stored does not depend on which run of a block came first."""
 
     def run_rows(lines: list[dict]) -> list[dict]:
-        converted = conversion.convert_block(1, "".join(json.dumps(line) + "\n" for line in lines).encode())
+        block = "".join(json.dumps(line) + "\n" for line in lines).encode()
+        converted = conversion.unpacked(conversion.convert_block_packed(1, block))
         assert all(line.problem is None for line in converted)
         return [line.columns for line in converted if line.table == "runs"]
 

@@ -9,6 +9,7 @@ Lines come back in file order, so what is stored, counted and refused is the sam
 
 from __future__ import annotations
 
+import marshal
 import os
 import sys
 from collections import deque
@@ -111,9 +112,6 @@ class Line:
     foreign_table: str | None = None  # an export table this store does not model (kept as a foreign row)
     unknown_columns: tuple[str, ...] = ()  # "table.column" of each column this version does not know
 
-    def __reduce__(self):  # sent back from a worker as a tuple of its fields: cheaper than the default
-        return Line, tuple(getattr(self, name) for name in self.__slots__)
-
 
 REFUSALS = (LineError, rows.RowError, rfc8785.CanonicalizationError)  # what refuses one line, not the file
 
@@ -176,9 +174,25 @@ def convert_block(first: int, block: bytes) -> list[Line]:
     return lines
 
 
+_FIELDS = Line.__slots__
+
+
+def convert_block_packed(first: int, block: bytes) -> bytes:
+    """:func:`convert_block` as a worker hands it back: its lines' fields in ``marshal`` form, which
+    writes and reads plain data (every value of a line came from JSON: dicts, lists, strings,
+    numbers, bytes of encoded JSON) in about half the time pickle takes, each object shared by
+    several lines (a block's protocol rows) once."""
+    return marshal.dumps([tuple(getattr(line, name) for name in _FIELDS) for line in convert_block(first, block)])
+
+
+def unpacked(packed: bytes) -> list[Line]:
+    """The lines :func:`convert_block_packed` handed back."""
+    return [Line(*fields) for fields in marshal.loads(packed)]
+
+
 def _share_run_parts(lines: list[Line]) -> None:
     """Let the runs of a block that carry equal protocol (or environment) rows carry one object:
-    pickle sends an object once however often it recurs, and a catalog's thousands of runs name
+    marshal writes an object once however often it recurs, and a catalog's thousands of runs name
     a handful of protocols and environments (a sixth of what a worker sends back, otherwise).
     The writer only reads these rows."""
     first: dict[tuple[str, Any], dict[str, Any]] = {}
@@ -261,14 +275,14 @@ class _Task:
     @classmethod
     def handed_to(cls, pool: ProcessPoolExecutor, first: int, block: bytes) -> _Task:
         try:
-            return cls(first, block, pool.submit(convert_block, first, block))
+            return cls(first, block, pool.submit(convert_block_packed, first, block))
         except BrokenProcessPool:
             return cls(first, block, None)
 
     def result(self) -> Block:
         try:
             if self.future is not None:
-                return self.first, self.block, self.future.result()
+                return self.first, self.block, unpacked(self.future.result())
         except BrokenProcessPool:
             pass
         return self.first, self.block, convert_block(self.first, self.block)
