@@ -110,3 +110,63 @@ def test_a_bundle_with_mismatched_protocol_digest_is_refused(store):
         Writer(conn).add_run_bundle(bundle)
     assert caught.value.field == "manifest.run.spec.protocolDigest"
     assert "digest mismatch" in caught.value.reason
+
+
+def _indexes(conn) -> dict[str, dict[str, str]]:
+    """Index name -> its definition, for the runs and measurements tables."""
+    if conn.dialect.name == "sqlite":
+        query = "SELECT tbl_name, name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('runs', 'measurements')"
+    else:
+        query = "SELECT tablename, indexname, indexdef FROM pg_indexes WHERE tablename IN ('runs', 'measurements')"
+    found: dict[str, dict[str, str]] = {"runs": {}, "measurements": {}}
+    for table, name, definition in conn.exec_driver_sql(query):
+        found[table][name] = definition
+    return found
+
+
+def test_indexes_of_tables_empty_at_first_touch_are_built_last_and_come_back_the_same(store):
+    """A sole writer on SQLite drops the non-unique indexes of a table that held no rows when it
+    came to it and builds them again when the block ends; unique ones (which decide clashes) stay.
+    A table that held rows keeps its indexes. PostgreSQL keeps every index throughout."""
+    first, second = sample_bundles()
+    with store.begin() as conn:
+        before = _indexes(conn)
+        writer = Writer(conn, sole=True)
+        with writer.building_indexes_last():
+            assert writer.add_run_bundle(first)
+            during = _indexes(conn)
+        after = _indexes(conn)
+    assert after == before
+    assert "ix_runs_rank_cover" in before["runs"] and "ix_measurements_run_id" in before["measurements"]
+    if store.dialect == "sqlite":
+        kept = {name for name in before["runs"] if name.startswith("sqlite_autoindex")}
+        assert set(during["runs"]) == kept and len(kept) == 2  # the unique id and digest
+        assert set(during["measurements"]) == {n for n in before["measurements"] if n.startswith("sqlite_autoindex")}
+    else:
+        assert during == before
+    with store.begin() as conn:  # runs hold a row now: a second import keeps their indexes
+        writer = Writer(conn, sole=True)
+        with writer.building_indexes_last():
+            assert writer.add_run_bundle(second)
+            assert _indexes(conn) == before
+        assert conn.scalar(select(func.count()).select_from(t.runs)) == 2
+
+
+def test_indexes_come_back_when_the_block_fails_and_a_rollback_keeps_the_store_as_it_was(store):
+    with store.begin() as conn:
+        before = _indexes(conn)
+    with pytest.raises(RuntimeError, match="stop"), store.begin() as conn:
+        writer = Writer(conn, sole=True)
+        with writer.building_indexes_last():
+            writer.add_run_bundle(sample_bundles()[0])
+            raise RuntimeError("stop")
+        assert _indexes(conn) == before  # not reached: the error leaves the block
+    with store.begin() as conn:
+        assert _indexes(conn) == before
+        assert conn.scalar(select(func.count()).select_from(t.runs)) == 0
+    with store.begin() as conn:  # and when the caller goes on after the error, the indexes are there
+        writer = Writer(conn, sole=True)
+        with pytest.raises(RuntimeError), writer.building_indexes_last():
+            writer.add_run_bundle(sample_bundles()[0])
+            raise RuntimeError("stop")
+        assert _indexes(conn) == before

@@ -141,25 +141,26 @@ def import_catalog(
 
         deferred: list[Problem] = []  # dangling references: usually the echo of a refused parent line
         try:
-            for line in lines():
-                number = line.number
-                report.lines += 1
-                _count(report, line)
-                if line.problem is not None:
-                    refuse(Problem(name, number, *line.problem))
-                elif line.serving_run is not None:
-                    try:
-                        writer.add("serving_runs", number, serving_run_row(writer, line.serving_run))
-                    except REFUSALS as exc:
-                        refuse(Problem(name, number, *refusal(exc)))
-                else:
-                    assert line.table is not None and line.columns is not None  # a converted row
-                    writer.add(line.table, number, line.columns, fits=True)
-                if len(writer.problems) > seen:
-                    collect_writer_problems()
-                if limit is not None and len(problems) + len(deferred) >= limit:
-                    break
-            writer.flush()
+            with writer.building_indexes_last():
+                for line in lines():
+                    number = line.number
+                    report.lines += 1
+                    _count(report, line)
+                    if line.problem is not None:
+                        refuse(Problem(name, number, *line.problem))
+                    elif line.serving_run is not None:
+                        try:
+                            writer.add("serving_runs", number, serving_run_row(writer, line.serving_run))
+                        except REFUSALS as exc:
+                            refuse(Problem(name, number, *refusal(exc)))
+                    else:
+                        assert line.table is not None and line.columns is not None  # a converted row
+                        writer.add(line.table, number, line.columns, fits=True)
+                    if len(writer.problems) > seen:
+                        collect_writer_problems()
+                    if limit is not None and len(problems) + len(deferred) >= limit:
+                        break
+                writer.flush()
             collect_writer_problems()
         except LineError as exc:  # the file itself, not one line: refused whole
             transaction.rollback()
