@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from importlib import resources
 
@@ -124,32 +125,70 @@ def _indexes(conn) -> dict[str, dict[str, str]]:
     return found
 
 
-def test_indexes_of_tables_empty_at_first_touch_are_built_last_and_come_back_the_same(store):
+def _index_events(statements: list[str]) -> list[str]:
+    """What the statements did to runs and measurements, in order, repeats collapsed."""
+    events: list[str] = []
+    for sql in statements:
+        words = sql.split()
+        if words[:2] == ["DROP", "INDEX"]:
+            table = "runs" if words[2].strip('"').startswith("ix_runs_") else "measurements"
+            event = f"drop {table}"
+        elif words[:2] == ["CREATE", "INDEX"]:
+            event = f"build {words[words.index('ON') + 1]}"
+        elif words[:3] in (["INSERT", "INTO", "runs"], ["INSERT", "INTO", "measurements"]):
+            event = f"insert {words[2]}"
+        else:
+            continue
+        if not events or events[-1] != event:
+            events.append(event)
+    return [e for e in events if e.split()[1] in ("runs", "measurements")]
+
+
+def test_indexes_of_tables_empty_at_first_touch_are_built_after_their_rows_and_come_back_the_same(store):
     """A sole writer on SQLite drops the non-unique indexes of a table that held no rows when it
-    came to it and builds them again when the block ends; unique ones (which decide clashes) stay.
-    A table that held rows keeps its indexes. PostgreSQL keeps every index throughout."""
+    came to it and builds them again once it goes on to another table; rows that come back for
+    the table later go in with its indexes in place. Unique indexes (which decide clashes) stay.
+    PostgreSQL keeps every index throughout."""
     first, second = sample_bundles()
+    statements: list[str] = []
     with store.begin() as conn:
         before = _indexes(conn)
+        if store.dialect == "sqlite":
+            conn.connection.dbapi_connection.set_trace_callback(statements.append)
         writer = Writer(conn, sole=True)
         with writer.building_indexes_last():
-            assert writer.add_run_bundle(first)
+            assert writer.add_run_bundle(first)  # its run, then its measurements
             during = _indexes(conn)
+            assert writer.add_run_bundle(second)  # runs again, then measurements again
         after = _indexes(conn)
+        if store.dialect == "sqlite":
+            conn.connection.dbapi_connection.set_trace_callback(None)
     assert after == before
     assert "ix_runs_rank_cover" in before["runs"] and "ix_measurements_run_id" in before["measurements"]
     if store.dialect == "sqlite":
-        kept = {name for name in before["runs"] if name.startswith("sqlite_autoindex")}
-        assert set(during["runs"]) == kept and len(kept) == 2  # the unique id and digest
-        assert set(during["measurements"]) == {n for n in before["measurements"] if n.startswith("sqlite_autoindex")}
+        assert _index_events(statements) == [
+            "drop runs",
+            "insert runs",
+            "build runs",
+            "drop measurements",
+            "insert measurements",
+            "build measurements",
+            "insert runs",
+            "insert measurements",
+        ]
+        assert during["runs"] == before["runs"]  # built when the writer went on to measurements
+        kept = {name for name in before["measurements"] if name.startswith("sqlite_autoindex")}
+        assert set(during["measurements"]) == kept and len(kept) == 2  # the unique id and key
     else:
         assert during == before
-    with store.begin() as conn:  # runs hold a row now: a second import keeps their indexes
+    third = copy.deepcopy(first)  # another run of the same kernel: a new record
+    third["run"]["spec"]["observedAt"] = "2026-01-02T03:04:05.678Z"
+    with store.begin() as conn:  # tables that hold rows keep their indexes
         writer = Writer(conn, sole=True)
         with writer.building_indexes_last():
-            assert writer.add_run_bundle(second)
+            assert writer.add_run_bundle(third)
             assert _indexes(conn) == before
-        assert conn.scalar(select(func.count()).select_from(t.runs)) == 2
+        assert conn.scalar(select(func.count()).select_from(t.runs)) == 3
 
 
 def test_indexes_come_back_when_the_block_fails_and_a_rollback_keeps_the_store_as_it_was(store):

@@ -225,7 +225,8 @@ class Writer:
     _new: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # ids this writer inserted
     _new_keys: dict[str, dict[tuple, str | None]] = field(default_factory=lambda: defaultdict(dict))  # key -> id
     _empty_at_start: dict[str, bool] = field(default_factory=dict)  # table -> it held no rows at first
-    _deferred_indexes: list[str] | None = None  # CREATE INDEX statements to run again (building_indexes_last)
+    # while building_indexes_last: table -> the CREATE INDEX statements of the indexes it dropped
+    _deferred_indexes: dict[str, list[str]] | None = None
     _pending: list[tuple[int | None, dict[str, Any]]] = field(default_factory=list)
     _pending_table: str | None = None
 
@@ -242,6 +243,8 @@ class Writer:
             return
         if table != self._pending_table:
             self.flush()
+            if self._deferred_indexes and self._pending_table in self._deferred_indexes:
+                self._build_indexes(self._pending_table)  # done with it, most likely: build them now
             self._pending_table = table
         self._pending.append((line, columns))
         if len(self._pending) >= BATCH:
@@ -312,43 +315,53 @@ class Writer:
             name = self.conn.dialect.identifier_preparer.quote(SPECS[table].table.name)
             self._empty_at_start[table] = self.conn.exec_driver_sql(f"SELECT 1 FROM {name} LIMIT 1").first() is None
             if self._empty_at_start[table] and self._deferred_indexes is not None:
-                self._drop_indexes(SPECS[table].table.name)
+                self._drop_indexes(table)
         return self._empty_at_start[table]
 
     @contextmanager
     def building_indexes_last(self) -> Iterator[None]:
         """While the block runs (a sole writer on SQLite), a table that held no rows when this
         writer came to it has its non-unique indexes dropped; they are built again from the rows
-        when the block ends, one sort each instead of an index update per row (the runs table has
-        seventeen: its rows go in in about two thirds of the time). Unique indexes stay: they decide
-        what clashes. Inside the transaction, so readers see the old schema until the commit and a
-        rollback restores them; built again however the block ends, so no path commits without them.
-        Flush the rows before the block ends: rows written after it go in row by row again."""
+        when the writer goes on to another table (rows that come back for it later go in row by
+        row) or when the block ends: one sort each instead of an index update per row (the runs
+        table has seventeen: its rows go in in about two thirds of the time). Unique indexes stay:
+        they decide what clashes. Inside the transaction, so readers see the old schema until the
+        commit and a rollback restores them; built again however the block ends, so no path
+        commits without them. Flush the rows before the block ends, where they go in sooner."""
         if not self.sole or self.conn.dialect.name != "sqlite" or self._deferred_indexes is not None:
             yield
             return
-        self._deferred_indexes = []
+        self._deferred_indexes = {}
         try:
             yield
         finally:
-            for statement in self._deferred_indexes:
-                self.conn.exec_driver_sql(statement)
+            for table in list(self._deferred_indexes):
+                self._build_indexes(table)
             self._deferred_indexes = None
 
     def _drop_indexes(self, table: str) -> None:
         assert self._deferred_indexes is not None
         quote = self.conn.dialect.identifier_preparer.quote
+        name = SPECS[table].table.name
         made_by_create_index = [
             row[1]
-            for row in self.conn.exec_driver_sql(f"PRAGMA index_list({quote(table)})")
+            for row in self.conn.exec_driver_sql(f"PRAGMA index_list({quote(name)})")
             if row[2] == 0 and row[3] == "c"
         ]
-        for name in made_by_create_index:
+        statements = []
+        for index in made_by_create_index:
             (statement,) = self.conn.exec_driver_sql(
-                "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?", (name,)
+                "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?", (index,)
             ).one()
-            self.conn.exec_driver_sql(f"DROP INDEX {quote(name)}")
-            self._deferred_indexes.append(statement)
+            self.conn.exec_driver_sql(f"DROP INDEX {quote(index)}")
+            statements.append(statement)
+        if statements:
+            self._deferred_indexes[table] = statements
+
+    def _build_indexes(self, table: str) -> None:
+        assert self._deferred_indexes is not None
+        for statement in self._deferred_indexes.pop(table):
+            self.conn.exec_driver_sql(statement)
 
     def _split_new(self, table: str, batch: list[tuple[int | None, dict]]) -> list[tuple[int | None, dict]]:
         """Keep the rows not stored yet; map the ids of those that are."""
