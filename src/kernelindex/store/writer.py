@@ -324,7 +324,7 @@ class Writer:
         writer came to it has its non-unique indexes dropped; they are built again from the rows
         when the writer goes on to another table (rows that come back for it later go in row by
         row) or when the block ends: one sort each instead of an index update per row (the runs
-        table has seventeen: its rows go in in about two thirds of the time). Unique indexes stay:
+        table has seventeen: its rows go in in about three quarters of the time). Unique indexes stay:
         they decide what clashes. Inside the transaction, so readers see the old schema until the
         commit and a rollback restores them; built again however the block ends, so no path
         commits without them. Flush the rows before the block ends, where they go in sooner."""
