@@ -6,6 +6,7 @@ import copy
 import json
 import random
 
+import pytest
 from ingest_kit import read_lines
 from sqlalchemy import select
 
@@ -13,6 +14,7 @@ from catalog_kit import bundle, catalog_lines, implementation, operation, worklo
 from kernelindex.ingest.bundles import import_bundles
 from kernelindex.ingest.catalog import import_catalog
 from kernelindex.ingest.export import export_catalog
+from kernelindex.ingest.problems import ImportFailed
 from kernelindex.records.canonical import digest
 from kernelindex.store import tables as t
 from kernelindex.store.reads.export import export_lines
@@ -135,6 +137,27 @@ def test_a_dangling_reference_is_named(store, tmp_path):
         assert "01900000-0000-7000-8000-999999999999" in exc.problems[0].reason
     else:
         raise AssertionError("the import should have been refused")
+
+
+def test_each_row_names_its_first_dangling_reference(store, tmp_path):
+    """A row with references of several columns that name nothing is refused once, naming the
+    first of them in the table's order (an implementation: projectId, then operationId); rows
+    whose references are all found are not refused."""
+    nowhere = "01900000-0000-7000-8000-99999999999{}"
+    lines = catalog_lines()
+    first, second = (i for i, line in enumerate(lines) if line["table"] == "implementations")
+    lines[first]["row"]["operationId"] = nowhere.format(1)
+    lines[second]["row"]["operationId"] = nowhere.format(2)
+    lines[second]["row"]["projectId"] = nowhere.format(3)
+    with pytest.raises(ImportFailed) as refused:
+        import_catalog(store, write_catalog(tmp_path / "dangling.jsonl.zst", lines))
+    assert [(p.line, p.field) for p in refused.value.problems] == [
+        (first + 1, "operationId"),
+        (second + 1, "projectId"),
+    ]
+    assert nowhere.format(1) in refused.value.problems[0].reason
+    assert nowhere.format(3) in refused.value.problems[1].reason
+    assert exported(store) == []
 
 
 def test_a_row_repeated_after_other_tables_is_present_once(store, tmp_path):

@@ -12,6 +12,7 @@ import rfc8785
 import zstandard
 from ingest_kit import read_lines
 
+from kernelindex.ingest import jsonlines
 from kernelindex.ingest.jsonlines import block_lines, es_number, js_dumps, read_blocks
 from kernelindex.ingest.problems import LineError
 
@@ -70,11 +71,14 @@ def test_a_stream_is_read_in_chunks_not_whole():
 
 
 @pytest.mark.parametrize("compressed", [True, False])
-def test_blocks_hold_whole_lines_numbered_as_the_file_numbers_them(tmp_path, compressed):
+def test_blocks_hold_whole_lines_numbered_as_the_file_numbers_them(tmp_path, compressed, monkeypatch):
     """Blocks cut anywhere a line ends give back the file's bytes and its numbered lines, whatever
-    the sizes asked for (one byte, a growing first block, more than the file)."""
+    the sizes asked for (one byte, a growing first block, more than the file) and however small the
+    pieces the file is read in (so blocks are put together from many reads)."""
     seed = time.time_ns() % 2**32
     rng = random.Random(seed)
+    monkeypatch.setattr(jsonlines, "READ", rng.randrange(1, 300))
+    monkeypatch.setattr(jsonlines, "CHUNK", rng.randrange(1, 3000))
     lines = [
         rng.choice(["", "  ", '{"a":%d}' % rng.randrange(10 ** rng.randrange(1, 30)), "x" * rng.randrange(1, 3000)])
         for _ in range(rng.randrange(50, 400))

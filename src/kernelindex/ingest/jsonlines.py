@@ -22,7 +22,9 @@ from kernelindex.ingest.problems import LineError
 from kernelindex.records.canonical import es_number
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-CHUNK = 1 << 20
+CHUNK = 1 << 20  # bytes of text per block read_blocks cuts, unless told
+READ = 1 << 16  # compressed bytes read at a time: an export compresses ~16:1, so a read gives ~1 MiB of
+# text; the first lines come out after one small read, and the text is cut while still in cache
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -110,7 +112,7 @@ def _zstd_chunks(stream: BinaryIO) -> Iterator[bytes]:
     pending = head
     decompressor = zstandard.ZstdDecompressor().decompressobj()
     while True:
-        data = pending + stream.read(CHUNK)
+        data = pending + stream.read(READ)
         pending = b""
         if not data:
             break
@@ -126,7 +128,7 @@ def _zstd_chunks(stream: BinaryIO) -> Iterator[bytes]:
             if rest:
                 pending = rest
             else:
-                nxt = stream.read(CHUNK)
+                nxt = stream.read(READ)
                 if not nxt:
                     return
                 pending = nxt
@@ -148,10 +150,16 @@ def read_blocks(
     step per line (:func:`block_lines` splits it). With ``first_size`` the first block is that
     large and each next one twice the last, up to ``size``: the first lines are at hand sooner."""
     chunks = _zstd_chunks(stream) if path.name.endswith(".zst") else _plain_chunks(stream)
-    number, tail, seen_any = 1, b"", False
+    number, seen_any = 1, False
     want = max(1, min(size, first_size or size))
+    pieces: list[bytes] = []  # the text not cut yet, joined only once it can hold a block
+    held = 0
     for chunk in chunks:
-        data = tail + chunk if tail else chunk
+        pieces.append(chunk)
+        held += len(chunk)
+        if held < want:
+            continue
+        data = b"".join(pieces) if len(pieces) > 1 else chunk
         start = 0
         while (end := data.find(b"\n", start + want - 1)) >= 0:
             block = data[start : end + 1]
@@ -160,8 +168,9 @@ def read_blocks(
             number += block.count(b"\n")
             start = end + 1
             want = min(size, 2 * want)
-        tail = data[start:]
-    if tail:
+        pieces = [data[start:]] if start < len(data) else []
+        held = len(data) - start
+    if tail := b"".join(pieces):
         seen_any = seen_any or not tail.isspace()
         yield number, tail
     if not seen_any:

@@ -17,7 +17,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
-from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import JSON, Connection, Table, and_, insert, select, update
@@ -57,6 +56,10 @@ class TableSpec:
     table: Table
     key: tuple[str, ...]  # the row's identity: a digest or a natural key
     refs: Mapping[str, str] = field(default_factory=dict)  # column -> parent table name
+
+    def key_of(self, columns: Mapping[str, Any]) -> tuple:
+        """The row's identity as a tuple of its ``key`` columns' values."""
+        return tuple(map(columns.__getitem__, self.key))
 
 
 SPECS: dict[str, TableSpec] = {
@@ -271,21 +274,26 @@ class Writer:
 
     def _resolve_refs(self, spec: TableSpec, batch: list[tuple[int | None, dict]]) -> list[tuple[int | None, dict]]:
         """Point references at stored ids; drop (as problems) rows whose references name nothing."""
+        unknown: dict[str, set[str]] = {}  # column -> the ids it names that are nowhere
         for column, parent in spec.refs.items():
-            alias = self._alias[parent]
+            alias, known = self._alias[parent], self._known[parent]
             wanted = set()
             for _, cols in batch:
                 value = cols.get(column)
                 if value is not None:
-                    cols[column] = value = alias.get(value, value)
-                    if value not in self._known[parent]:
+                    if alias:
+                        cols[column] = value = alias.get(value, value)
+                    if value not in known:
                         wanted.add(value)
             self._load_known(parent, wanted)
+            if missing := wanted - known:
+                unknown[column] = missing
+        if not unknown:
+            return batch
         kept = []
         for line, cols in batch:
-            missing = [c for c, p in spec.refs.items() if cols.get(c) is not None and cols[c] not in self._known[p]]
-            if missing:
-                column = missing[0]
+            column = next((c for c in spec.refs if c in unknown and cols.get(c) in unknown[c]), None)
+            if column is not None:
                 wire = column.split("_")[0] + "".join(part.title() for part in column.split("_")[1:])
                 reason = f"refers to {spec.refs[column]} id {cols[column]} which is neither in this import nor stored"
                 self.problem(line, wire, reason, consequential=True)
@@ -366,8 +374,7 @@ class Writer:
     def _split_new(self, table: str, batch: list[tuple[int | None, dict]]) -> list[tuple[int | None, dict]]:
         """Keep the rows not stored yet; map the ids of those that are."""
         spec = SPECS[table]
-        key_of = itemgetter(*spec.key) if len(spec.key) > 1 else lambda cols: (cols[spec.key[0]],)
-        keys = [key_of(cols) for _, cols in batch]
+        keys = [spec.key_of(cols) for _, cols in batch]
         only_mine = self._only_mine(table)
         if only_mine:
             lookup = []
@@ -448,7 +455,7 @@ class Writer:
         if "id" in spec.table.c:
             self._known[table].update(cols["id"] for _, cols in batch)
             self._new[table].update(cols["id"] for _, cols in batch)
-        self._new_keys[table].update((tuple(c[k] for k in spec.key), c.get("id")) for _, c in batch)
+        self._new_keys[table].update((spec.key_of(c), c.get("id")) for _, c in batch)
         if table == "workloads":
             self._link_pending_runs(t.runs.c.workload_digest, [c["workload_digest"] for _, c in batch])
         elif table == "implementations":
@@ -461,7 +468,7 @@ class Writer:
         stored row re-read, so a parent added by both ends up stored once and both name its id."""
         spec = SPECS[table]
         insert_rows(self.conn, spec.table, [cols for _, cols in batch], skip_clashes=True)
-        keys = [tuple(cols[k] for k in spec.key) for _, cols in batch]
+        keys = [spec.key_of(cols) for _, cols in batch]
         stored = self._stored_keys(spec, keys)
         inserted = []
         for (line, cols), key in zip(batch, keys, strict=True):
@@ -665,7 +672,7 @@ class Writer:
         self.add(table, None, cols)
         self.flush()
         spec = SPECS[table]
-        key = tuple(cols[k] for k in spec.key)
+        key = spec.key_of(cols)
         stored_id = self._stored_keys(spec, [key])[key]
         assert stored_id is not None  # these four tables' rows all have an id
         return stored_id
