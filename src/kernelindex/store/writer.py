@@ -290,12 +290,14 @@ class Writer:
                 unknown[column] = missing
         if not unknown:
             return batch
-        kept = []
+        kept: list[tuple[int | None, dict]] = []
         for line, cols in batch:
-            column = next((c for c in spec.refs if c in unknown and cols.get(c) in unknown[c]), None)
-            if column is not None:
-                wire = column.split("_")[0] + "".join(part.title() for part in column.split("_")[1:])
-                reason = f"refers to {spec.refs[column]} id {cols[column]} which is neither in this import nor stored"
+            dangling = next((c for c in spec.refs if c in unknown and cols.get(c) in unknown[c]), None)
+            if dangling is not None:
+                wire = dangling.split("_")[0] + "".join(part.title() for part in dangling.split("_")[1:])
+                reason = (
+                    f"refers to {spec.refs[dangling]} id {cols[dangling]} which is neither in this import nor stored"
+                )
                 self.problem(line, wire, reason, consequential=True)
             else:
                 kept.append((line, cols))
