@@ -294,11 +294,10 @@ class Writer:
         for line, cols in batch:
             dangling = next((c for c in spec.refs if c in unknown and cols.get(c) in unknown[c]), None)
             if dangling is not None:
-                wire = dangling.split("_")[0] + "".join(part.title() for part in dangling.split("_")[1:])
                 reason = (
                     f"refers to {spec.refs[dangling]} id {cols[dangling]} which is neither in this import nor stored"
                 )
-                self.problem(line, wire, reason, consequential=True)
+                self.problem(line, _camel(dangling), reason, consequential=True)
             else:
                 kept.append((line, cols))
         return kept
