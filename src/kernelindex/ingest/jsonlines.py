@@ -22,7 +22,7 @@ from kernelindex.ingest.problems import LineError
 from kernelindex.records.canonical import es_number
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-CHUNK = 1 << 20  # bytes of text per block read_blocks cuts, unless told
+CHUNK = 1 << 20  # bytes per block read_blocks cuts (unless told), and per read of an uncompressed file
 READ = 1 << 16  # compressed bytes read at a time: an export compresses ~16:1, so a read gives ~1 MiB of
 # text; the first lines come out after one small read, and the text is cut while still in cache
 
