@@ -20,6 +20,7 @@ from catalog_kit import catalog_lines, to_text, write_catalog
 from kernelindex.cli import app
 from kernelindex.ingest import catalog_lines as conversion
 from kernelindex.ingest.catalog import MAX_PROBLEMS, BadLines, import_catalog
+from kernelindex.ingest.jsonlines import MAX_DEPTH
 from kernelindex.ingest.problems import ImportFailed
 from kernelindex.store import open_store
 from kernelindex.store.writer import Writer
@@ -126,6 +127,25 @@ def test_workers_import_what_this_process_imports(tmp_path, monkeypatch, policy)
         file_lines = text.split("\n")
         for line, _, _, line_text in here[1]:
             assert line_text == file_lines[line - 1], f"seed {SEED}: line {line} reported with another text"
+
+
+def test_lines_nested_past_what_orjson_writes_import_alike_on_both_paths(tmp_path, monkeypatch):
+    """Lines of a table this store does not model, nested deeper than orjson writes (255 levels)
+    and up to the limit, are kept; one past the limit is refused as nested too deeply, the same in
+    a worker as here (whose stack is shallower). They used to crash the import with a TypeError."""
+    depths = [256, 300, MAX_DEPTH, MAX_DEPTH + 1, 1000]
+    lines = to_text(catalog_lines()).splitlines(keepends=True)
+    for depth in depths:  # the line object is one of the levels, its row the next
+        nested = '{"table":"future_table","row":' + '{"a":' * (depth - 2) + "{}" + "}" * (depth - 2) + "}\n"
+        lines.insert(random.Random(SEED + depth).randrange(6, len(lines) + 1), nested)
+    text = "".join(lines)
+    _convert("here", monkeypatch)
+    here = _import(tmp_path, "here", text, BadLines(skip_invalid=True))
+    _convert("workers", monkeypatch)
+    workers = _import(tmp_path, "workers", text, BadLines(skip_invalid=True))
+    assert workers == here, f"seed {SEED}"
+    assert here[0][5] == {"future_table": 3}  # 256, 300 and MAX_DEPTH levels kept
+    assert [reason for _, _, reason, _ in here[1]] == ["malformed JSON: nested too deeply"] * 2
 
 
 def test_an_import_into_empty_tables_decides_from_memory_what_a_query_would(tmp_path, monkeypatch):

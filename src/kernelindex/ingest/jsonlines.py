@@ -22,6 +22,9 @@ from kernelindex.ingest.problems import LineError
 from kernelindex.records.canonical import es_number
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+# levels of nesting a line may hold: what is read must also be written (digests, JSON columns, a
+# worker's hand-back) by the standard library's encoder, with Python's stack to spare
+MAX_DEPTH = 512
 CHUNK = 1 << 20  # bytes per block read_blocks cuts (unless told), and per read of an uncompressed file
 READ = 1 << 16  # compressed bytes read at a time: an export compresses ~16:1, so a read gives ~1 MiB of
 # text; the first lines come out after one small read, and the text is cut while still in cache
@@ -74,7 +77,7 @@ def _no_odd_text(value: Any) -> None:
 def loads_strict(text: str | bytes) -> Any:
     """``json.loads`` that refuses a key given twice in one object (the last would silently win),
     the NaN/Infinity (and 1e400) that Python would otherwise accept, text no store can hold, and
-    nesting too deep to read.
+    nesting deeper than :data:`MAX_DEPTH`.
 
     Fast path: text that orjson parses and writes back byte for byte (compact JSON, as exports are)
     cannot hold a key twice, a constant or an out-of-range number, so only the escapes are looked
@@ -82,9 +85,10 @@ def loads_strict(text: str | bytes) -> Any:
     raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
     try:
         value = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        value = _UNREAD
-    if value is _UNREAD or orjson.dumps(value) != raw:
+        round_trips = orjson.dumps(value) == raw
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):  # it writes 255 levels, reads 1,024
+        round_trips = False
+    if not round_trips:
         try:
             value = json.loads(
                 raw.decode("utf-8", "surrogatepass"),  # as text: json.loads would take a BOM in bytes
@@ -94,12 +98,27 @@ def loads_strict(text: str | bytes) -> Any:
             )
         except RecursionError:
             raise ValueError("nested too deeply") from None
+        if _depth(value) > MAX_DEPTH:  # one limit, however deep the caller's stack already is
+            raise ValueError("nested too deeply")
     if _ODD_ESCAPE.search(raw):
         _no_odd_text(value)
     return value
 
 
-_UNREAD = object()
+def _depth(value: Any) -> int:
+    """Levels of objects and arrays in ``value`` (``{"a": 1}``: one)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in children)
+    return deepest
 
 
 def _zstd_chunks(stream: BinaryIO) -> Iterator[bytes]:
