@@ -49,6 +49,9 @@ typecheck() {
 case "${1:-}" in
     demo)
         setup_python
+        # the demo's reruns are verified only inside the sandbox (bubblewrap); without it they are
+        # stored as reproducible, with the reason
+        need_apt bubblewrap
         shift
         "$VENV/bin/kernelindex" demo "$@"
         ;;
@@ -63,9 +66,9 @@ case "${1:-}" in
     test)
         setup_python
         lint
-        # Real services for the tests: PostgreSQL (a throw-away cluster the suite starts) and
-        # headless Chromium for the page tests.
-        need_apt postgresql chromium chromium-driver
+        # Real services for the tests: PostgreSQL (a throw-away cluster the suite starts), headless
+        # Chromium for the page tests, and bubblewrap, the sandbox verified reruns run in.
+        need_apt postgresql chromium chromium-driver bubblewrap
         shift
         "$VENV/bin/python" -m pytest -q -n 2 --dist loadgroup "$@"
         ;;

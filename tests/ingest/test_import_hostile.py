@@ -249,3 +249,26 @@ def test_two_different_records_under_one_id_in_one_file(store, db_url, tmp_path)
         ":12: id: measurements id 01900000-0000-7000-8000-000000000008",
         "different record on line 10",
     )
+
+
+def test_a_jsonl_file_whose_first_line_has_no_end_is_refused_by_line_not_read_whole(loaded, db_url, tmp_path):
+    """Telling a trace file from a catalog read the first line whole: a file with no line end was
+    read into memory before anything was said. Now the kind is told from a bounded read, and the
+    catalog reader refuses the line by its number."""
+    from kernelindex.ingest.jsonlines import MAX_LINE
+
+    path = tmp_path / "endless.jsonl"
+    with open(path, "wb") as out:
+        out.write(b"\n\n" + b"[" * (MAX_LINE + random.Random(SEED).randint(1, 1 << 16)))
+    refuse(loaded, db_url, path, f"{path}:3:", f"longer than {MAX_LINE} bytes")
+
+
+@pytest.mark.parametrize("kind", ["bundle", "traces"])
+def test_files_read_whole_are_refused_past_their_limit_by_name(loaded, db_url, tmp_path, monkeypatch, kind):
+    from kernelindex.ingest import whole_files
+
+    path = tmp_path / ("run.json" if kind == "bundle" else "traces.jsonl")
+    path.write_text(json.dumps(TRACE) + "\n")
+    limit = random.Random(SEED).randint(16, path.stat().st_size - 1)
+    monkeypatch.setattr(whole_files, "MAX_WHOLE_FILE", limit)
+    refuse(loaded, db_url, path, f"more than {limit} bytes, the most a file read whole may hold")

@@ -118,3 +118,85 @@ def test_nesting_past_the_limit_is_refused_at_any_stack_depth(depth):
     for stack in (0, 300):
         with pytest.raises(ValueError, match="nested too deeply"):
             nested_call(stack)
+
+
+def _zstd_of_repeats(byte: bytes, size: int, frames: int = 1) -> bytes:
+    """``frames`` zstd frames, each ``size`` copies of ``byte``: a few KiB that decompress to much more."""
+    compressor = zstandard.ZstdCompressor(level=1)
+    frame = compressor.compressobj()
+    piece = byte * (1 << 20)
+    data = b"".join(frame.compress(piece) for _ in range(size >> 20)) + frame.flush()
+    return data * frames
+
+
+def _peak_while_reading(path: Path) -> tuple[int, int, LineError]:
+    """(peak bytes Python held, compressed bytes read) while ``read_blocks`` reads ``path`` to its refusal."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        with open(path, "rb") as stream:
+            with pytest.raises(LineError) as refused:
+                for _ in read_blocks(path, stream):
+                    pass
+            return tracemalloc.get_traced_memory()[1], stream.tell(), refused.value
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_zstd_bomb_is_refused_at_the_line_limit_without_being_held(tmp_path):
+    """256 MiB without a line end, from one ~8 KiB frame: the old reader handed it all to one
+    decompress call (and then held every byte of it); now the line is refused once it passes
+    MAX_LINE, holding a bounded amount, before the rest is even read."""
+    path = tmp_path / "bomb.jsonl.zst"
+    path.write_bytes(_zstd_of_repeats(b"a", 256 << 20))
+    assert path.stat().st_size < 64 << 10
+    peak, _, refused = _peak_while_reading(path)
+    assert refused.line == 1 and f"longer than {jsonlines.MAX_LINE} bytes" in refused.reason
+    assert peak < 4 * jsonlines.MAX_LINE, peak
+
+
+def test_a_bomb_of_many_frames_is_refused_before_its_end_naming_the_line(tmp_path):
+    good = b'{"table": "x", "row": {}}\n' * 3
+    path = tmp_path / "frames.jsonl.zst"
+    path.write_bytes(zstandard.ZstdCompressor().compress(good) + _zstd_of_repeats(b" ", 8 << 20, frames=20000))
+    peak, read, refused = _peak_while_reading(path)
+    assert refused.line == 4, refused
+    assert read < path.stat().st_size / 10  # refused while most of it (160 GiB of text) was still unread
+    assert peak < 4 * jsonlines.MAX_LINE, peak
+
+
+def test_a_plain_file_with_an_overlong_line_is_refused_by_its_number(tmp_path):
+    rng = random.Random(time.time_ns())
+    path = tmp_path / "long.jsonl"
+    before = rng.randint(1, 5)
+    with open(path, "wb") as out:
+        out.write(b'{"a": 1}\n' * before)
+        out.write(b'{"a": "' + b"x" * (jsonlines.MAX_LINE + rng.randint(1, 1 << 20)) + b'"}\n{"a": 2}\n')
+    _, _, refused = _peak_while_reading(path)
+    assert refused.line == before + 1
+
+
+def test_a_line_over_the_limit_inside_one_block_is_refused_by_block_lines(monkeypatch):
+    monkeypatch.setattr(jsonlines, "MAX_LINE", 100)
+    block = b'{"a": 1}\n' + b"y" * 101 + b"\n" + b'{"a": 2}\n'
+    with pytest.raises(LineError) as refused:
+        list(block_lines(7, block))
+    assert refused.value.line == 8 and "longer than 100 bytes" in refused.value.reason
+    assert [n for n, _ in block_lines(7, block.replace(b"y" * 101, b"y" * 100))] == [7, 8, 9]
+
+
+def test_multi_frame_files_read_the_same_whatever_the_feed(tmp_path, monkeypatch):
+    """The decompressor is fed in small pieces; frames that end inside a piece still join up."""
+    seed = time.time_ns() % 2**32
+    rng = random.Random(seed)
+    lines = [json.dumps({"n": i, "pad": "z" * rng.randint(0, 3000)}).encode() + b"\n" for i in range(400)]
+    cuts = sorted(rng.sample(range(1, len(lines)), 7))
+    frames = [b"".join(lines[a:b]) for a, b in zip([0, *cuts], [*cuts, len(lines)], strict=True)]
+    path = tmp_path / "frames.jsonl.zst"
+    path.write_bytes(b"".join(zstandard.ZstdCompressor(level=rng.randint(1, 9)).compress(f) for f in frames))
+    for feed in (1, 7, 1 << 10, 1 << 16):
+        monkeypatch.setattr(jsonlines, "FEED", feed)
+        with open(path, "rb") as stream:
+            text = b"".join(block for _, block in read_blocks(path, stream, size=4096))
+        assert text == b"".join(lines), (seed, feed)

@@ -142,3 +142,72 @@ def test_cli_sync_exit_codes_and_json(origin, tmp_path):
     refused = runner.invoke(cli, ["sync", url + "/nowhere", "--db", db])
     assert refused.exit_code == 1 and "HTTP 404" in refused.stderr
     assert runner.invoke(cli, ["sync", url, "--db", db, "--every", "soon"]).exit_code == 2
+
+
+def _oversized(export: bytes) -> FastAPI:
+    """Servers whose export is too big to take: endless, declared too long, or coded on the wire."""
+    from fastapi.responses import StreamingResponse
+
+    good = "sha256:" + hashlib.sha256(export).hexdigest()
+    app = FastAPI()
+
+    @app.get("/endless/api/v1/exports/catalog.jsonl.zst")
+    def endless():
+        def forever():
+            yield export
+            while True:
+                yield b"\0" * (1 << 16)
+
+        return StreamingResponse(forever(), media_type="application/zstd", headers={"X-Content-Digest": good})
+
+    @app.get("/declared/api/v1/exports/catalog.jsonl.zst")
+    def declared():
+        return Response(export + b"\0" * 4096, media_type="application/zstd", headers={"X-Content-Digest": good})
+
+    @app.get("/exact/api/v1/exports/catalog.jsonl.zst")
+    def exact():
+        return Response(export, media_type="application/zstd", headers={"X-Content-Digest": good})
+
+    @app.get("/coded/api/v1/exports/catalog.jsonl.zst")
+    def coded():
+        import gzip
+
+        headers = {"X-Content-Digest": good, "Content-Encoding": "gzip"}
+        return Response(gzip.compress(export), media_type="application/zstd", headers=headers)
+
+    return app
+
+
+@pytest.mark.parametrize(
+    ("prefix", "words"),
+    [
+        ("/endless", "the download passed"),
+        ("/declared", "over the limit of"),
+        ("/coded", "Content-Encoding gzip though none was asked for"),
+    ],
+)
+def test_an_export_past_the_size_limit_is_refused_before_it_is_taken_in(origin, store, tmp_path, prefix, words):
+    _, url = origin
+    sync(open_store(f"sqlite:///{tmp_path / 'warm.db'}"), url)  # makes the origin build its export
+    data = next((tmp_path / "exports").glob("catalog-*.jsonl.zst")).read_bytes()
+    before = snapshot(store)
+    with serving(_oversized(data)) as bad:
+        with pytest.raises(SyncFailed) as refused:
+            sync(store, bad + prefix, max_bytes=len(data) + 1024)
+    assert bad + prefix in str(refused.value) and words in str(refused.value), refused.value
+    assert snapshot(store) == before
+    # the export alone, exactly at the limit, is taken; one byte under it, refused
+    with serving(_oversized(data)) as bad:
+        with pytest.raises(SyncFailed, match="over the limit"):
+            sync(store, bad + "/exact", max_bytes=len(data) - 1)
+        assert sync(store, bad + "/exact", max_bytes=len(data)).report.added["runs"] == 2
+
+
+def test_cli_sync_max_size(origin, tmp_path):
+    _, url = origin
+    runner = CliRunner()
+    db = str(tmp_path / "cli.db")
+    refused = runner.invoke(cli, ["sync", url, "--db", db, "--max-size", "1K"])
+    assert refused.exit_code == 1 and "over the limit of 1024" in refused.stderr, refused.stderr
+    assert runner.invoke(cli, ["sync", url, "--db", db, "--max-size", "lots"]).exit_code == 2
+    assert runner.invoke(cli, ["sync", url, "--db", db, "--max-size", "64m"]).exit_code == 0

@@ -355,3 +355,19 @@ def test_an_upstream_import_joins_the_callers_transaction(store, fixtures):
     with store.begin() as conn:
         sources = set(conn.scalars(select(t.sources.c.slug)))
     assert "sol-execbench" in sources and "liger-kernel" not in sources
+
+
+@pytest.mark.parametrize("source", [*SNAPSHOTS, "mlperf"])
+def test_a_snapshot_past_the_whole_file_limit_is_refused_by_name(store, fixtures, tmp_path, monkeypatch, source):
+    """Upstream files are read whole: past the limit each is refused naming it, not read into memory."""
+    from kernelindex.ingest import whole_files
+
+    relative = SNAPSHOTS[source][0] if source in SNAPSHOTS else "mlperf/summary-v5.1-slice.json"
+    path = copy_of(fixtures, relative, tmp_path)
+    monkeypatch.setattr(whole_files, "MAX_WHOLE_FILE", 64)
+    before = snapshot(store)
+    with pytest.raises(ImportFailed) as refused:
+        import_upstream(store, source, path)
+    problem = refused.value.problems[0]
+    assert "more than 64 bytes" in problem.reason and Path(problem.file).is_relative_to(path), problem
+    assert snapshot(store) == before

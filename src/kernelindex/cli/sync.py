@@ -17,6 +17,8 @@ from kernelindex.cli.common import AsJson, Db, check_import_settings, fail, open
 
 _INTERVAL = re.compile(r"^(\d+)([smhd])$")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_SIZE = re.compile(r"^(\d+)([KMG]?)$")
+_UNIT = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
 def interval_seconds(text: str) -> int:
@@ -26,6 +28,13 @@ def interval_seconds(text: str) -> int:
     return int(match.group(1)) * _SECONDS[match.group(2)]
 
 
+def size_bytes(text: str) -> int:
+    match = _SIZE.fullmatch(text.strip().upper())
+    if not match or int(match.group(1)) == 0:
+        raise typer.BadParameter(f"expected a size like 500M or 4G (bytes, or K, M, G of 1,024), got {text!r}")
+    return int(match.group(1)) * _UNIT[match.group(2)]
+
+
 def sync_command(
     url: Annotated[
         str, typer.Argument(help="base URL of a KernelIndex-style server, e.g. https://kernelindex.example")
@@ -33,25 +42,29 @@ def sync_command(
     db: Db = None,
     as_json: AsJson = False,
     every: Annotated[str | None, typer.Option("--every", help="keep syncing at this interval (30m, 6h, 1d)")] = None,
+    max_size: Annotated[
+        str | None, typer.Option("--max-size", help="refuse an export larger than this (compressed; default 2G)")
+    ] = None,
 ) -> None:
     """Import what is new in the server's newest catalog export (checked against its digest)."""
     period = interval_seconds(every) if every else None
+    limit = size_bytes(max_size) if max_size else None
     check_import_settings()
     store = open_store_or_fail(db, create=True)
     while True:
-        ok = _once(store, url, as_json)
+        ok = _once(store, url, as_json, limit)
         if period is None:
             raise typer.Exit(0 if ok else 1)
         time.sleep(period)
 
 
-def _once(store, url: str, as_json: bool) -> bool:
+def _once(store, url: str, as_json: bool, max_bytes: int | None) -> bool:
     from kernelindex.ingest.problems import ImportFailed
     from kernelindex.ingest.sync import SyncFailed, sync
     from kernelindex.store.database import DatabaseError
 
     try:
-        result = sync(store, url)
+        result = sync(store, url) if max_bytes is None else sync(store, url, max_bytes=max_bytes)
     except SyncFailed as exc:
         return _refused([str(exc)])
     except ImportFailed as exc:

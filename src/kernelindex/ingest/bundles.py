@@ -14,6 +14,7 @@ from typing import Any
 from kernelindex.ingest.catalog import ImportReport
 from kernelindex.ingest.jsonlines import loads_strict
 from kernelindex.ingest.problems import ImportFailed, Problem
+from kernelindex.ingest.whole_files import read_whole
 from kernelindex.store.database import Store
 from kernelindex.store.rows import RowError
 from kernelindex.store.writer import Writer
@@ -28,7 +29,7 @@ def bundle_files(paths: Iterable[Path]) -> list[Path]:
 
 def read_bundles(path: Path) -> Iterator[tuple[str, Any]]:
     """``(field prefix, bundle)`` for each bundle in one file; raises ImportFailed on bad JSON."""
-    text = path.read_bytes()
+    text = read_whole(path)
     if not text.strip():
         raise ImportFailed([Problem(str(path), None, None, "the file is empty")])
     try:

@@ -9,6 +9,7 @@ from typing import Any
 
 from kernelindex.ingest.bundles import import_bundles
 from kernelindex.ingest.catalog import BadLines, ImportReport, import_catalog
+from kernelindex.ingest.jsonlines import MAX_LINE
 from kernelindex.ingest.problems import ImportFailed, Problem
 from kernelindex.store.database import Store
 
@@ -30,8 +31,11 @@ def kind_of(path: Path) -> str:
     if name.endswith(".json"):
         return "bundles"
     if name.endswith(".jsonl"):
-        with open(path, "rb") as f:
-            first = next((line for line in f if line.strip()), b"")  # blank lines are skipped by every reader
+        with open(path, "rb") as f:  # the first non-blank line (blank lines are skipped by every reader)
+            while (first := f.readline(MAX_LINE + 1)) and not first.strip():
+                pass
+        if len(first) > MAX_LINE:
+            return "catalog"  # the catalog reader refuses the line, naming it
         try:
             head = json.loads(first) if first.strip() else None
         except ValueError:

@@ -30,6 +30,9 @@ from kernelindex.store.reads.refresh import last_synced_digest
 POINTER = "/api/v1/exports/latest.json"
 EXPORT = "/api/v1/exports/catalog.jsonl.zst"
 MAX_REDIRECTS = 5
+# compressed bytes a sync downloads at most (the public export is ~2.3 MiB): a server that streams on
+# and on is refused before it fills the disk; ``sync(max_bytes=...)`` or ``--max-size`` lifts it
+MAX_DOWNLOAD = 2 << 30
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 _NAMED = re.compile(r"([0-9a-f]{64})\.jsonl\.zst$")
 
@@ -79,13 +82,19 @@ def _pointer(http: httpx.Client, base: str) -> tuple[str | None, str | None]:
     return digest, urljoin(str(response.url), target) if target else None
 
 
-def _download(http: httpx.Client, url: str, into: Path) -> tuple[str, str, list[str]]:
-    """Stream ``url`` to ``into``; (sha256 digest, final URL, digests the server stated for it)."""
+def _download(http: httpx.Client, url: str, into: Path, max_bytes: int) -> tuple[str, str, list[str]]:
+    """Stream ``url`` to ``into``; (sha256 digest, final URL, digests the server stated for it).
+    Refused past ``max_bytes``: at once when the server says the length, else as the bytes come."""
     sha = hashlib.sha256()
     try:
-        with http.stream("GET", url) as response:
+        # the bytes as stored (their digest is what servers state): no transfer coding asked for,
+        # and none accepted, so what is counted against the limit is what is written
+        with http.stream("GET", url, headers={"Accept-Encoding": "identity"}) as response:
             if response.status_code != 200:
                 raise SyncFailed(f"{response.url}: HTTP {response.status_code}")
+            if response.headers.get("content-encoding", "identity").lower() != "identity":
+                coding = response.headers["content-encoding"]
+                raise SyncFailed(f"{response.url}: sent Content-Encoding {coding} though none was asked for")
             kind = response.headers.get("content-type", "")
             if "html" in kind or "json" in kind:
                 raise SyncFailed(f"{response.url}: serves {kind}, not a catalog export (.jsonl.zst)")
@@ -93,8 +102,15 @@ def _download(http: httpx.Client, url: str, into: Path) -> tuple[str, str, list[
             named = _NAMED.search(response.url.path)
             if named:
                 stated.append("sha256:" + named.group(1))
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > max_bytes:
+                raise SyncFailed(f"{response.url}: the export is {declared} bytes, over the limit of {max_bytes}")
+            size = 0
             with open(into, "wb") as out:
-                for chunk in response.iter_bytes(1 << 20):
+                for chunk in response.iter_raw(1 << 20):
+                    size += len(chunk)
+                    if size > max_bytes:
+                        raise SyncFailed(f"{response.url}: the download passed {max_bytes} bytes, the limit")
                     sha.update(chunk)
                     out.write(chunk)
             final = str(response.url)
@@ -105,8 +121,9 @@ def _download(http: httpx.Client, url: str, into: Path) -> tuple[str, str, list[
     return "sha256:" + sha.hexdigest(), final, stated
 
 
-def sync(store: Store, url: str, *, timeout: float = 120.0) -> SyncResult:
-    """Import what is new in the newest export of the server at ``url`` (raises :class:`SyncFailed`)."""
+def sync(store: Store, url: str, *, timeout: float = 120.0, max_bytes: int = MAX_DOWNLOAD) -> SyncResult:
+    """Import what is new in the newest export of the server at ``url`` (raises :class:`SyncFailed`);
+    an export of more than ``max_bytes`` (compressed) is refused."""
     base = url.rstrip("/")
     if not base.startswith(("http://", "https://")):
         raise SyncFailed(f"{url}: not an http(s) URL")
@@ -118,7 +135,7 @@ def sync(store: Store, url: str, *, timeout: float = 120.0) -> SyncResult:
             return SyncResult(base, expected, up_to_date=True, requests=1)
         with tempfile.TemporaryDirectory(prefix="kernelindex-sync-") as scratch:
             path = Path(scratch) / "catalog.jsonl.zst"
-            got, final, stated = _download(http, target or base + EXPORT, path)
+            got, final, stated = _download(http, target or base + EXPORT, path, max_bytes)
             claims = ([expected] if expected else []) + stated
             if not claims:
                 raise SyncFailed(

@@ -18,6 +18,7 @@ from kernelindex import API_VERSION
 from kernelindex.ingest.catalog import ImportReport
 from kernelindex.ingest.jsonlines import loads_strict
 from kernelindex.ingest.problems import ImportFailed, Problem
+from kernelindex.ingest.whole_files import read_whole
 from kernelindex.records.canonical import canonical_json, digest, sha256_digest
 from kernelindex.records.normalise import RUN_STATUSES, hardware_of, run_status, slug, token
 
@@ -194,7 +195,7 @@ def import_traces(store, path: str | Path, *, links: Any | None = None, source: 
     protocol = _protocol()
     report, problems, bundles = ImportReport(str(path)), [], []
     # split bytes, not text: str.splitlines would also cut at U+2028 and friends inside a JSON string
-    for number, raw in enumerate(path.read_bytes().splitlines(), start=1):
+    for number, raw in enumerate(read_whole(path).splitlines(), start=1):
         if not raw.strip():
             continue
         report.lines += 1

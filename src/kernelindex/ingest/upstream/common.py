@@ -21,6 +21,7 @@ from kernelindex import API_VERSION
 from kernelindex.ingest.catalog import ImportReport
 from kernelindex.ingest.jsonlines import loads_strict
 from kernelindex.ingest.problems import ImportFailed, Problem
+from kernelindex.ingest.whole_files import read_whole
 from kernelindex.records.canonical import digest
 from kernelindex.records.errors import RecordError
 from kernelindex.records.models import dump_record, parse_record
@@ -150,7 +151,7 @@ def need(obj: Any, key: str, kinds: type | tuple[type, ...], file: Path, line: i
 def read_json(path: Path) -> Any:
     """A whole JSON document; a cut-off or malformed file names where it broke."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_whole(path).decode("utf-8")
     except OSError as exc:
         raise UpstreamError(path, None, None, f"cannot read: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
@@ -168,7 +169,7 @@ def read_json(path: Path) -> Any:
 
 def read_json_lines(path: Path) -> list[tuple[int, Any]]:
     out = []
-    for number, raw in enumerate(path.read_bytes().splitlines(), start=1):
+    for number, raw in enumerate(read_whole(path).splitlines(), start=1):
         if not raw.strip():
             continue
         try:

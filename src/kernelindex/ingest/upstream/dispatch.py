@@ -14,9 +14,16 @@ from kernelindex.ingest.problems import ImportFailed, Problem
 from kernelindex.ingest.upstream import flashinfer, gpumode, liger, mlperf, sol_api
 from kernelindex.ingest.upstream.common import UpstreamError, store_records
 from kernelindex.ingest.upstream.serving_store import store_serving
+from kernelindex.ingest.whole_files import read_whole
 
 READERS = {"sol-api": sol_api.read, "flashinfer": flashinfer.read, "gpumode": gpumode.read, "liger": liger.read}
 SOURCES = (*READERS, "mlperf")
+
+
+def _head(path: Path) -> str:
+    """The first 4 KiB of a file, as text: enough to tell the formats apart."""
+    with open(path, "rb") as f:
+        return f.read(4096).decode("utf-8", errors="replace")
 
 
 def detect(path: Path) -> str:
@@ -28,12 +35,12 @@ def detect(path: Path) -> str:
     else:
         files = [path]
     if path.suffix == ".csv":
-        head = path.read_text(encoding="utf-8", errors="replace").split("\n", 1)[0]
+        head = _head(path).split("\n", 1)[0]
         if head.startswith("kernel_name,"):
             return "liger"
     for file in files:
         try:
-            head = file.read_text(encoding="utf-8", errors="replace")[:4096]
+            head = _head(file)
         except OSError:
             continue
         if '"Performance_Result"' in head or '"Performance_Units"' in head:
@@ -43,7 +50,7 @@ def detect(path: Path) -> str:
         if '"data"' in head and ('"submissions"' in head or '"kernels"' in head or '"workloads"' in head):
             return "sol-api"
         try:
-            if isinstance(json.loads(file.read_text()), list):
+            if isinstance(json.loads(read_whole(file)), list):
                 return "mlperf"
         except (ValueError, OSError):
             pass

@@ -20,6 +20,7 @@ from kernelindex.ingest.upstream.common import (
     read_json_lines,
     retrieved_at,
 )
+from kernelindex.ingest.whole_files import read_whole
 from kernelindex.records.errors import RecordError
 
 DATASET = "https://huggingface.co/datasets/flashinfer-ai/flashinfer-trace"
@@ -83,7 +84,7 @@ def read(path: Path, *, retrieved: str | None = None, links_for=None) -> Records
                 )
             problem_dir = Path(scratch) / str(trace_file.stem)
             problem_dir.mkdir()
-            (problem_dir / "definition.json").write_bytes(definitions[definition].read_bytes())
+            (problem_dir / "definition.json").write_bytes(read_whole(definitions[definition]))
             workloads = {}
             for number, line in lines:
                 workload = line.get("workload") if isinstance(line, dict) else None

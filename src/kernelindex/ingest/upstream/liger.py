@@ -27,6 +27,7 @@ from kernelindex.ingest.upstream.common import (
     token,
     vendor,
 )
+from kernelindex.ingest.whole_files import read_whole
 from kernelindex.records.canonical import digest
 
 REPOSITORY = "https://github.com/linkedin/Liger-Kernel"
@@ -63,7 +64,7 @@ DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "f
 
 def read(path: Path, *, retrieved: str | None = None) -> Records:
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_whole(path).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UpstreamError(path, None, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     reader = csv.DictReader(io.StringIO(text, newline=""))

@@ -27,6 +27,7 @@ from kernelindex.ingest.upstream.common import (
     token,
     vendor,
 )
+from kernelindex.ingest.whole_files import read_whole
 from kernelindex.records.canonical import digest
 
 RULES = "https://github.com/mlcommons/inference_policies/blob/master/inference_rules.adoc"
@@ -72,7 +73,7 @@ def read(path: Path, *, retrieved: str | None = None) -> ServingRecords:
         raise UpstreamError(path, None, None, "expected a JSON list of summary rows")
     when = retrieved or retrieved_at(path)
     out = ServingRecords(Provenance(**{**PROVENANCE.__dict__, "retrieved_at": when}), rows=len(rows))
-    lines = row_lines(path.read_text(encoding="utf-8"))
+    lines = row_lines(read_whole(path).decode("utf-8"))
     for index, row in enumerate(rows):
         _row(out, path, index, lines[index] if index < len(lines) else None, row, when)
     return out
