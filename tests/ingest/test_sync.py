@@ -99,6 +99,17 @@ def _hostile(export: bytes) -> FastAPI:
     def cut_file():
         return Response(export[: len(export) // 2], media_type="application/zstd")
 
+    @app.get("/big/api/v1/exports/latest.json")
+    def endless_pointer():
+        from fastapi.responses import StreamingResponse
+
+        def forever():
+            yield b'{"digest": "' + good.encode() + b'", "padding": "'
+            while True:
+                yield b"x" * 4096
+
+        return StreamingResponse(forever(), media_type="application/json")
+
     @app.get("/loop/api/v1/exports/catalog.jsonl.zst")
     def loop():
         return RedirectResponse("/loop/api/v1/exports/catalog.jsonl.zst", status_code=302)
@@ -115,6 +126,7 @@ def _hostile(export: bytes) -> FastAPI:
         ("/cut", "truncated or altered"),
         ("/nowhere", "HTTP 404"),
         ("/loop", "redirect loop"),
+        ("/big", "not a pointer to an export"),
     ],
 )
 def test_bad_servers_are_refused_by_url_and_store_nothing(origin, store, tmp_path, prefix, words):

@@ -13,6 +13,7 @@ with a message naming the URL, and the store is left as it was.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import tempfile
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ MAX_REDIRECTS = 5
 # compressed bytes a sync downloads at most (the public export is ~2.3 MiB): a server that streams on
 # and on is refused before it fills the disk; ``sync(max_bytes=...)`` or ``--max-size`` lifts it
 MAX_DOWNLOAD = 2 << 30
+MAX_POINTER = 64 << 10  # bytes of latest.json read at most (ours is ~200)
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 _NAMED = re.compile(r"([0-9a-f]{64})\.jsonl\.zst$")
 
@@ -50,27 +52,31 @@ class SyncResult:
     report: ImportReport | None = None
 
 
-def _get(http: httpx.Client, url: str) -> httpx.Response:
+def _pointer(http: httpx.Client, base: str) -> tuple[str | None, str | None]:
+    """(digest, export URL) from ``latest.json``; (None, None) when the server has no pointer. At
+    most :data:`MAX_POINTER` bytes of it are read: a pointer that streams on is refused."""
+    url = base + POINTER
     try:
-        return http.get(url)
+        with http.stream("GET", url) as response:
+            if response.status_code == 404:
+                return None, None
+            if response.status_code != 200:
+                raise SyncFailed(f"{url}: HTTP {response.status_code}")
+            kind = response.headers.get("content-type", "")
+            if "json" not in kind:
+                raise SyncFailed(f"{url}: serves {kind or 'no content type'}, not JSON")
+            text = b""
+            for chunk in response.iter_bytes():
+                text += chunk
+                if len(text) > MAX_POINTER:
+                    raise SyncFailed(f"{url}: more than {MAX_POINTER} bytes, not a pointer to an export")
+            final = str(response.url)
     except httpx.TooManyRedirects:
         raise SyncFailed(f"{url}: too many redirects (a redirect loop?)") from None
     except httpx.HTTPError as exc:
         raise SyncFailed(f"{url}: {type(exc).__name__}: {exc}") from None
-
-
-def _pointer(http: httpx.Client, base: str) -> tuple[str | None, str | None]:
-    """(digest, export URL) from ``latest.json``; (None, None) when the server has no pointer."""
-    url = base + POINTER
-    response = _get(http, url)
-    if response.status_code == 404:
-        return None, None
-    if response.status_code != 200:
-        raise SyncFailed(f"{url}: HTTP {response.status_code}")
-    if "json" not in response.headers.get("content-type", ""):
-        raise SyncFailed(f"{url}: serves {response.headers.get('content-type') or 'no content type'}, not JSON")
     try:
-        body = response.json()
+        body = json.loads(text)
     except ValueError:
         raise SyncFailed(f"{url}: not JSON") from None
     digest = body.get("digest") if isinstance(body, dict) else None
@@ -79,7 +85,7 @@ def _pointer(http: httpx.Client, base: str) -> tuple[str | None, str | None]:
     target = body.get("url")
     if target is not None and not isinstance(target, str):
         raise SyncFailed(f"{url}: field url: expected a string")
-    return digest, urljoin(str(response.url), target) if target else None
+    return digest, urljoin(final, target) if target else None
 
 
 def _download(http: httpx.Client, url: str, into: Path, max_bytes: int) -> tuple[str, str, list[str]]:
