@@ -272,3 +272,26 @@ def test_files_read_whole_are_refused_past_their_limit_by_name(loaded, db_url, t
     limit = random.Random(SEED).randint(16, path.stat().st_size - 1)
     monkeypatch.setattr(whole_files, "MAX_WHOLE_FILE", limit)
     refuse(loaded, db_url, path, f"more than {limit} bytes, the most a file read whole may hold")
+
+
+def test_a_file_naming_many_unmodelled_tables_gets_a_short_summary(db_url, tmp_path):
+    """Each unmodelled table is kept and counted; the summary lists the 20 largest and says how many
+    more there are (a hostile file could name thousands), --json every one."""
+    from kernelindex.cli.imports import SHOWN
+
+    rng = random.Random(SEED)
+    extra = rng.randint(1, 15)
+    counts = {f"future_table_{i}": rng.randint(1, 3) for i in range(SHOWN + extra)}
+    foreign = [{"table": name, "row": {"n": k}} for name, n in counts.items() for k in range(n)]
+    rng.shuffle(foreign)
+    path = write_catalog(tmp_path / "many.jsonl.zst", [*catalog_lines(), *foreign])
+    shown = CliRunner().invoke(app, ["import", str(path), "--db", db_url])
+    assert shown.exit_code == 0, shown.stderr
+    listed = [line for line in shown.stdout.splitlines() if "kept rows of unmodelled table" in line]
+    assert len(listed) == SHOWN
+    smallest_shown = min(int(line.rsplit(": ", 1)[1].split()[0]) for line in listed)
+    rest = sorted(counts.values(), reverse=True)[SHOWN:]
+    assert f"… and {extra} more ({sum(rest)} rows; --json lists all)" in shown.stdout
+    assert smallest_shown >= max(rest)
+    as_json = CliRunner().invoke(app, ["import", str(path), "--db", db_url, "--check", "--json"])
+    assert json.loads(as_json.stdout)[0]["keptForeignTables"] == counts

@@ -137,6 +137,9 @@ def _import_files(store, paths, problem, solution, skip_invalid, refused_path, c
     return imported.reports, imported.leader_events
 
 
+SHOWN = 20  # foreign tables, unknown columns, skipped upstream rows: kinds listed at most, by count
+
+
 def _summarise(store, reports: list, leader_events: list | None, as_json: bool, check: bool) -> None:
     """Print what was imported; ``leader_events`` are those the import's own transaction recorded
     (None: an upstream import, whose leader changes are recorded here, after it)."""
@@ -193,7 +196,12 @@ def _summarise(store, reports: list, leader_events: list | None, as_json: bool, 
             ("upstreamRowsSkipped", "upstream rows not imported:"),
         )
         for name, label in labels:
-            for what, count in item[name].items():
+            counts = sorted(item[name].items(), key=lambda kv: -kv[1])
+            for what, count in counts[:SHOWN]:
                 typer.echo(f"  {label} {what}: {count} rows")
+            if len(counts) > SHOWN:  # a hostile file can name thousands; --json lists every one
+                typer.echo(
+                    f"  … and {len(counts) - SHOWN} more ({sum(c for _, c in counts[SHOWN:])} rows; --json lists all)"
+                )
         for what, count in item["linked"].items():
             typer.echo(f"  pending links filled ({what}): {count}")
