@@ -80,3 +80,28 @@ def test_cli_skip_invalid_writes_the_report_and_says_how_many(tmp_path, monkeypa
     good = write_catalog(tmp_path / "good.jsonl.zst")
     checked = runner.invoke(app, ["import", str(good), "--db", db, "--check", "--json"])
     assert checked.exit_code == 0 and json.loads(checked.stdout)[0]["checkedOnly"] is True
+
+
+def test_a_report_that_would_overwrite_an_input_is_refused_before_anything_is_read(tmp_path, monkeypatch):
+    """--refused naming the file being imported (or, by default, a name that lands on another input)
+    would empty it as the first refused line was written: refused up front, the input left whole."""
+    path, _ = broken_catalog(tmp_path)
+    other = write_catalog(tmp_path / "other.jsonl", catalog_lines())
+    db = str(tmp_path / "r.db")
+    monkeypatch.chdir(tmp_path)
+    for victim in (path, other, tmp_path / "." / path.name):
+        kept = path.read_bytes(), other.read_bytes()
+        result = CliRunner().invoke(
+            app, ["import", str(path), str(other), "--db", db, "--skip-invalid", "--refused", str(victim)]
+        )
+        assert result.exit_code == 1 and "a file being imported: it would be emptied" in result.stderr, result.stderr
+        assert (path.read_bytes(), other.read_bytes()) == kept
+    # the default report name beside a file called like it
+    clash = tmp_path / f"{path.name}.refused.jsonl"
+    clash.write_text(path.read_text())
+    result = CliRunner().invoke(app, ["import", str(clash), str(path), "--db", db, "--skip-invalid"])
+    assert result.exit_code == 1 and "it would be emptied" in result.stderr, result.stderr
+    (tmp_path / "folder").mkdir()
+    result = CliRunner().invoke(app, ["import", str(path), "--db", db, "--skip-invalid", "--refused", "folder"])
+    assert result.exit_code == 1 and "is a folder" in result.stderr
+    assert json.loads(CliRunner().invoke(app, ["stats", "--db", db, "--json"]).stdout)["tables"]["runs"] == 0

@@ -127,6 +127,8 @@ def _import_files(store, paths, problem, solution, skip_invalid, refused_path, c
             return bar.open(path, "rb", description=f"importing {path.name}")
 
         with RefusedLines(refused_path, paths) as refused:
+            if skip_invalid and not check and (why := refused.unwritable()) is not None:
+                fail(why)
             bad_lines = BadLines(skip_invalid=skip_invalid, check=check, on_refused=refused.write)
             imported = import_paths(
                 store, paths, open_file=open_file, trace_problem=problem, trace_solution=solution, bad_lines=bad_lines

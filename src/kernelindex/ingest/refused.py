@@ -8,6 +8,7 @@ was refused.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO
@@ -26,6 +27,18 @@ class RefusedLines:
 
     def path_for(self, input_name: str) -> Path:
         return self.path if self.path is not None else Path.cwd() / f"{Path(input_name).name}.refused.jsonl"
+
+    def unwritable(self) -> str | None:
+        """Why a report could not be written where it would go (a folder, or one of the files being
+        imported, which writing it would empty), or None: asked before anything is read."""
+        for name in self.inputs:
+            target = self.path_for(name)
+            if target.is_dir():
+                return f"the refused-lines report {target} is a folder"
+            for source in map(Path, self.inputs):
+                if target.exists() and source.exists() and os.path.samefile(target, source):
+                    return f"the refused-lines report {target} is {source}, a file being imported: it would be emptied"
+        return None
 
     def write(self, problem: Problem, text: str | None) -> None:
         target = self.path_for(problem.file)
