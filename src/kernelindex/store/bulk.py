@@ -9,7 +9,9 @@ JSON column is JSON ``null``); a JSON column's value given as ``bytes`` is its J
 (UTF-8, from ``json_bytes``: JSON itself has no bytes, so the two cannot be mistaken), which lets a
 row be encoded where it was converted (an import's worker process) and sent on as one object.
 Statements still go through the connection (``exec_driver_sql``),
-so its transaction, savepoints and events (the store generation) see them.
+so its transaction, savepoints and events (the store generation) see them. On PostgreSQL new rows
+go in by ``COPY ... FROM STDIN`` on the same connection (its transaction and savepoints), the
+generation moved by hand.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 from sqlalchemy import JSON, Connection, Float, Table
 
 from kernelindex.store.database import json_text
+from kernelindex.store.generation import note_write
 
 IN_CHUNK = 500  # values per IN (...) list: well under every backend's parameter limit
 ROW_CHUNK = 100  # keys of several columns per OR list: also well under SQLite's expression depth limit
@@ -65,6 +68,7 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]], 
     )
     if skip_clashes:
         sql += " ON CONFLICT DO NOTHING"
+    postgres_copy = conn.dialect.name == "postgresql" and not skip_clashes
     json_at = [i for i, name in enumerate(names) if name in json_columns(table)]
     # an integer for a float column goes as a float, as SQLAlchemy's Float sends it (10**30 fits a
     # double, not SQLite's 64-bit integer)
@@ -83,8 +87,24 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]], 
             if type(values[i]) is int:
                 values[i] = float(values[i])
         params.append(tuple(values))
+    if postgres_copy:
+        _copy_rows(conn, table, names, params)
+        return len(rows)
     result = conn.exec_driver_sql(sql, params)
     return result.rowcount if skip_clashes else len(rows)
+
+
+def _copy_rows(conn: Connection, table: Table, names: list[str], params: list[tuple]) -> None:
+    """The rows by one ``COPY ... FROM STDIN`` (PostgreSQL): a stream instead of a statement per row,
+    several times cheaper for both ends than pipelined INSERTs. A clash or a value the column refuses
+    fails the COPY, and with it the transaction, as an INSERT would."""
+    quote = conn.dialect.identifier_preparer.quote
+    sql = f"COPY {quote(table.name)} ({', '.join(quote(n) for n in names)}) FROM STDIN"
+    note_write(conn)
+    raw: Any = conn.connection.dbapi_connection  # psycopg's: COPY is its own API, not the DBAPI's
+    with raw.cursor() as cursor, cursor.copy(sql) as copy:
+        for row in params:
+            copy.write_row(row)
 
 
 def select_in(

@@ -51,6 +51,15 @@ def _after_cursor_execute(conn, cursor, statement, parameters, context, executem
         bump.close()
 
 
+def note_write(conn: Connection) -> None:
+    """Move the generation for a write the listener cannot see (a PostgreSQL COPY is no statement
+    SQLAlchemy executes), once per transaction as the listener does, and only where it listens
+    (not during the migrations, which may predate the counter)."""
+    if not conn.info.get(_BUMPED) and event.contains(conn.engine, "after_cursor_execute", _after_cursor_execute):
+        conn.info[_BUMPED] = True
+        conn.exec_driver_sql(BUMP)
+
+
 def _transaction_ended(conn, *_args) -> None:
     # After a commit, a rollback, or a rolled-back savepoint (which undid its bump too), the next
     # write must bump again.
