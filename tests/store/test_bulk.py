@@ -83,3 +83,19 @@ def test_a_bulk_insert_alone_moves_the_generation_and_a_rolled_back_one_does_not
     assert read() == before + 1
     with store.read() as conn:
         assert conn.exec_driver_sql("SELECT count(*) FROM sources").scalar_one() == n
+
+
+def test_a_clash_in_a_bulk_insert_is_the_same_error_on_every_backend(store):
+    """COPY's own errors come back as SQLAlchemy's, as a statement's do: callers catch one kind."""
+    from sqlalchemy.exc import IntegrityError
+
+    from kernelindex.store import tables as t
+    from kernelindex.store.bulk import insert_rows
+
+    row = {"id": "01900000-0000-7000-8000-00000000abcd", "slug": "once", "kind": "leaderboard", "name": "Once"}
+    with store.begin() as conn:
+        insert_rows(conn, t.sources, [row | {"export_row": {}}])
+    with pytest.raises(IntegrityError), store.begin() as conn:
+        insert_rows(conn, t.sources, [row | {"slug": "twice", "export_row": {}}])
+    with store.read() as conn:
+        assert conn.exec_driver_sql("SELECT slug FROM sources").scalars().all() == ["once"]

@@ -22,6 +22,7 @@ from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import JSON, Connection, Float, Table
+from sqlalchemy.exc import DBAPIError
 
 from kernelindex.store.database import json_text
 from kernelindex.store.generation import note_write
@@ -102,9 +103,13 @@ def _copy_rows(conn: Connection, table: Table, names: list[str], params: list[tu
     sql = f"COPY {quote(table.name)} ({', '.join(quote(n) for n in names)}) FROM STDIN"
     note_write(conn)
     raw: Any = conn.connection.dbapi_connection  # psycopg's: COPY is its own API, not the DBAPI's
-    with raw.cursor() as cursor, cursor.copy(sql) as copy:
-        for row in params:
-            copy.write_row(row)
+    driver_error = conn.dialect.loaded_dbapi.Error
+    try:
+        with raw.cursor() as cursor, cursor.copy(sql) as copy:
+            for row in params:
+                copy.write_row(row)
+    except driver_error as exc:  # raised as SQLAlchemy raises a statement's (IntegrityError, ...)
+        raise DBAPIError.instance(sql, None, exc, driver_error) from exc
 
 
 def select_in(
