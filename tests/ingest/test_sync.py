@@ -223,3 +223,39 @@ def test_cli_sync_max_size(origin, tmp_path):
     assert refused.exit_code == 1 and "over the limit of 1024" in refused.stderr, refused.stderr
     assert runner.invoke(cli, ["sync", url, "--db", db, "--max-size", "lots"]).exit_code == 2
     assert runner.invoke(cli, ["sync", url, "--db", db, "--max-size", "64m"]).exit_code == 0
+
+
+def test_no_room_for_the_download_is_a_refusal_not_a_crash(origin, store, tmp_path, monkeypatch):
+    """A full disk or a missing scratch folder refuses the sync by URL (a --every loop goes on)."""
+    import errno
+    import tempfile
+
+    from kernelindex.ingest import sync as sync_module
+
+    _, url = origin
+    before = snapshot(store)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
+    with pytest.raises(SyncFailed, match="no folder for the download"):
+        sync(store, url)
+    monkeypatch.setattr(tempfile, "tempdir", None)
+
+    class Full:
+        def __init__(self, *_args):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *_exc):
+            return False
+
+        def write(self, _data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(sync_module, "open", Full, raising=False)
+    with pytest.raises(SyncFailed) as refused:
+        sync(store, url)
+    assert "could not be kept (No space left on device)" in str(refused.value) and url in str(refused.value)
+    assert snapshot(store) == before
+    monkeypatch.delattr(sync_module, "open")
+    assert sync(store, url).report.added["runs"] == 2

@@ -112,13 +112,16 @@ def _download(http: httpx.Client, url: str, into: Path, max_bytes: int) -> tuple
             if declared.isdigit() and int(declared) > max_bytes:
                 raise SyncFailed(f"{response.url}: the export is {declared} bytes, over the limit of {max_bytes}")
             size = 0
-            with open(into, "wb") as out:
-                for chunk in response.iter_raw(1 << 20):
-                    size += len(chunk)
-                    if size > max_bytes:
-                        raise SyncFailed(f"{response.url}: the download passed {max_bytes} bytes, the limit")
-                    sha.update(chunk)
-                    out.write(chunk)
+            try:
+                with open(into, "wb") as out:
+                    for chunk in response.iter_raw(1 << 20):
+                        size += len(chunk)
+                        if size > max_bytes:
+                            raise SyncFailed(f"{response.url}: the download passed {max_bytes} bytes, the limit")
+                        sha.update(chunk)
+                        out.write(chunk)
+            except OSError as exc:  # a full disk: a refusal like any other, so a --every loop goes on
+                raise SyncFailed(f"{response.url}: the download could not be kept ({exc.strerror})") from None
             final = str(response.url)
     except httpx.TooManyRedirects:
         raise SyncFailed(f"{url}: too many redirects (a redirect loop?)") from None
@@ -139,7 +142,11 @@ def sync(store: Store, url: str, *, timeout: float = 120.0, max_bytes: int = MAX
             last = last_synced_digest(conn, base)
         if expected is not None and expected == last:
             return SyncResult(base, expected, up_to_date=True, requests=1)
-        with tempfile.TemporaryDirectory(prefix="kernelindex-sync-") as scratch:
+        try:
+            scratch_folder = tempfile.TemporaryDirectory(prefix="kernelindex-sync-")
+        except OSError as exc:
+            raise SyncFailed(f"{base}: no folder for the download ({exc.strerror}: {exc.filename})") from None
+        with scratch_folder as scratch:
             path = Path(scratch) / "catalog.jsonl.zst"
             got, final, stated = _download(http, target or base + EXPORT, path, max_bytes)
             claims = ([expected] if expected else []) + stated
