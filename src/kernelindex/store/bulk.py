@@ -52,8 +52,9 @@ def _float_columns(table: Table) -> frozenset[str]:
 
 def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]], *, skip_clashes: bool = False) -> int:
     """Insert ``rows`` (dicts of column values; a column some rows lack is NULL in them) with one
-    ``executemany``; ``skip_clashes`` leaves out rows that clash with a unique key (``ON CONFLICT
-    DO NOTHING``). Returns how many rows went in."""
+    ``executemany`` (PostgreSQL: one ``COPY``); ``skip_clashes`` leaves out rows that clash with a
+    unique key (``ON CONFLICT DO NOTHING``, an ``executemany`` on every backend). Returns how many
+    rows went in."""
     if not rows:
         return 0
     first = rows[0].keys()
@@ -62,14 +63,7 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]], 
     else:
         names = list(dict.fromkeys(name for row in rows for name in row))
     quote = conn.dialect.identifier_preparer.quote
-    marker = _marker(conn)
-    sql = (
-        f"INSERT INTO {quote(table.name)} ({', '.join(quote(n) for n in names)}) "
-        f"VALUES ({', '.join([marker] * len(names))})"
-    )
-    if skip_clashes:
-        sql += " ON CONFLICT DO NOTHING"
-    postgres_copy = conn.dialect.name == "postgresql" and not skip_clashes
+    target = f"{quote(table.name)} ({', '.join(quote(n) for n in names)})"
     json_at = [i for i, name in enumerate(names) if name in json_columns(table)]
     # an integer for a float column goes as a float, as SQLAlchemy's Float sends it (10**30 fits a
     # double, not SQLite's 64-bit integer)
@@ -88,19 +82,22 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]], 
             if type(values[i]) is int:
                 values[i] = float(values[i])
         params.append(tuple(values))
-    if postgres_copy:
-        _copy_rows(conn, table, names, params)
+    if conn.dialect.name == "postgresql" and not skip_clashes:
+        _copy_rows(conn, target, params)
         return len(rows)
+    sql = f"INSERT INTO {target} VALUES ({', '.join([_marker(conn)] * len(names))})"
+    if skip_clashes:
+        sql += " ON CONFLICT DO NOTHING"
     result = conn.exec_driver_sql(sql, params)
     return result.rowcount if skip_clashes else len(rows)
 
 
-def _copy_rows(conn: Connection, table: Table, names: list[str], params: list[tuple]) -> None:
-    """The rows by one ``COPY ... FROM STDIN`` (PostgreSQL): a stream instead of a statement per row,
-    several times cheaper for both ends than pipelined INSERTs. A clash or a value the column refuses
-    fails the COPY, and with it the transaction, as an INSERT would."""
-    quote = conn.dialect.identifier_preparer.quote
-    sql = f"COPY {quote(table.name)} ({', '.join(quote(n) for n in names)}) FROM STDIN"
+def _copy_rows(conn: Connection, target: str, params: list[tuple]) -> None:
+    """The rows by one ``COPY target FROM STDIN`` (PostgreSQL; ``target`` is the quoted table and
+    columns): a stream instead of a statement per row, several times cheaper for both ends than
+    pipelined INSERTs. A clash or a value the column refuses fails the COPY, and with it the
+    transaction, as an INSERT would."""
+    sql = f"COPY {target} FROM STDIN"
     note_write(conn)
     raw: Any = conn.connection.dbapi_connection  # psycopg's: COPY is its own API, not the DBAPI's
     driver_error = conn.dialect.loaded_dbapi.Error
