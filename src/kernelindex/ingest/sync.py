@@ -16,6 +16,8 @@ import hashlib
 import json
 import re
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urljoin
@@ -52,29 +54,37 @@ class SyncResult:
     report: ImportReport | None = None
 
 
+@contextmanager
+def _refused_on_http_errors(url: str, broke: str | None = None) -> Iterator[None]:
+    """httpx's errors while fetching ``url`` as refusals: a redirect loop by name, any other error
+    with its kind (``broke``: what it means for this fetch, e.g. a download cut short)."""
+    try:
+        yield
+    except httpx.TooManyRedirects:
+        raise SyncFailed(f"{url}: too many redirects (a redirect loop?)") from None
+    except httpx.HTTPError as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        raise SyncFailed(f"{url}: {broke} ({error})" if broke else f"{url}: {error}") from None
+
+
 def _pointer(http: httpx.Client, base: str) -> tuple[str | None, str | None]:
     """(digest, export URL) from ``latest.json``; (None, None) when the server has no pointer. At
     most :data:`MAX_POINTER` bytes of it are read: a pointer that streams on is refused."""
     url = base + POINTER
-    try:
-        with http.stream("GET", url) as response:
-            if response.status_code == 404:
-                return None, None
-            if response.status_code != 200:
-                raise SyncFailed(f"{url}: HTTP {response.status_code}")
-            kind = response.headers.get("content-type", "")
-            if "json" not in kind:
-                raise SyncFailed(f"{url}: serves {kind or 'no content type'}, not JSON")
-            text = b""
-            for chunk in response.iter_bytes():
-                text += chunk
-                if len(text) > MAX_POINTER:
-                    raise SyncFailed(f"{url}: more than {MAX_POINTER} bytes, not a pointer to an export")
-            final = str(response.url)
-    except httpx.TooManyRedirects:
-        raise SyncFailed(f"{url}: too many redirects (a redirect loop?)") from None
-    except httpx.HTTPError as exc:
-        raise SyncFailed(f"{url}: {type(exc).__name__}: {exc}") from None
+    with _refused_on_http_errors(url), http.stream("GET", url) as response:
+        if response.status_code == 404:
+            return None, None
+        if response.status_code != 200:
+            raise SyncFailed(f"{url}: HTTP {response.status_code}")
+        kind = response.headers.get("content-type", "")
+        if "json" not in kind:
+            raise SyncFailed(f"{url}: serves {kind or 'no content type'}, not JSON")
+        text = b""
+        for chunk in response.iter_bytes():
+            text += chunk
+            if len(text) > MAX_POINTER:
+                raise SyncFailed(f"{url}: more than {MAX_POINTER} bytes, not a pointer to an export")
+        final = str(response.url)
     try:
         body = json.loads(text)
     except ValueError:
@@ -92,41 +102,40 @@ def _download(http: httpx.Client, url: str, into: Path, max_bytes: int) -> tuple
     """Stream ``url`` to ``into``; (sha256 digest, final URL, digests the server stated for it).
     Refused past ``max_bytes``: at once when the server says the length, else as the bytes come."""
     sha = hashlib.sha256()
-    try:
-        # the bytes as stored (their digest is what servers state): no transfer coding asked for,
-        # and none accepted, so what is counted against the limit is what is written
-        with http.stream("GET", url, headers={"Accept-Encoding": "identity"}) as response:
-            if response.status_code != 200:
-                raise SyncFailed(f"{response.url}: HTTP {response.status_code}")
-            if response.headers.get("content-encoding", "identity").lower() != "identity":
-                coding = response.headers["content-encoding"]
-                raise SyncFailed(f"{response.url}: sent Content-Encoding {coding} though none was asked for")
-            kind = response.headers.get("content-type", "")
-            if "html" in kind or "json" in kind:
-                raise SyncFailed(f"{response.url}: serves {kind}, not a catalog export (.jsonl.zst)")
-            stated = [response.headers[h] for h in ("x-content-digest",) if h in response.headers]
-            named = _NAMED.search(response.url.path)
-            if named:
-                stated.append("sha256:" + named.group(1))
-            declared = response.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > max_bytes:
-                raise SyncFailed(f"{response.url}: the export is {declared} bytes, over the limit of {max_bytes}")
-            size = 0
-            try:
-                with open(into, "wb") as out:
-                    for chunk in response.iter_raw(1 << 20):
-                        size += len(chunk)
-                        if size > max_bytes:
-                            raise SyncFailed(f"{response.url}: the download passed {max_bytes} bytes, the limit")
-                        sha.update(chunk)
-                        out.write(chunk)
-            except OSError as exc:  # a full disk: a refusal like any other, so a --every loop goes on
-                raise SyncFailed(f"{response.url}: the download could not be kept ({exc.strerror})") from None
-            final = str(response.url)
-    except httpx.TooManyRedirects:
-        raise SyncFailed(f"{url}: too many redirects (a redirect loop?)") from None
-    except httpx.HTTPError as exc:  # a connection cut mid-body: the download is incomplete
-        raise SyncFailed(f"{url}: the download broke off ({type(exc).__name__}: {exc})") from None
+    # the bytes as stored (their digest is what servers state): no transfer coding asked for, and
+    # none accepted, so what is counted against the limit is what is written; an error mid-body
+    # means the download is incomplete
+    with (
+        _refused_on_http_errors(url, "the download broke off"),
+        http.stream("GET", url, headers={"Accept-Encoding": "identity"}) as response,
+    ):
+        if response.status_code != 200:
+            raise SyncFailed(f"{response.url}: HTTP {response.status_code}")
+        if response.headers.get("content-encoding", "identity").lower() != "identity":
+            coding = response.headers["content-encoding"]
+            raise SyncFailed(f"{response.url}: sent Content-Encoding {coding} though none was asked for")
+        kind = response.headers.get("content-type", "")
+        if "html" in kind or "json" in kind:
+            raise SyncFailed(f"{response.url}: serves {kind}, not a catalog export (.jsonl.zst)")
+        stated = [response.headers[h] for h in ("x-content-digest",) if h in response.headers]
+        named = _NAMED.search(response.url.path)
+        if named:
+            stated.append("sha256:" + named.group(1))
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > max_bytes:
+            raise SyncFailed(f"{response.url}: the export is {declared} bytes, over the limit of {max_bytes}")
+        size = 0
+        try:
+            with open(into, "wb") as out:
+                for chunk in response.iter_raw(1 << 20):
+                    size += len(chunk)
+                    if size > max_bytes:
+                        raise SyncFailed(f"{response.url}: the download passed {max_bytes} bytes, the limit")
+                    sha.update(chunk)
+                    out.write(chunk)
+        except OSError as exc:  # a full disk: a refusal like any other, so a --every loop goes on
+            raise SyncFailed(f"{response.url}: the download could not be kept ({exc.strerror})") from None
+        final = str(response.url)
     return "sha256:" + sha.hexdigest(), final, stated
 
 
