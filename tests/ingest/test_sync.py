@@ -34,6 +34,13 @@ def origin(tmp_path, monkeypatch):
     store.close()
 
 
+@pytest.fixture
+def export_bytes(origin, tmp_path) -> bytes:
+    """The origin's export file, as the hostile servers serve it (a first sync makes the origin build it)."""
+    sync(open_store(f"sqlite:///{tmp_path / 'warm.db'}"), origin[1])
+    return next((tmp_path / "exports").glob("catalog-*.jsonl.zst")).read_bytes()
+
+
 def lines_of(store):
     with store.read() as conn:
         return list(export_lines(conn))
@@ -129,13 +136,9 @@ def _hostile(export: bytes) -> FastAPI:
         ("/big", "not a pointer to an export"),
     ],
 )
-def test_bad_servers_are_refused_by_url_and_store_nothing(origin, store, tmp_path, prefix, words):
-    source_store, url = origin
-    export = (tmp_path / "exports").glob("catalog-*.jsonl.zst")
-    sync(open_store(f"sqlite:///{tmp_path / 'warm.db'}"), url)  # makes the origin build its export
-    data = next(export).read_bytes()
+def test_bad_servers_are_refused_by_url_and_store_nothing(store, export_bytes, prefix, words):
     before = snapshot(store)
-    with serving(_hostile(data)) as bad:
+    with serving(_hostile(export_bytes)) as bad:
         with pytest.raises(SyncFailed) as refused:
             sync(store, bad + prefix)
     assert bad + prefix in str(refused.value) and words in str(refused.value)
@@ -198,10 +201,8 @@ def _oversized(export: bytes) -> FastAPI:
         ("/coded", "Content-Encoding gzip though none was asked for"),
     ],
 )
-def test_an_export_past_the_size_limit_is_refused_before_it_is_taken_in(origin, store, tmp_path, prefix, words):
-    _, url = origin
-    sync(open_store(f"sqlite:///{tmp_path / 'warm.db'}"), url)  # makes the origin build its export
-    data = next((tmp_path / "exports").glob("catalog-*.jsonl.zst")).read_bytes()
+def test_an_export_past_the_size_limit_is_refused_before_it_is_taken_in(store, export_bytes, prefix, words):
+    data = export_bytes
     before = snapshot(store)
     with serving(_oversized(data)) as bad:
         with pytest.raises(SyncFailed) as refused:
