@@ -109,10 +109,14 @@ def test_our_pack_and_upstream_cases_are_one_workload(api, search_store):
 
 def test_digests_implementations_and_authors_are_searchable(api, search_store):
     filled = search_store[1]
-    prefix = filled.digests["scatter-256-scatter-fast"].removeprefix("sha256:")[:10]
-    matches = ask(api, prefix)["matches"]
-    assert [m["kind"] for m in matches] == ["run"]
-    assert matches[0]["href"] == f"/runs/{filled.runs['scatter-256-scatter-fast']}"
+    hexed = filled.digests["scatter-256-scatter-fast"].removeprefix("sha256:")
+    # a bare hex word is a digest only with a letter in it (all digits is a number, as in "042"): the
+    # shortest such prefix of 10 or more; the sha256: form is a digest whatever its characters
+    bare = next(hexed[:n] for n in range(10, len(hexed) + 1) if not hexed[:n].isdigit())
+    for prefix in (bare, "sha256:" + hexed[:10]):
+        matches = ask(api, prefix)["matches"]
+        assert [m["kind"] for m in matches] == ["run"], prefix
+        assert matches[0]["href"] == f"/runs/{filled.runs['scatter-256-scatter-fast']}"
     impls = ask(api, "fast balance")["matches"]
     assert any(m["kind"] == "implementation" and m["title"] == "fast balance" for m in impls)
     if filled.has_export:
