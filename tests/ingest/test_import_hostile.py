@@ -102,6 +102,15 @@ def test_a_line_without_table_or_row_names_the_missing_field(loaded, db_url, tmp
             8,
             ":8: workloadId: expected str",
         ),
+        # a retraction the run row states becomes a record event, whose columns must hold it
+        ('"retractedAt":null', '"retractedAt":{"a":1}', 9, ":9: retractedAt: expected a string"),
+        ('"retractedAt":null', '"retractedAt":"' + "9" * 40 + '"', 9, ":9: retractedAt: longer than 32 characters"),
+        (
+            '"retractedAt":null,"retractionReason":null',
+            '"retractedAt":"2026-03-01T00:00:00.000Z","retractionReason":[1]',
+            9,
+            ":9: retractionReason: expected a string",
+        ),
     ],
 )
 def test_values_no_column_can_hold_are_refused_by_line_and_field(loaded, db_url, tmp_path, old, new, line, expected):

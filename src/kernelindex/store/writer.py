@@ -188,8 +188,9 @@ def _value_problem(name: str, kind: type, limit: int | None, value: Any) -> tupl
 
 def row_problem(table: str, columns: Mapping[str, Any]) -> tuple[str, str] | None:
     """(field, reason) for the first value of a row for ``table`` that its column cannot hold (a
-    list for a name, 10**30 for a size), a run's protocol and environment rows included; None when
-    all fit. Pure, so a process that converts rows checks them there (:meth:`Writer.add`)."""
+    list for a name, 10**30 for a size), a run's protocol and environment rows and stated
+    retraction included; None when all fit. Pure, so a process that converts rows checks them there
+    (:meth:`Writer.add`)."""
     if (bad := _column_problem(SPECS[table].table, columns)) is not None:
         return bad
     if table == "runs":
@@ -197,7 +198,15 @@ def row_problem(table: str, columns: Mapping[str, Any]) -> tuple[str, str] | Non
         for part, part_table in (("protocol", t.protocols), ("environment", t.environments)):
             if (bad := _column_problem(part_table, columns[f"{part}_row"])) is not None:
                 return f"{part}.{bad[0]}", bad[1]
+        # a retraction the row states becomes a record event: its time and reason must fit there
+        if (stated := columns.get("stated_retraction")) is not None:
+            at, reason = stated
+            if (bad := _column_problem(t.record_events, {"at": at, "reason": reason})) is not None:
+                return _RETRACTION_FIELDS[bad[0]], bad[1]
     return None
+
+
+_RETRACTION_FIELDS = {"at": "retractedAt", "reason": "retractionReason"}  # event column -> run row field
 
 
 DERIVED_FROM_RUN_ROW = "benchmark_runs.retractedAt"  # marks an event the run's own export row already states
