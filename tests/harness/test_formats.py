@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import random
+import shutil
 
 import pytest
 from harness_testkit import PROBLEMS, SOLUTIONS, problem
 
+from hostile_kit import SEED, hostile_edit_file
 from kernelindex.harness.axes import ExpressionError, evaluate
 from kernelindex.harness.formats import FormatError, load_definition, load_problem, load_solution
+from kernelindex.harness.records import trace_links
 
 
 def test_fixture_problems_load_with_every_feature():
@@ -69,6 +73,14 @@ def _definition(tmp_path, **changes):
             "x.shape",
             "unknown axis 'q'",
         ),
+        (
+            {"inputs": {"x": {"shape": ["n"], "dtype": ["float32"]}, "y": {"shape": ["n"], "dtype": "float32"}}},
+            "inputs.x.dtype",
+            "unknown dtype",
+        ),
+        ({"name": ["vector_add"]}, "name", "non-empty string"),
+        ({"op_type": 3.5}, "op_type", "must be a string"),
+        ({"description": {"text": "adds"}}, "description", "must be a string"),
         ({"reference": "x = 1"}, "reference", "defining run"),
         ({"custom_inputs_entrypoint": "make"}, "custom_inputs_entrypoint", "no function 'make'"),
     ],
@@ -93,6 +105,8 @@ def test_bad_definitions_name_file_line_and_field(tmp_path, changes, field, reas
         ({"uuid": "u", "axes": {"n": 4}, "tolerance": {"max_atol": -1}}, "tolerance.max_atol"),
         ({"uuid": "u", "axes": {"n": 4}, "tolerance": {"atol": 1}}, "tolerance.atol"),
         ({"uuid": "u", "axes": {"n": 4}, "t_sol_ms": 0}, "t_sol_ms"),
+        ({"uuid": "u", "axes": 3.5}, "axes"),
+        ({"uuid": "u", "axes": {"n": 4}, "inputs": {"x": {"type": {"a": 1}}}}, "inputs.x.type"),
     ],
 )
 def test_bad_workload_lines_name_the_line(tmp_path, line, field):
@@ -156,3 +170,62 @@ def test_bad_solutions_are_refused(tmp_path, spec_changes, sources, field):
     with pytest.raises(FormatError) as caught:
         load_solution(path)
     assert caught.value.field == field and caught.value.file == str(path)
+
+
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        ({"name": {"a": 1}}, "name"),
+        ({"definition": ""}, "definition"),
+        ({"author": {"name": "someone"}}, "author"),
+        ({"description": ["adds"]}, "description"),
+        ({"spec": {"target_hardware": ["H100", "x" * 101]}}, "spec.target_hardware"),
+        ({"spec": {"target_hardware": [{"gpu": "H100"}]}}, "spec.target_hardware"),
+        ({"spec": {"compile_options": ["-O3"]}}, "spec.compile_options"),
+    ],
+)
+def test_solution_fields_of_the_wrong_type_are_refused_by_field(tmp_path, changes, field):
+    doc = json.loads((SOLUTIONS / "vector_add_torch" / "solution.json").read_text())
+    doc["sources"] = [{"path": "add.py", "content": (SOLUTIONS / "vector_add_torch" / "add.py").read_text()}]
+    doc["spec"].update(changes.pop("spec", {}))
+    doc.update(changes)
+    path = tmp_path / "solution.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(FormatError) as caught:
+        load_solution(path)
+    assert caught.value.field == field and caught.value.file == str(path)
+
+
+@pytest.mark.parametrize("name", ["definition.json", "workload.jsonl"])
+def test_problem_files_that_are_not_utf8_are_refused_by_file(tmp_path, name):
+    folder = tmp_path / "p"
+    shutil.copytree(PROBLEMS / "vector_add", folder)
+    (folder / name).write_bytes((folder / name).read_bytes().replace(b'"', b'\xff"', 1))
+    with pytest.raises(FormatError, match="not UTF-8 text") as caught:
+        load_problem(folder)
+    assert caught.value.file == str(folder / name)
+
+
+@pytest.mark.parametrize("name", ["vector_add", "moe_gather_scatter"])
+def test_any_hostile_value_in_a_problem_or_solution_is_read_or_refused_by_file(tmp_path, name):
+    """Seeded property: a hostile value at a random place of the definition, a workload line or the
+    solution; reading them into records (what eval and trace imports do) either works or raises a
+    FormatError naming one of the files, never anything else."""
+    rng = random.Random(f"{SEED}-{name}")
+    print(f"hostile problem seed: {SEED} (set KERNELINDEX_TEST_SEED to repeat)")
+    for attempt in range(60):
+        folder, solution = tmp_path / f"{attempt}" / "p", tmp_path / f"{attempt}" / "solution.json"
+        shutil.copytree(PROBLEMS / name, folder)
+        shutil.copy(SOLUTIONS / f"{name}_torch" / "solution.json", solution)
+        for source in (SOLUTIONS / f"{name}_torch").glob("*.py"):
+            shutil.copy(source, solution.parent)
+        target = rng.choice([folder / "definition.json", folder / "workload.jsonl", solution])
+        what = hostile_edit_file(target, rng)
+        where = f"{what} (seed {SEED})"
+        try:
+            trace_links(folder, solution)
+        except FormatError as exc:
+            assert exc.file in (str(folder / "definition.json"), str(folder / "workload.jsonl"), str(solution)), where
+            assert exc.reason, where
+        except Exception as exc:  # noqa: BLE001 - what the property is about
+            pytest.fail(f"{where}: {exc!r}")

@@ -8,7 +8,6 @@ catalog; set KERNELINDEX_TEST_SEED to repeat a run.
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 from pathlib import Path
@@ -19,9 +18,9 @@ from sqlalchemy import text
 from typer.testing import CliRunner
 
 from catalog_kit import catalog_lines, to_text, write_catalog
+from hostile_kit import HOSTILE_VALUES, SEED
 from kernelindex.cli import app
 
-SEED = int(os.environ.get("KERNELINDEX_TEST_SEED", random.randrange(2**32)))
 SRC = Path(__file__).resolve().parents[2] / "src" / "kernelindex"
 TRACE = {
     "definition": "vector_add_f32",
@@ -117,9 +116,6 @@ def test_values_no_column_can_hold_are_refused_by_line_and_field(loaded, db_url,
     """Each of these used to reach the database driver (OverflowError, UnicodeEncodeError,
     ProgrammingError, TypeError: a traceback), or was kept silently changed (1e400 as infinity)."""
     refuse(loaded, db_url, with_text(tmp_path, "v.jsonl.zst", old, new, line), expected)
-
-
-HOSTILE_VALUES = [[1], {"a": 1}, 10**30, -(2**63) - 1, True, 1.5, -1, "", None, "x" * 5000, "2026-99-99", 0.0]
 
 
 def test_any_hostile_value_in_any_field_is_stored_or_refused_never_a_crash(db_url, tmp_path):
@@ -219,6 +215,12 @@ def test_bundle_whose_protocol_outgrows_a_column_is_refused_alike_on_every_backe
         ),
         (json.dumps(TRACE).replace("0.0123", "1e400"), ":1: invalid JSON: the number 1e400 is out of range"),
         (json.dumps({**TRACE, "solution": "a\x00b"}), ":1: invalid JSON: the string 'a\\x00b' holds a NUL character"),
+        (json.dumps(TRACE).replace("0.0123", "1e308"), ":1: evaluation.performance.latency_ms: 1e+308 ms is past any"),
+        (
+            json.dumps({**TRACE, "evaluation": {**TRACE["evaluation"], "performance": "fast"}}),
+            ":1: evaluation.performance: must be an object, got 'fast'",
+        ),
+        (json.dumps({**TRACE, "solution": ["a"]}), ":1: solution: must be a name (a string), got \"['a']\""),
     ],
 )
 def test_trace_lines_no_store_can_hold(loaded, db_url, tmp_path, line, expected):

@@ -8,7 +8,10 @@ the store unchanged.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import random
 import shutil
 from pathlib import Path
 
@@ -17,6 +20,7 @@ from ingest_kit import snapshot
 from sqlalchemy import select
 from typer.testing import CliRunner
 
+from hostile_kit import SEED, hostile_edit_file
 from kernelindex.cli import app
 from kernelindex.harness.records import trace_links
 from kernelindex.ingest.problems import ImportFailed
@@ -189,6 +193,19 @@ def _fi_rename(path: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+def _fi_line(number: int, change):
+    """Change trace line ``number`` (1-based) of a trace file."""
+
+    def edit(path: Path) -> None:
+        lines = path.read_text().splitlines()
+        doc = json.loads(lines[number - 1])
+        change(doc)
+        lines[number - 1] = json.dumps(doc)
+        path.write_text("\n".join(lines) + "\n")
+
+    return edit
+
+
 def _liger(old: str, new: str):
     def change(path: Path) -> None:
         path.write_text(path.read_text().replace(old, new, 1))
@@ -224,7 +241,84 @@ BAD = [
     ("flashinfer", FI, TRACE, _fi_rename, (1, "evaluation"), "missing"),
     ("flashinfer", FI, TRACE, _fi_type, (3, "evaluation.performance.latency_ms"), "number"),
     ("flashinfer", FI, TRACE, _fi_status, (2, "evaluation.status"), "EXPLODED"),
+    (
+        "flashinfer",
+        FI,
+        TRACE,
+        _fi_line(2, lambda d: d["evaluation"].update(performance="2026-13-45")),
+        (2, "evaluation.performance"),
+        "must be an object",
+    ),
+    (
+        "flashinfer",
+        FI,
+        TRACE,
+        _fi_line(1, lambda d: d["evaluation"].update(correctness=[1, [2]])),
+        (1, "evaluation.correctness"),
+        "must be an object",
+    ),
+    (
+        "flashinfer",
+        FI,
+        TRACE,
+        _fi_line(2, lambda d: d["evaluation"]["performance"].update(latency_ms=1e308)),
+        (2, "evaluation.performance.latency_ms"),
+        "past any real latency",
+    ),
+    ("flashinfer", FI, TRACE, _fi_line(2, lambda d: d.update(solution={"a": {}})), (2, "solution"), "a name"),
+    ("flashinfer", FI, "solution.json", _json(lambda d: d.update(author={"a": {}})), (None, "author"), "string"),
+    (
+        "flashinfer",
+        FI,
+        "solution.json",
+        _json(lambda d: d["spec"]["target_hardware"].append("x" * 500)),
+        (None, "spec.target_hardware"),
+        "at most 100",
+    ),
+    (
+        "flashinfer",
+        FI,
+        "definition.json",
+        _json(lambda d: next(iter(d["inputs"].values())).update(dtype=[1, [2]])),
+        (None, f"inputs.{'hidden_states'}.dtype"),
+        "unknown dtype",
+    ),
     ("liger", LIGER, None, _truncate, (7, None), "columns"),
+    ("liger", LIGER, None, _liger("0.019999999552965164", "inf"), (3, "y_value_50"), "non-negative number"),
+    ("liger", LIGER, None, _liger("0.018624000251293182", "1e999"), (3, "y_value_20"), "non-negative number"),
+    ("liger", LIGER, None, _liger("0.02160000056028366", "1e305"), (3, "y_value_80"), "past any real latency"),
+    (
+        "gpumode",
+        GM,
+        "leaderboards.json",
+        _json(lambda d: d["rows"][0]["row"].pop("name")),
+        (None, "rows[0].row.name"),
+        "missing",
+    ),
+    (
+        "gpumode",
+        GM,
+        TOP,
+        _json(lambda d: d["rows"][0]["row"].update(run_system_info=3.5)),
+        (None, "rows[0].row.run_system_info"),
+        "must be an object",
+    ),
+    (
+        "gpumode",
+        GM,
+        "leaderboards.json",
+        _json(lambda d: d["rows"][0]["row"].update(gpu_types={"B200": 1})),
+        (None, "rows[0].row.gpu_types"),
+        "list of GPU names",
+    ),
+    (
+        "sol-api",
+        SOL,
+        SUBS,
+        _json(lambda d: d["data"]["submissions"][0].update(latency_ms=1e306)),
+        (None, "data.submissions[0].latency_ms"),
+        "no latency",
+    ),
     ("liger", LIGER, None, _liger("y_value_50", "p50"), (1, "y_value_50"), "header"),
     ("liger", LIGER, None, _liger("0.019999999552965164", "fast"), (3, "y_value_50"), "number"),
     ("liger", LIGER, None, _liger(",memory,", ",throughput,"), (9, "metric_name"), "unknown metric"),
@@ -371,3 +465,54 @@ def test_a_snapshot_past_the_whole_file_limit_is_refused_by_name(store, fixtures
     problem = refused.value.problems[0]
     assert "more than 64 bytes" in problem.reason and Path(problem.file).is_relative_to(path), problem
     assert snapshot(store) == before
+
+
+CSV_HOSTILE = ["", "x" * 5000, "nan", "inf", "-1", "1e999", "1e305", "\x00", "a,b", '"', "2026-99-99", "{}"]
+
+
+def _hostile_snapshot_edit(path: Path, rng: random.Random) -> str:
+    """One seeded hostile change to a random file of a snapshot (a CSV cell, a JSON value, a trace
+    line's value); what was done, for the message."""
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.suffix in (".json", ".jsonl"))
+    target = rng.choice(files)
+    if target.suffix == ".csv":
+        rows = list(csv.reader(io.StringIO(target.read_text())))
+        row = rng.randrange(1, len(rows))
+        column = rng.randrange(len(rows[row]))
+        rows[row][column] = rng.choice(CSV_HOSTILE)
+        out = io.StringIO()
+        csv.writer(out).writerows(rows)
+        target.write_text(out.getvalue())
+        return f"{target.name} row {row} column {column} = {rows[row][column][:30]!r}"
+    return hostile_edit_file(target, rng)
+
+
+@pytest.mark.parametrize("source", [*SNAPSHOTS, "mlperf"])
+def test_any_hostile_value_in_a_snapshot_is_imported_or_refused_by_file(fixtures, tmp_path, source):
+    """Seeded property: a hostile value at a random place of a random file of the snapshot; `kernelindex
+    import --from` either imports it or exits 1 with errors that each name a file of the snapshot,
+    the store as it was; never a traceback."""
+    from kernelindex.store import open_store
+
+    rng = random.Random(f"{SEED}-{source}")
+    print(f"hostile snapshot seed: {SEED} (set KERNELINDEX_TEST_SEED to repeat)")
+    relative = SNAPSHOTS[source][0] if source in SNAPSHOTS else "mlperf/summary-v5.1-slice.json"
+    db = str(tmp_path / "u.db")
+    store = open_store(f"sqlite:///{db}")
+    try:
+        for attempt in range(8):
+            (tmp_path / str(attempt)).mkdir()
+            path = copy_of(fixtures, relative, tmp_path / str(attempt))
+            where = f"{_hostile_snapshot_edit(path, rng)} (seed {SEED})"
+            before = snapshot(store)
+            result = CliRunner().invoke(app, ["import", "--from", source, str(path), "--db", db])
+            assert result.exception is None or isinstance(result.exception, SystemExit), (
+                f"{where}: {result.exception!r}"
+            )
+            assert result.exit_code in (0, 1), f"{where}: {result.output}"
+            if result.exit_code == 1:
+                errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+                assert errors and all(e.startswith(f"error: {path}") for e in errors), f"{where}: {result.stderr}"
+                assert snapshot(store) == before, where
+    finally:
+        store.close()

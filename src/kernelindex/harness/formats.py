@@ -8,6 +8,7 @@ trace lines are written from what the user gave, not from a re-serialisation of 
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -202,15 +203,23 @@ def _line_of(text: str, key: str) -> int | None:
     return text.count("\n", 0, match.start()) + 1 if match else None
 
 
-def _read_json(path: Path) -> tuple[dict, str]:
+def _read_text(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise FormatError(path, None, None, "file not found") from None
+    except UnicodeDecodeError as exc:
+        raise FormatError(path, None, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def _read_json(path: Path) -> tuple[dict, str]:
+    text = _read_text(path)
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise FormatError(path, exc.lineno, None, f"invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise FormatError(path, None, None, "invalid JSON: nested too deeply") from None
     if not isinstance(value, dict):
         raise FormatError(path, 1, None, "must hold a JSON object")
     return value, text
@@ -225,7 +234,7 @@ def _tensor_specs(raw: Any, path: Path, text: str, section: str) -> dict[str, Te
         line = _line_of(text, name)
         if not isinstance(entry, dict):
             raise FormatError(path, line, where, "must be an object with shape and dtype")
-        if entry.get("dtype") not in DTYPES:
+        if not isinstance(entry.get("dtype"), str) or entry["dtype"] not in DTYPES:
             raise FormatError(
                 path, line, f"{where}.dtype", f"unknown dtype {entry.get('dtype')!r}; one of {sorted(DTYPES)}"
             )
@@ -248,6 +257,11 @@ def load_definition(path: str | Path) -> Definition:
     for key in ("name", "axes", "inputs", "outputs", "reference"):
         if key not in raw:
             raise FormatError(path, None, key, "required field is missing")
+    if not isinstance(raw["name"], str) or not raw["name"].strip():
+        raise FormatError(path, _line_of(text, "name"), "name", "must be a non-empty string")
+    for key in ("op_type", "description"):
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise FormatError(path, _line_of(text, key), key, "must be a string")
     axes: dict[str, Axis] = {}
     if not isinstance(raw["axes"], dict):
         raise FormatError(path, _line_of(text, "axes"), "axes", "must be an object of name → axis")
@@ -302,7 +316,7 @@ def load_definition(path: str | Path) -> Definition:
             if unknown:
                 raise FormatError(path, _line_of(text, key), key, f"refers to unknown axes {sorted(unknown)}")
     return Definition(
-        name=str(raw["name"]),
+        name=raw["name"],
         axes=axes,
         inputs=inputs,
         outputs=outputs,
@@ -339,6 +353,10 @@ def _tolerance(raw: Any, path: Path, line: int) -> Tolerance:
     return Tolerance(**values)
 
 
+def _finite_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def parse_case(raw: Any, definition: Definition, path: Path, line: int) -> WorkloadCase:
     if not isinstance(raw, dict):
         raise FormatError(path, line, None, "each line must be a JSON object")
@@ -346,6 +364,8 @@ def parse_case(raw: Any, definition: Definition, path: Path, line: int) -> Workl
     if not isinstance(uuid, str) or not uuid:
         raise FormatError(path, line, "uuid", "required string is missing")
     given_axes = raw.get("axes") or {}
+    if not isinstance(given_axes, dict):
+        raise FormatError(path, line, "axes", "must be an object of axis name → integer")
     try:
         definition.resolve_axes(given_axes)
     except (ValueError, axis_math.ExpressionError) as exc:
@@ -361,10 +381,12 @@ def parse_case(raw: Any, definition: Definition, path: Path, line: int) -> Workl
         entry = raw_inputs.get(name, {"type": "scalar"} if spec.is_scalar else {"type": "random"})
         where = f"inputs.{name}"
         kind = entry.get("type") if isinstance(entry, dict) else None
-        if kind not in INPUT_TYPES:
+        if not isinstance(kind, str) or kind not in INPUT_TYPES:
             raise FormatError(path, line, f"{where}.type", f"must be one of {sorted(INPUT_TYPES)}, got {kind!r}")
         if kind == "scalar" and "value" not in entry:
             raise FormatError(path, line, f"{where}.value", "a scalar input needs a value")
+        if kind == "scalar" and not _finite_number(entry["value"]):
+            raise FormatError(path, line, f"{where}.value", f"must be a finite number, got {entry['value']!r:.40}")
         if kind == "safetensors":
             if not isinstance(entry.get("path"), str) or not isinstance(entry.get("tensor_key"), str):
                 raise FormatError(path, line, where, "a safetensors input needs path and tensor_key")
@@ -393,10 +415,7 @@ def parse_case(raw: Any, definition: Definition, path: Path, line: int) -> Workl
 
 def load_workload(path: str | Path, definition: Definition) -> list[WorkloadCase]:
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise FormatError(path, None, None, "file not found") from None
+    lines = _read_text(path).splitlines()
     cases, seen = [], {}
     for number, text in enumerate(lines, start=1):
         if not text.strip():
@@ -405,6 +424,8 @@ def load_workload(path: str | Path, definition: Definition) -> list[WorkloadCase
             raw = json.loads(text)
         except json.JSONDecodeError as exc:
             raise FormatError(path, number, None, f"invalid JSON: {exc.msg}") from None
+        except RecursionError:
+            raise FormatError(path, number, None, "invalid JSON: nested too deeply") from None
         case = parse_case(raw, definition, path, number)
         if case.uuid in seen:
             raise FormatError(path, number, "uuid", f"duplicate of line {seen[case.uuid]}")
@@ -425,10 +446,16 @@ def load_problem(root: str | Path) -> Problem:
 
 
 def _safe_relative(path: Any) -> bool:
-    if not isinstance(path, str) or not path or "\\" in path:
+    """A source's path: relative, inside the solution's folder, and a name a filesystem can hold."""
+    if not isinstance(path, str) or not path or "\\" in path or "\x00" in path or len(path) > 1024:
         return False
     pure = PurePosixPath(path)
-    return not pure.is_absolute() and ".." not in pure.parts and pure.parts[0] not in ("", ".")
+    return (
+        not pure.is_absolute()
+        and ".." not in pure.parts
+        and pure.parts[0] not in ("", ".")
+        and all(len(part.encode("utf-8", "surrogatepass")) <= 255 for part in pure.parts)
+    )
 
 
 def _solution_languages(path: Path, text: str, spec: dict) -> tuple[list[str], str]:
@@ -501,12 +528,12 @@ def load_solution(path: str | Path) -> Solution:
                 raise FormatError(
                     path, _line_of(text, "sources"), f"{where}.content", f"no content and no file {beside}"
                 )
-            content = beside.read_text(encoding="utf-8")
+            content = _read_text(beside)
         if not isinstance(content, str):
             raise FormatError(path, _line_of(text, "sources"), f"{where}.content", "must be a string")
         sources.append(SourceFile(rel, content))
     if not sources and (path.parent / entry_file).is_file():
-        sources.append(SourceFile(entry_file, (path.parent / entry_file).read_text(encoding="utf-8")))
+        sources.append(SourceFile(entry_file, _read_text(path.parent / entry_file)))
     paths = [s.path for s in sources]
     if len(set(paths)) != len(paths):
         raise FormatError(path, _line_of(text, "sources"), "sources", "two sources share a path")
@@ -520,9 +547,26 @@ def load_solution(path: str | Path) -> Solution:
             path, _line_of(text, "destination_passing_style"), "spec.destination_passing_style", "must be true or false"
         )
     hardware = spec.get("target_hardware") or []
+    hardware = hardware if isinstance(hardware, list) else [hardware]
+    if not all(isinstance(h, str) and len(h) <= 100 for h in hardware):
+        raise FormatError(
+            path,
+            _line_of(text, "target_hardware"),
+            "spec.target_hardware",
+            "must be GPU names of at most 100 characters",
+        )
+    compile_options = spec.get("compile_options") or {}
+    if not isinstance(compile_options, dict):
+        raise FormatError(path, _line_of(text, "compile_options"), "spec.compile_options", "must be an object")
+    for key in ("name", "definition"):
+        if not isinstance(raw[key], str) or not raw[key].strip():
+            raise FormatError(path, _line_of(text, key), key, "must be a non-empty string")
+    for key in ("author", "description"):
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise FormatError(path, _line_of(text, key), key, "must be a string")
     return Solution(
-        name=str(raw["name"]),
-        definition=str(raw["definition"]),
+        name=raw["name"],
+        definition=raw["definition"],
         sources=tuple(sources),
         languages=tuple(languages),
         entry_file=entry_file,
@@ -530,8 +574,8 @@ def load_solution(path: str | Path) -> Solution:
         destination_passing_style=dps,
         author=raw.get("author"),
         description=raw.get("description"),
-        target_hardware=tuple(hardware if isinstance(hardware, list) else [hardware]),
-        compile_options=spec.get("compile_options") or {},
+        target_hardware=tuple(hardware),
+        compile_options=compile_options,
         raw=raw,
         path=str(path),
     )

@@ -11,14 +11,17 @@ Every record is validated with `kernelindex.records.models.parse_record` before 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kernelindex import API_VERSION
 from kernelindex.harness.dtypes import DTYPES
-from kernelindex.harness.formats import Definition, Problem, Solution, WorkloadCase, load_problem
+from kernelindex.harness.formats import Definition, FormatError, Problem, Solution, WorkloadCase, load_problem
 from kernelindex.records.canonical import canonical_json, digest, sha256_digest
+from kernelindex.records.errors import RecordError
 
 # A sandboxed run is this index's verified evidence; a run without a sandbox is only reproducible
 # (the source kind is what evidence levels are derived from), and its logs say why.
@@ -200,11 +203,28 @@ class ProblemRecords:
         return [self.operation, *self.cases.values(), self.suite]
 
 
+@contextmanager
+def _as_format_error(file: str | Path, line: int | None = None) -> Iterator[None]:
+    """A value the problem and solution formats let through but a record bounds (an axis past
+    2**53, a 300-character uuid or GPU name) is refused like any other format error: by file."""
+    try:
+        yield
+    except RecordError as exc:
+        raise FormatError(file, line, exc.path or None, exc.reason) from None
+
+
 def records_for(problem: Problem) -> ProblemRecords:
-    operation = operation_spec(problem.definition)
+    definition_file, workload_file = problem.root / "definition.json", problem.root / "workload.jsonl"
+    with _as_format_error(definition_file):
+        operation = operation_spec(problem.definition)
     op_digest = digest(operation)
-    cases = {c.uuid: workload_case(problem.definition, c, op_digest, problem.root) for c in problem.cases}
-    return ProblemRecords(operation, cases, workload_suite(problem.definition, problem.cases, op_digest))
+    cases = {}
+    for case in problem.cases:
+        with _as_format_error(workload_file, case.line):
+            cases[case.uuid] = workload_case(problem.definition, case, op_digest, problem.root)
+    with _as_format_error(workload_file):
+        suite = workload_suite(problem.definition, problem.cases, op_digest)
+    return ProblemRecords(operation, cases, suite)
 
 
 def problem_records(problem_dir: str | Path) -> list[dict]:
@@ -297,14 +317,15 @@ def implementation_revision(
     if solution.target_hardware:
         spec["support"]["productsTested"] = [str(t) for t in solution.target_hardware]
     authors = [{"name": solution.author[:200]}] if solution.author else None
-    return _envelope(
-        "ImplementationRevision",
-        f"{solution.name}-{files and spec['projectRevision']['treeDigest'][7:15]}",
-        spec,
-        f"{solution.name} · {definition.name}",
-        authors=authors,
-        description=(solution.description or "")[:2000],
-    )
+    with _as_format_error(solution.path or "solution.json"):
+        return _envelope(
+            "ImplementationRevision",
+            f"{solution.name}-{files and spec['projectRevision']['treeDigest'][7:15]}",
+            spec,
+            f"{solution.name} · {definition.name}",
+            authors=authors,
+            description=(solution.description or "")[:2000],
+        )
 
 
 def benchmark_protocol(options, harness_name: str, harness_version: str) -> dict:

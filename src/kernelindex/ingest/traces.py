@@ -21,6 +21,7 @@ from kernelindex.ingest.problems import ImportFailed, Problem
 from kernelindex.ingest.whole_files import read_whole
 from kernelindex.records.canonical import canonical_json, digest, sha256_digest
 from kernelindex.records.normalise import RUN_STATUSES, hardware_of, run_status, slug, token
+from kernelindex.records.units import whole_ns
 
 SOURCE_SLUG = "upstream-trace"
 SOURCE_KIND = "trace_file"
@@ -80,6 +81,23 @@ def _protocol() -> dict:
     return _record("BenchmarkProtocol", "upstream-trace-v1", spec, "Upstream trace, harness-reported")
 
 
+def _ns(milliseconds: float, name: str) -> int:
+    """Whole nanoseconds of a reported time, refused past what a 64-bit measurement holds."""
+    value = whole_ns(milliseconds, "ms")
+    if value is None:
+        raise _LineProblem(f"evaluation.performance.{name}", f"{milliseconds!r} ms is past any real latency")
+    return value
+
+
+def _object(value: Any, field: str) -> dict:
+    """An optional object of a trace line: absent or null is empty; anything else but an object is refused."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _LineProblem(field, f"must be an object, got {str(value)[:40]!r}")
+    return value
+
+
 def _number(value: Any, field: str) -> float | None:
     if value is None:
         return None
@@ -124,6 +142,9 @@ def _run(line: dict, linker: _Linker, protocol: dict, source: str, file_name: st
     for key in ("definition", "solution", "workload", "evaluation"):
         if key not in line:
             raise _LineProblem(key, "required field is missing")
+    for key in ("definition", "solution"):
+        if not isinstance(line[key], str):
+            raise _LineProblem(key, f"must be a name (a string), got {str(line[key])[:40]!r}")
     workload, evaluation = line["workload"], line["evaluation"]
     if not isinstance(workload, dict) or not isinstance(workload.get("uuid"), str):
         raise _LineProblem("workload.uuid", "required string is missing")
@@ -136,30 +157,35 @@ def _run(line: dict, linker: _Linker, protocol: dict, source: str, file_name: st
         )
     environment = _environment(evaluation.get("environment"))
     spec: dict[str, Any] = {
-        "implementationDigest": linker.implementation_digest(str(line["definition"]), str(line["solution"])),
-        "workloadDigest": linker.workload_digest(str(line["definition"]), workload),
+        "implementationDigest": linker.implementation_digest(line["definition"], line["solution"]),
+        "workloadDigest": linker.workload_digest(line["definition"], workload),
         "protocolDigest": digest(protocol),
         "environmentDigest": digest(environment),
         "status": status,
         "observedAt": _timestamp(evaluation.get("timestamp")),
     }
-    correctness = evaluation.get("correctness") or {}
+    correctness = _object(evaluation.get("correctness"), "evaluation.correctness")
     if correctness:
         abs_err = _number(correctness.get("max_absolute_error"), "evaluation.correctness.max_absolute_error")
         rel_err = _number(correctness.get("max_relative_error"), "evaluation.correctness.max_relative_error")
         errors = {"maximumAbsoluteError": abs_err, "maximumRelativeError": rel_err}
         spec["correctness"] = {"comparator": "upstream_trace", **{k: v for k, v in errors.items() if v is not None}}
-    performance = evaluation.get("performance") or {}
+    performance = _object(evaluation.get("performance"), "evaluation.performance")
     metrics = {}
     latency = _number(performance.get("latency_ms"), "evaluation.performance.latency_ms")
     if latency is not None:
-        spec["timing"] = {"primaryStatistic": "median", "latencyNs": {"median": int(round(latency * 1e6))}}
+        spec["timing"] = {"primaryStatistic": "median", "latencyNs": {"median": _ns(latency, "latency_ms")}}
         metrics["latency_ms"] = latency
     measurements = []
     reference = _number(performance.get("reference_latency_ms"), "evaluation.performance.reference_latency_ms")
     if reference is not None:
         measurements.append(
-            {"metric": "reference_latency", "statistic": "median", "unit": "ns", "value": int(round(reference * 1e6))}
+            {
+                "metric": "reference_latency",
+                "statistic": "median",
+                "unit": "ns",
+                "value": _ns(reference, "reference_latency_ms"),
+            }
         )
         metrics["reference_latency_ms"] = reference
     speedup = _number(performance.get("speedup_factor"), "evaluation.performance.speedup_factor")
@@ -170,7 +196,7 @@ def _run(line: dict, linker: _Linker, protocol: dict, source: str, file_name: st
         spec["measurements"] = measurements
     spec["sourceNative"] = {
         "source": source,
-        "benchmark": str(line["definition"])[:200],
+        "benchmark": line["definition"][:200],
         "externalId": f"{line['solution']}/{workload['uuid']}"[:500],
     }
     if metrics:

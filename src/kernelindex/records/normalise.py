@@ -7,6 +7,7 @@ the catalog gives it, whichever path brought it in. Pure functions; no I/O.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 UNKNOWN = "unknown"
 
@@ -39,9 +40,9 @@ RUN_STATUSES = {
 }
 
 
-def run_status(upstream: str) -> str | None:
-    """The RunStatus of an upstream status word (None: a word no harness writes)."""
-    return RUN_STATUSES.get(upstream)
+def run_status(upstream: Any) -> str | None:
+    """The RunStatus of an upstream status word (None: a word no harness writes, or no word)."""
+    return RUN_STATUSES.get(upstream) if isinstance(upstream, str) else None
 
 
 # (vendor, architecture) of every GPU product the public catalog names, and of the ones traces and

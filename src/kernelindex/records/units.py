@@ -8,6 +8,15 @@ NS_PER_UNIT = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
 SCALES = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns"))
 
 
+def whole_ns(value: float, unit: str) -> int | None:
+    """``value`` (in ``unit``) as whole nanoseconds; None when that is no finite 64-bit count
+    (``1e300`` seconds), which an importer refuses by its field rather than crash on."""
+    ns = value * NS_PER_UNIT[unit]
+    if not (math.isfinite(ns) and abs(ns) < 2**63):
+        return None
+    return round(ns)
+
+
 def _three_figures(x: float) -> str:
     """At least three significant figures and at least one decimal: 317.881 → 317.9, 7.702 → 7.70."""
     digits = len(str(int(abs(x)))) if abs(x) >= 1 else 0

@@ -148,6 +148,14 @@ def need(obj: Any, key: str, kinds: type | tuple[type, ...], file: Path, line: i
     return value
 
 
+def optional_text(obj: dict, key: str, file: Path, line: int | None, where: str = "") -> str | None:
+    """``obj[key]`` if a string, None if absent, null or empty; any other value is an error naming the field."""
+    value = obj.get(key)
+    if value is None or value == "":
+        return None
+    return need(obj, key, str, file, line, where)
+
+
 def read_json(path: Path) -> Any:
     """A whole JSON document; a cut-off or malformed file names where it broke."""
     try:

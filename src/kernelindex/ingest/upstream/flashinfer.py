@@ -48,11 +48,18 @@ def _kind(path: Path) -> str | None:
     raise UpstreamError(path, None, None, "neither a definition (axes, reference) nor a solution (definition, spec)")
 
 
+def _name(path: Path) -> str:
+    """The name a definition or solution file gives itself (what trace lines refer to it by)."""
+    name = read_json(path).get("name")
+    if not isinstance(name, str) or not name:
+        raise UpstreamError(path, None, "name", "required string is missing")
+    return name
+
+
 def read(path: Path, *, retrieved: str | None = None, links_for=None) -> Records:
     """``links_for(problem_dir, solution_path)`` is the harness's ``trace_links`` (passed in: ingest
     does not import the harness); it reads the problem and solution and raises an error carrying
     ``file``, ``line``, ``field`` and ``reason`` when it cannot."""
-    from kernelindex.ingest import traces
 
     if links_for is None:
         raise UpstreamError(path, None, None, "FlashInfer-Bench folders need the harness's problem reader")
@@ -61,7 +68,7 @@ def read(path: Path, *, retrieved: str | None = None, links_for=None) -> Records
         raise UpstreamError(path, None, None, "--from flashinfer reads a folder (definitions, solutions, traces)")
     files = sorted(p for p in path.rglob("*") if p.is_file())
     kinds = {p: _kind(p) for p in files}
-    definitions = {read_json(p).get("name"): p for p, k in kinds.items() if k == "definition"}
+    definitions = {_name(p): p for p, k in kinds.items() if k == "definition"}
     records = Records(
         Provenance(
             **{**PROVENANCE.__dict__, "retrieved_at": retrieved or retrieved_at(next(iter(definitions.values()), path))}
@@ -70,14 +77,14 @@ def read(path: Path, *, retrieved: str | None = None, links_for=None) -> Records
     solutions = {}
     for p, k in kinds.items():
         if k == "solution":
-            solutions[read_json(p).get("name")] = (p, None)  # read (and checked) by links_for
+            solutions[_name(p)] = (p, None)  # read (and checked) by links_for
     with tempfile.TemporaryDirectory() as scratch:
         for trace_file in (p for p, k in kinds.items() if k == "trace"):
             lines = read_json_lines(trace_file)
             records.lines += len(lines)
             first_line, first = lines[0]
             definition = first.get("definition") if isinstance(first, dict) else None
-            if definition not in definitions:
+            if not isinstance(definition, str) or definition not in definitions:
                 known = sorted(map(str, definitions))
                 raise UpstreamError(
                     trace_file, first_line, "definition", f"no definition {definition!r} in the folder (known: {known})"
@@ -92,23 +99,33 @@ def read(path: Path, *, retrieved: str | None = None, links_for=None) -> Records
                     raise UpstreamError(trace_file, number, "workload.uuid", "required string is missing")
                 workloads.setdefault(workload["uuid"], workload)
             (problem_dir / "workload.jsonl").write_text("".join(json.dumps(w) + "\n" for w in workloads.values()))
-            _trace_runs(records, trace_file, lines, problem_dir, solutions, traces, links_for)
+            _trace_runs(records, trace_file, lines, (problem_dir, definitions[definition]), solutions, links_for)
     return records
 
 
 def _trace_runs(
-    records: Records, trace_file: Path, lines: list, problem_dir: Path, solutions: dict, traces, links_for
+    records: Records, trace_file: Path, lines: list, problem: tuple[Path, Path], solutions: dict, links_for
 ) -> None:
-    names = {line.get("solution") for _, line in lines if isinstance(line, dict)}
+    """The runs of one trace file; ``problem``: the scratch problem folder made for it and the
+    definition file it was made from (errors in its copies are reported against the originals)."""
+    from kernelindex.ingest import traces
+
+    problem_dir, definition_file = problem
+    names = {
+        line.get("solution") for _, line in lines if isinstance(line, dict) and isinstance(line.get("solution"), str)
+    }
     solution_path = next((solutions[n][0] for n in names if n in solutions), None)
     try:
         links = links_for(problem_dir, solution_path)
     except Exception as exc:  # the harness's FormatError: file, line, field, reason
-        if not hasattr(exc, "reason"):
+        if not hasattr(exc, "file"):
             raise
-        where = trace_file if str(exc.file).startswith(str(problem_dir)) else Path(exc.file)
-        reason = f"its definition, workloads or solution: {exc.reason}"
-        raise UpstreamError(where, exc.line, exc.field, reason) from None
+        if exc.file == str(problem_dir / "definition.json"):  # a byte-for-byte copy: same lines
+            raise UpstreamError(definition_file, exc.line, exc.field, exc.reason) from None
+        if exc.file == str(problem_dir / "workload.jsonl"):  # made from the trace lines' workloads
+            reason = f"a workload of its lines: {exc.reason}"
+            raise UpstreamError(trace_file, None, f"workload.{exc.field}" if exc.field else None, reason) from None
+        raise UpstreamError(Path(exc.file), exc.line, exc.field, exc.reason) from None
     for record in links.records:
         records.parent(None, record)
     linker = traces._Linker(links)

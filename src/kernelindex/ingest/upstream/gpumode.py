@@ -53,6 +53,12 @@ def read(path: Path, *, retrieved: str | None = None) -> Records:
             if "leaderboard_id" in row or "submission_id" in row:
                 submissions.append((file, index, row))
             elif "gpu_types" in row or "deadline" in row:
+                need(row, "name", str, file, None, f"rows[{index}].row")
+                gpu_types = row.get("gpu_types")
+                if gpu_types is not None and not (
+                    isinstance(gpu_types, list) and all(isinstance(g, str) for g in gpu_types)
+                ):
+                    raise UpstreamError(file, None, f"rows[{index}].row.gpu_types", "must be a list of GPU names")
                 boards[need(row, "id", int, file, None, f"rows[{index}].row")] = row
             else:
                 raise UpstreamError(file, None, f"rows[{index}].row", "neither a leaderboard nor a submission row")
@@ -122,7 +128,7 @@ def _cases(file: Path, index: int, row: dict) -> list[dict]:
 
 
 def _board(records: Records, board: dict, cases: list[dict], file: Path) -> tuple[str, str, list]:
-    name = str(board.get("name") or board["id"])
+    name = board["name"]
     names = sorted({axis for case in cases for axis in case["axes"]})
     operation = record(
         "OperationSpec",
@@ -158,6 +164,8 @@ def _run(records: Records, file: Path, index: int, row: dict, board: dict, suite
     op_digest, suite_digest, _ = suite
     sid = need(row, "submission_id", int, file, None, where)
     info = row.get("run_system_info") or {}
+    if not isinstance(info, dict):
+        raise UpstreamError(file, None, f"{where}.run_system_info", "must be an object")
     product = str(info.get("gpu") or (board.get("gpu_types") or ["unknown"])[0])
     arch = architecture(product)
     impl = record(

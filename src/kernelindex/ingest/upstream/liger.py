@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from kernelindex.ingest.upstream.common import (
 )
 from kernelindex.ingest.whole_files import read_whole
 from kernelindex.records.canonical import digest
+from kernelindex.records.units import whole_ns
 
 REPOSITORY = "https://github.com/linkedin/Liger-Kernel"
 PROVENANCE = Provenance(
@@ -58,7 +60,7 @@ COLUMNS = (
     "liger_version",
 )
 METRICS = {"speed", "memory"}
-TO_NS = {"ms": 1e6, "us": 1e3, "s": 1e9, "ns": 1.0}
+UNITS = ("ms", "ns", "s", "us")  # metric_unit values of a latency row
 DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "fp32"}
 
 
@@ -95,9 +97,17 @@ def _number(path: Path, line: int, row: dict, key: str) -> float:
         value = float(row[key])
     except ValueError:
         raise UpstreamError(path, line, key, f"expected a number, got {row[key]!r}") from None
-    if value != value or value < 0:
+    if not math.isfinite(value) or value < 0:
         raise UpstreamError(path, line, key, f"expected a non-negative number, got {row[key]!r}")
     return value
+
+
+def _ns(path: Path, line: int, row: dict, key: str, unit: str) -> int:
+    """A latency column as whole nanoseconds."""
+    ns = whole_ns(_number(path, line, row, key), unit)
+    if ns is None:
+        raise UpstreamError(path, line, key, f"{row[key]!r} {unit} is past any real latency")
+    return ns
 
 
 def _config(path: Path, line: int, text: str) -> dict[str, Any]:
@@ -112,12 +122,12 @@ def _config(path: Path, line: int, text: str) -> dict[str, Any]:
 
 def _speed_row(records: Records, path: Path, line: int, row: dict) -> None:
     unit = row["metric_unit"]
-    if unit not in TO_NS:
-        raise UpstreamError(path, line, "metric_unit", f"unknown time unit {unit!r}; one of {sorted(TO_NS)}")
+    if unit not in UNITS:
+        raise UpstreamError(path, line, "metric_unit", f"unknown time unit {unit!r}; one of {list(UNITS)}")
     x_value = _number(path, line, row, "x_value")
     if not x_value.is_integer():
         raise UpstreamError(path, line, "x_value", f"expected a whole sweep value, got {row['x_value']!r}")
-    median, p20, p80 = (_number(path, line, row, k) * TO_NS[unit] for k in ("y_value_50", "y_value_20", "y_value_80"))
+    median, p20, p80 = (_ns(path, line, row, k, unit) for k in ("y_value_50", "y_value_20", "y_value_80"))
     config = _config(path, line, row["extra_benchmark_config_str"])
     x_axis = token(row["x_name"])
     axes = {x_axis: int(x_value)} | {
@@ -212,16 +222,16 @@ def _speed_row(records: Records, path: Path, line: int, row: dict) -> None:
             "environmentDigest": digest(environment),
             "status": "passed",
             "observedAt": iso_time(row["timestamp"], path, line, "timestamp"),
-            "timing": {"primaryStatistic": "median", "latencyNs": {"median": int(round(median))}},
+            "timing": {"primaryStatistic": "median", "latencyNs": {"median": median}},
             "measurements": [
-                {"metric": "latency", "statistic": "p20", "unit": "ns", "value": int(round(p20))},
-                {"metric": "latency", "statistic": "p80", "unit": "ns", "value": int(round(p80))},
+                {"metric": "latency", "statistic": "p20", "unit": "ns", "value": p20},
+                {"metric": "latency", "statistic": "p80", "unit": "ns", "value": p80},
             ],
             "sourceNative": {
                 "source": PROVENANCE.slug,
                 "benchmark": kernel[:200],
                 "externalId": external[:500],
-                "metrics": {f"y_value_50_{unit}": median / TO_NS[unit]},
+                "metrics": {f"y_value_50_{unit}": _number(path, line, row, "y_value_50")},
             },
         },
         meta(

@@ -19,12 +19,14 @@ from kernelindex.ingest.upstream.common import (
     iso_time,
     meta,
     need,
+    optional_text,
     read_json,
     record,
     retrieved_at,
     slug,
 )
 from kernelindex.records.canonical import digest
+from kernelindex.records.units import whole_ns
 
 SITE = "https://research.nvidia.com/benchmarks/sol-execbench"
 PROVENANCE = Provenance(
@@ -121,6 +123,8 @@ def _kernel(records: Records, file: Path, data: dict) -> tuple[str, str, dict]:
             raise UpstreamError(file, None, f"data.axes.{name}.type", f"unknown axis type {kind!r}; one of const, var")
     name = need(data, "name", str, file, None, "data")
     tags = data.get("tags") or ["other"]
+    if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
+        raise UpstreamError(file, None, "data.tags", "must be a list of strings")
     spec = {
         "family": slug(tags[0]).replace(".", "-").replace("_", "-") or "other",
         "axes": axes,
@@ -133,7 +137,12 @@ def _kernel(records: Records, file: Path, data: dict) -> tuple[str, str, dict]:
     operation = record(
         "OperationSpec",
         spec,
-        meta(name, data.get("title") or name, url, description=(data.get("description") or "")[:2000]),
+        meta(
+            name,
+            optional_text(data, "title", file, None, "data") or name,
+            url,
+            description=(optional_text(data, "description", file, None, "data") or "")[:2000],
+        ),
         file,
         None,
     )
@@ -249,7 +258,10 @@ def _submission(records: Records, file: Path, index: int, item: Any, operations:
         },
     }
     if status == "passed" and "latency_ms" in metrics:
-        spec["timing"] = {"primaryStatistic": "mean", "latencyNs": {"mean": int(round(metrics["latency_ms"] * 1e6))}}
+        mean = whole_ns(metrics["latency_ms"], "ms")
+        if mean is None or mean < 0:
+            raise UpstreamError(file, None, f"{where}.latency_ms", f"{metrics['latency_ms']!r} ms is no latency")
+        spec["timing"] = {"primaryStatistic": "mean", "latencyNs": {"mean": mean}}
     labels = {"worker": str(item["worker_id"])[:200]} if item.get("worker_id") else None
     run = record(
         "BenchmarkRun", spec, meta(f"sol-submission-{sid}", f"{user} · {benchmark} · {gpu}", labels=labels), file, None
