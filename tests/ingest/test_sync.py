@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 
 import pytest
 from fastapi import FastAPI
@@ -260,3 +261,53 @@ def test_no_room_for_the_download_is_a_refusal_not_a_crash(origin, store, tmp_pa
     assert snapshot(store) == before
     monkeypatch.delattr(sync_module, "open")
     assert sync(store, url).report.added["runs"] == 2
+
+
+def _slow(export: bytes) -> FastAPI:
+    """Servers that answer, but too slowly to finish: one trickles its export 4 bytes at a time
+    (each read well inside the read timeout), one holds its pointer back before answering."""
+    from fastapi.responses import StreamingResponse
+
+    good = "sha256:" + hashlib.sha256(export).hexdigest()
+    app = FastAPI()
+
+    @app.get("/trickle/api/v1/exports/catalog.jsonl.zst")
+    def trickle():
+        def slowly():
+            for start in range(0, len(export), 4):
+                time.sleep(0.1)  # the hostile server's pace: 40 bytes a second
+                yield export[start : start + 4]
+
+        return StreamingResponse(slowly(), media_type="application/zstd", headers={"X-Content-Digest": good})
+
+    @app.get("/held/api/v1/exports/latest.json")
+    def held():
+        time.sleep(1.5)  # three times what the sync below may take
+        return {"digest": good}
+
+    return app
+
+
+@pytest.mark.parametrize("prefix", ["/trickle", "/held"])
+def test_a_server_too_slow_to_finish_is_refused_at_the_deadline(store, export_bytes, prefix):
+    """Without the deadline the trickled export takes len/4 * 0.1 s (tens of seconds) and the
+    held pointer 1.5 s; with a 0.5 s deadline both are refused by URL, the store unchanged."""
+    assert len(export_bytes) / 4 * 0.1 > 20
+    before = snapshot(store)
+    with serving(_slow(export_bytes)) as slow:
+        start = time.monotonic()
+        with pytest.raises(SyncFailed) as refused:
+            sync(store, slow + prefix, deadline=0.5)
+        took = time.monotonic() - start
+    assert slow + prefix in str(refused.value) and "not done after 0.5 s" in str(refused.value), refused.value
+    assert took < 2.5, took  # refused at the deadline (plus one read), not when the server finished
+    assert snapshot(store) == before
+
+
+def test_cli_sync_deadline(origin, tmp_path):
+    _, url = origin
+    runner = CliRunner()
+    db = str(tmp_path / "cli.db")
+    assert runner.invoke(cli, ["sync", url, "--db", db, "--deadline", "soon"]).exit_code == 2
+    done = runner.invoke(cli, ["sync", url, "--db", db, "--deadline", "5m", "--json"])
+    assert done.exit_code == 0 and json.loads(done.stdout)["added"]["runs"] == 2, done.stderr

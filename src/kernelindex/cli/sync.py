@@ -45,26 +45,35 @@ def sync_command(
     max_size: Annotated[
         str | None, typer.Option("--max-size", help="refuse an export larger than this (compressed; default 2G)")
     ] = None,
+    deadline: Annotated[
+        str | None,
+        typer.Option("--deadline", help="give up fetching after this long, all requests together (default 30m)"),
+    ] = None,
 ) -> None:
     """Import what is new in the server's newest catalog export (checked against its digest)."""
+    from kernelindex.ingest.sync import DEADLINE, MAX_DOWNLOAD
+
     period = interval_seconds(every) if every else None
-    limit = size_bytes(max_size) if max_size else None
+    limits = {
+        "max_bytes": size_bytes(max_size) if max_size else MAX_DOWNLOAD,
+        "deadline": interval_seconds(deadline) if deadline else DEADLINE,
+    }
     check_import_settings()
     store = open_store_or_fail(db, create=True)
     while True:
-        ok = _once(store, url, as_json, limit)
+        ok = _once(store, url, as_json, limits)
         if period is None:
             raise typer.Exit(0 if ok else 1)
         time.sleep(period)
 
 
-def _once(store, url: str, as_json: bool, max_bytes: int | None) -> bool:
+def _once(store, url: str, as_json: bool, limits: dict) -> bool:
     from kernelindex.ingest.problems import ImportFailed
     from kernelindex.ingest.sync import SyncFailed, sync
     from kernelindex.store.database import DatabaseError
 
     try:
-        result = sync(store, url) if max_bytes is None else sync(store, url, max_bytes=max_bytes)
+        result = sync(store, url, **limits)
     except SyncFailed as exc:
         return _refused([str(exc)])
     except ImportFailed as exc:

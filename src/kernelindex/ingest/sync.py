@@ -16,6 +16,7 @@ import hashlib
 import json
 import re
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -37,12 +38,36 @@ MAX_REDIRECTS = 5
 # and on is refused before it fills the disk; ``sync(max_bytes=...)`` or ``--max-size`` lifts it
 MAX_DOWNLOAD = 2 << 30
 MAX_POINTER = 64 << 10  # bytes of latest.json read at most (ours is ~200)
+# seconds one sync may spend fetching, all requests together: a server that trickles its bytes
+# (each read inside the read timeout) would otherwise hold a sync, and a --every loop, for ever
+DEADLINE = 30 * 60
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 _NAMED = re.compile(r"([0-9a-f]{64})\.jsonl\.zst$")
 
 
 class SyncFailed(Exception):
     """The sync was refused; nothing was stored."""
+
+
+@dataclass
+class _Deadline:
+    """When the fetching must be done by; each request's reads wait at most until then."""
+
+    seconds: float
+    read_timeout: float
+    end: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.end = time.monotonic() + self.seconds
+
+    def timeout(self) -> httpx.Timeout:
+        return httpx.Timeout(max(0.001, min(self.read_timeout, self.end - time.monotonic())))
+
+    def check(self, url: str) -> None:
+        if time.monotonic() > self.end:
+            raise SyncFailed(
+                f"{url}: not done after {self.seconds:g} s, the most a sync may take (a server sending too slowly?)"
+            )
 
 
 @dataclass
@@ -55,11 +80,15 @@ class SyncResult:
 
 
 @contextmanager
-def _refused_on_http_errors(url: str, broke: str | None = None) -> Iterator[None]:
-    """httpx's errors while fetching ``url`` as refusals: a redirect loop by name, any other error
-    with its kind (``broke``: what it means for this fetch, e.g. a download cut short)."""
+def _refused_on_http_errors(url: str, deadline: _Deadline, broke: str | None = None) -> Iterator[None]:
+    """httpx's errors while fetching ``url`` as refusals: a redirect loop or the sync's deadline by
+    name, any other error with its kind (``broke``: what it means for this fetch, e.g. a download
+    cut short)."""
     try:
         yield
+    except httpx.TimeoutException:
+        deadline.check(url)  # the last read waited until the sync's deadline
+        raise SyncFailed(f"{url}: {broke or 'no answer'} (no data for {deadline.read_timeout:g} s)") from None
     except httpx.TooManyRedirects:
         raise SyncFailed(f"{url}: too many redirects (a redirect loop?)") from None
     except httpx.HTTPError as exc:
@@ -67,11 +96,11 @@ def _refused_on_http_errors(url: str, broke: str | None = None) -> Iterator[None
         raise SyncFailed(f"{url}: {broke} ({error})" if broke else f"{url}: {error}") from None
 
 
-def _pointer(http: httpx.Client, base: str) -> tuple[str | None, str | None]:
+def _pointer(http: httpx.Client, base: str, deadline: _Deadline) -> tuple[str | None, str | None]:
     """(digest, export URL) from ``latest.json``; (None, None) when the server has no pointer. At
     most :data:`MAX_POINTER` bytes of it are read: a pointer that streams on is refused."""
     url = base + POINTER
-    with _refused_on_http_errors(url), http.stream("GET", url) as response:
+    with _refused_on_http_errors(url, deadline), http.stream("GET", url, timeout=deadline.timeout()) as response:
         if response.status_code == 404:
             return None, None
         if response.status_code != 200:
@@ -81,6 +110,7 @@ def _pointer(http: httpx.Client, base: str) -> tuple[str | None, str | None]:
             raise SyncFailed(f"{url}: serves {kind or 'no content type'}, not JSON")
         text = b""
         for chunk in response.iter_bytes():
+            deadline.check(url)
             text += chunk
             if len(text) > MAX_POINTER:
                 raise SyncFailed(f"{url}: more than {MAX_POINTER} bytes, not a pointer to an export")
@@ -98,7 +128,9 @@ def _pointer(http: httpx.Client, base: str) -> tuple[str | None, str | None]:
     return digest, urljoin(final, target) if target else None
 
 
-def _download(http: httpx.Client, url: str, into: Path, max_bytes: int) -> tuple[str, str, list[str]]:
+def _download(
+    http: httpx.Client, url: str, into: Path, max_bytes: int, deadline: _Deadline
+) -> tuple[str, str, list[str]]:
     """Stream ``url`` to ``into``; (sha256 digest, final URL, digests the server stated for it).
     Refused past ``max_bytes``: at once when the server says the length, else as the bytes come."""
     sha = hashlib.sha256()
@@ -106,8 +138,8 @@ def _download(http: httpx.Client, url: str, into: Path, max_bytes: int) -> tuple
     # none accepted, so what is counted against the limit is what is written; an error mid-body
     # means the download is incomplete
     with (
-        _refused_on_http_errors(url, "the download broke off"),
-        http.stream("GET", url, headers={"Accept-Encoding": "identity"}) as response,
+        _refused_on_http_errors(url, deadline, "the download broke off"),
+        http.stream("GET", url, headers={"Accept-Encoding": "identity"}, timeout=deadline.timeout()) as response,
     ):
         if response.status_code != 200:
             raise SyncFailed(f"{response.url}: HTTP {response.status_code}")
@@ -127,7 +159,8 @@ def _download(http: httpx.Client, url: str, into: Path, max_bytes: int) -> tuple
         size = 0
         try:
             with open(into, "wb") as out:
-                for chunk in response.iter_raw(1 << 20):
+                for chunk in response.iter_raw():  # as the bytes come, so a trickle meets the deadline
+                    deadline.check(str(response.url))
                     size += len(chunk)
                     if size > max_bytes:
                         raise SyncFailed(f"{response.url}: the download passed {max_bytes} bytes, the limit")
@@ -139,14 +172,18 @@ def _download(http: httpx.Client, url: str, into: Path, max_bytes: int) -> tuple
     return "sha256:" + sha.hexdigest(), final, stated
 
 
-def sync(store: Store, url: str, *, timeout: float = 120.0, max_bytes: int = MAX_DOWNLOAD) -> SyncResult:
+def sync(
+    store: Store, url: str, *, timeout: float = 120.0, max_bytes: int = MAX_DOWNLOAD, deadline: float = DEADLINE
+) -> SyncResult:
     """Import what is new in the newest export of the server at ``url`` (raises :class:`SyncFailed`);
-    an export of more than ``max_bytes`` (compressed) is refused."""
+    an export of more than ``max_bytes`` (compressed) is refused, and so is fetching that takes more
+    than ``deadline`` seconds in all (``timeout``: the longest wait for one read)."""
     base = url.rstrip("/")
     if not base.startswith(("http://", "https://")):
         raise SyncFailed(f"{url}: not an http(s) URL")
     with httpx.Client(follow_redirects=True, max_redirects=MAX_REDIRECTS, timeout=timeout) as http:
-        expected, target = _pointer(http, base)
+        clock = _Deadline(deadline, timeout)
+        expected, target = _pointer(http, base, clock)
         with store.read() as conn:
             last = last_synced_digest(conn, base)
         if expected is not None and expected == last:
@@ -157,7 +194,7 @@ def sync(store: Store, url: str, *, timeout: float = 120.0, max_bytes: int = MAX
             raise SyncFailed(f"{base}: no folder for the download ({exc.strerror}: {exc.filename})") from None
         with scratch_folder as scratch:
             path = Path(scratch) / "catalog.jsonl.zst"
-            got, final, stated = _download(http, target or base + EXPORT, path, max_bytes)
+            got, final, stated = _download(http, target or base + EXPORT, path, max_bytes, clock)
             claims = ([expected] if expected else []) + stated
             if not claims:
                 raise SyncFailed(
