@@ -33,6 +33,7 @@ HOSTILE_VALUES: list[Any] = [
     "x" * 5000,
     "2026-99-99",
     "\x00",
+    "\ud800",
     None,
 ]
 

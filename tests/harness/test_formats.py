@@ -196,6 +196,23 @@ def test_solution_fields_of_the_wrong_type_are_refused_by_field(tmp_path, change
     assert caught.value.field == field and caught.value.file == str(path)
 
 
+def test_a_lone_surrogate_in_a_solution_or_workload_is_refused_by_file(tmp_path):
+    """A \\ud800 escape is valid JSON but no UTF-8 text: it crashed the sources' digest."""
+    doc = json.loads((SOLUTIONS / "vector_add_torch" / "solution.json").read_text())
+    doc["sources"] = [{"path": "add.py", "content": "def run(x, y, z):\n    pass  # \ud800\n"}]
+    path = tmp_path / "solution.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(FormatError, match="lone UTF-16 surrogate") as caught:
+        load_solution(path)
+    assert caught.value.file == str(path)
+    folder = tmp_path / "p"
+    shutil.copytree(PROBLEMS / "vector_add", folder)
+    (folder / "workload.jsonl").write_text(json.dumps({"uuid": "a\udfffb", "axes": {"n": 3}}) + "\n")
+    with pytest.raises(FormatError, match="lone UTF-16 surrogate") as caught:
+        load_problem(folder)
+    assert (caught.value.file, caught.value.line) == (str(folder / "workload.jsonl"), 1)
+
+
 @pytest.mark.parametrize("name", ["definition.json", "workload.jsonl"])
 def test_problem_files_that_are_not_utf8_are_refused_by_file(tmp_path, name):
     folder = tmp_path / "p"

@@ -222,7 +222,17 @@ def _read_json(path: Path) -> tuple[dict, str]:
         raise FormatError(path, None, None, "invalid JSON: nested too deeply") from None
     if not isinstance(value, dict):
         raise FormatError(path, 1, None, "must hold a JSON object")
+    _no_lone_surrogates(value, path, None)
     return value, text
+
+
+def _no_lone_surrogates(value: Any, path: Path, line: int | None) -> None:
+    """A ``\ud800`` escape reads as a lone surrogate, which no UTF-8 text (a digest's, a file's, a
+    store's) can hold: refused here rather than wherever it is first written."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise FormatError(path, line, None, "invalid JSON: a string holds a lone UTF-16 surrogate") from None
 
 
 def _tensor_specs(raw: Any, path: Path, text: str, section: str) -> dict[str, TensorSpec]:
@@ -426,6 +436,7 @@ def load_workload(path: str | Path, definition: Definition) -> list[WorkloadCase
             raise FormatError(path, number, None, f"invalid JSON: {exc.msg}") from None
         except RecursionError:
             raise FormatError(path, number, None, "invalid JSON: nested too deeply") from None
+        _no_lone_surrogates(raw, path, number)
         case = parse_case(raw, definition, path, number)
         if case.uuid in seen:
             raise FormatError(path, number, "uuid", f"duplicate of line {seen[case.uuid]}")
