@@ -60,7 +60,6 @@ def read(path: Path, *, retrieved: str | None = None, links_for=None) -> Records
     """``links_for(problem_dir, solution_path)`` is the harness's ``trace_links`` (passed in: ingest
     does not import the harness); it reads the problem and solution and raises an error carrying
     ``file``, ``line``, ``field`` and ``reason`` when it cannot."""
-
     if links_for is None:
         raise UpstreamError(path, None, None, "FlashInfer-Bench folders need the harness's problem reader")
 
