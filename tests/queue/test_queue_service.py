@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
@@ -36,6 +37,28 @@ def test_refused_submissions_store_nothing(store):
     assert _code(service.submit, store, vector_add_submission(replicas=0)) == "bad_request"
     assert _code(service.submit, store, vector_add_submission(hardware="<h200>")) == "bad_request"
     assert _code(service.submit, store, vector_add_submission(protocol={"rounds": 0})) == "bad_request"
+    assert counts(store) == before
+
+
+def test_documents_no_record_can_hold_are_refused_at_submission(store):
+    """Each of these passed the format checks and failed later (a traceback in the service, or in the
+    runner after the job was taken): an integer past 2**53 or a lone surrogate in the solution, an
+    axis past 2**53 in the problem, problem text that is no UTF-8."""
+    before = counts(store)
+    huge = vector_add_submission()
+    huge.solution["spec"]["compile_options"] = {"unroll": 10**30}
+    assert _code(service.submit, store, huge) == "bad_solution"
+    odd = vector_add_submission()
+    odd.solution["sources"][0]["content"] += "# \ud800\n"
+    assert _code(service.submit, store, odd) == "bad_solution"
+    files = vector_add_submission().problem_files
+    case = json.loads(files["workload.jsonl"].splitlines()[0])
+    wide = vector_add_submission(problem_files={**files, "workload.jsonl": json.dumps({**case, "axes": {"n": 10**30}})})
+    with pytest.raises(QueueError, match="workload.jsonl") as caught:
+        service.submit(store, wide)
+    assert caught.value.code == "bad_problem"
+    broken = vector_add_submission(problem_files={**files, "definition.json": files["definition.json"] + "\ud800"})
+    assert _code(service.submit, store, broken) == "bad_problem"
     assert counts(store) == before
 
 

@@ -23,6 +23,7 @@ from kernelindex.harness.records import (
     SOURCE_SLUG,
     evaluation_records,
     problem_records,
+    records_for,
     sources_bundle,
 )
 from kernelindex.harness.scores import suite_score
@@ -51,9 +52,11 @@ def write_problem(files: Mapping[str, str], folder: Path) -> Path:
 
 
 def problem_summary(files: Mapping[str, str]) -> tuple[str, list[str]]:
-    """(definition name, case uuids) of a problem given as files; FormatError when it doesn't load."""
+    """(definition name, case uuids) of a problem given as files; FormatError when it doesn't load
+    or its records cannot be made (what a run of it posts)."""
     with tempfile.TemporaryDirectory(prefix="kernelindex-problem-") as tmp:
         problem = load_problem(write_problem(files, Path(tmp) / "problem"))
+        records_for(problem)
         return problem.definition.name, [case.uuid for case in problem.cases]
 
 

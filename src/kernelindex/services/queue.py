@@ -130,6 +130,11 @@ def _problem_files(conn, submission: Submission) -> dict[str, str]:
             )
     if set(files) != set(harness.PROBLEM_FILES) or not all(isinstance(v, str) for v in files.values()):
         raise QueueError("bad_request", f"problem: expected the text of {', '.join(harness.PROBLEM_FILES)}")
+    for name, text in files.items():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise QueueError("bad_problem", f"problem: {name}: holds a lone UTF-16 surrogate, not text") from None
     size = sum(len(v.encode()) for v in files.values())
     if size > MAX_PROBLEM_BYTES:
         raise QueueError("too_large", f"problem: {size} bytes, over the limit of {MAX_PROBLEM_BYTES}")
@@ -145,7 +150,10 @@ def submit(store: Store, submission: Submission) -> str:
     protocol = _protocol(submission.protocol)
     if not isinstance(submission.solution, dict):
         raise QueueError("bad_solution", "solution: expected a solution.json object")
-    document = canonical_json(submission.solution)
+    try:
+        document = canonical_json(submission.solution)
+    except ValueError as exc:  # rfc8785's refusals: a lone surrogate, an integer past 2**53
+        raise QueueError("bad_solution", f"solution: has no canonical JSON form ({exc})") from None
     if len(document) > MAX_SOLUTION_BYTES:
         raise QueueError(
             "too_large", f"solution: {len(document)} bytes with its sources, over the limit of {MAX_SOLUTION_BYTES}"
