@@ -283,7 +283,18 @@ def catalog_lines() -> list[dict[str, Any]]:
 
 
 def to_text(lines: list[dict[str, Any]]) -> str:
-    return "".join(json.dumps(line, separators=(",", ":"), ensure_ascii=False) + "\n" for line in lines)
+    return "".join(_line_text(line) + "\n" for line in lines)
+
+
+def _line_text(line: dict[str, Any]) -> str:
+    """A line as exports write it (UTF-8, not escaped); one holding a lone surrogate, which UTF-8
+    cannot carry, as the JSON escape a hostile file would use."""
+    text = json.dumps(line, separators=(",", ":"), ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(line, separators=(",", ":"))
+    return text
 
 
 def write_catalog(path: Path, lines: list[dict[str, Any]] | None = None, *, text: str | None = None) -> Path:
