@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import random
 import threading
 
 import pytest
 from queue_kit import counts, register, vector_add_submission
 
+from hostile_kit import SEED, hostile_edit
 from kernelindex.services import queue as service
 from kernelindex.services.queue import QueueError
 from kernelindex.store.reads import queue as reads
@@ -172,3 +174,30 @@ def test_revoked_and_duplicate_runner_keys(store):
     service.revoke_runner(store, kid)
     assert _code(service.revoke_runner, store, kid) == "unknown_runner"
     assert _code(service.register_runner, store, text, label="a", machine="m", hardware="cpu") == "conflict"
+
+
+def test_any_hostile_value_in_a_submission_is_queued_or_refused_by_code(store):
+    """Seeded property: a hostile value at a random place of the solution document or of a problem
+    file; submit() queues it or raises QueueError (what the API turns into a 4xx), nothing else."""
+    rng = random.Random(f"{SEED}-submit")
+    print(f"hostile submission seed: {SEED} (set KERNELINDEX_TEST_SEED to repeat)")
+    for _ in range(40):
+        submission = vector_add_submission()
+        part = rng.choice(["solution", "definition.json", "workload.jsonl"])
+        if part == "solution":
+            what = hostile_edit(submission.solution, rng)
+        elif part == "definition.json":
+            document = json.loads(submission.problem_files[part])
+            what = hostile_edit(document, rng)
+            submission.problem_files[part] = json.dumps(document)
+        else:
+            document = json.loads(submission.problem_files[part].splitlines()[0])
+            what = hostile_edit(document, rng)
+            submission.problem_files[part] = json.dumps(document) + "\n"
+        before = counts(store)
+        try:
+            service.submit(store, submission)
+        except QueueError:
+            assert counts(store) == before, f"{part}: {what} (seed {SEED})"
+        except Exception as exc:  # noqa: BLE001 - what the property is about
+            pytest.fail(f"{part}: {what} (seed {SEED}): {exc!r}")
