@@ -116,6 +116,17 @@ def test_records_of_another_solution_are_refused(store, vector_suite):
     assert "not the submitted solution" in str(error) and counts(store)["runs"] == 0
 
 
+@pytest.mark.parametrize("field, value", [("kind", 0.0), ("mediaType", {"type": "text/html"})])
+def test_an_artifact_described_by_anything_but_text_is_refused(store, vector_suite, field, value):
+    """The runner's own words about an artifact are stored as text; anything else was stored as
+    its Python repr (found by a seeded fuzz of signed hostile results)."""
+    key, kid, job = _job(store)
+    payload = signed_result(vector_suite, key)
+    payload["artifacts"][0][field] = value
+    error = _refused("bad_result", store, kid, job["lease"], payload)
+    assert "are strings" in str(error) and counts(store)["runs"] == 0
+
+
 def test_runner_requests_must_be_signed_by_a_registered_unrevoked_key(store):
     key, kid = register(store, "a")
     path, body = "/api/v1/runner/lease", b"{}"

@@ -425,9 +425,10 @@ def _check_result(conn, request, runner, payload: Mapping[str, Any]) -> _Checked
             content = base64.b64decode(item["content"], validate=True)
         except (binascii.Error, ValueError):
             raise _bad(f"{where}.content: not base64") from None
-        artifacts.append(
-            (item["runDigest"], item["role"], str(item.get("kind", "")), str(item.get("mediaType", "")), content)
-        )
+        kind, media_type = item.get("kind", ""), item.get("mediaType", "")
+        if not isinstance(kind, str) or not isinstance(media_type, str):
+            raise _bad(f"{where}: kind and mediaType, when given, are strings")
+        artifacts.append((item["runDigest"], item["role"], kind, media_type, content))
     evidence = {d for b in bundles for d in _evidence_digests(b["run"]["spec"])}
     missing = evidence - {sha256_digest(a[4]) for a in artifacts}
     if missing:
