@@ -25,8 +25,9 @@ class Summary:
 
 
 def summarize(samples, resamples: int = 2000, seed: int = 0) -> Summary:
-    """Seeded bootstrap so the same samples always give the same interval."""
-    x = np.asarray(samples, dtype=np.float64)
+    """Seeded bootstrap so the same samples always give the same interval, in whatever order they
+    were taken (they are sorted first: resampling draws by position)."""
+    x = np.sort(np.asarray(samples, dtype=np.float64))
     if x.size == 0:
         raise ValueError("no samples to summarize")
     median = float(np.median(x))
