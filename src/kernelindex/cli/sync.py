@@ -51,13 +51,12 @@ def sync_command(
     ] = None,
 ) -> None:
     """Import what is new in the server's newest catalog export (checked against its digest)."""
-    from kernelindex.ingest.sync import DEADLINE, MAX_DOWNLOAD
-
     period = interval_seconds(every) if every else None
-    limits = {
-        "max_bytes": size_bytes(max_size) if max_size else MAX_DOWNLOAD,
-        "deadline": interval_seconds(deadline) if deadline else DEADLINE,
-    }
+    limits = {}  # only what was given: sync's own defaults stand otherwise
+    if max_size:
+        limits["max_bytes"] = size_bytes(max_size)
+    if deadline:
+        limits["deadline"] = interval_seconds(deadline)
     check_import_settings()
     store = open_store_or_fail(db, create=True)
     while True:

@@ -19,7 +19,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urljoin
 
@@ -55,7 +55,7 @@ class _Deadline:
 
     seconds: float
     read_timeout: float
-    end: float = 0.0
+    end: float = field(init=False)
 
     def __post_init__(self) -> None:
         self.end = time.monotonic() + self.seconds

@@ -102,11 +102,11 @@ def _number(path: Path, line: int, row: dict, key: str) -> float:
     return value
 
 
-def _ns(path: Path, line: int, row: dict, key: str, unit: str) -> int:
-    """A latency column as whole nanoseconds."""
-    ns = whole_ns(_number(path, line, row, key), unit)
+def _ns(path: Path, line: int, key: str, value: float, unit: str) -> int:
+    """A latency column's value as whole nanoseconds."""
+    ns = whole_ns(value, unit)
     if ns is None:
-        raise UpstreamError(path, line, key, f"{row[key]!r} {unit} is past any real latency")
+        raise UpstreamError(path, line, key, f"{value!r} {unit} is past any real latency")
     return ns
 
 
@@ -127,7 +127,8 @@ def _speed_row(records: Records, path: Path, line: int, row: dict) -> None:
     x_value = _number(path, line, row, "x_value")
     if not x_value.is_integer():
         raise UpstreamError(path, line, "x_value", f"expected a whole sweep value, got {row['x_value']!r}")
-    median, p20, p80 = (_ns(path, line, row, k, unit) for k in ("y_value_50", "y_value_20", "y_value_80"))
+    latencies = {k: _number(path, line, row, k) for k in ("y_value_50", "y_value_20", "y_value_80")}
+    median, p20, p80 = (_ns(path, line, k, value, unit) for k, value in latencies.items())
     config = _config(path, line, row["extra_benchmark_config_str"])
     x_axis = token(row["x_name"])
     axes = {x_axis: int(x_value)} | {
@@ -231,7 +232,7 @@ def _speed_row(records: Records, path: Path, line: int, row: dict) -> None:
                 "source": PROVENANCE.slug,
                 "benchmark": kernel[:200],
                 "externalId": external[:500],
-                "metrics": {f"y_value_50_{unit}": _number(path, line, row, "y_value_50")},
+                "metrics": {f"y_value_50_{unit}": latencies["y_value_50"]},
             },
         },
         meta(
