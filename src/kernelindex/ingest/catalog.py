@@ -110,7 +110,7 @@ def import_catalog(
     # and a use case that joined a larger transaction (services.imports) keeps its other steps
     with (
         _collector_paused(),
-        store.begin() as conn,
+        store.begin(bulk=True) as conn,
         bulk_settings(conn),
         (open_file or _open_binary)(path) as stream,
     ):

@@ -41,7 +41,7 @@ def import_paths(
         links = trace_links(trace_problem, trace_solution) if trace_problem else None
     except FormatError as exc:
         raise ImportFailed([Problem(exc.file, exc.line, exc.field, exc.reason)]) from None
-    with store.begin() as conn:
+    with store.begin(bulk=True) as conn:
         reports = import_each(
             JoinedStore(conn),
             paths,
