@@ -23,6 +23,7 @@ from kernelindex.ingest.catalog import MAX_PROBLEMS, BadLines, import_catalog
 from kernelindex.ingest.jsonlines import MAX_DEPTH
 from kernelindex.ingest.problems import ImportFailed
 from kernelindex.store import open_store
+from kernelindex.store.database import json_bytes
 from kernelindex.store.writer import Writer
 from store_fixtures import database_url
 
@@ -288,13 +289,15 @@ def test_a_daemonic_process_imports_without_workers(tmp_path, monkeypatch):
     assert daemon.exitcode == 0
 
 
-def test_runs_of_a_block_carry_one_object_per_equal_protocol_and_environment():
+def test_runs_carry_one_row_per_protocol_and_environment_digest_as_the_file_first_gives_it():
     """What a worker sends back names each protocol and environment row once per block (marshal
-    writes a shared object once, and it comes back shared), but only rows that are equal: a run
-    whose protocol has the same digest written with its keys in another order keeps its own row,
-    so what is stored does not depend on which run of a block came first."""
+    writes a shared object once, and it comes back shared), checked and encoded once: runs whose
+    protocol has one digest carry one row, whose manifest is the text the file gives first, even
+    when a later run writes the same record with its keys in another order (each run keeps its own
+    text in its own manifest). So what is stored does not depend on how blocks fall to workers."""
 
     def run_rows(lines: list[dict]) -> list[dict]:
+        conversion._PARTS.clear()
         block = "".join(json.dumps(line) + "\n" for line in lines).encode()
         converted = conversion.unpacked(conversion.convert_block_packed(1, block))
         assert all(line.problem is None for line in converted)
@@ -305,10 +308,12 @@ def test_runs_of_a_block_carry_one_object_per_equal_protocol_and_environment():
     assert first["protocol_row"] is second["protocol_row"]
     assert first["environment_row"] is second["environment_row"]
 
-    protocol = [line for line in lines if line["table"] == "benchmark_runs"][-1]["row"]["manifest"]["protocol"]
+    runs = [line for line in lines if line["table"] == "benchmark_runs"]
+    given_first = json.loads(json.dumps(runs[0]["row"]["manifest"]["protocol"]))
+    protocol = runs[-1]["row"]["manifest"]["protocol"]
     protocol["spec"] = dict(reversed(protocol["spec"].items()))
     first, second = run_rows(lines)
+    assert first["protocol_row"] is second["protocol_row"]
     assert first["environment_row"] is second["environment_row"]
-    assert first["protocol_row"] is not second["protocol_row"]
-    assert first["protocol_row"]["protocol_digest"] == second["protocol_row"]["protocol_digest"]
-    assert first["protocol_row"]["manifest"] != second["protocol_row"]["manifest"]
+    assert first["protocol_row"]["manifest"] == json_bytes(given_first)
+    assert json_bytes(protocol) in second["manifest"]  # the second run's own text, in its own manifest

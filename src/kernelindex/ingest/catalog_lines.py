@@ -30,7 +30,7 @@ from kernelindex.ingest.serving import SERVING_TABLES
 from kernelindex.records.canonical import canonical_json, sha256_digest
 from kernelindex.records.models import build_validators
 from kernelindex.store import rows
-from kernelindex.store.writer import row_problem, with_json_encoded
+from kernelindex.store.writer import encoded_part, part_problem, row_problem, with_json_encoded
 
 # export table -> (store table, row converter, columns this version understands)
 TABLES: dict[str, tuple[str, Callable[[dict], dict], frozenset[str]]] = {
@@ -155,9 +155,11 @@ def _convert(line: Line, obj: Any) -> None:
             line.serving_run = row
             return
         line.table, line.columns = store_table, convert_row(row)
-    if (bad := row_problem(line.table, line.columns)) is not None:
+    if (bad := row_problem(line.table, line.columns, parts=False)) is not None:
         raise rows.RowError(*bad)
-    line.columns = with_json_encoded(line.table, line.columns)
+    if line.table == "runs":
+        _checked_parts(line.columns)
+    line.columns = with_json_encoded(line.table, line.columns, parts=False)
 
 
 _LINE_KEYS = frozenset({"table", "row"})
@@ -169,9 +171,7 @@ def _foreign_row(table: str, row: Any) -> dict[str, Any]:
 
 def convert_block(first: int, block: bytes) -> list[Line]:
     """The lines of a block (see :func:`~kernelindex.ingest.jsonlines.read_blocks`), converted."""
-    lines = [convert(number, text) for number, text in block_lines(first, block)]
-    _share_run_parts(lines)
-    return lines
+    return [convert(number, text) for number, text in block_lines(first, block)]
 
 
 _FIELDS = Line.__slots__
@@ -190,19 +190,28 @@ def unpacked(packed: bytes) -> list[Line]:
     return [Line(*fields) for fields in marshal.loads(packed)]
 
 
-def _share_run_parts(lines: list[Line]) -> None:
-    """Let the runs of a block that carry equal protocol (or environment) rows carry one object:
-    marshal writes an object once however often it recurs, and a catalog's thousands of runs name
-    a handful of protocols and environments (a sixth of what a worker sends back, otherwise).
-    The writer only reads these rows."""
-    first: dict[tuple[str, Any], dict[str, Any]] = {}
-    for line in lines:
-        if line.table == "runs" and line.columns is not None:
-            for part, digest_column in (("protocol_row", "protocol_digest"), ("environment_row", "environment_digest")):
-                row = line.columns[part]
-                seen = first.setdefault((part, row[digest_column]), row)
-                if seen is not row and seen == row:
-                    line.columns[part] = seen
+_PARTS: dict[tuple[str, str], dict[str, Any]] = {}  # (part, digest) -> that row, checked and encoded
+_PARTS_MAX = 4096
+
+
+def _checked_parts(columns: dict[str, Any]) -> None:
+    """Check and encode a run's protocol and environment rows once per digest, and let every run
+    naming that digest carry the one row: a catalog's thousands of runs name a handful of each,
+    and marshal writes an object once however often a block's lines hold it (a sixth of what a
+    worker sends back, otherwise). Keyed by digest alone, which the run's bundle was checked to
+    match (rows.check_bundle), so an equal digest is an equal record and an equal row; its manifest
+    text is the first the file gives (the same record with its keys in another order is the same
+    record; each run keeps its own text in its own manifest). The writer only reads these rows."""
+    for part, digest_column in (("protocol_row", "protocol_digest"), ("environment_row", "environment_digest")):
+        row = columns[part]
+        key = (part, row[digest_column])
+        if (known := _PARTS.get(key)) is None:
+            if (bad := part_problem(part, row)) is not None:
+                raise rows.RowError(*bad)
+            if len(_PARTS) >= _PARTS_MAX:
+                _PARTS.clear()
+            known = _PARTS[key] = encoded_part(row)
+        columns[part] = known
 
 
 WORKERS_ENV = "KERNELINDEX_IMPORT_WORKERS"
@@ -235,6 +244,7 @@ def converted(path: Path, stream: BinaryIO, workers: int | None = None) -> Itera
     writes what they hand back; a short file (or no workers) is converted here. This process only
     cuts the text into blocks; the workers split, parse and convert them."""
     workers = worker_count() if workers is None else workers
+    _PARTS.clear()  # each import stores a part as its own file first gives it (workers fork with this)
     blocks = read_blocks(path, stream, BLOCK, first_size=BLOCK // 16)  # the writer starts sooner
     head: list[tuple[int, bytes]] = []
     size = 0  # the first 2 MiB: a file that ends sooner is converted faster than workers start

@@ -104,17 +104,27 @@ SHARED_PARENTS = frozenset({"sources", "projects", "operations"})
 INT64 = range(-(2**63), 2**63)
 
 
-def with_json_encoded(table: str, columns: dict[str, Any]) -> dict[str, Any]:
+# a run's rows of its protocol and environment (stored once each, not run columns): key -> its table
+RUN_PARTS = {"protocol_row": t.protocols, "environment_row": t.environments}
+
+
+def with_json_encoded(table: str, columns: dict[str, Any], *, parts: bool = True) -> dict[str, Any]:
     """``columns`` of a row for ``table`` with every JSON value already encoded (see
-    :func:`~kernelindex.store.bulk.insert_rows`), a run's protocol and environment rows included:
-    how a process that converted the row sends it on (one bytes object, not a nested value)."""
+    :func:`~kernelindex.store.bulk.insert_rows`), a run's protocol and environment rows included
+    unless ``parts`` is false: how a process that converted the row sends it on (one bytes object,
+    not a nested value)."""
     for name in json_columns(SPECS[table].table):
         if name in columns:
             columns[name] = json_bytes(columns[name])
-    if table == "runs":
-        for part in ("protocol_row", "environment_row"):
-            columns[part]["manifest"] = json_bytes(columns[part]["manifest"])
+    if table == "runs" and parts:
+        for part in RUN_PARTS:
+            columns[part] = encoded_part(columns[part])
     return columns
+
+
+def encoded_part(row: dict[str, Any]) -> dict[str, Any]:
+    """A run's protocol or environment row with its manifest encoded (see :func:`with_json_encoded`)."""
+    return {**row, "manifest": json_bytes(row["manifest"])}
 
 
 def _camel(column: str) -> str:
@@ -186,18 +196,17 @@ def _value_problem(name: str, kind: type, limit: int | None, value: Any) -> tupl
     return None
 
 
-def row_problem(table: str, columns: Mapping[str, Any]) -> tuple[str, str] | None:
+def row_problem(table: str, columns: Mapping[str, Any], *, parts: bool = True) -> tuple[str, str] | None:
     """(field, reason) for the first value of a row for ``table`` that its column cannot hold (a
-    list for a name, 10**30 for a size), a run's protocol and environment rows and stated
-    retraction included; None when all fit. Pure, so a process that converts rows checks them there
-    (:meth:`Writer.add`)."""
+    list for a name, 10**30 for a size), a run's stated retraction included, and its protocol and
+    environment rows unless ``parts`` is false (:func:`part_problem`); None when all fit. Pure, so a
+    process that converts rows checks them there (:meth:`Writer.add`)."""
     if (bad := _column_problem(SPECS[table].table, columns)) is not None:
         return bad
     if table == "runs":
-        # their rows must fit their columns too (PostgreSQL enforces lengths; SQLite would not)
-        for part, part_table in (("protocol", t.protocols), ("environment", t.environments)):
-            if (bad := _column_problem(part_table, columns[f"{part}_row"])) is not None:
-                return f"{part}.{bad[0]}", bad[1]
+        for part in RUN_PARTS if parts else ():
+            if (bad := part_problem(part, columns[part])) is not None:
+                return bad
         # a retraction the row states becomes a record event: its time and reason must fit there
         if (stated := columns.get("stated_retraction")) is not None:
             at, reason = stated
@@ -207,6 +216,14 @@ def row_problem(table: str, columns: Mapping[str, Any]) -> tuple[str, str] | Non
 
 
 _RETRACTION_FIELDS = {"at": "retractedAt", "reason": "retractionReason"}  # event column -> run row field
+
+
+def part_problem(part: str, row: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(field, reason) when a run's protocol or environment row (``part``, a key of
+    :data:`RUN_PARTS`) does not fit its table: PostgreSQL enforces lengths; SQLite would not."""
+    if (bad := _column_problem(RUN_PARTS[part], row)) is not None:
+        return f"{part.removesuffix('_row')}.{bad[0]}", bad[1]
+    return None
 
 
 DERIVED_FROM_RUN_ROW = "benchmark_runs.retractedAt"  # marks an event the run's own export row already states
