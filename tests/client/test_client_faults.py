@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import random
 import socket
 import threading
 from collections import Counter
@@ -16,7 +18,9 @@ import pytest
 from typer.testing import CliRunner
 
 from kernelindex.cli import app
-from kernelindex.client import ApiError, AsyncClient, Client
+from kernelindex.client import ApiError, AsyncClient, Client, protocol
+
+SEED = int(os.environ.get("KERNELINDEX_TEST_SEED", random.randrange(2**32)))
 
 PROBLEM = {"type": "/problems/boom", "title": "Internal error", "status": 500, "detail": "the store fell over"}
 
@@ -231,6 +235,70 @@ def test_a_short_export_leaves_no_file(faulty, monkeypatch, tmp_path):
     result = CliRunner().invoke(app, ["export", str(out), "--server", url])
     assert result.exit_code == 1 and "announced 5 rows and sent 2" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+class Endless(BaseHTTPRequestHandler):
+    """An export of one good line, then a line that never ends (written in pieces, as a server
+    that trickles would), then one more good line."""
+
+    size: int
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.end_headers()
+        self.wfile.write(b'{"table": "sources", "row": {}}\n')
+        for _ in range(self.size // 4096 + 1):
+            self.wfile.write(b"x" * 4096)
+        self.wfile.write(b'\n{"table": "projects", "row": {}}\n')
+
+
+def test_an_export_line_with_no_end_is_refused_by_the_client(monkeypatch):
+    monkeypatch.setattr(protocol, "MAX_LINE", 50_000)
+    server = QuietServer(("127.0.0.1", 0), type("Handler", (Endless,), {"size": 200_000}))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        got = []
+        with Client(url) as client, client.export() as stream, pytest.raises(ApiError) as caught:
+            got.extend(stream.lines)
+        assert got == ['{"table": "sources", "row": {}}']
+        assert caught.value.type == "urn:kernelindex:client:line-too-long"
+        assert "longer than 50000 characters" in caught.value.detail
+
+        async def read() -> list[str]:
+            lines: list[str] = []
+            async with AsyncClient(url) as client, client.export() as stream:
+                async for line in stream.lines:
+                    lines.append(line)
+            return lines
+
+        with pytest.raises(ApiError, match="longer than 50000"):
+            asyncio.run(read())
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def test_lines_are_cut_the_same_however_the_text_arrives():
+    rng = random.Random(SEED)
+    lines = ["".join(rng.choice("ab\u00e9{}\r") for _ in range(rng.randrange(0, 30))) for _ in range(200)]
+    lines = [line.rstrip("\r") for line in lines]  # a line's own text holds no line end
+    text = "".join(line + rng.choice(["\n", "\r\n"]) for line in lines)
+    cutter, got, at = protocol.LineCutter("GET", "http://x"), [], 0
+    while at < len(text):
+        step = rng.randrange(1, 40)
+        got.extend(cutter.feed(text[at : at + step]))
+        at += step
+    got.extend(cutter.end())
+    assert got == lines, SEED
+    cutter = protocol.LineCutter("GET", "http://x")
+    assert cutter.feed("a\nb") == ["a"] and cutter.end() == ["b"]  # a last line with no end still counts
 
 
 @pytest.mark.parametrize("address", ["notaurl", "ftp://host", "http://", "127.0.0.1:8000"])

@@ -17,6 +17,7 @@ from kernelindex.client.protocol import (
     API_KEY_ENV,
     Attempts,
     EtagCache,
+    LineCutter,
     Lines,
     RetryPolicy,
     announced_rows,
@@ -83,8 +84,12 @@ class AsyncClient(Endpoints):
                 decode(response, "GET", None)
 
             async def lines() -> AsyncIterator[str]:
+                cutter = LineCutter("GET", str(request.url))
                 try:
-                    async for line in response.aiter_lines():
+                    async for piece in response.aiter_text():
+                        for line in cutter.feed(piece):
+                            yield line
+                    for line in cutter.end():
                         yield line
                 except httpx.TransportError as exc:
                     raise transport_error(exc, "GET", str(request.url), self.timeout) from None

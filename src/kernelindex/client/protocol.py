@@ -23,6 +23,10 @@ RETRY_STATUSES = frozenset({429, 502, 503, 504})
 MAX_DELAY_S = 30.0
 SERVER_ENV = "KERNELINDEX_SERVER"
 API_KEY_ENV = "KERNELINDEX_API_KEY"
+# characters one streamed export line may hold (the importer's bound; the public export's longest is
+# under 10 KiB): past it the stream is refused, so a server sending a line with no end cannot take
+# the client's memory
+MAX_LINE = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -224,3 +228,34 @@ class Lines(Generic[T]):
 def announced_rows(response: httpx.Response) -> int | None:
     value = response.headers.get("x-row-count", "")
     return int(value) if value.isdigit() else None
+
+
+class LineCutter:
+    """Lines out of a streamed answer's text pieces (without their line ends), none longer than
+    :data:`MAX_LINE`: a line past it is refused as soon as that much of it has come."""
+
+    def __init__(self, method: str, url: str) -> None:
+        self.method, self.url = method, url
+        self._pending: list[str] = []  # pieces of the line not ended yet
+        self._size = 0
+
+    def feed(self, piece: str) -> list[str]:
+        *ended, tail = piece.split("\n")
+        lines = []
+        if ended:
+            ended[0] = "".join([*self._pending, ended[0]])
+            self._pending, self._size = [], 0
+            lines = [line.removesuffix("\r") for line in ended]
+        if tail:
+            self._pending.append(tail)
+            self._size += len(tail)
+        if self._size > MAX_LINE or any(len(line) > MAX_LINE for line in lines):
+            detail = f"the server sent a line longer than {MAX_LINE} characters, the most one export line may hold"
+            raise ApiError(client_problem("line-too-long", "Line too long", detail), method=self.method, url=self.url)
+        return lines
+
+    def end(self) -> list[str]:
+        """The last line, when the answer did not end with a line end."""
+        last = "".join(self._pending).removesuffix("\r")
+        self._pending, self._size = [], 0
+        return [last] if last else []

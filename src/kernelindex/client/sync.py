@@ -17,6 +17,7 @@ from kernelindex.client.protocol import (
     API_KEY_ENV,
     Attempts,
     EtagCache,
+    LineCutter,
     Lines,
     RetryPolicy,
     announced_rows,
@@ -87,8 +88,11 @@ class Client(Endpoints):
                 decode(response, "GET", None)
 
             def lines() -> Iterator[str]:
+                cutter = LineCutter("GET", str(request.url))
                 try:
-                    yield from response.iter_lines()
+                    for piece in response.iter_text():
+                        yield from cutter.feed(piece)
+                    yield from cutter.end()
                 except httpx.TransportError as exc:
                     raise transport_error(exc, "GET", str(request.url), self.timeout) from None
 
