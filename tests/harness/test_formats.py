@@ -213,6 +213,27 @@ def test_a_lone_surrogate_in_a_solution_or_workload_is_refused_by_file(tmp_path)
     assert (caught.value.file, caught.value.line) == (str(folder / "workload.jsonl"), 1)
 
 
+def test_a_key_given_twice_or_a_nan_is_refused_not_silently_resolved(tmp_path):
+    """json.loads keeps the last of two equal keys: a reader of the file would see one solution
+    and the harness run another. Refused by file (and line, in a workload), as NaN is."""
+    text = (SOLUTIONS / "vector_add_torch" / "solution.json").read_text()
+    doc = json.loads(text)
+    shown = json.dumps(doc)
+    path = tmp_path / "solution.json"
+    path.write_text(shown[:-1] + ', "author": "someone else"}')
+    with pytest.raises(FormatError, match="duplicate key 'author'") as caught:
+        load_solution(path)
+    assert caught.value.file == str(path)
+    folder = tmp_path / "p"
+    shutil.copytree(PROBLEMS / "vector_add", folder)
+    lines = (folder / "workload.jsonl").read_text().splitlines()
+    lines.insert(1, '{"uuid": "x-nan", "axes": {"n": NaN}}')
+    (folder / "workload.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(FormatError, match="NaN is not JSON") as caught:
+        load_problem(folder)
+    assert (caught.value.file, caught.value.line) == (str(folder / "workload.jsonl"), 2)
+
+
 @pytest.mark.parametrize("name", ["definition.json", "workload.jsonl"])
 def test_problem_files_that_are_not_utf8_are_refused_by_file(tmp_path, name):
     folder = tmp_path / "p"

@@ -20,8 +20,8 @@ from catalog_kit import catalog_lines, to_text, write_catalog
 from kernelindex.cli import app
 from kernelindex.ingest import catalog_lines as conversion
 from kernelindex.ingest.catalog import MAX_PROBLEMS, BadLines, import_catalog
-from kernelindex.ingest.jsonlines import MAX_DEPTH
 from kernelindex.ingest.problems import ImportFailed
+from kernelindex.records.strict_json import MAX_DEPTH
 from kernelindex.store import open_store
 from kernelindex.store.database import json_bytes
 from kernelindex.store.writer import Writer

@@ -14,7 +14,7 @@ import zstandard
 from ingest_kit import read_lines
 
 from kernelindex.ingest import jsonlines
-from kernelindex.ingest.jsonlines import block_lines, es_number, js_dumps, loads_strict, read_blocks
+from kernelindex.ingest.jsonlines import block_lines, es_number, js_dumps, read_blocks
 from kernelindex.ingest.problems import LineError
 
 
@@ -98,26 +98,6 @@ def test_blocks_hold_whole_lines_numbered_as_the_file_numbers_them(tmp_path, com
             assert len(block) >= want and b"\n" not in block[want - 1 : -1], (seed, size, first_size)
             want = min(size, 2 * want)
         assert [line for first, block in blocks for line in block_lines(first, block)] == expected, seed
-
-
-@pytest.mark.parametrize("depth", [1, 254, 255, 256, 257, jsonlines.MAX_DEPTH])
-def test_nesting_up_to_the_limit_reads_back_whatever_orjson_can_write(depth):
-    """orjson reads 1,024 levels but writes 255: deeper text takes the slow path and reads the same."""
-    text = "[" * depth + "1" + "]" * depth
-    value = loads_strict(text)
-    assert value == json.loads(text)
-
-
-@pytest.mark.parametrize("depth", [jsonlines.MAX_DEPTH + 1, 1000, 1030])
-def test_nesting_past_the_limit_is_refused_at_any_stack_depth(depth):
-    text = '{"a":' * depth + "1" + "}" * depth
-
-    def nested_call(levels: int):  # a caller already deep in its own stack gets the same answer
-        return nested_call(levels - 1) if levels else loads_strict(text)
-
-    for stack in (0, 300):
-        with pytest.raises(ValueError, match="nested too deeply"):
-            nested_call(stack)
 
 
 def _zstd_of_repeats(byte: bytes, size: int, frames: int = 1) -> bytes:

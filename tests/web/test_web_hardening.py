@@ -150,3 +150,22 @@ def test_rerun_requests_bound_depth_and_refuse_invisible_text(client, web_filled
     problem = assert_problem(response, 422, "invisible-character")
     assert problem["field"] == "body.solution.sources[0].content" and f"U+{ord(char):04X}" in problem["detail"]
     assert client.get(url, params={"state": "queued"}).json()["counts"] == queued
+
+
+def test_a_body_with_a_key_given_twice_or_a_nan_is_a_400_on_every_json_route(client, web_filled):
+    """One strict reader for every JSON body: json.loads would keep the last of two equal keys (a
+    reviewer of the request and the server would read two different submissions) and take NaN."""
+    with web_filled[0].begin() as conn:
+        token = create_api_key(conn, "strict submitter", frozenset({"submit"})).token
+    url = "/api/v1/rerun-requests"
+    queued = client.get(url, params={"state": "queued"}).json()["counts"]
+    solution = '{"name": "x", "sources": [{"path": "k.py", "content": "ok = 1"}]}'
+    for body, reason in (
+        ('{"problem": "vector_add_f32", "solution": ' + solution + ', "problem": "other"}', "duplicate key 'problem'"),
+        ('{"problem": "vector_add_f32", "solution": ' + solution + ', "replicas": NaN}', "NaN is not JSON"),
+    ):
+        response = client.post(
+            url, content=body, headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
+        )
+        assert reason in assert_problem(response, 400, "malformed-body")["detail"]
+    assert client.get(url, params={"state": "queued"}).json()["counts"] == queued

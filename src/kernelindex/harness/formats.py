@@ -16,6 +16,7 @@ from typing import Any
 
 from kernelindex.harness import axes as axis_math
 from kernelindex.harness.dtypes import DTYPES
+from kernelindex.records.strict_json import loads_strict
 
 # SOL-ExecBench solutions list ``spec.languages``; FlashInfer-Bench solutions name one ``spec.language``
 # (python, triton, cpp, cuda, tilelang). Both vocabularies are read; each name is Python-side or compiled.
@@ -214,25 +215,21 @@ def _read_text(path: Path) -> str:
 
 def _read_json(path: Path) -> tuple[dict, str]:
     text = _read_text(path)
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FormatError(path, exc.lineno, None, f"invalid JSON: {exc.msg}") from None
-    except RecursionError:
-        raise FormatError(path, None, None, "invalid JSON: nested too deeply") from None
+    value = _parsed(text, path, None)
     if not isinstance(value, dict):
         raise FormatError(path, 1, None, "must hold a JSON object")
-    _no_lone_surrogates(value, path, None)
     return value, text
 
 
-def _no_lone_surrogates(value: Any, path: Path, line: int | None) -> None:
-    """A ``\ud800`` escape reads as a lone surrogate, which no UTF-8 text (a digest's, a file's, a
-    store's) can hold: refused here rather than wherever it is first written."""
+def _parsed(text: str, path: Path, line: int | None) -> Any:
+    """``text`` read strictly (records.strict_json): a key given twice, NaN or a lone surrogate
+    (which no digest, file or store can hold) is refused here, not taken as json.loads would."""
     try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        raise FormatError(path, line, None, "invalid JSON: a string holds a lone UTF-16 surrogate") from None
+        return loads_strict(text)
+    except json.JSONDecodeError as exc:
+        raise FormatError(path, line or exc.lineno, None, f"invalid JSON: {exc.msg}") from None
+    except ValueError as exc:
+        raise FormatError(path, line, None, f"invalid JSON: {exc}") from None
 
 
 def _tensor_specs(raw: Any, path: Path, text: str, section: str) -> dict[str, TensorSpec]:
@@ -430,14 +427,7 @@ def load_workload(path: str | Path, definition: Definition) -> list[WorkloadCase
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue
-        try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise FormatError(path, number, None, f"invalid JSON: {exc.msg}") from None
-        except RecursionError:
-            raise FormatError(path, number, None, "invalid JSON: nested too deeply") from None
-        _no_lone_surrogates(raw, path, number)
-        case = parse_case(raw, definition, path, number)
+        case = parse_case(_parsed(text, path, number), definition, path, number)
         if case.uuid in seen:
             raise FormatError(path, number, "uuid", f"duplicate of line {seen[case.uuid]}")
         seen[case.uuid] = number

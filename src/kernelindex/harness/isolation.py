@@ -24,6 +24,10 @@ from kernelindex.harness.arena import Arena
 
 BOOT = f"import sys; sys.path.insert(0, {sandbox.SRC_ROOT!r}); from kernelindex.harness.child import main; main()"
 POLL_S = 0.05
+# bytes one control reply may take (a batch's samples or a failure's log is far less): a process that
+# sends more without a line end is refused before the parent holds it (a hostile solution shares the
+# child's pipe)
+MAX_REPLY = 16 << 20
 # Without a sandbox, children are forked from a warm, clean server process (see forkserver.py);
 # set KERNELINDEX_HARNESS_SPAWN=1 to start each one as a fresh interpreter instead.
 SPAWN_VARIABLE = "KERNELINDEX_HARNESS_SPAWN"
@@ -168,10 +172,18 @@ class Child:
                     how = f"signal {_signal_name(-code)}" if code < 0 else f"exit code {code}"
                     raise ChildEnded(self.role, "died", f"{self.role} process ended ({how}) during {what}")
                 self._buffer += chunk
+                if len(self._buffer) > MAX_REPLY and b"\n" not in chunk:  # (the rest was searched before)
+                    self.kill()
+                    raise ChildEnded(
+                        self.role,
+                        "desync",
+                        f"the {self.role} process sent more than {MAX_REPLY} bytes on its control pipe as one reply"
+                        f" during {what}",
+                    )
         line, self._buffer = self._buffer.split(b"\n", 1)
         try:
             reply = json.loads(line)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past Python's stack
             reply = None
         if not isinstance(reply, dict) or reply.get("seq") != self._seq:
             raise ChildEnded(

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from kernelindex.ingest.catalog import ImportReport
-from kernelindex.ingest.jsonlines import loads_strict
 from kernelindex.ingest.problems import ImportFailed, Problem
 from kernelindex.ingest.whole_files import read_whole
+from kernelindex.records.strict_json import loads_strict
 from kernelindex.store.database import Store
 from kernelindex.store.rows import RowError
 from kernelindex.store.writer import Writer

@@ -7,24 +7,18 @@ UTF-8 left unescaped and numbers in ECMAScript form (``0.000010048658277929109``
 
 from __future__ import annotations
 
-import json
-import math
-import re
 from collections.abc import Iterator
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any, BinaryIO
 
-import orjson
 import zstandard
 
 from kernelindex.ingest.problems import LineError
 from kernelindex.records.canonical import es_number
+from kernelindex.records.strict_json import loads_strict
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-# levels of nesting a line may hold: what is read must also be written (digests, JSON columns, a
-# worker's hand-back) by the standard library's encoder, with Python's stack to spare
-MAX_DEPTH = 512
 # bytes one line may hold: the public export's longest is under 10 KiB; past this a line is refused
 # before it is held whole, so a small hostile file (a zstd bomb, a file with no line ends) cannot
 # take the importer's memory
@@ -36,97 +30,6 @@ READ = 1 << 16  # compressed bytes read at a time: an export compresses ~16:1, s
 # (a run-length block), so no one call returns more than ~32 MiB, whatever the file holds; it costs
 # nothing measurable on a real export (the whole export decompresses in ~0.02 s either way)
 FEED = 1 << 10
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj = dict(pairs)
-    if len(obj) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise ValueError(f"duplicate key {key!r} in one JSON object")
-            seen.add(key)
-    return obj
-
-
-def _no_constants(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"the number {text[:40]} is out of range")
-    return value
-
-
-# Escapes that decode to text no store can keep: NUL (PostgreSQL refuses it) and lone UTF-16 surrogates.
-_ODD_ESCAPE = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])")
-
-
-def _no_odd_text(value: Any) -> None:
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item)
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, str):
-            if "\x00" in item:
-                raise ValueError(f"the string {item[:40]!r} holds a NUL character (\\u0000)")
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                raise ValueError(f"the string {item[:40]!r} holds a lone UTF-16 surrogate") from None
-
-
-def loads_strict(text: str | bytes) -> Any:
-    """``json.loads`` that refuses a key given twice in one object (the last would silently win),
-    the NaN/Infinity (and 1e400) that Python would otherwise accept, text no store can hold, and
-    nesting deeper than :data:`MAX_DEPTH`.
-
-    Fast path: text that orjson parses and writes back byte for byte (compact JSON, as exports are)
-    cannot hold a key twice, a constant or an out-of-range number, so only the escapes are looked
-    at; anything else takes the slow path, which names what is wrong."""
-    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-    try:
-        value = orjson.loads(raw)
-        round_trips = orjson.dumps(value) == raw
-    except (orjson.JSONDecodeError, orjson.JSONEncodeError):  # it writes 255 levels, reads 1,024
-        round_trips = False
-    if not round_trips:
-        try:
-            value = json.loads(
-                raw.decode("utf-8", "surrogatepass"),  # as text: json.loads would take a BOM in bytes
-                object_pairs_hook=_no_duplicate_keys,
-                parse_constant=_no_constants,
-                parse_float=_finite,
-            )
-        except RecursionError:
-            raise ValueError("nested too deeply") from None
-        if _depth(value) > MAX_DEPTH:  # one limit, however deep the caller's stack already is
-            raise ValueError("nested too deeply")
-    if _ODD_ESCAPE.search(raw):
-        _no_odd_text(value)
-    return value
-
-
-def _depth(value: Any) -> int:
-    """Levels of objects and arrays in ``value`` (``{"a": 1}``: one)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        deepest = max(deepest, level)
-        stack.extend((child, level + 1) for child in children)
-    return deepest
 
 
 def _zstd_chunks(stream: BinaryIO) -> Iterator[bytes]:

@@ -16,11 +16,11 @@ from typing import Any
 
 from kernelindex import API_VERSION
 from kernelindex.ingest.catalog import ImportReport
-from kernelindex.ingest.jsonlines import loads_strict
 from kernelindex.ingest.problems import ImportFailed, Problem
 from kernelindex.ingest.whole_files import read_whole
 from kernelindex.records.canonical import canonical_json, digest, sha256_digest
 from kernelindex.records.normalise import RUN_STATUSES, hardware_of, run_status, slug, token
+from kernelindex.records.strict_json import loads_strict
 from kernelindex.records.units import whole_ns
 
 SOURCE_SLUG = "upstream-trace"

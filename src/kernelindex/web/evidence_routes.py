@@ -52,6 +52,7 @@ from kernelindex.web.input_guards import (
     check_visible_text,
     csrf_field_token,
     csrf_matches,
+    json_object,
 )
 from kernelindex.web.problems import Problem
 
@@ -164,21 +165,9 @@ async def read_json(request: Request, allowed: set[str]) -> dict[str, Any]:
         raise Problem(415, "unsupported-media-type", "send the body as application/json")
     body = await read_limited(request, MAX_JSON_BYTES)
     check_json_depth(body)
-    try:
-        data = json.loads(body, parse_constant=_refuse_constant)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise Problem(400, "malformed-body", f"body is not valid JSON: {exc}") from exc
-    if not isinstance(data, dict):
-        raise Problem(400, "malformed-body", "body must be a JSON object")
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise Problem(400, "unknown-field", f"unknown field(s) {unknown}; allowed: {sorted(allowed)}", field=unknown[0])
+    data = json_object(body, allowed)
     check_visible_text(data, "body")
     return data
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 def bearer(request: Request) -> str | None:

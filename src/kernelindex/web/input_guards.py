@@ -1,7 +1,8 @@
 """Checks on what a visitor submits, done before anything is parsed deeply or stored.
 
-- JSON nesting is bounded before ``json.loads`` runs, so a body of ten thousand ``[`` is a 400,
-  not a RecursionError.
+- JSON nesting is bounded before a body is parsed, so a body of ten thousand ``[`` is a 400,
+  not a RecursionError; a body is read strictly (records.strict_json: a key given twice, NaN or
+  a lone surrogate is a 400, not silently taken) into one object of known fields.
 - Text that carries bidirectional controls or zero-width characters is refused: such text can make
   a page show something other than what is stored (a reordered URL, a hidden word).
 - Anti-forgery tokens are an HMAC of the cookie's random nonce under a server secret, so a
@@ -16,6 +17,7 @@ import hashlib
 import hmac
 from typing import Any
 
+from kernelindex.records.strict_json import loads_strict
 from kernelindex.web.problems import Problem
 
 MAX_JSON_DEPTH = 32
@@ -94,3 +96,19 @@ def csrf_matches(secret: bytes, nonce: str | None, token: str | None) -> bool:
     if not nonce or not token:
         return False
     return hmac.compare_digest(csrf_field_token(secret, nonce), token)
+
+
+def json_object(body: bytes, allowed: set[str] | None = None) -> dict[str, Any]:
+    """A request body as one JSON object (an empty body: ``{}``) whose fields are all in
+    ``allowed`` (any, if None), or the 400 that says why not. Bound its depth first
+    (:func:`check_json_depth`)."""
+    try:
+        data = loads_strict(body or b"{}")
+    except ValueError as exc:  # UnicodeDecodeError and json's errors included
+        raise Problem(400, "malformed-body", f"body is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise Problem(400, "malformed-body", "body must be a JSON object")
+    unknown = sorted(set(data) - allowed) if allowed is not None else []
+    if unknown:
+        raise Problem(400, "unknown-field", f"unknown field(s) {unknown}; allowed: {sorted(allowed)}", field=unknown[0])
+    return data

@@ -8,7 +8,6 @@ records back; the use cases in :mod:`kernelindex.services.queue` decide what is 
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
@@ -16,6 +15,7 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from kernelindex.records.strict_json import loads_strict
 from kernelindex.services import queue as service
 from kernelindex.services.queue import QueueError, Submission
 from kernelindex.store.evidence_store import EvidenceError, authenticate
@@ -24,7 +24,7 @@ from kernelindex.store.reads.lookup import resolve_run
 from kernelindex.web.deps import connection, not_found
 from kernelindex.web.evidence_routes import _problem as evidence_problem
 from kernelindex.web.evidence_routes import bearer, read_form, read_limited
-from kernelindex.web.input_guards import check_json_depth, check_visible_text
+from kernelindex.web.input_guards import check_json_depth, check_visible_text, json_object
 from kernelindex.web.problems import Problem, check_known_params
 from kernelindex.web.queue_view import request_detail, request_summary, run_panel
 
@@ -68,19 +68,6 @@ def _lease_seconds() -> float:
     return float(os.environ.get(LEASE_ENV) or service.DEFAULT_LEASE_S)
 
 
-def _json_body(body: bytes, allowed: set[str] | None = None) -> dict[str, Any]:
-    try:
-        data = json.loads(body or b"{}")
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise Problem(400, "malformed-body", f"body is not valid JSON: {type(exc).__name__}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise Problem(400, "malformed-body", "body must be a JSON object")
-    unknown = sorted(set(data) - allowed) if allowed else []
-    if unknown:
-        raise Problem(400, "unknown-field", f"unknown field(s) {unknown}; allowed: {sorted(allowed)}", field=unknown[0])
-    return data
-
-
 def _submit(request: Request, token: str | None, build) -> str:
     """Authenticate the API key (scope ``submit``, daily limit), then queue what ``build`` makes."""
     store = request.app.state.store
@@ -110,7 +97,7 @@ def _int(value: Any, name: str) -> int:
 async def submit_api(request: Request):
     body = await read_limited(request, MAX_SUBMIT_BYTES)
     check_json_depth(body)  # before json.loads, and before the key: anyone may send a body
-    data = _json_body(body, API_SUBMIT_FIELDS)
+    data = json_object(body, API_SUBMIT_FIELDS)
     check_visible_text(data, "body")  # the /submit form's rule: no hidden text in what is queued and shown
     problem = data.get("problem")
 
@@ -145,7 +132,7 @@ async def submit_form(request: Request):
 
     def build() -> Submission:
         try:
-            solution = json.loads(form.get("solution", ""))
+            solution = loads_strict(form.get("solution", ""))
         except ValueError as exc:
             raise QueueError("bad_solution", f"solution: not JSON: {exc}") from None
         return Submission(
@@ -279,7 +266,7 @@ async def heartbeat_api(request: Request, lease_id: str):
 @router.post("/api/v1/runner/leases/{lease_id}/fail", summary="Give a job back that could not run")
 async def fail_api(request: Request, lease_id: str):
     kid, body = await _runner(request)
-    reason = str(_json_body(body).get("reason", "no reason given"))
+    reason = str(json_object(body).get("reason", "no reason given"))
     state = await _call(service.fail, request.app.state.store, kid, lease_id, reason)
     return {"lease": lease_id, "requestState": state}
 
@@ -287,7 +274,7 @@ async def fail_api(request: Request, lease_id: str):
 @router.post("/api/v1/runner/leases/{lease_id}/result", summary="Post the signed records of a job")
 async def result_api(request: Request, lease_id: str):
     kid, body = await _runner(request, MAX_RESULT_BYTES)
-    data = _json_body(body, {"result", "timings"})
+    data = json_object(body, {"result", "timings"})
     timings = data.get("timings") if isinstance(data.get("timings"), dict) else None
     if not isinstance(data.get("result"), dict):
         raise Problem(422, "bad-result", "result: required, an object")

@@ -19,12 +19,12 @@ from typing import Any
 
 from kernelindex import API_VERSION
 from kernelindex.ingest.catalog import ImportReport
-from kernelindex.ingest.jsonlines import loads_strict
 from kernelindex.ingest.problems import ImportFailed, Problem
 from kernelindex.ingest.whole_files import read_whole
 from kernelindex.records.canonical import digest
 from kernelindex.records.errors import RecordError
 from kernelindex.records.models import dump_record, parse_record
+from kernelindex.records.strict_json import loads_strict
 
 ARCHITECTURES = {
     "b200": "sm_100",
