@@ -99,11 +99,10 @@ def csrf_matches(secret: bytes, nonce: str | None, token: str | None) -> bool:
 
 
 def json_object(body: bytes, allowed: set[str] | None = None) -> dict[str, Any]:
-    """A request body as one JSON object (an empty body: ``{}``) whose fields are all in
-    ``allowed`` (any, if None), or the 400 that says why not. Bound its depth first
-    (:func:`check_json_depth`)."""
+    """A request body as one JSON object whose fields are all in ``allowed`` (any, if None), or
+    the 400 that says why not. Bound its depth first (:func:`check_json_depth`)."""
     try:
-        data = loads_strict(body or b"{}")
+        data = loads_strict(body)
     except ValueError as exc:  # UnicodeDecodeError and json's errors included
         raise Problem(400, "malformed-body", f"body is not valid JSON: {exc}") from exc
     if not isinstance(data, dict):

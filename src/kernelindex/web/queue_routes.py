@@ -97,7 +97,7 @@ def _int(value: Any, name: str) -> int:
 async def submit_api(request: Request):
     body = await read_limited(request, MAX_SUBMIT_BYTES)
     check_json_depth(body)  # before json.loads, and before the key: anyone may send a body
-    data = json_object(body, API_SUBMIT_FIELDS)
+    data = json_object(body or b"{}", API_SUBMIT_FIELDS)
     check_visible_text(data, "body")  # the /submit form's rule: no hidden text in what is queued and shown
     problem = data.get("problem")
 
@@ -266,7 +266,7 @@ async def heartbeat_api(request: Request, lease_id: str):
 @router.post("/api/v1/runner/leases/{lease_id}/fail", summary="Give a job back that could not run")
 async def fail_api(request: Request, lease_id: str):
     kid, body = await _runner(request)
-    reason = str(json_object(body).get("reason", "no reason given"))
+    reason = str(json_object(body or b"{}").get("reason", "no reason given"))
     state = await _call(service.fail, request.app.state.store, kid, lease_id, reason)
     return {"lease": lease_id, "requestState": state}
 
@@ -274,7 +274,7 @@ async def fail_api(request: Request, lease_id: str):
 @router.post("/api/v1/runner/leases/{lease_id}/result", summary="Post the signed records of a job")
 async def result_api(request: Request, lease_id: str):
     kid, body = await _runner(request, MAX_RESULT_BYTES)
-    data = json_object(body, {"result", "timings"})
+    data = json_object(body or b"{}", {"result", "timings"})
     timings = data.get("timings") if isinstance(data.get("timings"), dict) else None
     if not isinstance(data.get("result"), dict):
         raise Problem(422, "bad-result", "result: required, an object")
