@@ -159,7 +159,7 @@ def _convert(line: Line, obj: Any) -> None:
         raise rows.RowError(*bad)
     if line.table == "runs":
         _checked_parts(line.columns)
-    line.columns = with_json_encoded(line.table, line.columns, parts=False)
+    line.columns = with_json_encoded(line.table, line.columns)
 
 
 _LINE_KEYS = frozenset({"table", "row"})

@@ -108,22 +108,19 @@ INT64 = range(-(2**63), 2**63)
 RUN_PARTS = {"protocol_row": t.protocols, "environment_row": t.environments}
 
 
-def with_json_encoded(table: str, columns: dict[str, Any], *, parts: bool = True) -> dict[str, Any]:
+def with_json_encoded(table: str, columns: dict[str, Any]) -> dict[str, Any]:
     """``columns`` of a row for ``table`` with every JSON value already encoded (see
-    :func:`~kernelindex.store.bulk.insert_rows`), a run's protocol and environment rows included
-    unless ``parts`` is false: how a process that converted the row sends it on (one bytes object,
-    not a nested value)."""
+    :func:`~kernelindex.store.bulk.insert_rows`): how a process that converted the row sends it on
+    (one bytes object, not a nested value). A run's protocol and environment rows are not columns:
+    :func:`encoded_part` encodes each."""
     for name in json_columns(SPECS[table].table):
         if name in columns:
             columns[name] = json_bytes(columns[name])
-    if table == "runs" and parts:
-        for part in RUN_PARTS:
-            columns[part] = encoded_part(columns[part])
     return columns
 
 
 def encoded_part(row: dict[str, Any]) -> dict[str, Any]:
-    """A run's protocol or environment row with its manifest encoded (see :func:`with_json_encoded`)."""
+    """A run's protocol or environment row (see :data:`RUN_PARTS`) with its manifest encoded."""
     return {**row, "manifest": json_bytes(row["manifest"])}
 
 
