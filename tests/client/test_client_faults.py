@@ -298,7 +298,11 @@ def test_lines_are_cut_the_same_however_the_text_arrives():
     got.extend(cutter.end())
     assert got == lines, SEED
     cutter = protocol.LineCutter("GET", "http://x")
-    assert cutter.feed("a\nb") == ["a"] and cutter.end() == ["b"]  # a last line with no end still counts
+    assert list(cutter.feed("a\nb")) == ["a"] and cutter.end() == ["b"]  # a last line with no end still counts
+    cutter, got = protocol.LineCutter("GET", "http://x"), []
+    with pytest.raises(ApiError, match="line-too-long|longer than"):  # one piece: the good line, then too much
+        got.extend(cutter.feed("good\n" + "x" * (protocol.MAX_LINE + 1)))
+    assert got == ["good"]
 
 
 @pytest.mark.parametrize("address", ["notaurl", "ftp://host", "http://", "127.0.0.1:8000"])

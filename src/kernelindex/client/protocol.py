@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -232,30 +233,34 @@ def announced_rows(response: httpx.Response) -> int | None:
 
 class LineCutter:
     """Lines out of a streamed answer's text pieces (without their line ends), none longer than
-    :data:`MAX_LINE`: a line past it is refused as soon as that much of it has come."""
+    :data:`MAX_LINE`: a line past it is refused as soon as that much of it has come, after every
+    line that ended before it."""
 
     def __init__(self, method: str, url: str) -> None:
         self.method, self.url = method, url
         self._pending: list[str] = []  # pieces of the line not ended yet
         self._size = 0
 
-    def feed(self, piece: str) -> list[str]:
+    def feed(self, piece: str) -> Iterator[str]:
         *ended, tail = piece.split("\n")
-        lines = []
         if ended:
             ended[0] = "".join([*self._pending, ended[0]])
             self._pending, self._size = [], 0
-            lines = [line.removesuffix("\r") for line in ended]
+        for line in ended:
+            self._bound(len(line))
+            yield line.removesuffix("\r")
         if tail:
             self._pending.append(tail)
             self._size += len(tail)
-        if self._size > MAX_LINE or any(len(line) > MAX_LINE for line in lines):
-            detail = f"the server sent a line longer than {MAX_LINE} characters, the most one export line may hold"
-            raise ApiError(client_problem("line-too-long", "Line too long", detail), method=self.method, url=self.url)
-        return lines
+            self._bound(self._size)
 
     def end(self) -> list[str]:
         """The last line, when the answer did not end with a line end."""
         last = "".join(self._pending).removesuffix("\r")
         self._pending, self._size = [], 0
         return [last] if last else []
+
+    def _bound(self, size: int) -> None:
+        if size > MAX_LINE:
+            detail = f"the server sent a line longer than {MAX_LINE} characters, the most one export line may hold"
+            raise ApiError(client_problem("line-too-long", "Line too long", detail), method=self.method, url=self.url)
