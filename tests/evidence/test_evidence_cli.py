@@ -114,6 +114,13 @@ def test_maintainer_answers_correction_requests(store, seed_digest, tmp_path, rn
     path.write_text(json.dumps(corrected))
     with store.begin() as conn:
         second = add_correction_request(conn, seed_digest, "wrong_value", "mean is off", "supersede", reporter.key_id)
+    twice = tmp_path / "twice.json"  # json.loads would keep the second run; a reader of the file sees the first
+    twice.write_text(json.dumps(corrected)[:-1] + ', "run": {}}')
+    refused = runner.invoke(
+        app,
+        ["corrections", "resolve", second, "--supersede-with", str(twice), "--reason", "x", "--db", _db(store)],
+    )
+    assert refused.exit_code == 1 and "duplicate key 'run'" in refused.output
     done = runner.invoke(
         app,
         ["corrections", "resolve", second, "--supersede-with", str(path), "--reason", "fixed mean", "--db", _db(store)],

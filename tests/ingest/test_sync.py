@@ -99,6 +99,11 @@ def _hostile(export: bytes) -> FastAPI:
     def wrong_file():
         return Response(export, media_type="application/zstd")
 
+    @app.get("/twice/api/v1/exports/latest.json")
+    def pointer_with_a_key_twice():  # json.loads would take the second digest; a reader sees the first
+        body = f'{{"digest": "{good}", "url": "/cut/file.jsonl.zst", "digest": "sha256:{"0" * 64}"}}'
+        return Response(body, media_type="application/json")
+
     @app.get("/cut/api/v1/exports/latest.json")
     def cut_pointer():
         return {"digest": good, "url": "/cut/file.jsonl.zst"}
@@ -129,6 +134,7 @@ def _hostile(export: bytes) -> FastAPI:
     ("prefix", "words"),
     [
         ("/html", "not JSON"),
+        ("/twice", "duplicate key 'digest'"),
         ("/html2", "not a catalog export"),
         ("/wrong", "digest mismatch"),
         ("/cut", "truncated or altered"),

@@ -322,6 +322,14 @@ BAD = [
     ("liger", LIGER, None, _liger("y_value_50", "p50"), (1, "y_value_50"), "header"),
     ("liger", LIGER, None, _liger("0.019999999552965164", "fast"), (3, "y_value_50"), "number"),
     ("liger", LIGER, None, _liger(",memory,", ",throughput,"), (9, "metric_name"), "unknown metric"),
+    (
+        "liger",
+        LIGER,
+        None,
+        _liger('""M"": 2048,', '""M"": 2048, ""M"": 4096,'),
+        (2, "extra_benchmark_config_str"),
+        "duplicate key 'M'",
+    ),
     ("mlperf", ML, None, _truncate, (None, None), "truncated"),
     ("mlperf", ML, None, _json(lambda d: d[2].pop("Nodes")), (None, "[2].Nodes"), "missing"),
     (

@@ -39,8 +39,8 @@ def corrections_resolve(
     db: Db = None,
 ) -> None:
     """Answer a correction request with a retraction, a superseding run, or a rejection."""
-    import json
 
+    from kernelindex.records.strict_json import loads_strict
     from kernelindex.services.corrections import Decision, resolve_correction
     from kernelindex.store.evidence_store import EvidenceError
     from kernelindex.store.rows import RowError
@@ -49,7 +49,7 @@ def corrections_resolve(
         fail("give exactly one of --retract, --supersede-with BUNDLE, --reject")
     decision = Decision.RETRACT if retract else Decision.REJECT if reject else Decision.SUPERSEDE
     try:
-        bundle = json.loads(supersede_with.read_text()) if supersede_with is not None else None
+        bundle = loads_strict(supersede_with.read_text()) if supersede_with is not None else None
     except (ValueError, OSError) as exc:
         fail(f"{supersede_with}: {exc}")
     store = open_store_or_fail(db)

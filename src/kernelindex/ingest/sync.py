@@ -13,7 +13,6 @@ with a message naming the URL, and the store is left as it was.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import tempfile
 import time
@@ -28,6 +27,7 @@ import httpx
 from kernelindex.ingest.catalog import ImportReport, import_catalog
 from kernelindex.ingest.jsonlines import ZSTD_MAGIC
 from kernelindex.ingest.problems import ImportFailed, Problem
+from kernelindex.records.strict_json import loads_strict
 from kernelindex.store.database import Store
 from kernelindex.store.reads.refresh import last_synced_digest
 
@@ -116,9 +116,9 @@ def _pointer(http: httpx.Client, base: str, deadline: _Deadline) -> tuple[str | 
                 raise SyncFailed(f"{url}: more than {MAX_POINTER} bytes, not a pointer to an export")
         final = str(response.url)
     try:
-        body = json.loads(text)
-    except ValueError:
-        raise SyncFailed(f"{url}: not JSON") from None
+        body = loads_strict(text)
+    except ValueError as exc:
+        raise SyncFailed(f"{url}: not JSON ({exc})") from None
     digest = body.get("digest") if isinstance(body, dict) else None
     if not isinstance(digest, str) or not _DIGEST.fullmatch(digest):
         raise SyncFailed(f"{url}: field digest: expected 'sha256:<64 hex>', got {str(digest)[:80]!r}")

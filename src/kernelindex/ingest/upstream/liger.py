@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from kernelindex.ingest.upstream.common import (
 )
 from kernelindex.ingest.whole_files import read_whole
 from kernelindex.records.canonical import digest
+from kernelindex.records.strict_json import loads_strict
 from kernelindex.records.units import whole_ns
 
 REPOSITORY = "https://github.com/linkedin/Liger-Kernel"
@@ -112,9 +112,10 @@ def _ns(path: Path, line: int, key: str, value: float, unit: str) -> int:
 
 def _config(path: Path, line: int, text: str) -> dict[str, Any]:
     try:
-        config = json.loads(text)
-    except ValueError:
-        raise UpstreamError(path, line, "extra_benchmark_config_str", f"not a JSON object: {text[:60]!r}") from None
+        config = loads_strict(text)
+    except ValueError as exc:
+        reason = f"not a JSON object ({str(exc)[:80]}): {text[:60]!r}"
+        raise UpstreamError(path, line, "extra_benchmark_config_str", reason) from None
     if not isinstance(config, dict):
         raise UpstreamError(path, line, "extra_benchmark_config_str", "not a JSON object")
     return config
