@@ -16,7 +16,7 @@ from kernelindex.records.envelope import Metadata, Record
 from kernelindex.records.errors import RecordError
 from kernelindex.records.kernel_kinds import KERNEL_KINDS
 from kernelindex.records.serving_kinds import SERVING_KINDS
-from kernelindex.records.validation import validate
+from kernelindex.records.validation import check, dict_checker, validate
 
 KINDS: dict[str, type[Record]] = {model.KIND: model for model in (*KERNEL_KINDS, *SERVING_KINDS)}
 """kind name -> model class."""
@@ -37,10 +37,20 @@ def build_validators(models: Iterable[type[Record]] = KERNEL_KINDS) -> None:
     forking processes that validate, so that they inherit them instead of each building its own."""
     for model in models:
         model.model_rebuild()
+        dict_checker(model)
 
 
 def parse_record(data: Any, *, where: str = "") -> Record:
     """Validate one record (a JSON-ready dict) and return the model of its kind."""
+    return validate(_model_of(data, where), data, where)
+
+
+def check_kind(data: Any, *, where: str = "") -> None:
+    """:func:`parse_record` without building the model: for callers that only need the verdict."""
+    check(_model_of(data, where), data, where)
+
+
+def _model_of(data: Any, where: str) -> type[Record]:
     if not isinstance(data, Mapping):
         raise RecordError(where, [("", f"expected a record object, got {type(data).__name__}")])
     kind = data.get("kind")
@@ -48,7 +58,7 @@ def parse_record(data: Any, *, where: str = "") -> Record:
     if model is None:
         known = ", ".join(sorted(KINDS))
         raise RecordError(where, [("kind", f"unknown kind {kind!r} (known kinds: {known})")])
-    return validate(model, data, where)
+    return model
 
 
 def dump_record(record: Record) -> dict[str, Any]:
@@ -70,6 +80,7 @@ def record_canonical_json(record: Record) -> bytes:
 __all__ = [
     "KINDS",
     "Metadata",
+    "check_kind",
     "Record",
     "RecordError",
     "dump_record",

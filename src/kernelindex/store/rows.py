@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from kernelindex.records.canonical import comparison_key, correctness_key, digest, metric_key
-from kernelindex.records.models import RecordError, parse_record
+from kernelindex.records.models import RecordError, check_kind
 
 # latencyNs statistic names as runs write them -> the statistic names of measurement rows
 _STATISTIC = {"minimum": "min", "maximum": "max"}
@@ -31,7 +31,7 @@ def check_record(record: Any, field: str, kinds: tuple[str, ...]) -> Mapping[str
     if record.get("kind") not in kinds:
         raise RowError(f"{field}.kind", f"expected {' or '.join(kinds)}, got {record.get('kind')!r}")
     try:
-        parse_record(record)
+        check_kind(record)
     except RecordError as exc:
         path, reason = exc.problems[0] if exc.problems else ("", str(exc))
         raise RowError(f"{field}.{path}" if path else field, reason) from exc
