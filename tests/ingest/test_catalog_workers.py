@@ -21,6 +21,7 @@ from kernelindex.cli import app
 from kernelindex.ingest import catalog_lines as conversion
 from kernelindex.ingest.catalog import MAX_PROBLEMS, BadLines, import_catalog
 from kernelindex.ingest.problems import ImportFailed
+from kernelindex.ingest.shared_slots import Slots
 from kernelindex.records.strict_json import MAX_DEPTH
 from kernelindex.store import open_store
 from kernelindex.store.database import json_bytes
@@ -111,16 +112,49 @@ def _import(tmp_path, name: str, text: str, policy: BadLines):
     return outcome, refused_lines, stored
 
 
+class CountingSlots(Slots):
+    """Counts the blocks and results that went through shared memory, not the pipe (in this
+    process: a worker's own writes are seen by their sizes handed back)."""
+
+    blocks = results = 0
+
+    def put_block(self, slot, block):
+        stored = super().put_block(slot, block)
+        CountingSlots.blocks += stored
+        return stored
+
+    def result(self, slot, size):
+        CountingSlots.results += 1
+        return super().result(slot, size)
+
+
+# how blocks and lines travel: all through shared memory, all through the pipe (nothing fits a
+# slot), or some each way (lines of the small catalog run from ~100 bytes to a few KB; a slot of
+# 600 bytes takes some of them, and a result slot of 3 KB some of what they become)
+TRANSPORTS = {"slots": (2 << 20, 4 << 20), "pipe": (0, 0), "mixed": (600, 3000)}
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
 @pytest.mark.parametrize("policy", [BadLines(), BadLines(skip_invalid=True), BadLines(check=True)])
-def test_workers_import_what_this_process_imports(tmp_path, monkeypatch, policy):
+def test_workers_import_what_this_process_imports(tmp_path, monkeypatch, policy, transport):
     rng = random.Random(SEED)
     text = messy_catalog(rng)
     _convert("here", monkeypatch)
     here = _import(tmp_path, "here", text, policy)
     assert CountingPool.tasks == 0
     _convert("workers", monkeypatch)
+    monkeypatch.setattr(conversion, "Slots", CountingSlots)
+    monkeypatch.setattr(conversion, "SLOT_BLOCK", TRANSPORTS[transport][0])
+    monkeypatch.setattr(conversion, "SLOT_RESULT", TRANSPORTS[transport][1])
+    CountingSlots.blocks = CountingSlots.results = 0
     workers = _import(tmp_path, "workers", text, policy)
     assert CountingPool.tasks >= 3, f"seed {SEED}: the worker path was not taken"
+    if transport == "mixed":
+        assert 0 < CountingSlots.blocks < CountingPool.tasks
+        assert CountingSlots.results <= CountingSlots.blocks
+    else:  # every task (none was stopped early) through the slots, or none
+        want = CountingPool.tasks if transport == "slots" else 0
+        assert (CountingSlots.blocks, CountingSlots.results) == (want, want)
     assert workers == here, f"seed {SEED}"
     assert _workers_left() == set()
     if policy.skip_invalid:

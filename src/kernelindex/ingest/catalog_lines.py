@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, count
 from multiprocessing import current_process, get_context
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -27,6 +27,7 @@ import rfc8785
 from kernelindex.ingest.jsonlines import block_lines, parse_line, read_blocks
 from kernelindex.ingest.problems import LineError
 from kernelindex.ingest.serving import SERVING_TABLES
+from kernelindex.ingest.shared_slots import Slots
 from kernelindex.records.canonical import canonical_json, sha256_digest
 from kernelindex.records.models import build_validators
 from kernelindex.store import rows
@@ -94,6 +95,9 @@ TABLES: dict[str, tuple[str, Callable[[dict], dict], frozenset[str]]] = {
 
 BLOCK = 1 << 20  # bytes of whole lines per task handed to a worker (~800 lines of a catalog export)
 WINDOW = 3  # tasks in flight per worker: enough to keep it busy, few enough to bound memory
+# bytes of a block, and of its converted lines (~1.35 times the text), that go through shared memory
+# (shared_slots); a larger one goes through the pool's pipe
+SLOT_BLOCK, SLOT_RESULT = 2 << 20, 4 << 20
 
 
 @dataclass(slots=True)
@@ -256,43 +260,72 @@ def converted(path: Path, stream: BinaryIO, workers: int | None = None) -> Itera
         for first, block in chain(head, blocks):
             yield first, block, convert_block(first, block)
         return
-    # forked, not spawned: a worker starts at once with every module and validator of this process
+    # forked, not spawned: a worker starts at once with every module and validator of this process,
+    # and with the memory blocks and lines are handed over in
     build_validators()
-    pool = ProcessPoolExecutor(workers, mp_context=get_context("fork"))
+    slots = Slots(WINDOW * workers, block_size=SLOT_BLOCK, result_size=SLOT_RESULT)
+    pool = ProcessPoolExecutor(workers, mp_context=get_context("fork"), initializer=_use_slots, initargs=(slots,))
     try:
         window: deque[_Task] = deque()
         pending = chain(head, blocks)
+        handed = count()  # task k has slot k % slots.count: free again once the task before it there is taken
         while True:
-            while len(window) < WINDOW * workers and (block := next(pending, None)) is not None:
-                window.append(_Task.handed_to(pool, *block))
+            while len(window) < slots.count and (block := next(pending, None)) is not None:
+                window.append(_Task.handed_to(pool, slots, next(handed) % slots.count, *block))
             if not window:
                 return
             yield window.popleft().result()
     finally:  # also when the caller stops early (too many problems) or reading fails
         pool.shutdown(wait=True, cancel_futures=True)
+        slots.close()
+
+
+_SLOTS: Slots | None = None  # in a worker: the memory it shares with the importing process
+
+
+def _use_slots(slots: Slots) -> None:
+    """A worker's start: the slots it was forked with (handed over by fork, never pickled; a
+    process importing two files at once gives each pool its own)."""
+    global _SLOTS
+    _SLOTS = slots
+
+
+def convert_in_slot(first: int, slot: int, size: int) -> int | bytes:
+    """:func:`convert_block_packed` of the block in ``slot`` (a worker's task): the result's size
+    once written to the slot, or the result itself when it does not fit there."""
+    assert _SLOTS is not None  # set as the worker started
+    packed = convert_block_packed(first, _SLOTS.block(slot, size))
+    return len(packed) if _SLOTS.put_result(slot, packed) else packed
 
 
 class _Task:
-    """A block handed to the workers; converted here instead when the workers are gone (a worker
-    killed, e.g. for memory, breaks the pool: the import goes on in this process rather than
-    failing)."""
+    """A block handed to the workers (in its shared slot, or through the pipe when too large);
+    converted here instead when the workers are gone (a worker killed, e.g. for memory, breaks the
+    pool: the import goes on in this process rather than failing)."""
 
-    __slots__ = ("first", "block", "future")
+    __slots__ = ("first", "block", "future", "slots", "slot")
 
-    def __init__(self, first: int, block: bytes, future: Future | None) -> None:
-        self.first, self.block, self.future = first, block, future
+    def __init__(self, first: int, block: bytes, future: Future | None, slots: Slots, slot: int) -> None:
+        self.first, self.block, self.future, self.slots, self.slot = first, block, future, slots, slot
 
     @classmethod
-    def handed_to(cls, pool: ProcessPoolExecutor, first: int, block: bytes) -> _Task:
+    def handed_to(cls, pool: ProcessPoolExecutor, slots: Slots, slot: int, first: int, block: bytes) -> _Task:
         try:
-            return cls(first, block, pool.submit(convert_block_packed, first, block))
+            if slots.put_block(slot, block):
+                future = pool.submit(convert_in_slot, first, slot, len(block))
+            else:
+                future = pool.submit(convert_block_packed, first, block)
+            return cls(first, block, future, slots, slot)
         except BrokenProcessPool:
-            return cls(first, block, None)
+            return cls(first, block, None, slots, slot)
 
     def result(self) -> Block:
         try:
             if self.future is not None:
-                return self.first, self.block, unpacked(self.future.result())
+                packed = self.future.result()
+                if isinstance(packed, int):
+                    packed = self.slots.result(self.slot, packed)
+                return self.first, self.block, unpacked(packed)
         except BrokenProcessPool:
             pass
         return self.first, self.block, convert_block(self.first, self.block)
