@@ -69,6 +69,9 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]], 
     # double, not SQLite's 64-bit integer)
     float_at = [i for i, name in enumerate(names) if name in _float_columns(table)]
     values_of = itemgetter(*names) if len(names) > 1 else lambda row: (row[names[0]],)
+    # SQLite takes JSON already encoded as it comes, a blob its CAST makes text without a copy in
+    # Python; PostgreSQL's drivers want text
+    sqlite = conn.dialect.name == "sqlite"
     params = []
     for row in rows:
         try:
@@ -77,7 +80,10 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]], 
             values = [row.get(name) for name in names]
         for i in json_at:
             value = values[i]
-            values[i] = value.decode("utf-8") if type(value) is bytes else json_text(value)
+            if type(value) is not bytes:
+                values[i] = json_text(value)
+            elif not sqlite:
+                values[i] = value.decode("utf-8")
         for i in float_at:
             if type(values[i]) is int:
                 values[i] = float(values[i])
@@ -85,7 +91,11 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]], 
     if conn.dialect.name == "postgresql" and not skip_clashes:
         _copy_rows(conn, target, params)
         return len(rows)
-    sql = f"INSERT INTO {target} VALUES ({', '.join([_marker(conn)] * len(names))})"
+    markers = [_marker(conn)] * len(names)
+    if sqlite:
+        for i in json_at:
+            markers[i] = "CAST(? AS TEXT)"
+    sql = f"INSERT INTO {target} VALUES ({', '.join(markers)})"
     if skip_clashes:
         sql += " ON CONFLICT DO NOTHING"
     result = conn.exec_driver_sql(sql, params)
