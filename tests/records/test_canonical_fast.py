@@ -12,7 +12,10 @@ import zstandard
 
 from kernelindex.records.canonical import canonical_json
 
+# characters either side of U+E000, from which UTF-16 and code point order differ (UTF-8 lead bytes
+# 0xED | 0xEE-0xF4), and text that looks like the number forms rewritten for RFC 8785
 ALPHABET = ["a", "Z", "é", "\u2028", "\x7f", "\x1f", "\n", '"', "\\", "😀", "\ue000", "\x00", "/"]
+ALPHABET += ["\ud7ff", "\uffff", "\U0010ffff", "1.0,", "2e-7", "3e+16", ".0]"]
 
 
 def random_value(rng: random.Random, depth: int = 0):

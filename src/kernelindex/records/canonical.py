@@ -36,10 +36,14 @@ _FLOAT_FORMS = re.compile(r"[0-9]\.0[,\]}]|[0-9]\.0$|[0-9]e[+-]")
 _LONG_INTEGER = re.compile(r"[:,\[]-?[0-9]{16}|^-?[0-9]{16}")
 # A character whose UTF-16 order differs from its code point order: keys holding one sort differently.
 _HIGH = re.compile(r"[\ue000-\U0010ffff]")
-# The same on orjson's UTF-8 output (whose exponents have no padding: "1e-7", "1e+16"); a lead
-# byte from 0xEE on starts a character at or past U+E000. orjson itself refuses unsafe integers.
-_FLOAT_FORMS_UTF8 = re.compile(rb"[0-9]\.0[,\]}]|[0-9]\.0$|[0-9]e[+-]")
-_HIGH_UTF8 = re.compile(rb"[\xee-\xf4]")
+# The same on orjson's UTF-8 output (whose exponents have no padding: "1e-7", "1e+16"), looked
+# for by patterns that start with a literal, which the regex engine finds by a fast scan (a
+# pattern that starts with a class or an alternation is tried at every byte: 3x slower on a
+# record; text matching them only costs the token-wise pass). orjson refuses unsafe integers.
+_FLOAT_PATTERNS = (re.compile(rb"\.0[,\]}]"), re.compile(rb"e-(?<=[0-9]e-)"), re.compile(rb"e\+(?<=[0-9]e\+)"))
+# Every byte but the lead bytes of characters at or past U+E000 (0xEE-0xF4): what is left once they
+# are deleted says whether the text holds one (5x faster than searching for them).
+_BELOW_HIGH_UTF8 = bytes(range(0xEE))
 # orjson options: integers only in RFC 8785's safe range, and what the standard library would not
 # write (dates, dataclasses, subclasses of str/int/dict) handed back to it, not written orjson's way.
 _ORJSON_OPTIONS = (
@@ -79,9 +83,9 @@ def canonical_json(value: Any) -> bytes:
         return _canonical_by_stdlib(value)
     if b"null" in data:  # orjson writes NaN and infinities as null: let the stdlib encoder refuse them
         return _canonical_by_stdlib(value)
-    if not data.isascii() and _HIGH_UTF8.search(data):
+    if not data.isascii() and data.translate(None, _BELOW_HIGH_UTF8):
         return rfc8785.dumps(value)
-    if (b".0" in data or b"e-" in data or b"e+" in data) and _FLOAT_FORMS_UTF8.search(data):
+    if data.endswith(b".0") or any(pattern.search(data) for pattern in _FLOAT_PATTERNS):
         return _TOKEN.sub(_ecmascript_number, data.decode("utf-8")).encode("utf-8")
     return data
 
