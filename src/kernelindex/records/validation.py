@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
-from typing import Any, TypeVar
+from types import MethodType
+from typing import Any, TypeVar, cast
 
 from pydantic import ValidationError
 from pydantic_core import SchemaValidator
 
-from kernelindex.records.envelope import Record
+from kernelindex.records.envelope import Record, Strict
 from kernelindex.records.errors import RecordError
 
 R = TypeVar("R", bound=Record)
@@ -46,27 +47,40 @@ def check(model: type[Record], data: Mapping[str, Any], where: str = "") -> None
 def dict_checker(model: type[Record]) -> SchemaValidator | None:
     """A validator of ``model``'s core schema with each model (and nested model) read as a typed
     dict of the same fields, config and validators; None when the schema holds a part that needs
-    the model object itself (a model-level validator, a custom ``__init__``, a root model)."""
+    the model object itself (a model-level validator, a custom ``__init__``, a root model).
+
+    One validator is left out: the Python call on every field that refuses null
+    (``Strict._refuse_null``), where what the field holds refuses null anyway once its
+    ``nullable`` wrapper (there for the default) goes: the same verdict, in half the time."""
     if not model.__pydantic_complete__:
         model.model_rebuild()
-    schema = _as_typed_dicts(model.__pydantic_core_schema__)
+    core = model.__pydantic_core_schema__
+    definitions = {d["ref"]: d for d in core["definitions"]} if core.get("type") == "definitions" else {}
+    schema = _as_typed_dicts(core, definitions)
     return None if schema is None else SchemaValidator(schema)
 
 
 # validators handed what an inner schema built (a model object, where it builds one)
 _GIVEN_THE_RESULT = frozenset({"function-after", "function-wrap"})
+_NULL_CHECK = cast(MethodType, Strict._refuse_null).__func__
+# schemas that refuse null whatever else they say (a model's or a typed dict's too)
+_NOT_NULL = frozenset({"str", "int", "float", "bool", "list", "dict", "set", "tuple", "model", "typed-dict"})
 
 
-def _as_typed_dicts(schema: Any) -> Any:
+def _as_typed_dicts(schema: Any, definitions: dict[str, Any]) -> Any:
     """``schema`` with its model nodes rewritten as typed dicts; None if any cannot be."""
     if isinstance(schema, list):
-        items = [_as_typed_dicts(item) for item in schema]
+        items = [_as_typed_dicts(item, definitions) for item in schema]
         return None if any(item is None for item in items) else items
     if not isinstance(schema, dict):
         return schema
     kind = schema.get("type")
     if kind in _GIVEN_THE_RESULT and _holds_a_model(schema.get("schema")):
         return None  # a validator of a whole model would be handed a dict
+    if kind == "function-before" and getattr(schema["function"]["function"], "__func__", None) is _NULL_CHECK:
+        inner = schema["schema"]["schema"] if schema["schema"]["type"] == "nullable" else schema["schema"]
+        if _refuses_null(inner, definitions):
+            return _as_typed_dicts(inner, definitions)
     if kind == "model":
         inner = schema["schema"]
         if (
@@ -78,7 +92,7 @@ def _as_typed_dicts(schema: Any) -> Any:
             return None
         fields = {}
         for name, field in inner["fields"].items():
-            if (value := _as_typed_dicts(field["schema"])) is None:
+            if (value := _as_typed_dicts(field["schema"], definitions)) is None:
                 return None
             fields[name] = {"type": "typed-dict-field", "schema": value, "required": value["type"] != "default"}
             if "validation_alias" in field:
@@ -93,10 +107,32 @@ def _as_typed_dicts(schema: Any) -> Any:
     out = {}
     for key, value in schema.items():
         if isinstance(value, (dict, list)) and key not in ("metadata", "serialization"):
-            if (value := _as_typed_dicts(value)) is None:
+            if (value := _as_typed_dicts(value, definitions)) is None:
                 return None
         out[key] = value
     return out
+
+
+def _refuses_null(schema: dict[str, Any], definitions: dict[str, Any]) -> bool:
+    """Whether ``schema`` refuses null on its own: a type that never holds it, a literal without
+    it, a validator after one of those, a model it refers to, or a plain validator of ours that
+    raises when handed None; anything else is not assumed to."""
+    kind = schema["type"]
+    if kind in _NOT_NULL:
+        return True
+    if kind == "literal":
+        return None not in schema["expected"]
+    if kind == "function-after":
+        return _refuses_null(schema["schema"], definitions)
+    if kind == "definition-ref":
+        target = definitions.get(schema["schema_ref"])
+        return target is not None and target["type"] in _NOT_NULL
+    if kind == "function-plain" and schema["function"]["type"] == "no-info":
+        try:
+            schema["function"]["function"](None)
+        except Exception:  # any refusal of None is one
+            return True
+    return False
 
 
 def _holds_a_model(schema: Any) -> bool:
