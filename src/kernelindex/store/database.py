@@ -178,10 +178,10 @@ def bulk_settings(conn: Connection) -> Iterator[None]:
 
 
 # A new SQLite store's page size: a run's row (~4.6 KB: its manifest and export row beside its columns)
-# fits in one page instead of spilling into overflow pages, which every index build and every read
-# of a run's columns then follows; an import writes a quarter as many pages (the real export's
-# commit 0.14 -> 0.08 s) for a store 5 % larger (benchmarks/RESULTS.md). A store keeps the size it
-# was made with.
+# fits in one page instead of spilling into overflow pages (which an index build or a read of the
+# run's later columns then has to follow), and an import writes a quarter as many pages (the real
+# export's commit 0.14 -> 0.08 s) for a store 5 % larger (benchmarks/RESULTS.md). A store keeps the
+# size it was made with.
 PAGE_SIZE = 16384
 
 
