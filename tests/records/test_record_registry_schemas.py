@@ -17,10 +17,10 @@ import pytest
 from jsonschema import Draft202012Validator
 from records_schema_tree import differences, normalize, property_paths
 from records_testkit import all_fixtures
+from strict_yaml import loads_yaml
 
 from kernelindex.records.canonical import canonical_json, digest
 from kernelindex.records.json_schema import kind_schema, schema_file_name
-from kernelindex.records.loaders import loads_yaml
 from kernelindex.records.models import KINDS, RecordError, dump_record, parse_record, record_digest
 
 SEED = random.randrange(2**32)
