@@ -16,6 +16,7 @@ from typing import Any
 
 from kernelindex.harness import axes as axis_math
 from kernelindex.harness.dtypes import DTYPES
+from kernelindex.records.fields import PRODUCT_MAX
 from kernelindex.records.strict_json import loads_strict
 
 # SOL-ExecBench solutions list ``spec.languages``; FlashInfer-Bench solutions name one ``spec.language``
@@ -549,12 +550,12 @@ def load_solution(path: str | Path) -> Solution:
         )
     hardware = spec.get("target_hardware") or []
     hardware = hardware if isinstance(hardware, list) else [hardware]
-    if not all(isinstance(h, str) and len(h) <= 100 for h in hardware):
+    if not all(isinstance(h, str) and len(h) <= PRODUCT_MAX for h in hardware):  # the record's productsTested
         raise FormatError(
             path,
             _line_of(text, "target_hardware"),
             "spec.target_hardware",
-            "must be GPU names of at most 100 characters",
+            f"must be GPU names of at most {PRODUCT_MAX} characters",
         )
     compile_options = spec.get("compile_options") or {}
     if not isinstance(compile_options, dict):

@@ -151,6 +151,8 @@ SourceSlug = Annotated[str, text(100, SOURCE_PATTERN)]
 Commit = Annotated[str, StringConstraints(pattern=COMMIT_PATTERN)]
 Text50 = Annotated[str, text(50)]
 Text100 = Annotated[str, text(100)]
+PRODUCT_MAX = 100  # characters of a hardware product's name (an implementation's productsTested)
+Product = Annotated[str, text(PRODUCT_MAX)]
 Text120 = Annotated[str, text(120)]
 Text200 = Annotated[str, text(200)]
 Text500 = Annotated[str, text(500)]

@@ -26,6 +26,7 @@ from kernelindex.records.fields import (
     Number,
     PositiveInt,
     PositiveNumber,
+    Product,
     Ratio,
     SafeInt,
     SourceSlug,
@@ -255,7 +256,7 @@ class Support(Strict):
     is kept as given: sorting would change the digest of a valid published record."""
 
     hardwareArchitectures: list[Identifier]
-    productsTested: list[Text100] | None = None
+    productsTested: list[Product] | None = None
     axes: list[Text200] | None = None
     dtypes: list[Identifier]
     layouts: list[Text50] | None = None
