@@ -35,25 +35,26 @@ PROVENANCE = Provenance(
 )
 
 
-def _kind(path: Path) -> str | None:
+def _kind(path: Path) -> tuple[str, str] | None:
+    """What a file of the folder holds: ("trace", ""), ("definition" or "solution", the name it
+    gives itself: what trace lines refer to it by), or None (not a file of the dataset's)."""
     if path.suffix == ".jsonl":
-        return "trace"
+        return "trace", ""
     if path.suffix != ".json" or path.name == "info.json":
         return None
     doc = read_json(path)
     if isinstance(doc, dict) and "reference" in doc and "axes" in doc:
-        return "definition"
-    if isinstance(doc, dict) and "spec" in doc and "definition" in doc:
-        return "solution"
-    raise UpstreamError(path, None, None, "neither a definition (axes, reference) nor a solution (definition, spec)")
-
-
-def _name(path: Path) -> str:
-    """The name a definition or solution file gives itself (what trace lines refer to it by)."""
-    name = read_json(path).get("name")
+        kind = "definition"
+    elif isinstance(doc, dict) and "spec" in doc and "definition" in doc:
+        kind = "solution"
+    else:
+        raise UpstreamError(
+            path, None, None, "neither a definition (axes, reference) nor a solution (definition, spec)"
+        )
+    name = doc.get("name")
     if not isinstance(name, str) or not name:
         raise UpstreamError(path, None, "name", "required string is missing")
-    return name
+    return kind, name
 
 
 def read(path: Path, *, retrieved: str | None = None, links_for=None) -> Records:
@@ -66,19 +67,17 @@ def read(path: Path, *, retrieved: str | None = None, links_for=None) -> Records
     if not path.is_dir():
         raise UpstreamError(path, None, None, "--from flashinfer reads a folder (definitions, solutions, traces)")
     files = sorted(p for p in path.rglob("*") if p.is_file())
-    kinds = {p: _kind(p) for p in files}
-    definitions = {_name(p): p for p, k in kinds.items() if k == "definition"}
+    kinds = {p: kind for p in files if (kind := _kind(p)) is not None}
+    definitions = {name: p for p, (k, name) in kinds.items() if k == "definition"}
     records = Records(
         Provenance(
             **{**PROVENANCE.__dict__, "retrieved_at": retrieved or retrieved_at(next(iter(definitions.values()), path))}
         )
     )
-    solutions = {}
-    for p, k in kinds.items():
-        if k == "solution":
-            solutions[_name(p)] = (p, None)  # read (and checked) by links_for
+    # read (and checked) by links_for
+    solutions = {name: (p, None) for p, (k, name) in kinds.items() if k == "solution"}
     with tempfile.TemporaryDirectory() as scratch:
-        for trace_file in (p for p, k in kinds.items() if k == "trace"):
+        for trace_file in (p for p, (k, _) in kinds.items() if k == "trace"):
             lines = read_json_lines(trace_file)
             records.lines += len(lines)
             first_line, first = lines[0]
