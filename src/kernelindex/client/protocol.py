@@ -16,6 +16,7 @@ from urllib.parse import quote
 import httpx
 
 from kernelindex.client.errors import ApiError, client_problem
+from kernelindex.records.strict_json import MAX_LINE  # a streamed export line: the importer's bound
 
 T = TypeVar("T")
 API = "/api/v1"
@@ -24,10 +25,6 @@ RETRY_STATUSES = frozenset({429, 502, 503, 504})
 MAX_DELAY_S = 30.0
 SERVER_ENV = "KERNELINDEX_SERVER"
 API_KEY_ENV = "KERNELINDEX_API_KEY"
-# characters one streamed export line may hold (the importer's bound; the public export's longest is
-# under 10 KiB): past it the stream is refused, so a server sending a line with no end cannot take
-# the client's memory
-MAX_LINE = 16 << 20
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,9 @@ import zstandard
 
 from kernelindex.ingest.problems import LineError
 from kernelindex.records.canonical import es_number
-from kernelindex.records.strict_json import loads_strict
+from kernelindex.records.strict_json import MAX_LINE, loads_strict
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-# bytes one line may hold: the public export's longest is under 10 KiB; past this a line is refused
-# before it is held whole, so a small hostile file (a zstd bomb, a file with no line ends) cannot
-# take the importer's memory
-MAX_LINE = 16 << 20
 CHUNK = 1 << 20  # bytes per block read_blocks cuts (unless told), and per read of an uncompressed file
 READ = 1 << 16  # compressed bytes read at a time: an export compresses ~16:1, so a read gives ~1 MiB of
 # text; the first lines come out after one small read, and the text is cut while still in cache

@@ -15,6 +15,11 @@ from typing import Any
 
 import orjson
 
+# bytes one line of JSON Lines may hold (a catalog export's, as the importer reads it and as the
+# client streams it): the public export's longest is under 10 KiB; past this a line is refused
+# before it is held whole, so a hostile file or server (a zstd bomb, a line with no end) cannot take
+# the reader's memory
+MAX_LINE = 16 << 20
 # levels of nesting a document may hold: what is read must also be written (digests, JSON columns, a
 # worker's hand-back) by the standard library's encoder, with Python's stack to spare
 MAX_DEPTH = 512
