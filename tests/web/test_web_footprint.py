@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 from kernelindex.store.database import open_store
-from kernelindex.web.workers import WORKER_CLASS, gunicorn_argv
+from kernelindex.web.workers import MASTER, WORKER_CLASS, gunicorn_argv
 
 # Never needed to serve a page from a SQLite store without signatures: each is MiBs per worker.
 KEPT_OUT = (
@@ -85,13 +85,15 @@ print(json.dumps({"before": before, "digest": checked.record_digest, "refused": 
 
 def test_the_gunicorn_master_does_not_load_the_app():
     argv = gunicorn_argv("127.0.0.1", 8000, 2)
+    assert argv[1:3] == ["-m", MASTER]
     assert f"--worker-class={WORKER_CLASS}" in argv and not any(arg.startswith("--preload") for arg in argv)
     code = (
-        "import json, sys, gunicorn.app.wsgiapp, gunicorn.arbiter; "
+        f"import json, sys, {MASTER}; "
         f"from gunicorn.util import load_class; load_class({WORKER_CLASS!r}); "
         "print(json.dumps(sorted(sys.modules)))"
     )
     modules = _fresh_interpreter(code)
     assert "uvicorn_worker" in modules
-    assert _loaded(modules, "kernelindex") == [] and _loaded(modules, "fastapi") == []
+    assert _loaded(modules, "kernelindex") == ["kernelindex", "kernelindex.web", MASTER]
+    assert _loaded(modules, "fastapi") == []
     assert _loaded(modules, "sqlalchemy") == []

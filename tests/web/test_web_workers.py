@@ -1,6 +1,6 @@
 """The `serve --workers` master (gunicorn with uvicorn workers, as `serve` runs it): a worker that dies is started again and the site keeps
-answering; SIGHUP replaces every worker; SIGTERM stops them all; a worker that cannot start
-stops the server with gunicorn's status 3."""
+answering; SIGHUP replaces every worker; SIGTERM stops them all; workers that cannot start
+stop the server with gunicorn's status 3."""
 
 from __future__ import annotations
 
@@ -86,12 +86,19 @@ def test_workers_are_replaced_and_stopped(tmp_path):
             proc.wait()
 
 
-def test_a_worker_that_cannot_start_stops_the_server(tmp_path):
-    proc, _ = start(f"nosuchdialect{random.randrange(10**6)}://nowhere", 2)
-    try:
-        assert proc.wait(timeout=120) == FAILED_TO_BOOT
-        assert "NoSuchModuleError" in proc.stdout.read()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+def test_workers_that_cannot_start_stop_the_server_with_status_3_every_time(tmp_path):
+    # Both workers fail at about the same moment; gunicorn's own master, reaping the second while it
+    # stops for the first, ended with an uncaught exception (status 1) in about 1 start in 5 here.
+    for attempt in range(6):
+        proc, _ = start(f"nosuchdialect{random.randrange(10**6)}://nowhere", 2)
+        try:
+            assert proc.wait(timeout=120) == FAILED_TO_BOOT, f"start {attempt}"
+            output = proc.stdout.read()
+            assert (
+                "NoSuchModuleError" in output
+                and 'Traceback (most recent call last):\n  File "<frozen runpy>"' not in output
+            )
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()

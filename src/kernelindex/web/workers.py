@@ -4,7 +4,8 @@ The master binds the socket, forks the workers and starts again any that exits; 
 them all, SIGTERM or SIGINT stops them after their requests. It loads neither the app nor the
 store code (no ``--preload``), and forking starts no resource-tracker process beside it, so the
 server holds less memory than uvicorn's own spawn-based supervisor. A worker whose app cannot
-load stops the server with gunicorn's status 3 ("worker failed to boot").
+load stops the server with gunicorn's status 3 ("worker failed to boot"), however many fail
+(web/master.py).
 
 The page cache's byte budget is one for the whole server, shared out among the workers, so
 memory does not grow with the number of cores ($KERNELINDEX_CACHE_BYTES, when set, is each
@@ -16,6 +17,7 @@ from __future__ import annotations
 import sys
 
 APP = "kernelindex.web.app:serving_app"
+MASTER = "kernelindex.web.master"
 WORKER_CLASS = "uvicorn_worker.UvicornWorker"
 FAILED_TO_BOOT = 3  # gunicorn's exit status when a worker cannot start
 
@@ -26,7 +28,7 @@ def gunicorn_argv(host: str, port: int, workers: int) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "gunicorn",
+        MASTER,
         f"{APP}()",
         f"--worker-class={WORKER_CLASS}",
         f"--workers={workers}",
