@@ -86,7 +86,7 @@ def test_workers_are_replaced_and_stopped(tmp_path):
             proc.wait()
 
 
-def test_workers_that_cannot_start_stop_the_server_with_status_3_every_time(tmp_path):
+def test_workers_that_cannot_start_stop_the_server_with_status_3_every_time():
     # Both workers fail at about the same moment; gunicorn's own master, reaping the second while it
     # stops for the first, ended with an uncaught exception (status 1) in about 1 start in 5 here.
     for attempt in range(6):
