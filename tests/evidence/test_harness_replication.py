@@ -30,7 +30,7 @@ def test_two_harness_runners_make_the_suite_run_replicated(tmp_path):
     solution = FIXTURES / "solutions" / "vector_add_torch" / "solution.json"
     if not problem.is_dir() or not solution.is_file():
         pytest.skip("the harness test fixtures (vector_add) are absent")
-    options = EvalOptions(rounds=2, warmup=2, iterations=6, pairs=3, timed_checks=1, timeout_s=120)
+    options = EvalOptions(rounds=2, warmup=2, iterations=6, pairs=3, timeout_s=120)
     store = open_store(f"sqlite:///{tmp_path / 'harness.db'}")
     stored = []
     for host in ("runner-host-a", "runner-host-b"):

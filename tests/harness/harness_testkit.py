@@ -13,7 +13,7 @@ PROBLEMS = FIXTURES / "problems"
 SOLUTIONS = FIXTURES / "solutions"
 # Small counts keep the suite fast; every part of a full run (rounds, warm-up, timed calls,
 # paired timed batches, checks of timed calls picked after each batch) still happens.
-QUICK = dict(rounds=3, warmup=2, iterations=8, pairs=4, timed_checks=1, timeout_s=120)
+QUICK = dict(rounds=3, warmup=2, iterations=8, pairs=4, timeout_s=120)
 
 
 def quick(**overrides) -> EvalOptions:

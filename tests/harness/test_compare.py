@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import secrets
 
 import pytest
 import torch
@@ -24,18 +25,39 @@ def test_elementwise_rule_and_matched_ratio():
     result = check(out, ref, max_atol=1e-3, max_rtol=1e-3, required_matched_ratio=0.99)
     assert result.status == "INCORRECT_NUMERICAL" and result.matched_ratio == pytest.approx(0.98)
     assert result.max_absolute_error == pytest.approx(0.5)
-    assert check(out, ref, max_atol=1e-3, max_rtol=1e-3, required_matched_ratio=0.98).status == "PASSED"
+    # a ratio of 0.98 lets 2% of elements miss the tolerance, but never by more than the outlier bound:
+    # 10 × (atol + rtol·max|ref|) = 0.03 here, so 0.5 off still fails and 0.02 off passes
+    outliers = check(out, ref, max_atol=1e-3, max_rtol=1e-3, required_matched_ratio=0.98)
+    assert outliers.status == "INCORRECT_NUMERICAL" and "beyond the bound" in outliers.reason
+    assert outliers.max_unmatched_error == pytest.approx(0.5)
+    small = ref.clone()
+    small[:2] += 0.02
+    passed = check(small, ref, max_atol=1e-3, max_rtol=1e-3, required_matched_ratio=0.98)
+    assert passed.status == "PASSED" and passed.max_unmatched_error == pytest.approx(0.02, rel=1e-3)
     # rtol scales with |ref|: 0.01 off on values near 2 passes with rtol 1e-2, not with 1e-3
     near = ref + 0.01
     assert check(near, ref, max_atol=0, max_rtol=1e-2).status == "PASSED"
     assert check(near, ref, max_atol=0, max_rtol=1e-3).status == "INCORRECT_NUMERICAL"
 
 
+def test_a_matched_ratio_below_one_admits_no_huge_outliers():
+    """1e30 written into 0.9% of the outputs, under a 0.99 ratio, fails and says how far off it was."""
+    seed = secrets.randbits(32)
+    gen = torch.Generator().manual_seed(seed)
+    ref = torch.randn(10_000, generator=gen)
+    out = ref.clone()
+    out[torch.randperm(ref.numel(), generator=gen)[:90]] = 1e30
+    result = check(out, ref, max_atol=1e-2, max_rtol=1e-2, required_matched_ratio=0.99)
+    assert result.status == "INCORRECT_NUMERICAL" and result.matched_ratio == pytest.approx(0.991)
+    assert result.max_unmatched_error == pytest.approx(1e30, rel=1e-3), seed
+
+
 def test_error_cap_nan_inf_and_zeros():
     ref = torch.ones(1000)
     out = ref.clone()
     out[0] = 100.0
-    assert check(out, ref).status == "PASSED"  # 99.9% match
+    assert check(out, ref).status == "INCORRECT_NUMERICAL"  # 99.9% match, but one element far out of bounds
+    assert check(out, ref, max_error_cap=200.0).status == "PASSED"  # a stated cap is the bound instead
     assert check(out, ref, max_error_cap=1.0).status == "INCORRECT_NUMERICAL"
     nan = ref.clone()
     nan[5] = math.nan

@@ -93,3 +93,23 @@ def test_unusable_key_or_store_is_refused_before_evaluating(tmp_path):
     refused(
         [PROBLEM, "-s", SOLUTION, "--record", "--db", str(tmp_path / "no" / "dir" / "s.db")], "cannot open the store"
     )
+
+
+def test_markup_in_a_solutions_name_is_shown_as_text_and_loses_nothing(tmp_path):
+    """A name made of Rich markup (unbalanced, so rendering it as markup raises) and terminal escapes:
+    the evaluation is recorded and its trace written before anything is rendered, and the table shows
+    the name as text."""
+    folder = tmp_path / "solution"
+    shutil.copytree(SOLUTIONS / "vector_add_torch", folder)
+    data = json.loads((folder / "solution.json").read_text())
+    data["name"] = "fast[/bold][link=file:///etc/passwd]x\x1b[2J[/"
+    (folder / "solution.json").write_text(json.dumps(data))
+    db, trace = tmp_path / "s.db", tmp_path / "trace.jsonl"
+    result = CliRunner().invoke(
+        app,
+        ["eval", PROBLEM, "-s", str(folder / "solution.json"), *QUICK, "--record", "--db", str(db), "-o", str(trace)],
+    )
+    assert isinstance(result.exception, SystemExit) and result.exit_code in (0, 1), repr(result.exception)
+    assert "Traceback" not in result.output and "\x1b[2J" not in result.output
+    assert "fast[/bold][link=file:///etc/passwd]x" in result.output  # shown as it is written
+    assert "stored " in result.output and len(trace.read_text().splitlines()) == 2

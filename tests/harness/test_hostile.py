@@ -70,9 +70,9 @@ def run(x, y, z):
             samples[:] = [1] * len(samples)
         frame = frame.f_back
 """,
-        {"REWARD_HACK"},
-        "timed pair",
-    ),
+        {"PASSED", "REWARD_HACK"},
+        "",
+    ),  # impossible figures of its own (a reward hack), or the parent's figure with the 10 ms in it
     "globals_patch_verdict_and_batch": (
         True,
         """
@@ -96,9 +96,9 @@ import kernelindex.harness.child as child
 def run(x, y, z):
     raise child.CallFailed("passed", "PASSED: everything matched")
 """,
-        {"RUNTIME_ERROR"},
-        "everything matched",
-    ),
+        {"REWARD_HACK"},
+        "malformed reply",
+    ),  # a failure kind outside the schema: the reply fits none, so the case fails
     # --- clocks below Python ----------------------------------------------------------------
     "ctypes_clock": (
         True,
@@ -123,13 +123,13 @@ definition = ctypes.c_void_p.from_address(id(time.perf_counter_ns) + 2 * ctypes.
 MethodDef.from_address(definition).meth = ctypes.cast(CALLBACK, ctypes.c_void_p).value
 
 def run(x, y, z):
-    for _ in range(1_000_000):  # about 30 ms of CPU work that its figures will not show
+    for _ in range(1_000_000):  # about 30 ms of CPU work that its own figures will not show
         pass
     torch.add(x, y, out=z)
 """,
-        {"REWARD_HACK"},
-        "too little of the batch time",
-    ),
+        {"PASSED", "REWARD_HACK"},
+        "",
+    ),  # the published figure is the parent's: the 30 ms show, whatever its clock says
     # --- lazy or serialisation-time outputs --------------------------------------------------
     "lazy_subclass": (
         False,
@@ -444,9 +444,12 @@ def hostile_results(tmp_path_factory):
 
 def assert_honest(result) -> None:
     assert result.passed and result.score.speedup is not None, result.log
-    assert result.score.speedup < HONEST_SPEEDUP, (result.score.speedup, result.log)
-    for pair in result.pairs:  # per-call figures fit inside the parent's batch clock
-        assert 0 < sum(pair.solution_samples) <= pair.solution_batch_ns + 1000 * pair.calls
+    # the published figures are the parent's, one a pair; a figure other load disturbed is never ranked
+    assert result.samples_ns == [p.solution_ns for p in result.pairs]
+    if not any(p.noisy for p in result.pairs):
+        assert result.score.speedup < HONEST_SPEEDUP, (result.score.speedup, result.log)
+    else:
+        assert "unstable" in result.flags and not result.ranked
 
 
 @pytest.mark.parametrize("name", list(HOSTILE))
@@ -454,11 +457,16 @@ def test_hostile_solution_is_caught_or_measured_honestly(hostile_results, name):
     _, _, allowed, phrase = HOSTILE[name]
     (result,) = hostile_results[name].cases
     assert result.status in allowed, result.log
-    assert phrase in result.log
+    assert phrase in result.log or phrase in result.solution_output, (result.log, result.solution_output)
     if result.passed:
         assert_honest(result)
+        assert result.latency.median >= HIDDEN_WORK_NS.get(name, 0), (result.latency, result.pairs)
     else:
         assert result.latency is None and (result.score.sol in (None, 0.0))
+
+
+# work these solutions do in every call and hide from their own clock: the published figure shows it
+HIDDEN_WORK_NS = {"frames_rewrite_clock_and_samples": 8e6, "ctypes_clock": 10e6}
 
 
 def _processes_with(marker: str) -> list[int]:

@@ -75,7 +75,8 @@ def test_evaluation_records_are_valid_and_carry_the_evidence(moe_suite):
     assert json.loads(raw.content)["solution"] == case.samples_ns
     protocol = records.protocol["spec"]
     assert (
-        protocol["harness"]["name"] == "kernelindex-harness" and protocol["measurement"]["timer"] == "monotonic_clock"
+        protocol["harness"]["name"] == "kernelindex-harness"
+        and protocol["measurement"]["timer"] == "parent_batch_clock"
     )
     assert protocol["measurement"]["warmupIterations"] == 2 and protocol["measurement"]["measuredIterations"] == 8
     assert json.loads(raw.content)["inputNonce"] == moe_suite.nonce and len(moe_suite.nonce) == 32

@@ -9,7 +9,7 @@ from kernelindex import kernels, problems
 from kernelindex.harness.formats import load_problem, load_solution
 from kernelindex.harness.runner import EvalOptions, evaluate
 
-QUICK = EvalOptions(device="cpu", rounds=2, warmup=1, iterations=3, timed_checks=1, timeout_s=240)
+QUICK = EvalOptions(device="cpu", rounds=2, warmup=1, iterations=3, timeout_s=240)
 
 
 def _assert_all_passed(suite, expected_cases):

@@ -51,3 +51,30 @@ def test_a_gpu_runner_without_that_gpu_refuses_to_start(tmp_path):
     )
     assert result.exit_code == 1
     assert "no " in result.output and "cuda:99" in result.output and "127.0.0.1:9" not in result.output
+
+
+def test_runner_and_campaign_refuse_to_run_unverified_by_default(tmp_path, monkeypatch):
+    """Where no sandbox can be made, a runner or a campaign would store every run as merely reproducible:
+    by default both refuse before anything starts, and say why and what to pass instead."""
+    from kernelindex.harness import sandbox
+    from kernelindex.records.signing import new_private_key, private_key_to_pem
+
+    why = f"bubblewrap is not installed (test {tmp_path.name})"
+    monkeypatch.setattr(sandbox, "available", lambda: (False, why))
+    key = tmp_path / "runner.key"
+    key.write_bytes(private_key_to_pem(new_private_key()))
+    runner = CliRunner().invoke(app, ["runner", "--server", "http://127.0.0.1:9", "--key", str(key), "--once"])
+    assert runner.exit_code == 1 and why in runner.output and "--sandbox auto" in runner.output
+    db = tmp_path / "campaign.db"
+    campaign = CliRunner().invoke(
+        app, ["campaign", str(VECTOR_ADD), "--solutions", str(VECTOR_ADD_SOLUTION), "--db", str(db)]
+    )
+    assert campaign.exit_code == 1 and why in campaign.output and not db.exists()
+    # told to, the campaign goes on past that check (to the next refusal: a solution of another problem)
+    other = FIXTURES / "solutions" / "softmax_torch" / "solution.json"
+    told = CliRunner().invoke(
+        app, ["campaign", str(VECTOR_ADD), "--solutions", str(other), "--sandbox", "auto", "--db", str(db)]
+    )
+    assert told.exit_code == 1 and "its definition is none of the given problems" in told.output
+    bad = CliRunner().invoke(app, ["campaign", str(VECTOR_ADD), "--solutions", str(other), "--sandbox", "maybe"])
+    assert bad.exit_code == 1 and "--sandbox must be one of" in bad.output

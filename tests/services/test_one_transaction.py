@@ -138,7 +138,7 @@ def suite_file(tmp_path_factory) -> Path:
     suite = evaluate(
         load_problem(HARNESS_FIXTURES / "problems" / "vector_add"),
         load_solution(HARNESS_FIXTURES / "solutions" / "vector_add_torch" / "solution.json"),
-        EvalOptions(rounds=1, warmup=1, iterations=3, timed_checks=1, timeout_s=120),
+        EvalOptions(rounds=1, warmup=1, iterations=3, timeout_s=120),
     )
     path = tmp_path_factory.mktemp("suite") / "suite.pickle"
     path.write_bytes(pickle.dumps(suite))

@@ -29,10 +29,14 @@ def campaign_command(
     iterations: int = typer.Option(50, min=1, help="timed calls"),
     timeout: float = typer.Option(300.0, min=1, help="seconds per case and process"),
     key: Path = typer.Option(None, "--key", help="Ed25519 private key to sign the stored runs"),
+    sandbox: str = typer.Option(
+        "required", "--sandbox", help="required (refuse to start without it), auto (unverified runs then), or off"
+    ),
     db: Db = None,
 ) -> None:
     """Run every (problem, solution) whose definitions agree as Ray tasks; store the verified runs; print a summary."""
     from rich.table import Table
+    from rich.text import Text
 
     from kernelindex.services import harness_adapter as harness
     from kernelindex.services.campaign import Pair, RayUnavailable, run_campaign, start_ray
@@ -44,6 +48,9 @@ def campaign_command(
     problems = [p for p in problems if not Path(p).is_file()]
     if not problems:
         fail("no problem given: name problem folders or pack names (the solutions go after --solutions)")
+    refusal = harness.sandbox_refusal(sandbox)
+    if refusal:
+        fail(refusal)
     packs = builtin_problems()
     loaded: dict[str, tuple[dict[str, str], list[str]]] = {}
     try:
@@ -66,7 +73,7 @@ def campaign_command(
         fail([f"{path}: its definition is none of the given problems" for path in unmatched])
     private_key = load_private_key(key) if key else None
     store = open_store_or_fail(db, create=True)
-    protocol = {"rounds": rounds, "warmup": warmup, "iterations": iterations, "timeout_s": timeout}
+    protocol = {"rounds": rounds, "warmup": warmup, "iterations": iterations, "timeout_s": timeout, "sandbox": sandbox}
 
     def store_pair(pair: Pair, suite) -> None:  # the driver is the one writer
         pair.stored = harness.record(store, suite, private_key=private_key)
@@ -87,17 +94,21 @@ def campaign_command(
             store_pair=store_pair,
             advance=lambda n: bar.advance(task, n),
         )
-    table = Table("solution", "problem", "cases", "passed", "geomean latency ms")
+    table = Table("solution", "problem", "cases", "passed", "geomean latency ms", "evidence")
     id_column(table, "suite run / failure")
     for pair in pairs:
         suite = pair.parts[0] if pair.stored else None
+        evidence = (
+            "—" if not suite else "verified" if suite.sandboxed else f"not verified: no sandbox ({suite.sandbox_note})"
+        )
         table.add_row(
-            pair.solution["name"],
-            pair.solution["definition"][:40],
+            Text(str(pair.solution["name"])),  # a name is text, never Rich markup
+            Text(str(pair.solution["definition"])[:40]),
             str(len(pair.cases)),
             str(sum(c.passed for c in suite.cases)) if suite else "—",
             f"{suite.score.geomean_latency_ms:.4f}" if suite and suite.score.geomean_latency_ms else "—",
-            pair.stored[0] if pair.stored else (pair.failure or "not stored"),
+            Text(evidence),
+            Text(pair.stored[0] if pair.stored else (pair.failure or "not stored")),
         )
     out_console().print(table, markup=False)
     ok = all(pair.stored and all(c.passed for c in pair.parts[0].cases) for pair in pairs)

@@ -92,11 +92,14 @@ def eval_command(
         err.print(
             f"warning: no sandbox ({suite.sandbox_note}): these runs are reproducible, not verified", markup=False
         )
-    render(suite, out_console())
+    # what the run produced is written before anything of it is shown, so nothing a solution names
+    # itself can lose it
     if output:
         write_traces(suite, output)
-    if keep:
-        out_console().print(record_suite(store, suite, private_key), markup=False)
+    stored = record_suite(store, suite, private_key) if keep else None
+    render(suite, out_console())
+    if stored:
+        out_console().print(stored, markup=False)
     raise typer.Exit(0 if all(r.passed for r in suite.cases) else 1)
 
 

@@ -23,13 +23,19 @@ def runner_command(
         None, "--ray-address", help="run the jobs as Ray tasks on this cluster (or 'local')"
     ),
     jobs: int = typer.Option(4, "--jobs", min=1, max=64, help="with --ray-address: jobs leased and run at once"),
+    sandbox: str = typer.Option(
+        "required", "--sandbox", help="required (refuse to start without it), auto (unverified runs then), or off"
+    ),
 ) -> None:
     """Pull one job at a time (a lease kept alive by heartbeats), run it in the harness, sign and post it."""
     from kernelindex.services.campaign import RayUnavailable, start_ray
-    from kernelindex.services.harness_adapter import missing_devices
+    from kernelindex.services.harness_adapter import missing_devices, sandbox_refusal
     from kernelindex.services.queue import QueueError, hardware_name
     from kernelindex.services.remote_runner import Client, RunnerError, run_on_ray, run_one, summary
 
+    refusal = sandbox_refusal(sandbox)
+    if refusal:
+        fail(refusal)
     private_key = load_private_key(key)
     if gpus is not None and not re.fullmatch(r"\d+(,\d+)*", gpus):
         fail(f"--gpus must list GPU indices such as 0,1, not {gpus!r}")
@@ -43,8 +49,8 @@ def runner_command(
 
     def step(client: Client, device: str) -> list:
         if ray_address:
-            return run_on_ray(client, hardware, jobs)
-        outcome = run_one(client, device, progress=lambda event: case_done(device, event))
+            return run_on_ray(client, hardware, jobs, sandbox)
+        outcome = run_one(client, device, progress=lambda event: case_done(device, event), sandbox=sandbox)
         return [outcome] if outcome else []
 
     def case_done(device: str, event) -> None:

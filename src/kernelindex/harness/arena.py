@@ -11,6 +11,7 @@ returns is ever unpickled, and what is compared is an exact `torch.Tensor` view 
 from __future__ import annotations
 
 import base64
+import fcntl
 import os
 import pickle
 from dataclasses import dataclass
@@ -123,9 +124,13 @@ class Arena:
         if device.startswith("cuda"):
             self.tensor = torch.zeros(self.nbytes, dtype=torch.uint8, device=device)
         else:
-            self.fd = os.memfd_create("kernelindex-arena", 0)  # inheritable on purpose: the child maps it
+            # inheritable on purpose: the child maps it. Sealed at its size before any child sees it, so a
+            # solution that truncates or grows the file (and so would hand the parent SIGBUS on its next
+            # read of the mapping) is refused by the kernel instead.
+            self.fd = os.memfd_create("kernelindex-arena", os.MFD_ALLOW_SEALING)
             os.set_inheritable(self.fd, True)
             os.ftruncate(self.fd, self.nbytes)
+            fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
             self.tensor = torch.from_file(f"/proc/self/fd/{self.fd}", shared=True, size=self.nbytes, dtype=torch.uint8)
 
     def handle(self) -> dict:

@@ -6,10 +6,12 @@ PYTHONPATH and user site-packages off sys.path; torch and the harness are import
 solution's folder is appended to the END of sys.path, so a solution file named `torch.py` or
 `kernelindex.py` shadows nothing.
 
-Nothing this process says decides a verdict. Its replies carry per-call timings (cross-checked
-by the parent against the parent's own clock), notes (log lines) and, for a call that failed,
-which kind of failure it was (it can only pick among failures, never a pass). Outputs are
-written into the parent's buffers; the parent reads and compares them itself.
+Nothing this process says decides a verdict or becomes a published figure. The parent opens the
+arena first (`open`), may time empty batches of this loop (`calibrate`, in the reference's
+process only), then loads the code (`load`). Replies carry per-call timings (kept by the parent
+as a labelled cross-check only), notes and, for a call that failed, which kind of failure it
+was; the parent validates each reply against its schema (`replies.py`). Outputs are written into
+the parent's buffers; the parent reads and compares them itself.
 """
 
 from __future__ import annotations
@@ -87,28 +89,31 @@ class Calls:
             slot.copy_(value)
 
     def batch(self, fn, layout: Layout, slots: list[int], timed: bool) -> list[int]:
+        """Every call's views are made before the first call, so the loop between calls is as short as
+        it can be: the parent times the whole batch, and what it subtracts is this loop run empty."""
+        views = [(layout.args(self.arena, slot), layout.outs(self.arena, slot)) for slot in slots]
         samples = []
-        for slot in slots:
-            args, outs = layout.args(self.arena, slot), layout.outs(self.arena, slot)
-            self.timer.flush()
-            try:
-                with torch.no_grad():
-                    self.timer.start()
+        start, stop, flush, barrier = self.timer.start, self.timer.stop, self.timer.flush, self.timer.barrier
+        with torch.no_grad():
+            for slot, (args, outs) in zip(slots, views):
+                flush()
+                try:
+                    start()
                     if self.dps:
                         fn(*args, *outs)
                     else:
                         self._store(layout, fn(*args), outs)  # the copy into the slot is part of the call
-                    elapsed = self.timer.stop()
-                    self.timer.barrier()
-            except CallFailed:
-                raise
-            except BaseException as exc:
-                if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                    elapsed = stop()
+                    barrier()
+                except CallFailed:
                     raise
-                kind = "compile" if _is_compile_error(exc) else "runtime"
-                raise CallFailed(kind, f"call in slot {slot}:\n{traceback.format_exc()}") from None
-            if timed:
-                samples.append(elapsed())
+                except BaseException as exc:
+                    if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                        raise
+                    kind = "compile" if _is_compile_error(exc) else "runtime"
+                    raise CallFailed(kind, f"call in slot {slot}:\n{traceback.format_exc()}") from None
+                if timed:
+                    samples.append(elapsed())
         return samples
 
 
@@ -211,21 +216,45 @@ def layout_dtype(layout: Layout, name: str) -> str:
     return next(e.dtype for e in layout.inputs if e.name == name)
 
 
+def _empty(*args) -> None:
+    """The empty call the parent's calibration times: the loop's own cost, with no kernel in it."""
+
+
+class Worker:
+    """One child's state: its arena (opened first), then the solution or reference loaded into it."""
+
+    def __init__(self, role: str, arena_fd: int | None):
+        self.role, self.arena_fd = role, arena_fd
+        self.arena = None
+        self.device = "cpu"
+        self.process: SolutionProcess | ReferenceProcess | None = None
+
+    def handle(self, request: dict) -> dict:
+        op = request["op"]
+        if op == "open":
+            self.arena, self.device = open_arena(request["arena"], self.arena_fd), request["device"]
+            return {}
+        if op == "calibrate":  # before any solution code is loaded, so nothing of it can slow the empty loop
+            calls = Calls(self.arena, self.device, dps=True)
+            return {
+                "samples": calls.batch(_empty, calls.layout(request["layout"]), request["slots"], True),
+                "notes": [],
+            }
+        if op == "load":
+            kind = SolutionProcess if self.role == "solution" else ReferenceProcess
+            self.process = kind({**request, "device": self.device}, self.arena)
+            return {}
+        return getattr(self.process, op)(request)
+
+
 def serve(role: str, request_fd: int, reply_fd: int, arena_fd: int | None = None) -> None:
     """Answer requests until the parent closes the pipe. Every reply echoes the request's number."""
-    process = None
+    worker = Worker(role, arena_fd)
     with os.fdopen(request_fd, "r") as requests, os.fdopen(reply_fd, "w") as replies:
         for line in requests:
             request = json.loads(line)
             try:
-                if request["op"] == "load":
-                    arena = open_arena(request["arena"], arena_fd)
-                    process = (
-                        SolutionProcess(request, arena) if role == "solution" else ReferenceProcess(request, arena)
-                    )
-                    reply = {"ok": True}
-                else:
-                    reply = {"ok": True, **getattr(process, request["op"])(request)}
+                reply = {"ok": True, **worker.handle(request)}
             except CallFailed as failure:
                 reply = {"ok": False, "kind": failure.kind, "log": failure.log}
             except Exception:

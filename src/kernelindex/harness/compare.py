@@ -3,6 +3,13 @@
 Floats are compared after upcasting to f32 (f64 stays f64, so a double-precision kernel is not
 judged at single precision); integer, bool and packed fp4 outputs must match exactly, because a
 relative tolerance on an index or a count is meaningless.
+
+An element is matched when |out − ref| ≤ atol + rtol·|ref|. A tolerance that asks for a matched
+ratio below 1 lets a few elements miss that bound, never by an unbounded amount: no output may
+hold a NaN or an infinity the reference does not, and every unmatched element must lie within
+OUTLIER_BOUND × (atol + rtol·max|ref|) of the reference (the output's own scale), or within the
+tolerance's max_error_cap where one is given. The worst error among unmatched elements is kept
+with each check (max_unmatched_error) and shown with the run.
 """
 
 from __future__ import annotations
@@ -24,9 +31,13 @@ class OutputCheck:
     has_nan: bool = False
     has_inf: bool = False
     reason: str = ""
+    max_unmatched_error: float = 0.0  # worst absolute error among the elements outside atol + rtol·|ref|
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+OUTLIER_BOUND = 10.0
 
 
 def _finite(x: float) -> float:
@@ -84,12 +95,28 @@ def compare_output(name: str, spec: TensorSpec, out, ref, tol: Tolerance) -> Out
     matched = float(ok.to(torch.float64).mean()) if n else 1.0
     max_abs = _finite(float(err.max())) if n else 0.0
     max_rel = _finite(float(rel.max())) if n else 0.0
-    check = OutputCheck(name, "PASSED", max_abs, max_rel, matched, has_nan, has_inf)
+    missed = (~ok) & both_finite
+    worst_missed = _finite(float(err[missed].max())) if bool(missed.any()) else 0.0
+    scale = float(y[torch.isfinite(y)].abs().max()) if bool(torch.isfinite(y).any()) else 0.0
+    bound = (
+        tol.max_error_cap if tol.max_error_cap is not None else OUTLIER_BOUND * (tol.max_atol + tol.max_rtol * scale)
+    )
+    check = OutputCheck(name, "PASSED", max_abs, max_rel, matched, has_nan, has_inf, max_unmatched_error=worst_missed)
     if has_nan or has_inf:
         check.status, check.reason = "INCORRECT_NUMERICAL", f"output has {'NaN' if has_nan else 'Inf'}"
     elif matched < tol.required_matched_ratio:
         check.status = "INCORRECT_NUMERICAL"
         check.reason = f"{matched:.4%} of elements within atol {tol.max_atol} + rtol {tol.max_rtol}·|ref|, need {tol.required_matched_ratio:.2%}"
+    elif worst_missed > bound:
+        check.status = "INCORRECT_NUMERICAL"
+        check.reason = (
+            f"an unmatched element is off by {worst_missed:.3g}, beyond the bound {bound:.3g} for elements outside "
+            + (
+                "the error cap"
+                if tol.max_error_cap is not None
+                else f"the tolerance ({OUTLIER_BOUND:g} × (atol + rtol·max|ref|))"
+            )
+        )
     elif tol.max_error_cap is not None and max_abs > tol.max_error_cap:
         check.status, check.reason = "INCORRECT_NUMERICAL", f"max error {max_abs:.3g} above the cap {tol.max_error_cap}"
     elif n and not bool(x.ne(0).any()) and bool(y.ne(0).any()):
@@ -107,6 +134,7 @@ def merge(checks: list[OutputCheck]) -> OutputCheck:
         merged.matched_ratio = min(merged.matched_ratio, check.matched_ratio)
         merged.has_nan |= check.has_nan
         merged.has_inf |= check.has_inf
+        merged.max_unmatched_error = max(merged.max_unmatched_error, check.max_unmatched_error)
         if merged.status == "PASSED" and check.status != "PASSED":
             merged.status, merged.reason = check.status, check.reason
     return merged

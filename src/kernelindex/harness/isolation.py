@@ -77,6 +77,7 @@ class Child:
         arena: Arena,
         sandboxed: bool,
         writable: bool,
+        cpus: list[int] | None = None,
     ):
         self.role, self.log_path, self.sandboxed = role, log_path, sandboxed
         self.memory_limit = memory_limit_bytes

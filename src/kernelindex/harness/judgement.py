@@ -38,6 +38,7 @@ class Observations:
     reference_failed: str | None = None  # log of a reference call or input generation that failed
     call_failed: tuple[str, str] | None = None  # (kind the child gave, log)
     unasked_replies: bool = False
+    malformed_reply: str | None = None  # a reply that fits no schema (where, and what was wrong)
     not_frozen: bool = False
     inputs_written: list[str] = field(default_factory=list)
     failed_output: tuple[str, OutputCheck] | None = None  # (call tag, check)
@@ -52,6 +53,11 @@ def decide(seen: Observations) -> tuple[Verdict, str]:
         return Verdict.SUSPECTED_REWARD_HACK, seen.solution_ended[1]
     if seen.unasked_replies:
         return Verdict.SUSPECTED_REWARD_HACK, "replies nobody asked for on the solution process's control pipe"
+    if seen.malformed_reply:
+        return (
+            Verdict.SUSPECTED_REWARD_HACK,
+            f"a malformed reply on the solution process's control pipe {seen.malformed_reply}",
+        )
     if seen.not_frozen:
         return Verdict.SUSPECTED_REWARD_HACK, "the solution's processes could not be held still while the reference ran"
     if seen.inputs_written:

@@ -20,6 +20,7 @@ from typing import Any
 from kernelindex import API_VERSION
 from kernelindex.harness.dtypes import DTYPES
 from kernelindex.harness.formats import Definition, FormatError, Problem, Solution, WorkloadCase, load_problem
+from kernelindex.harness.replies import LOG_CHARS, untrusted
 from kernelindex.records.canonical import canonical_json, digest, sha256_digest
 from kernelindex.records.errors import RecordError
 
@@ -329,6 +330,8 @@ def implementation_revision(
 
 
 def benchmark_protocol(options, harness_name: str, harness_version: str) -> dict:
+    from kernelindex.harness.runner import MAX_BATCH
+
     gpu = options.device.startswith("cuda")
     spec = {
         "harness": {"name": harness_name, "version": harness_version},
@@ -338,34 +341,37 @@ def benchmark_protocol(options, harness_name: str, harness_version: str) -> dict
             "compileIncluded": False,
             "setupIncluded": False,
             "warmupIterations": options.warmup,
-            "measuredIterations": options.timed_calls,
-            "samples": options.timed_calls,
+            "measuredIterations": options.iterations,
+            "samples": options.pair_count,
             "inputRegeneration": "per_sample",
             "outlierPolicy": "none: every sample kept; median reported with a bootstrap 95% interval",
             "primaryStatistic": "median",
         },
         "correctness": {
             "reference": f"definition reference in its own sandbox from a pristine copy; {options.rounds} rounds of fresh "
-            f"inputs and {options.timed_checks} timed calls per batch picked by the parent after the batch",
+            "inputs and every timed call checked by the parent after its batch",
             "comparator": COMPARATOR,
         },
         "comparability": {
             "family": "kernelindex_controlled",
             "notes": (
-                f"Reference and solution timed interleaved in {options.pairs} paired batches of {options.batch} calls; "
-                "per-call figures cross-checked against the parent's batch clock. "
+                f"Reference and solution timed interleaved in {options.pair_count} paired batches of at least "
+                f"{options.batch} calls, more (up to {MAX_BATCH}) until a batch lasts {options.batch_target_ms:g} ms; "
+                "one sample per batch: the parent's clock around the whole batch, less an empty batch of the same "
+                "size calibrated in the same sandbox before the solution loaded, divided by its calls. "
                 + (
-                    "Cold L2 before every call (buffer of twice the L2 size), CUDA events."
+                    "Cold L2 before every call (buffer of twice the L2 size), device synchronised after each call."
                     if gpu
-                    else "CPU run: monotonic clock around each call, no cache flush."
+                    else "CPU run: no cache flush; each side on a CPU of its own."
                 )
-                + " Comparable within one harness version, timer and environment."
+                + " Comparable within one harness version and environment."
             ),
         },
     }
     return _envelope(
         "BenchmarkProtocol",
-        f"{harness_name}-{harness_version}-{options.timer}-w{options.warmup}-n{options.timed_calls}-p{options.pairs}",
+        f"{harness_name}-{harness_version}-{options.timer}-w{options.warmup}-n{options.iterations}-p{options.pair_count}"
+        f"-t{options.batch_target_ms:g}",
         spec,
         f"{harness_name} {harness_version} ({options.timer})",
     )
@@ -465,13 +471,24 @@ def _log_text(suite, result) -> bytes:
         "sandbox: bubblewrap"
         if suite.sandboxed
         else f"sandbox: none ({suite.sandbox_note}); reproducible, not verified",
-        f"checked calls: {', '.join(result.checked_calls) or 'none'}",
+        f"checked calls: {_checked(result.checked_calls)}",
+        "timing: the parent's clock around each batch, less a calibrated empty batch; one sample per batch",
     ]
     if result.flags:
         lines.append(f"flags (kept, not ranked): {', '.join(result.flags)}")
+    if result.solution_output:
+        lines.append(
+            "the solution's own output: kept apart, in the artifact cited as solutionOutput by the raw samples"
+        )
     if result.log:
-        lines += ["", result.log]
+        lines += ["", untrusted(result.log, LOG_CHARS)]
     return ("\n".join(lines) + "\n").encode()
+
+
+def _checked(tags: list[str]) -> str:
+    rounds = sum(1 for t in tags if t.startswith("round-"))
+    timed = len(tags) - rounds
+    return f"{rounds} correctness round(s) and {timed} timed call(s), every call the solution made" if tags else "none"
 
 
 def evaluation_records(suite) -> EvaluationRecords:
@@ -504,6 +521,11 @@ def evaluation_records(suite) -> EvaluationRecords:
     for result in suite.cases:
         case = result.case
         log = Artifact("logs", "log", "text/plain; charset=utf-8", _log_text(suite, result))
+        said = (
+            Artifact("solutionOutput", "solution_output", "text/plain; charset=utf-8", result.solution_output.encode())
+            if result.solution_output
+            else None
+        )
         raw = Artifact(
             "rawSamples",
             "raw_samples",
@@ -516,8 +538,10 @@ def evaluation_records(suite) -> EvaluationRecords:
                     "inputNonce": suite.nonce,
                     "solution": result.samples_ns,
                     "reference": result.reference_samples_ns,
+                    "samplesFrom": "parent batch clock less a calibrated empty batch, per call; one per pair",
                     "checkedCalls": result.checked_calls,
                     "pairs": [p.to_dict() for p in result.pairs],
+                    "solutionOutput": said.reference if said else None,
                     "flags": result.flags,
                     "speedupInterval": result.speedup.to_dict() if result.speedup else None,
                     "outputs": [o.to_dict() for o in result.outputs],
@@ -585,9 +609,10 @@ def evaluation_records(suite) -> EvaluationRecords:
             spec,
             f"{suite.solution.name} · {suite.definition_name} · {case.uuid[:8]}",
         )
-        for artifact in (log, raw):
+        kept = [log, raw, *([said] if said else [])]
+        for artifact in kept:
             artifact.run_digest = digest(run)
-        artifacts += [log, raw]
+        artifacts += kept
         runs.append(run)
     suite_run = _suite_run(suite, suite_record, source, common, artifacts)
     runner_id, runner_host = runner_identity()

@@ -6,6 +6,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from kernelindex.harness.replies import untrusted
+
 _STYLE = {"PASSED": "green", "INCORRECT_NUMERICAL": "red", "REWARD_HACK": "bold red", "TIMEOUT": "yellow"}
 
 
@@ -18,9 +20,9 @@ def _num(value: float | None, fmt: str = "{:.3g}") -> str:
 
 
 def render(suite, console: Console) -> None:
-    table = Table(
-        title=f"{suite.definition_name} · {suite.solution.name} · {suite.environment['hardware']['product']} ({suite.options.timer})"
-    )
+    # names come from the problem and the solution: markup in them is text, never Rich's
+    title = f"{suite.definition_name} · {suite.solution.name} · {suite.environment['hardware']['product']}"
+    table = Table(title=escape(untrusted(title, 300, lines=False)))
     for column in (
         "case",
         "status",
@@ -32,6 +34,7 @@ def render(suite, console: Console) -> None:
         "SOL",
         "max abs err",
         "matched",
+        "worst unmatched",
     ):
         table.add_column(column, justify="left" if column in ("case", "status") else "right")
     for result in suite.cases:
@@ -48,6 +51,7 @@ def render(suite, console: Console) -> None:
             _num(result.score.sol if result.score else None, "{:.3f}"),
             _num(max(o.max_absolute_error for o in outputs) if outputs else None),
             _num(min(o.matched_ratio for o in outputs) if outputs else None, "{:.2%}"),
+            _num(max(o.max_unmatched_error for o in outputs) if outputs else None),
         )
     console.print(table)
     s = suite.score
@@ -56,9 +60,15 @@ def render(suite, console: Console) -> None:
         f"geomean speedup over baseline {_num(s.geomean_speedup, '{:.2f}')}× · faster than baseline {s.faster_than_baseline}/{s.cases} · "
         f"SOL score {_num(s.sol_score, '{:.4f}')}"
     )
+    if not suite.sandboxed:
+        console.print(f"not verified: no sandbox ({escape(suite.sandbox_note)}); these runs are reproducible only")
     for result in suite.cases:
         if not result.passed:
-            first = (result.log or "").strip().splitlines()
+            first = untrusted(result.log or "", 2000).strip().splitlines()
             console.print(
                 f"[dim]{result.case.uuid[:8]} {result.status}: {escape(first[-1]) if first else ''}[/]", highlight=False
             )
+            said = result.solution_output.strip().splitlines()
+            if said:
+                tail = "\n".join(said[-12:])
+                console.print(f"[dim]  the solution's process said (last lines):\n{escape(tail)}[/]", highlight=False)

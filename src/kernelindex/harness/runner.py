@@ -3,13 +3,14 @@
 The parent (this module) never runs solution code. Per case it cuts two arenas (one for the
 solution's sandbox, one for the reference's) into call slots, has the reference process make
 each call's inputs from the case, the slot's purpose and index and this evaluation's secret
-nonce, copies them into the solution's slots, and runs both sides in paired rounds: reference
-batch, solution batch, then the other way round, timing every batch by its own clock. The
-solution's processes are frozen (SIGSTOP to its whole PID namespace) whenever they are not
-running a batch, so nothing of theirs runs while the reference is timed or while the parent
-reads outputs. After each batch the parent picks which calls to check and compares their
-outputs with the reference's, straight from its own buffers. `judgement.decide` turns what the
-parent saw into the case's verdict.
+nonce; the parent keeps a pristine copy and hands a batch's inputs to the solution's slots only
+as that batch starts. Both sides run in paired rounds (reference batch, solution batch, then the
+other way round) between two empty batches; every published figure is the parent's clock around
+a whole batch less the quicker empty batch (`crosscheck.py`). The solution's processes are
+frozen through their cgroup whenever they are not running a batch, so nothing of theirs runs
+while the reference is timed or while the parent reads outputs. After each batch the parent
+compares every call's outputs with the reference's, straight from its own buffers.
+`judgement.decide` turns what the parent saw into the case's verdict.
 
 Entry points: `evaluate(problem, solution, EvalOptions, progress=...) -> SuiteResult`,
 `write_traces(suite, path)`.
@@ -20,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import random
 import secrets
 import shutil
@@ -32,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from kernelindex import __version__
-from kernelindex.harness import sandbox
+from kernelindex.harness import replies, sandbox
 from kernelindex.harness.arena import Arena, Layout
 from kernelindex.harness.compare import OutputCheck, compare_output, merge
 from kernelindex.harness.crosscheck import PairTiming, timing_problem
@@ -55,9 +57,13 @@ from kernelindex.harness.stats import (
 from kernelindex.harness.verdict import Verdict, upstream_name
 
 HARNESS_NAME = "kernelindex-harness"
-HARNESS_VERSION = f"{__version__}+h2"
+HARNESS_VERSION = f"{__version__}+h3"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 STARTUP_S = 60.0  # starting a sandboxed Python with torch, on top of the time limit and not charged to it
+BATCH_TARGET_MS = 10.0
+MAX_BATCH = 1024  # calls in one timed batch, at most
+NOISY_RETRIES = 2  # a pair disturbed by other load (see PairTiming.noisy) is run again, at most this often
+TIMED_BYTES = 256 << 20  # arena bytes the timed slots of one side may take beyond the fewest a batch needs
 
 
 @dataclass
@@ -65,18 +71,19 @@ class EvalOptions:
     device: str = "cpu"
     rounds: int = 10  # correctness calls, every one checked
     warmup: int = 10
-    iterations: int = 50  # timed calls of each side, in `pairs` paired batches
+    iterations: int = 50  # timed calls of each side at least, in `pairs` paired batches (more when calls are short)
     pairs: int = 10
-    timed_checks: int = 2  # timed calls checked in each batch, picked after the batch
     timeout_s: float = 300.0  # per case, for the solution's processes and the reference's separately
     memory_limit_mb: int = 16384
     sandbox: str = "auto"  # auto: bubblewrap when it works, else run unsandboxed (recorded as reproducible);
     #                        required: refuse to run without it; off: never (reproducible)
     cases: list[str] | None = None  # uuids (or prefixes) to run; all when None
+    batch_target_ms: float = BATCH_TARGET_MS  # a timed batch should take at least this long by the parent's clock
 
     @property
     def timer(self) -> str:
-        return "cuda_events" if self.device.startswith("cuda") else "monotonic_clock"
+        """What the published figures come from: the parent's clock around each whole batch."""
+        return "parent_batch_clock"
 
     @property
     def pair_count(self) -> int:
@@ -84,18 +91,9 @@ class EvalOptions:
         return max(1, min(self.pairs, self.iterations))
 
     @property
-    def batch_sizes(self) -> list[int]:
-        """Timed calls per pair: `iterations` split as evenly as possible."""
-        whole, extra = divmod(self.iterations, self.pair_count)
-        return [whole + (1 if p < extra else 0) for p in range(self.pair_count)]
-
-    @property
     def batch(self) -> int:
-        return self.batch_sizes[0]
-
-    @property
-    def timed_calls(self) -> int:
-        return sum(self.batch_sizes)
+        """The fewest calls in one timed batch."""
+        return -(-self.iterations // self.pair_count)
 
 
 @dataclass
@@ -109,7 +107,7 @@ class CaseResult:
     reference_samples_ns: list[int] = field(default_factory=list)
     pairs: list[PairTiming] = field(default_factory=list)
     checked_calls: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # what the solution process said about itself
+    solution_output: str = ""  # what the solution's process said (escaped, capped): its data, never our log
     latency: Summary | None = None
     reference_latency: Summary | None = None
     speedup: Interval | None = None
@@ -187,11 +185,28 @@ def _read_only(root: Path) -> None:
 
 
 def _writable(root: Path) -> None:
-    for path in [root, *root.rglob("*")]:
-        try:
-            path.chmod(path.stat().st_mode | stat.S_IWUSR | stat.S_IRUSR | stat.S_IXUSR)
-        except OSError:
-            pass
+    """Make a folder of ours removable again; a solution's scratch may hold links to anywhere, so
+    nothing here follows a symbolic link (a link is removed, never its target chmodded)."""
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        for name in [".", *dirs, *files]:
+            path = os.path.join(folder, name)
+            try:
+                mode = os.lstat(path).st_mode
+                if not stat.S_ISLNK(mode):
+                    os.chmod(
+                        path, stat.S_IMODE(mode) | stat.S_IWUSR | stat.S_IRUSR | stat.S_IXUSR, follow_symlinks=False
+                    )
+            except (OSError, NotImplementedError):
+                pass
+
+
+def _cpus() -> dict[str, list[int]]:
+    """A CPU of its own for each side where the machine has two to spare (the last two this process
+    may use), so neither side's load, nor anything a solution starts, runs on the other's CPU."""
+    usable = sorted(os.sched_getaffinity(0))
+    if len(usable) < 2:
+        return {"solution": usable, "reference": usable}
+    return {"solution": [usable[-1]], "reference": [usable[-2]]}
 
 
 class _Budget:
@@ -247,10 +262,18 @@ class _Session:
         self.watched = [problem.root.resolve(), self.snapshot, PACKAGE_DIR]
         self.baseline = {str(r): _digests(r) for r in self.watched}  # taken once, never again
         self.memory = options.memory_limit_mb << 20
-        self.slots = options.rounds + options.batch
-        self.layouts = {c.uuid: Layout.build(problem.definition, c, self.slots) for c in cases}
+        self.layouts = {c.uuid: self._layout(c) for c in cases}
         self.reference_arena = Arena(max(layout.total_bytes for layout in self.layouts.values()), options.device)
         self.reference: Child | None = None
+        self.cpus = _cpus()
+
+    def _layout(self, case: WorkloadCase) -> Layout:
+        """Slots for the checked rounds, then as many timed slots as a batch may use: the fewest a batch
+        needs, more (up to MAX_BATCH) while they fit in TIMED_BYTES. Unused slots cost nothing: an
+        arena's pages are only allocated once written."""
+        one = Layout.build(self.problem.definition, case, 1).slot_bytes
+        timed = max(self.options.batch, min(MAX_BATCH, TIMED_BYTES // one))
+        return Layout.build(self.problem.definition, case, self.options.rounds + timed)
 
     def tampered(self) -> list[str]:
         changes = []
@@ -275,32 +298,35 @@ class _Session:
                 self.reference_arena,
                 self.sandboxed,
                 writable=False,
+                cpus=self.cpus["reference"],
             )
             root = sandbox.SCRATCH if self.sandboxed else str(self.snapshot)
+            budget = _Budget(STARTUP_S + self.options.timeout_s)  # start-up is not charged to a case
             self._ask_reference(
-                _Budget(STARTUP_S + self.options.timeout_s),  # start-up is not charged to a case
-                {
-                    "op": "load",
-                    "arena": self.reference_arena.handle(),
-                    "device": self.options.device,
-                    "definition_path": f"{root}/definition.json",
-                    "problem_root": root,
-                },
+                budget, {"op": "open", "arena": self.reference_arena.handle(), "device": self.options.device}
+            )
+            self._ask_reference(
+                budget, {"op": "load", "definition_path": f"{root}/definition.json", "problem_root": root}
             )
         return self.reference
 
-    def _ask_reference(self, budget: _Budget, message: dict) -> dict:
+    def _ask_reference(self, budget: _Budget, message: dict) -> replies.Done | replies.BatchDone:
         started = time.monotonic()
+        assert self.reference is not None
         try:
-            reply = self.reference.request(message, budget.deadline())
+            raw = self.reference.request(message, budget.deadline())
         except ChildEnded:
             self.reference.close()
             self.reference = None
             raise
         finally:
             budget.spend(started)
-        if not reply["ok"]:
-            raise _ReferenceFailed(reply.get("log", ""))
+        try:
+            reply = replies.parse(raw, batch=message["op"] in ("batch", "calibrate"))
+        except replies.MalformedReply as exc:
+            raise _ReferenceFailed(f"the reference's process sent a malformed reply: {exc}") from None
+        if isinstance(reply, replies.Failure):
+            raise _ReferenceFailed(replies.untrusted(reply.log, replies.LOG_CHARS))
         return reply
 
     def run_case(self, number: int, case: WorkloadCase, report: Callable[..., None]) -> CaseResult:
@@ -309,25 +335,18 @@ class _Session:
         seen = run.observe()
         seen.tampering = self.tampered()
         verdict, reason = decide(seen)
-        result = CaseResult(case, verdict, reason, started, checked_calls=run.checked, notes=run.notes, pairs=run.pairs)
+        result = CaseResult(case, verdict, reason, started, checked_calls=run.checked, pairs=run.pairs)
         result.outputs = [merge(v) for v in run.checks.values()]
-        if verdict is not Verdict.PASSED:
-            tail = run.solution_log.strip()
-            if tail:
-                result.log = f"{result.log}\n--- solution process output ---\n{tail}".strip()
-        if run.notes:
-            result.log = (
-                result.log + "\n--- the solution process noticed (not a verdict) ---\n" + "\n".join(run.notes)
-            ).strip()
+        result.solution_output = run.said.text()
+        if run.pairs:
+            result.reference_samples_ns = [p.reference_ns for p in run.pairs]
+            result.reference_latency = summarize(result.reference_samples_ns)
         if run.pairs and verdict is Verdict.PASSED:
-            result.samples_ns = [s for p in run.pairs for s in p.solution_samples]
+            result.samples_ns = [p.solution_ns for p in run.pairs]
             result.latency = summarize(result.samples_ns)
             result.speedup = speedup_interval(
-                [p.reference_samples for p in run.pairs], [p.solution_samples for p in run.pairs]
+                [[p.reference_ns] for p in run.pairs], [[p.solution_ns] for p in run.pairs]
             )
-        if run.pairs:
-            result.reference_samples_ns = [s for p in run.pairs for s in p.reference_samples]
-            result.reference_latency = summarize(result.reference_samples_ns)
         return result
 
     def close(self) -> None:
@@ -346,8 +365,17 @@ class _SolutionFailed(Exception):
     pass
 
 
+def _fastest(figures: list[int]) -> int:
+    return min(figures) if figures else 0
+
+
 class _CaseRun:
-    """One case's protocol: load, checked rounds, warm-up, paired timed batches."""
+    """One case's protocol: load, checked rounds, warm-up, paired timed batches.
+
+    Every figure that is published comes from the parent's clock around a whole batch, less the
+    cost of an empty batch of the same size measured next to it (`_empty_batch`). Nothing the
+    solution's process measures or says is part of it.
+    """
 
     def __init__(self, session: _Session, case: WorkloadCase, report: Callable[..., None]):
         self.s, self.case, self.report = session, case, report
@@ -355,10 +383,10 @@ class _CaseRun:
         self.seen = Observations()
         self.checks: dict[str, list[OutputCheck]] = {}
         self.checked: list[str] = []
-        self.notes: list[str] = []
+        self.said = replies.SolutionOutput()
         self.pairs: list[PairTiming] = []
-        self.solution_log = ""
         self.pristine: dict[int, dict] = {}
+        self.timed_slots = list(range(session.options.rounds, self.layout.slots))
 
     def observe(self) -> Observations:
         opts, s = self.s.options, self.s
@@ -384,6 +412,7 @@ class _CaseRun:
                 self.arena,
                 s.sandboxed,
                 writable=True,
+                cpus=s.cpus["solution"],
             )
             self._protocol()
         except ChildEnded as ended:
@@ -397,7 +426,7 @@ class _CaseRun:
             pass  # what failed is in self.seen already
         finally:
             if self.sol is not None:
-                self.solution_log = self.sol.log_tail(2000)
+                self.said.stdout = self.sol.log_tail(2000)
                 self.sol.close()
             self.arena.close()
             _writable(case_dir)
@@ -406,20 +435,20 @@ class _CaseRun:
 
     # --- the two sides ---------------------------------------------------------------------
 
-    def _solution(self, message: dict, what: str) -> tuple[dict, int, int]:
-        """Run one request on the thawed solution, freeze it again; (reply, parent-timed ns, of which
-        ns its threads waited for a CPU)."""
+    def _solution(self, message: dict, what: str) -> tuple[replies.Done | replies.BatchDone, int]:
+        """Run one request on the thawed solution, freeze it again; (reply, ns by the parent's clock from
+        the request leaving to the reply arriving)."""
         # Starting the process and importing the solution get their own allowance, not the case's budget.
-        budget = _Budget(STARTUP_S + self.s.options.timeout_s) if message["op"] == "load" else self.sol_budget
-        waited = self.sol.members.run_delay_ns() + sandbox.own_run_delay_ns()
+        assert self.sol is not None
+        opening = message["op"] in ("open", "calibrate", "load")
+        budget = _Budget(STARTUP_S + self.s.options.timeout_s) if opening else self.sol_budget
         self.sol.thaw()
         started = time.monotonic()
-        t0 = time.perf_counter_ns()
         try:
+            t0 = time.perf_counter_ns()
             self.sol.send(message)
-            reply = self.sol.receive(budget.deadline(), what)
+            raw = self.sol.receive(budget.deadline(), what)
             elapsed = time.perf_counter_ns() - t0
-            waited = self.sol.members.run_delay_ns() + sandbox.own_run_delay_ns() - waited
         finally:
             budget.spend(started)
             if not self.sol.freeze():
@@ -429,27 +458,37 @@ class _CaseRun:
             raise _SolutionFailed()
         if self.seen.not_frozen:
             raise _SolutionFailed()
-        self.notes += (
-            [n for n in reply.get("notes", []) if n not in self.notes] if isinstance(reply.get("notes"), list) else []
-        )
-        if not reply.get("ok"):
-            log = str(reply.get("log", ""))
+        try:
+            reply = replies.parse(raw, batch=message["op"] in ("batch", "calibrate"))
+        except replies.MalformedReply as exc:
+            self.seen.malformed_reply = f"during {what}: {exc}"
+            raise _SolutionFailed() from None
+        if isinstance(reply, replies.Failure):
+            self.said.failure_log = reply.log[: replies.LOG_CHARS]
             if message["op"] == "load":
-                self.seen.load_failed = log
+                self.seen.load_failed = "the solution did not load"
             else:
-                self.seen.call_failed = (str(reply.get("kind")), f"{what}:\n{log}")
+                self.seen.call_failed = (reply.kind, f"a call failed during {what}")
             raise _SolutionFailed()
-        return reply, elapsed, waited
+        if isinstance(reply, replies.BatchDone):
+            self.said.add_notes(reply.notes)
+        return reply, elapsed
 
-    def _reference(self, message: dict) -> tuple[dict, int, int]:
-        waited = self.ref.members.run_delay_ns() + sandbox.own_run_delay_ns()
+    def _reference(self, message: dict) -> tuple[replies.Done | replies.BatchDone, int]:
         t0 = time.perf_counter_ns()
         reply = self.s._ask_reference(self.ref_budget, message)
-        elapsed = time.perf_counter_ns() - t0
-        return reply, elapsed, self.ref.members.run_delay_ns() + sandbox.own_run_delay_ns() - waited
+        return reply, time.perf_counter_ns() - t0
+
+    def _empty_batch(self, size: int) -> int:
+        """An empty batch of `size` calls in the reference's process, by the parent's clock: the loop's own
+        cost (views, cache flush, synchronisation, the pipe both ways) with no kernel in it. Measured in a
+        process that runs no solution code, while the solution's processes are frozen, so nothing a
+        solution does can make it longer and so make its own figure shorter."""
+        message = {"op": "calibrate", "layout": self.layout.to_json(), "slots": self.timed_slots[:size]}
+        return self._reference(message)[1]
 
     def _make_inputs(self, calls: list[tuple[int, str, int]]) -> None:
-        """The reference makes the inputs in its slots; the parent keeps a copy and fills the solution's."""
+        """The reference makes the inputs in its slots; the parent keeps a pristine copy of each."""
         self._reference(
             {
                 "op": "inputs",
@@ -462,8 +501,13 @@ class _CaseRun:
         for slot, _, _ in calls:
             made = self.layout.tensor_inputs(self.s.reference_arena.tensor, slot)
             self.pristine[slot] = {name: t.clone() for name, t in made.items()}
+
+    def _hand_inputs(self, slots: list[int]) -> None:
+        """Copy the inputs into the solution's slots and poison its outputs: only now, with its processes
+        frozen and its batch about to start, so nothing of it can see them earlier."""
+        for slot in slots:
             for name, view in self.layout.tensor_inputs(self.arena.tensor, slot).items():
-                view.copy_(made[name])
+                view.copy_(self.pristine[slot][name])
             _poison(self.layout, self.arena.tensor, slot, self.s.rng)
 
     def _batch_message(self, slots: list[int], timed: bool) -> dict:
@@ -495,14 +539,49 @@ class _CaseRun:
 
     # --- the protocol ------------------------------------------------------------------------
 
+    def _batch_size(self, warm: tuple[int, int], calls: int) -> int:
+        """Calls per timed batch: enough that the faster side's batch lasts `batch_target_ms` and fifty
+        times an empty batch's fixed cost, within the slots the case has (the fewest is the options' batch)."""
+        one = min(self._empty_batch(1) for _ in range(3))
+        empty = min(self._empty_batch(calls) for _ in range(3))
+        per_call = max(1_000, (min(warm) - empty) // calls)
+        target = max(self.s.options.batch_target_ms * 1e6, 50 * one)
+        return max(self.s.options.batch, min(len(self.timed_slots), math.ceil(target / per_call)))
+
+    def _timed_pair(self, pair: int, timed: list[int], first: int) -> PairTiming:
+        """One paired batch on fresh inputs, between two empty batches; every call's outputs checked."""
+        self._make_inputs([(slot, "timed", first + j) for j, slot in enumerate(timed)])
+        before = self._empty_batch(len(timed))
+        sides = ["reference", "solution"] if pair % 2 == 0 else ["solution", "reference"]
+        figures: dict[str, tuple[int, list[int]]] = {}
+        for side in sides:
+            if side == "solution":
+                self._hand_inputs(timed)
+                reply, elapsed = self._solution(self._batch_message(timed, True), f"timed pair {pair}")
+            else:
+                reply, elapsed = self._reference(self._batch_message(timed, True))
+            assert isinstance(reply, replies.BatchDone)
+            figures[side] = (elapsed, reply.samples)
+        after = self._empty_batch(len(timed))
+        self._check_inputs(timed)
+        self._check_outputs([(slot, f"timed-{first + j}") for j, slot in enumerate(timed)])
+        return PairTiming(
+            calls=len(timed),
+            empty_batches_ns=[before, after],
+            solution_batch_ns=figures["solution"][0],
+            reference_batch_ns=figures["reference"][0],
+            solution_reported=figures["solution"][1],
+            reference_reported=figures["reference"][1],
+        )
+
     def _protocol(self) -> None:
         opts, s = self.s.options, self.s
         uuid, number, total = self.case.uuid, self.report.number, self.report.total
+        assert self.sol is not None
+        self._solution({"op": "open", "arena": self.arena.handle(), "device": opts.device}, "opening the arena")
         self._solution(
             {
                 "op": "load",
-                "arena": self.arena.handle(),
-                "device": opts.device,
                 "entry_file": s.solution.entry_file,
                 "entry_function": s.solution.entry_function,
                 "dps": s.solution.destination_passing_style,
@@ -515,44 +594,28 @@ class _CaseRun:
         rounds = list(range(opts.rounds))
         self._make_inputs([(r, "round", r) for r in rounds])
         self.report(ProgressEvent(number, total, uuid, "rounds", 0, opts.rounds))
+        self._hand_inputs(rounds)
         self._solution(self._batch_message(rounds, False), "correctness rounds")
         self._check_inputs(rounds)
         self._reference(self._batch_message(rounds, False))
         self._check_outputs([(r, f"round-{r}") for r in rounds])
         self.report(ProgressEvent(number, total, uuid, "warmup", 0, opts.warmup))
-        if opts.warmup:
-            warm = [rounds[i % len(rounds)] if rounds else opts.rounds for i in range(opts.warmup)]
-            if not rounds:
-                self._make_inputs([(opts.rounds, "warmup", 0)])
-            self._solution(self._batch_message(warm, False), "warm-up")
-            self._reference(self._batch_message(warm, False))
+        warm = [rounds[i % len(rounds)] for i in range(max(1, opts.warmup))]
+        self._hand_inputs(rounds)
+        _, sol_warm = self._solution(self._batch_message(warm, False), "warm-up")
+        _, ref_warm = self._reference(self._batch_message(warm, False))
+        size = self._batch_size((sol_warm, ref_warm), len(warm))
+        timed = self.timed_slots[:size]
         started, first = time.monotonic(), 0
-        for pair, size in enumerate(opts.batch_sizes):
-            timed = list(range(opts.rounds, opts.rounds + size))
+        for pair in range(opts.pair_count):
             eta = (time.monotonic() - started) / pair * (opts.pair_count - pair) if pair else None
             self.report(ProgressEvent(number, total, uuid, "timing", pair, opts.pair_count, eta))
-            self._make_inputs([(slot, "timed", first + j) for j, slot in enumerate(timed)])
-            sides = ["reference", "solution"] if pair % 2 == 0 else ["solution", "reference"]
-            figures = {}
-            for side in sides:
-                if side == "solution":
-                    reply, elapsed, waited = self._solution(self._batch_message(timed, True), f"timed pair {pair}")
-                else:
-                    reply, elapsed, waited = self._reference(self._batch_message(timed, True))
-                figures[side] = (elapsed, reply.get("samples"), waited)
-            self._check_inputs(timed)
-            picked = sorted(self.s.rng.sample(range(len(timed)), min(opts.timed_checks, len(timed))))
-            self.pairs.append(
-                PairTiming(
-                    *figures["solution"][:2],
-                    *figures["reference"][:2],
-                    len(timed),
-                    solution_waited_ns=figures["solution"][2],
-                    reference_waited_ns=figures["reference"][2],
-                )
-            )
-            self._check_outputs([(timed[j], f"timed-{first + j}") for j in picked])
-            first += size
+            for _ in range(1 + NOISY_RETRIES):
+                timing = self._timed_pair(pair, timed, first)
+                first += size
+                if not timing.noisy:
+                    break
+            self.pairs.append(timing)
         self.seen.timing_problem = timing_problem(self.pairs)
 
 
@@ -560,7 +623,9 @@ def _flags(result: CaseResult) -> list[str]:
     flags = []
     if result.passed and result.latency and result.reference_latency:
         too_wide = result.speedup is not None and result.speedup.relative_width > UNSTABLE_INTERVAL
-        if too_wide or spread(result.latency) > UNSTABLE_SPREAD or spread(result.reference_latency) > UNSTABLE_SPREAD:
+        noisy = any(p.noisy for p in result.pairs)  # what other load did to a pair, even after its reruns
+        too_spread = spread(result.latency) > UNSTABLE_SPREAD or spread(result.reference_latency) > UNSTABLE_SPREAD
+        if too_wide or too_spread or noisy:
             flags.append("unstable")
         score = result.score
         if score and score.t_sol_ms is not None and result.latency.median / 1e6 < score.t_sol_ms:
@@ -612,9 +677,7 @@ def evaluate(
             reporter(ProgressEvent(number, len(cases), case.uuid, "done", 1, 1, 0.0, result))
     finally:
         session.close()
-    paired = [
-        ([p.reference_samples for p in r.pairs], [p.solution_samples for p in r.pairs]) for r in results if r.passed
-    ]
+    paired = [([[p.reference_ns] for p in r.pairs], [[p.solution_ns] for p in r.pairs]) for r in results if r.passed]
     return SuiteResult(
         problem_root=str(problem.root),
         definition_name=problem.definition.name,

@@ -70,7 +70,11 @@ class Interval:
 
 def _pair_ratios(reference: list[list[int]], solution: list[list[int]]) -> np.ndarray:
     return np.array(
-        [np.median(r) / np.median(s) for r, s in zip(reference, solution) if len(r) and len(s) and np.median(s) > 0]
+        [
+            np.median(r) / np.median(s)
+            for r, s in zip(reference, solution)
+            if len(r) and len(s) and np.median(s) > 0 and np.median(r) > 0
+        ]
     )
 
 

@@ -98,6 +98,8 @@ def solution_bundle(document: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]
 
 
 def evaluation_options(protocol: Mapping[str, Any], device: str, cases: list[str] | None = None) -> EvalOptions:
+    """The harness options of a job's protocol. The sandbox mode is the runner's own (``sandbox`` in the
+    protocol as the runner passes it on, never the server's word); without one it is required."""
     from kernelindex.harness.runner import EvalOptions
 
     return EvalOptions(
@@ -107,7 +109,27 @@ def evaluation_options(protocol: Mapping[str, Any], device: str, cases: list[str
         iterations=int(protocol["iterations"]),
         timeout_s=float(protocol["timeout_s"]),
         cases=cases,
+        sandbox=str(protocol.get("sandbox", "required")),
     )
+
+
+SANDBOX_MODES = ("required", "auto", "off")
+
+
+def sandbox_refusal(mode: str) -> str | None:
+    """Why runs cannot start in ``mode`` here (None when they can): a runner or campaign that requires
+    the sandbox refuses up front, before it leases a job or starts a worker, instead of failing each run."""
+    from kernelindex.harness import sandbox
+
+    if mode not in SANDBOX_MODES:
+        return f"--sandbox must be one of {', '.join(SANDBOX_MODES)}, not {mode!r}"
+    usable, why = sandbox.available()
+    if mode == "required" and not usable:
+        return (
+            f"no sandbox here ({why}): runs would be reproducible, not verified; fix that, or pass --sandbox auto "
+            "to run them unverified"
+        )
+    return None
 
 
 def missing_devices(devices: list[str]) -> list[str]:

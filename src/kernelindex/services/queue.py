@@ -419,8 +419,8 @@ def _check_result(conn, request, runner, payload: Mapping[str, Any]) -> _Checked
         where = f"result.artifacts[{index}]"
         if not isinstance(item, dict) or item.get("runDigest") not in run_digests:
             raise _bad(f"{where}.runDigest: not one of the posted runs")
-        if item.get("role") not in ("rawSamples", "logs") or not isinstance(item.get("content"), str):
-            raise _bad(f"{where}: role must be rawSamples or logs, content base64")
+        if item.get("role") not in ("rawSamples", "logs", "solutionOutput") or not isinstance(item.get("content"), str):
+            raise _bad(f"{where}: role must be rawSamples, logs or solutionOutput, content base64")
         try:
             content = base64.b64decode(item["content"], validate=True)
         except (binascii.Error, ValueError):

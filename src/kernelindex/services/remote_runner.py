@@ -147,14 +147,19 @@ def post(client: Client, job: dict[str, Any], suite, timings: dict[str, float]) 
         lease_id,
         job["request"],
         True,
-        f"stored {len(stored['runs'])} run(s)",
+        f"stored {len(stored['runs'])} run(s) as "
+        + (
+            "verified evidence"
+            if suite.sandboxed
+            else f"reproducible evidence, not verified: no sandbox ({suite.sandbox_note})"
+        ),
         stored["state"],
         stored["suiteRun"],
         timings,
     )
 
 
-def run_one(client: Client, device: str = "cpu", progress=None) -> Outcome | None:
+def run_one(client: Client, device: str = "cpu", progress=None, sandbox: str = "required") -> Outcome | None:
     """Lease one job, run it here, post it; None when the queue has nothing for this runner."""
     job = take(client)
     if job is None:
@@ -166,14 +171,17 @@ def run_one(client: Client, device: str = "cpu", progress=None) -> Outcome | Non
             problem_dir = harness.write_problem(files, Path(tmp) / "problem")
             solution_path = harness.write_solution(document, Path(tmp) / "solution")
             suite = harness.run(
-                problem_dir, solution_path, harness.evaluation_options(job["protocol"], device), progress=progress
+                problem_dir,
+                solution_path,
+                harness.evaluation_options({**job["protocol"], "sandbox": sandbox}, device),
+                progress=progress,
             )
     except Exception as exc:  # the harness itself failed here: give the job back with the reason
         return give_back(client, job, f"{type(exc).__name__}: {exc}")
     return post(client, job, suite, {"harnessS": time.perf_counter() - started})
 
 
-def run_on_ray(client: Client, hardware: str, jobs: int) -> list[Outcome]:
+def run_on_ray(client: Client, hardware: str, jobs: int, sandbox: str = "required") -> list[Outcome]:
     """Lease up to ``jobs`` jobs and run each as one Ray task (the campaign's task) on the cluster;
     post each as soon as its task is back. Ray must already be started."""
     import ray
@@ -193,7 +201,10 @@ def run_on_ray(client: Client, hardware: str, jobs: int) -> list[Outcome]:
         except RunnerError as exc:
             outcomes.append(give_back(client, job, str(exc)))
             continue
-        running[task.remote(files, document, job["protocol"], device, None)] = (job, time.perf_counter())
+        running[task.remote(files, document, {**job["protocol"], "sandbox": sandbox}, device, None)] = (
+            job,
+            time.perf_counter(),
+        )
     pending = list(running)
     while pending:
         done, pending = ray.wait(pending, num_returns=1)
