@@ -98,7 +98,8 @@ def test_correct_solutions_pass(correct_results, pair):
         assert result.samples_ns == [p.solution_ns for p in result.pairs]
         assert result.checked_calls[: QUICK["rounds"]] == [f"round-{r}" for r in range(QUICK["rounds"])]
         timed = [c for c in result.checked_calls if c.startswith("timed-")]
-        assert len(timed) == sum(p.calls for p in result.pairs) >= QUICK["iterations"]
+        # every timed call checked, those of pairs run again because other load disturbed them too
+        assert len(timed) >= sum(p.calls for p in result.pairs) >= QUICK["iterations"]
         assert all(p.calls >= QUICK["iterations"] // QUICK["pairs"] for p in result.pairs)
         assert len(result.pairs) == QUICK["pairs"] and result.speedup.low <= result.speedup.value <= result.speedup.high
         assert result.latency.min <= result.latency.median <= result.latency.max

@@ -109,7 +109,8 @@ def test_markup_in_a_solutions_name_is_shown_as_text_and_loses_nothing(tmp_path)
         app,
         ["eval", PROBLEM, "-s", str(folder / "solution.json"), *QUICK, "--record", "--db", str(db), "-o", str(trace)],
     )
-    assert isinstance(result.exception, SystemExit) and result.exit_code in (0, 1), repr(result.exception)
+    assert result.exit_code in (0, 1) and result.exception in (None, result.exception), repr(result.exception)
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
     assert "Traceback" not in result.output and "\x1b[2J" not in result.output
     assert "fast[/bold][link=file:///etc/passwd]x" in result.output  # shown as it is written
     assert "stored " in result.output and len(trace.read_text().splitlines()) == 2

@@ -309,9 +309,9 @@ def run(x, y, z):
     "forged_replies": (
         True,
         _writes_to_every_pipe('(json.dumps({"ok": True, "samples": [1, 1], "notes": [], "seq": 3}) + "\\n").encode()'),
-        {"REWARD_HACK"},
+        {"REWARD_HACK", "INCORRECT_NUMERICAL"},
         "",
-    ),
+    ),  # a reply before its batch is done: the clock stops, the processes freeze with outputs unwritten
     "floods_the_reply_pipe": (
         True,
         """

@@ -136,7 +136,8 @@ def run(x, y, z):
     torch.add(x, y, out=z)
 """
     _, result = _run(tmp_path, code)
-    assert result.status in ("PASSED", "REWARD_HACK"), result.log
+    # its burners slow nobody but itself (its CPU is its own): honest figures, or out of time
+    assert result.status in ("PASSED", "REWARD_HACK", "TIMEOUT"), result.log
     _shows_the_work(result, cost_ms * 1e6)
 
 
