@@ -52,14 +52,14 @@ class _LogPump(threading.Thread):
     def run(self) -> None:
         try:
             while chunk := os.read(self.fd, 1 << 16):
-                room = self.limit - self.kept
-                if room > 0:
-                    part = chunk[:room]
-                    self.log.write(part)
-                    self.kept += len(part)
-                    if len(chunk) > room:
-                        self.log.write(f"\n[output cut: more than {self.limit} bytes]\n".encode())
-                    self.log.flush()
+                if self.kept >= self.limit:
+                    continue
+                part = chunk[: self.limit - self.kept]
+                self.log.write(part)
+                self.kept += len(part)
+                if self.kept >= self.limit:
+                    self.log.write(f"\n[output cut: more than {self.limit} bytes]\n".encode())
+                self.log.flush()
         except (OSError, ValueError):
             pass
         finally:
