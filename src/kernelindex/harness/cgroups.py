@@ -191,9 +191,13 @@ class Group:
 
     @classmethod
     def create(
-        cls, memory_limit_bytes: int | None = None, pids_max: int | None = None, cpus: list[int] | None = None
+        cls,
+        memory_limit_bytes: int | None = None,
+        pids_max: int | None = None,
+        cpus: list[int] | None = None,
+        where: Hierarchy | None = None,
     ) -> Group:
-        where = hierarchy()
+        where = where or hierarchy()
         reap_stale(where)
         name = f"{_pid_namespace()}.{os.getpid()}.{_start_time(os.getpid())}.{next(_counter)}"
         dirs = {key: parent / name for key, parent in where.parents.items()}
