@@ -3,7 +3,9 @@ sandbox dies with it too; a cgroup holds a process in a nested user and PID name
 
 from __future__ import annotations
 
+import glob
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -30,24 +32,35 @@ PARENT = textwrap.dedent(
     child = Child("solution", folder, folder / "log", None, "cpu", Arena(4096, "cpu"), sandboxed, True)
     server = [] if sandboxed else [forkserver._server.proc.pid]
     members = child.members.pids() if sandboxed else [child.proc.pid]
-    print(" ".join(map(str, [*server, *members])), flush=True)
+    print(folder, " ".join(map(str, [*server, *members])), flush=True)
     time.sleep(600)  # until the test kills this process
     """
 )
 
 
-def _start_parent(mode: str) -> tuple[subprocess.Popen, list[int]]:
+def _start_parent(mode: str, tmp_path) -> tuple[subprocess.Popen, list[int]]:
     env = {k: v for k, v in os.environ.items() if k != "KERNELINDEX_HARNESS_SPAWN"}
     parent = subprocess.Popen(
         [sys.executable, "-c", PARENT, mode], stdout=subprocess.PIPE, text=True, env=env, start_new_session=True
     )
     line = parent.stdout.readline()
     assert line.strip(), f"the parent process printed nothing (exit {parent.poll()})"
-    return parent, [int(x) for x in line.split()]
+    folder, *pids = line.split()
+    (tmp_path / "parent-folder").write_text(folder)
+    return parent, [int(x) for x in pids]
 
 
-def test_the_fork_server_and_its_workers_die_with_the_parent():
-    parent, (server, worker) = _start_parent("forked")
+@pytest.fixture
+def parent_folder(tmp_path):
+    """The folder the parent process made (removed after the test: the killed parent cannot)."""
+    yield tmp_path
+    made = tmp_path / "parent-folder"
+    if made.exists():
+        shutil.rmtree(made.read_text(), ignore_errors=True)
+
+
+def test_the_fork_server_and_its_workers_die_with_the_parent(parent_folder):
+    parent, (server, worker) = _start_parent("forked", parent_folder)
     try:
         assert alive(server) and alive(worker)
         os.kill(worker, signal.SIGSTOP)  # a stopped worker, as a frozen one would be
@@ -63,9 +76,9 @@ def test_the_fork_server_and_its_workers_die_with_the_parent():
         parent.stdout.close()
 
 
-def test_a_sandbox_dies_with_the_parent():
+def test_a_sandbox_dies_with_the_parent(parent_folder):
     need_sandbox()
-    parent, members = _start_parent("sandboxed")
+    parent, members = _start_parent("sandboxed", parent_folder)
     try:
         assert members and all(alive(pid) for pid in members)
         os.kill(parent.pid, signal.SIGKILL)
@@ -75,6 +88,15 @@ def test_a_sandbox_dies_with_the_parent():
         parent.stdout.close()
     removed = cgroups.reap_stale(cgroups.hierarchy())  # the next harness clears the dead one's group
     assert any(name.split(".")[1] == str(parent.pid) for name in removed)
+    stage = glob.glob(f"/tmp/kernelindex-stage-{parent.pid}.*")
+    assert stage  # the dead harness's staging folder, removed by the next harness that stages
+    survivor = subprocess.run(
+        [sys.executable, "-c", "from kernelindex.harness import sandbox; print(sandbox._stage_root())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert survivor.stdout.strip() and not any(os.path.exists(path) for path in stage)
 
 
 def test_a_process_in_a_nested_user_and_pid_namespace_is_frozen_counted_and_killed(tmp_path):

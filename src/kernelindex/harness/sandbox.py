@@ -23,6 +23,7 @@ not when it fails; the runner then records the evaluation as reproducible, not v
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import errno
 import functools
@@ -74,6 +75,26 @@ def _mount(source: str, target: str, flags: int) -> None:
         raise OSError(code, f"mount {source or '(propagation)'} on {target}: {os.strerror(code)}")
 
 
+_STAGE_PREFIX = "kernelindex-stage-"
+
+
+@functools.lru_cache(maxsize=1)
+def _stage_root() -> str:
+    """This process's folder of staging mount points (empty on the host: the mounts are made in the
+    starting processes' private mount namespaces), named after its pid and start time so that the
+    folders of a harness that died are removed here."""
+    base = tempfile.gettempdir()
+    for stale in glob.glob(os.path.join(base, _STAGE_PREFIX + "*.*")):
+        owner, _, started = os.path.basename(stale).removeprefix(_STAGE_PREFIX).partition(".")
+        if owner.isdigit() and cgroups._start_time(int(owner)) != started:
+            shutil.rmtree(stale, ignore_errors=True)
+    root = os.path.join(base, f"{_STAGE_PREFIX}{os.getpid()}.{cgroups._start_time(os.getpid())}")
+    os.makedirs(root, mode=0o755, exist_ok=True)
+    os.chmod(root, 0o755)
+    atexit.register(shutil.rmtree, root, True)
+    return root
+
+
 def _data_fd(text: str) -> int:
     fd = os.memfd_create("kernelindex-sandbox-file", os.MFD_CLOEXEC)
     os.write(fd, text.encode())
@@ -123,7 +144,7 @@ class Sandbox:
         if not self.privileged:
             return path
         if self._stage is None:
-            self._stage = tempfile.mkdtemp(prefix="kernelindex-stage-")
+            self._stage = tempfile.mkdtemp(dir=_stage_root())
             os.chmod(self._stage, 0o755)
         target = os.path.join(self._stage, str(len(self._staged)))
         os.mkdir(target, 0o755)
