@@ -42,7 +42,8 @@ def test_a_childs_memory_is_its_cgroups_and_close_removes_everything(tmp_path):
         while child.memory_bytes() < 32 * MIB:  # the child imports torch before it reads a request
             assert time.monotonic() < deadline, child.log_tail()
             time.sleep(0.05)
-        assert child.peak_memory_bytes() >= child.memory_bytes() >= 32 * MIB
+        now = child.memory_bytes()
+        assert now >= 32 * MIB and child.peak_memory_bytes() >= now
         members = child.members.pids()
         assert child.proc.pid in members
         assert child.freeze()

@@ -30,6 +30,8 @@ PARENT = textwrap.dedent(
     folder = Path(tempfile.mkdtemp(prefix="kernelindex-lifetime-"))
     sandboxed = sys.argv[1] == "sandboxed"
     child = Child("solution", folder, folder / "log", None, "cpu", Arena(4096, "cpu"), sandboxed, True)
+    reply = child.request({"op": "nothing"}, time.monotonic() + 60)  # the worker is set up and answering
+    assert reply["ok"] is False, reply
     server = [] if sandboxed else [forkserver._server.proc.pid]
     members = child.members.pids() if sandboxed else [child.proc.pid]
     print(folder, " ".join(map(str, [*server, *members])), flush=True)
