@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
 import tempfile
@@ -56,14 +57,13 @@ class Boxed:
     def line(self, timeout_s: float = 30.0) -> str:
         """The next line the program printed (it must flush)."""
         deadline = time.monotonic() + timeout_s
-        import select
-
+        poller = select.poll()  # (select() refuses descriptors past 1024)
+        poller.register(self.proc.stdout.fileno(), select.POLLIN)
         data = b""
         while not data.endswith(b"\n"):
             left = deadline - time.monotonic()
             assert left > 0, f"no line from the sandboxed program within {timeout_s} s (so far {data!r})"
-            ready, _, _ = select.select([self.proc.stdout], [], [], left)
-            if ready:
+            if poller.poll(left * 1000):
                 byte = os.read(self.proc.stdout.fileno(), 1)
                 assert byte, f"the sandboxed program ended before a full line: {data!r}"
                 data += byte

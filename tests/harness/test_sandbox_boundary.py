@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import resource
 import secrets
 import stat
 import time
@@ -399,3 +400,28 @@ def test_groups_of_a_dead_harness_are_removed():
         path.mkdir()
     assert name in cgroups.reap_stale(where)
     assert not any(path.exists() for path in dirs.values())
+
+
+def test_without_a_cgroup_the_sandbox_is_unavailable_and_says_why(monkeypatch):
+    monkeypatch.setattr(cgroups, "_found", None)
+    monkeypatch.setattr(cgroups, "_mounts", lambda: [])  # no hierarchy mounted at all
+    usable, why = sandbox.available.__wrapped__()
+    assert usable is False
+    assert why == "no cgroup for the sandbox: no cgroup v1 freezer, memory, pids hierarchy is mounted"
+
+
+def test_a_folder_of_many_files_is_copied_whole(tmp_path):
+    """More files than the usual soft descriptor limit (1024): all are open while bwrap copies them."""
+    folder = tmp_path / "many"
+    folder.mkdir()
+    count = 3000
+    for i in range(count):
+        (folder / f"f{i}.txt").write_text(str(i))
+    code = "import os; print(len(os.listdir('.')), open('f7.txt').read(), flush=True)"
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard != resource.RLIM_INFINITY and hard < count + 256:  # then it is refused, saying why
+        with pytest.raises(OSError, match="3000 files, more than can be open at once"):
+            Boxed(code, folder=folder, writable=False)
+        return
+    with Boxed(code, folder=folder, writable=False) as box:
+        assert box.line() == f"{count} 7"

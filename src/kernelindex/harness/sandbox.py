@@ -29,6 +29,7 @@ import errno
 import functools
 import glob
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -93,6 +94,17 @@ def _stage_root() -> str:
     os.chmod(root, 0o755)
     atexit.register(shutil.rmtree, root, True)
     return root
+
+
+def _room_for_descriptors(count: int) -> None:
+    """Raise the soft descriptor limit (up to the hard one) when a folder's files must all be open at
+    once for bwrap to copy them."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = count + 256
+    if wanted > soft:
+        if hard != resource.RLIM_INFINITY and wanted > hard:
+            raise OSError(errno.EMFILE, f"the folder has {count} files, more than can be open at once ({hard})")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
 
 
 def _data_fd(text: str) -> int:
@@ -186,6 +198,7 @@ class Sandbox:
         """bwrap arguments that copy `folder` into a size-bounded tmpfs at SCRATCH (the harness opens
         the files, so their host permissions and the path to them do not matter)."""
         entries, total = [], 0
+        _room_for_descriptors(sum(len(files) for _, _, files in os.walk(folder)))
         for current, dirs, files in os.walk(folder):
             dirs.sort()
             rel = os.path.relpath(current, folder)
