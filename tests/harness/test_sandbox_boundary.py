@@ -411,17 +411,23 @@ def test_without_a_cgroup_the_sandbox_is_unavailable_and_says_why(monkeypatch):
 
 
 def test_a_folder_of_many_files_is_copied_whole(tmp_path):
-    """More files than the usual soft descriptor limit (1024): all are open while bwrap copies them."""
+    """More files than the usual soft descriptor limit (1024): all are open while bwrap copies them;
+    a folder past MAX_FOLDER_ENTRIES is refused, saying why."""
     folder = tmp_path / "many"
     folder.mkdir()
-    count = 3000
+    count = 2000
     for i in range(count):
         (folder / f"f{i}.txt").write_text(str(i))
     code = "import os; print(len(os.listdir('.')), open('f7.txt').read(), flush=True)"
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     if hard != resource.RLIM_INFINITY and hard < count + 256:  # then it is refused, saying why
-        with pytest.raises(OSError, match="3000 files, more than can be open at once"):
+        with pytest.raises(OSError, match="2000 files, more than can be open at once"):
             Boxed(code, folder=folder, writable=False)
         return
     with Boxed(code, folder=folder, writable=False) as box:
         assert box.line() == f"{count} 7"
+    (folder / "sub").mkdir()
+    for i in range(sandbox.MAX_FOLDER_ENTRIES - count):
+        (folder / "sub" / f"g{i}").write_text("")
+    with pytest.raises(OSError, match=f"has {sandbox.MAX_FOLDER_ENTRIES + 1} entries"):
+        Boxed(code, folder=folder)

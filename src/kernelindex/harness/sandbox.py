@@ -49,6 +49,7 @@ SANDBOX_UID = SANDBOX_GID = 65534  # "nobody": owns nothing on the host
 PIDS_MAX = 1024  # processes and threads of one sandbox
 TMP_BYTES = 1 << 30  # the sandbox's /tmp
 SCRATCH_SPARE_BYTES = 1 << 30  # room the solution may write in its scratch folder
+MAX_FOLDER_ENTRIES = 2500  # files and folders copied into SCRATCH (bwrap takes at most 9000 arguments)
 _SYSTEM = ("/usr",)
 _LINKS = {"/bin": "usr/bin", "/sbin": "usr/sbin", "/lib": "usr/lib", "/lib64": "usr/lib64", "/lib32": "usr/lib32"}
 # the /etc the dynamic loader, the C library and Python read; nothing with a secret in it
@@ -198,13 +199,16 @@ class Sandbox:
         """bwrap arguments that copy `folder` into a size-bounded tmpfs at SCRATCH (the harness opens
         the files, so their host permissions and the path to them do not matter)."""
         entries, total = [], 0
-        _room_for_descriptors(sum(len(files) for _, _, files in os.walk(folder)))
+        count = sum(len(files) + len(dirs) for _, dirs, files in os.walk(folder))
+        if count > MAX_FOLDER_ENTRIES:
+            raise OSError(errno.E2BIG, f"the folder {folder} has {count} entries, more than {MAX_FOLDER_ENTRIES}")
+        _room_for_descriptors(count)
         for current, dirs, files in os.walk(folder):
             dirs.sort()
             rel = os.path.relpath(current, folder)
             inside = SCRATCH if rel == "." else f"{SCRATCH}/{rel}"
             if rel != ".":
-                entries += ["--perms", "0755", "--dir", inside]
+                entries += ["--dir", inside]
             for name in sorted(files):
                 path = os.path.join(current, name)
                 if os.path.islink(path):
@@ -212,9 +216,10 @@ class Sandbox:
                     continue
                 fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
                 mode = os.fstat(fd)
-                total += mode.st_size
-                perms = "0755" if mode.st_mode & 0o111 else "0644"
-                entries += ["--perms", perms, "--file", self._fd(fd), f"{inside}/{name}"]
+                total += -(-mode.st_size // 4096) * 4096 + 4096  # whole pages, and room for the entry
+                if mode.st_mode & 0o111:
+                    entries += ["--perms", "0755"]
+                entries += ["--file", self._fd(fd), f"{inside}/{name}"]
         size = total + (SCRATCH_SPARE_BYTES if writable else (1 << 20))
         args = ["--size", str(size), "--tmpfs", SCRATCH, *entries]
         return args if writable else [*args, "--remount-ro", SCRATCH]
