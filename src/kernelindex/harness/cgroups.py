@@ -156,6 +156,12 @@ def _v1(mounts: list[tuple[str, str, list[str]]]) -> Hierarchy:
 _found: Hierarchy | None = None
 
 
+def _forget() -> None:
+    global _found
+    with _lock:
+        _found = None
+
+
 def hierarchy() -> Hierarchy:
     """The hierarchy groups are made in (found once); Unavailable, naming what is missing, if none."""
     global _found
@@ -197,19 +203,28 @@ class Group:
         cpus: list[int] | None = None,
         where: Hierarchy | None = None,
     ) -> Group:
-        where = where or hierarchy()
-        reap_stale(where)
-        name = f"{_pid_namespace()}.{os.getpid()}.{_start_time(os.getpid())}.{next(_counter)}"
-        dirs = {key: parent / name for key, parent in where.parents.items()}
-        group = cls(where, dirs, sorted(set(cpus)) if cpus else None)
-        try:
-            for path in dirs.values():
-                path.mkdir()
-            group._configure(memory_limit_bytes, pids_max)
-        except BaseException:
-            group.remove()
-            raise
-        return group
+        if cpus and not set(cpus) <= os.sched_getaffinity(0):
+            raise ValueError(f"CPUs {sorted(set(cpus) - os.sched_getaffinity(0))} are not available to this process")
+        for attempt in range(2):
+            chosen = where or hierarchy()
+            reap_stale(chosen)
+            name = f"{_pid_namespace()}.{os.getpid()}.{_start_time(os.getpid())}.{next(_counter)}"
+            dirs = {key: parent / name for key, parent in chosen.parents.items()}
+            group = cls(chosen, dirs, sorted(set(cpus)) if cpus else None)
+            try:
+                for path in dirs.values():
+                    path.mkdir()
+                group._configure(memory_limit_bytes, pids_max)
+                return group
+            except FileNotFoundError:  # the kernelindex parent group was removed meanwhile: find it again
+                group.remove()
+                if where is not None or attempt:
+                    raise
+                _forget()
+            except BaseException:
+                group.remove()
+                raise
+        raise AssertionError("unreachable")
 
     def _dir(self, controller: str) -> Path:
         return self.dirs[""] if self.hierarchy.version == 2 else self.dirs[controller]
