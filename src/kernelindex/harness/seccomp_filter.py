@@ -6,8 +6,8 @@ and reading other processes' memory, mounting and namespaces (a nested user name
 process capabilities over its own mounts), loading kernel code, BPF, perf events, handles that skip
 path permissions, userfaultfd and io_uring (whose operations seccomp does not see). Denied calls
 fail with EPERM; clone3 fails with ENOSYS so the C library falls back to clone, whose flags seccomp
-can inspect (clone with CLONE_NEWUSER is denied). Calls made for another architecture (32-bit
-x86 on a 64-bit host, say) kill the process, libseccomp's default for foreign architectures.
+can inspect (clone with CLONE_NEWUSER is denied). A call made for another architecture (32-bit
+x86 on a 64-bit host, say) kills the calling thread, libseccomp's default for foreign architectures.
 """
 
 from __future__ import annotations
