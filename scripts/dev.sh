@@ -61,7 +61,7 @@ case "${1:-}" in
         setup_python
         # the demo's reruns are verified only inside the sandbox (bubblewrap); without it they are
         # stored as reproducible, with the reason
-        need_apt bubblewrap
+        need_apt bubblewrap libseccomp2
         shift
         "$VENV/bin/kernelindex" demo "$@"
         ;;
@@ -78,8 +78,9 @@ case "${1:-}" in
         setup_test_extras
         lint
         # Real services for the tests: PostgreSQL (a throw-away cluster the suite starts), headless
-        # Chromium for the page tests, and bubblewrap, the sandbox verified reruns run in.
-        need_apt postgresql chromium chromium-driver bubblewrap
+        # Chromium for the page tests, and bubblewrap and libseccomp2 (the sandbox verified reruns run
+        # in, with its seccomp filter).
+        need_apt postgresql chromium chromium-driver bubblewrap libseccomp2
         shift
         "$VENV/bin/python" -m pytest -q -n 2 --dist loadgroup "$@"
         ;;

@@ -6,22 +6,44 @@ tensor op ever runs in it, so no thread pool or device context exists to be copi
 one child per worker. Each child starts its own session, takes its limits, working folder,
 environment and pipes, and from then on is exactly the worker a fresh interpreter would be,
 with its own address space. File descriptors travel over a SOCK_SEQPACKET socket.
+
+No process outlives its parent: the server asks the kernel for SIGKILL when the harness process
+ends (PR_SET_PDEATHSIG, checked against the parent it was started by, so a parent that died before
+the request is noticed too), and each worker does the same towards the server; a harness killed by
+the OOM killer leaves neither a server holding torch nor stopped workers behind. The signal follows
+the thread that started the process, so servers are started from one thread that lives as long as
+the harness process.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import resource
+import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 
 _lock = threading.Lock()
 _server: ForkServer | None = None
+_starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kernelindex-forkserver-starter")
+PARENT_VARIABLE = "KERNELINDEX_FORKSERVER_PARENT"  # the pid the server must die with
+_PR_SET_PDEATHSIG = 1
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def die_with_parent(parent: int) -> None:
+    """Have the kernel SIGKILL this process when its parent ends; end now if it already has."""
+    if _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
+    if os.getppid() != parent:  # the parent ended before the request: nobody would send the signal
+        os._exit(1)
 
 
 class ForkServer:
@@ -30,6 +52,7 @@ class ForkServer:
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-B", "-c", boot, "forkserver", str(child.fileno())],
             pass_fds=(child.fileno(),),
+            env={**os.environ, PARENT_VARIABLE: str(os.getpid())},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -93,7 +116,7 @@ def server(boot: str) -> ForkServer | None:
     with _lock:
         if _server is None or _server.proc.poll() is not None:
             try:
-                _server = ForkServer(boot)
+                _server = _starter.submit(ForkServer, boot).result()  # its parent thread never ends
             except OSError:
                 _server = None
         return _server
@@ -101,6 +124,10 @@ def server(boot: str) -> ForkServer | None:
 
 def serve(fd: int, run_worker) -> None:
     """The server's loop (runs in the fork server process)."""
+    parent = os.environ.pop(PARENT_VARIABLE, None)
+    if parent is not None:
+        die_with_parent(int(parent))
+    server_pid = os.getpid()
     sock = socket.socket(fileno=fd)
     codes: dict[int, int] = {}
     while True:
@@ -129,6 +156,7 @@ def serve(fd: int, run_worker) -> None:
             if pid == 0:
                 code = 1
                 try:
+                    die_with_parent(server_pid)  # a stopped worker does not outlive the server either
                     sock.close()
                     os.setsid()
                     if request["limit"]:

@@ -1,10 +1,14 @@
 """Parent side of a child process: start it (sandboxed when possible), talk to it, freeze it,
 and end it with everything it started.
 
-A child gets a private request pipe and reply pipe, its arena's file descriptor, a log file,
-an address-space limit on CPU runs, a resident-memory watch summed over all of its processes,
-and a deadline. Whatever happens inside ends as a `ChildEnded` with a kind the runner turns
-into a verdict; how the child ended is observed here, never taken from what it says.
+A child gets a private request pipe and reply pipe, its arena's file descriptor, a log, an
+address-space limit on CPU runs and a deadline. Sandboxed, it lives in its own cgroup
+(sandbox.Sandbox): the kernel freezes it, counts and limits its memory (an OOM kill in the group is
+reported as `memory`), caps its processes and pins it to `cpus`; its output reaches the log through
+a pipe the parent drains, keeping at most LOG_LIMIT bytes. Without a sandbox (reproducible runs) its
+process group is watched from /proc as before. Whatever happens inside ends as a `ChildEnded` with a
+kind the runner turns into a verdict; how the child ended is observed here, never taken from what
+it says.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -31,6 +36,34 @@ MAX_REPLY = 16 << 20
 # Without a sandbox, children are forked from a warm, clean server process (see forkserver.py);
 # set KERNELINDEX_HARNESS_SPAWN=1 to start each one as a fresh interpreter instead.
 SPAWN_VARIABLE = "KERNELINDEX_HARNESS_SPAWN"
+# bytes of a sandboxed child's stdout and stderr kept in its log; the rest is read and dropped
+LOG_LIMIT = 8 << 20
+
+
+class _LogPump(threading.Thread):
+    """Copies a sandbox's output pipe to its log, keeping at most `limit` bytes; reads to the end so
+    the writers never block, and ends when the last process holding the pipe has ended."""
+
+    def __init__(self, fd: int, log, limit: int = LOG_LIMIT):
+        super().__init__(name="kernelindex-log-pump", daemon=True)
+        self.fd, self.log, self.limit, self.kept = fd, log, limit, 0
+        self.start()
+
+    def run(self) -> None:
+        try:
+            while chunk := os.read(self.fd, 1 << 16):
+                if self.kept >= self.limit:
+                    continue
+                part = chunk[: self.limit - self.kept]
+                self.log.write(part)
+                self.kept += len(part)
+                if self.kept >= self.limit:
+                    self.log.write(f"\n[output cut: more than {self.limit} bytes]\n".encode())
+                self.log.flush()
+        except (OSError, ValueError):
+            pass
+        finally:
+            os.close(self.fd)
 
 
 def _signal_name(number: int) -> str:
@@ -80,6 +113,8 @@ class Child:
         cpus: list[int] | None = None,
     ):
         self.role, self.log_path, self.sandboxed = role, log_path, sandboxed
+        self.box: sandbox.Sandbox | None = None
+        self._pump: _LogPump | None = None
         self.memory_limit = memory_limit_bytes
         request_r, self._request_w = os.pipe()
         self._reply_r, reply_w = os.pipe()
@@ -95,36 +130,38 @@ class Child:
                 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
+        def fence_and_pin():
+            fence()
+            if cpus:
+                os.sched_setaffinity(0, cpus)
+
         inner = [sys.executable, "-I", "-B", "-c", BOOT, "child", role, str(request_r), str(reply_w)]
         server = None if sandboxed or os.environ.get(SPAWN_VARIABLE) == "1" else forkserver.server(BOOT)
         if sandboxed:
-            info_r, info_w = os.pipe()
-            cmd = sandbox.command(
+            self.box = sandbox.Sandbox(
                 inner,
-                bind_rw=str(folder) if writable else None,
-                bind_ro=None if writable else str(folder),
+                folder=folder,
+                writable=writable,
                 cuda=device.startswith("cuda"),
-                info_fd=info_w,
+                memory_limit_bytes=memory_limit_bytes,
+                cpus=cpus,
             )
-            self.proc = subprocess.Popen(
-                cmd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=self._log,
-                stderr=subprocess.STDOUT,
-                pass_fds=(*fds, info_w),
-                start_new_session=True,
-                preexec_fn=fence,
-            )
-            os.close(info_w)
+            log_r, log_w = os.pipe()
             try:
-                info = sandbox.read_info(info_r)
+                self.proc = self.box.popen(env=env, stdout=log_w, pass_fds=fds, preexec=fence)
+            except BaseException:
+                os.close(log_r)
+                self.box.close()
+                raise
             finally:
-                os.close(info_r)
-            self.members = sandbox.Members(namespace=sandbox.namespace_of(info["child-pid"]), group=None)
+                os.close(log_w)
+            self._pump = _LogPump(log_r, self._log)
+            self.members = self.box.members
         elif server is not None:
             self.proc = server.spawn(role, str(folder), env, limit, request_r, reply_w, self._log.fileno(), arena_fd)
-            self.members = sandbox.Members(namespace=None, group=self.proc.pid)
+            if cpus:
+                os.sched_setaffinity(self.proc.pid, cpus)  # before its first request; its children inherit it
+            self.members = sandbox.ProcessGroup(self.proc.pid)
         else:
             self.proc = subprocess.Popen(
                 inner,
@@ -135,9 +172,9 @@ class Child:
                 stderr=subprocess.STDOUT,
                 pass_fds=fds,
                 start_new_session=True,
-                preexec_fn=fence,
+                preexec_fn=fence_and_pin,
             )
-            self.members = sandbox.Members(namespace=None, group=self.proc.pid)
+            self.members = sandbox.ProcessGroup(self.proc.pid)
         os.close(request_r)
         os.close(reply_w)
 
@@ -157,17 +194,12 @@ class Child:
                 self.kill()
                 raise ChildEnded(self.role, "timeout", f"{self.role} process passed its time limit during {what}")
             ready, _, _ = select.select([self._reply_r], [], [], min(POLL_S, deadline - now))
-            if self.memory_limit and self.members.rss_bytes() > self.memory_limit:
-                self.kill()
-                raise ChildEnded(
-                    self.role,
-                    "memory",
-                    f"{self.role} process exceeded the memory limit of {self.memory_limit >> 20} MiB",
-                )
+            self._watch_memory()
             if ready:
                 chunk = os.read(self._reply_r, 1 << 20)
                 if not chunk:
                     code = self.proc.wait()
+                    self._watch_memory()  # a process the kernel's OOM killer ended reads as memory, not died
                     if self.sandboxed and code > 128:  # bwrap exits 128 + N when its child died of signal N
                         code = 128 - code
                     how = f"signal {_signal_name(-code)}" if code < 0 else f"exit code {code}"
@@ -192,6 +224,25 @@ class Child:
             )
         return reply
 
+    def _watch_memory(self) -> None:
+        """Sandboxed, the kernel enforces the limit on the cgroup and this reports its OOM kills;
+        without a sandbox, the process group's resident memory is compared with the limit."""
+        if self.sandboxed:
+            over = self.members.oom_killed()
+        else:
+            over = bool(self.memory_limit) and self.members.memory_bytes() > self.memory_limit
+        if over:
+            self.kill()
+            limit = f" of {self.memory_limit >> 20} MiB" if self.memory_limit else ""
+            raise ChildEnded(self.role, "memory", f"{self.role} process exceeded the memory limit{limit}")
+
+    def memory_bytes(self) -> int:
+        """Memory the child uses now: its cgroup's charge (tmpfs included) when sandboxed."""
+        return self.members.memory_bytes()
+
+    def peak_memory_bytes(self) -> int:
+        return self.members.peak_memory_bytes()
+
     def request(self, message: dict, deadline: float) -> dict:
         self.send(message)
         return self.receive(deadline, repr(message["op"]))
@@ -212,10 +263,11 @@ class Child:
         self.members.thaw()
 
     def kill(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        if not self.sandboxed:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         self.members.kill()
         self.proc.wait()
 
@@ -228,6 +280,10 @@ class Child:
                 pass
         self.thaw()
         self.kill()
+        if self._pump is not None:
+            self._pump.join(timeout=5)
+        if self.box is not None:
+            self.box.close()
         self._log.close()
 
     def log_tail(self, limit: int = 8000) -> str:
