@@ -327,22 +327,6 @@ class Group:
             pass
         return 0
 
-    def run_delay_ns(self) -> int:
-        """Nanoseconds the members' threads waited runnable for a CPU (schedstat), for the runner's
-        CPU-wait discount while it still has one."""
-        total = 0
-        for pid in self.pids():
-            try:
-                tasks = os.listdir(f"/proc/{pid}/task")
-            except OSError:
-                continue
-            for tid in tasks:
-                try:
-                    total += int(_read(Path(f"/proc/{pid}/task/{tid}/schedstat")).split()[1])
-                except (OSError, ValueError, IndexError):
-                    continue
-        return total
-
     # --- freezing and ending ----------------------------------------------------------------
 
     def _frozen(self) -> bool:

@@ -317,9 +317,6 @@ class Members:
     def oom_killed(self) -> bool:
         return self.group.oom_kills() > 0
 
-    def run_delay_ns(self) -> int:
-        return self.group.run_delay_ns()
-
     def freeze(self, timeout_s: float = 5.0) -> bool:
         return self.group.freeze(timeout_s)
 
@@ -367,21 +364,6 @@ class ProcessGroup:
     def oom_killed(self) -> bool:
         return False
 
-    def run_delay_ns(self) -> int:
-        total = 0
-        for pid in self.pids():
-            try:
-                tasks = os.listdir(f"/proc/{pid}/task")
-            except OSError:
-                continue
-            for tid in tasks:
-                try:
-                    with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                        total += int(f.read().split()[1])
-                except (OSError, ValueError, IndexError):
-                    continue
-        return total
-
     def freeze(self, timeout_s: float = 5.0) -> bool:
         """SIGSTOP every member until a scan finds none running; False if one still runs after `timeout_s`."""
         deadline, pause = time.monotonic() + timeout_s, 0.0005
@@ -408,15 +390,6 @@ class ProcessGroup:
             for pid in pids:
                 _signal(pid, signal.SIGKILL)
             time.sleep(0.01)
-
-
-def own_run_delay_ns() -> int:
-    """The calling thread's run delay (schedstat), for the runner's CPU-wait discount while it has one."""
-    try:
-        with open("/proc/thread-self/schedstat") as f:
-            return int(f.read().split()[1])
-    except (OSError, ValueError, IndexError):
-        return 0
 
 
 def _state(pid: int) -> str | None:
