@@ -9,7 +9,7 @@ from pathlib import Path
 
 from kernelindex.records.canonical import digest
 from kernelindex.records.signing import key_id, new_private_key
-from kernelindex.store.evidence_store import HARNESS_SOURCE
+from kernelindex.records.vocabulary import HARNESS_SOURCE
 from kernelindex.store.writer import Writer
 
 SAMPLE = Path(__file__).resolve().parents[2] / "src" / "kernelindex" / "sample"

@@ -19,7 +19,9 @@ from kernelindex.ingest.catalog import ImportReport
 from kernelindex.ingest.problems import ImportFailed, Problem
 from kernelindex.ingest.whole_files import read_whole
 from kernelindex.records.canonical import canonical_json, digest, sha256_digest
-from kernelindex.records.normalise import RUN_STATUSES, hardware_of, run_status, slug, token
+from kernelindex.records.hardware import hardware_of
+from kernelindex.records.names import UPSTREAM_NAME_LIMIT, slug
+from kernelindex.records.normalise import RUN_STATUSES, run_status, token
 from kernelindex.records.strict_json import loads_strict
 from kernelindex.records.units import whole_ns
 
@@ -49,7 +51,7 @@ def _timestamp(value: Any) -> str:
 def _record(kind: str, name: str, spec: dict, title: str | None = None) -> dict:
     from kernelindex.records.models import dump_record, parse_record
 
-    metadata = {"name": slug(name, 180)}
+    metadata = {"name": slug(name, limit=UPSTREAM_NAME_LIMIT)}
     if title:
         metadata["title"] = title[:200]
     record = {"apiVersion": API_VERSION, "kind": kind, "metadata": metadata, "spec": spec}

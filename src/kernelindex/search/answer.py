@@ -12,17 +12,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
-
-from sqlalchemy import Connection
+from typing import TYPE_CHECKING, Any
 
 from kernelindex.ranking.cohort import RankedGroup
-from kernelindex.ranking.evidence import LEVELS
 from kernelindex.ranking.evidence_facts import evidence_for_runs
 from kernelindex.ranking.reads import ranked_groups
 from kernelindex.records.canonical import metric_key
 from kernelindex.records.families import shown_family
 from kernelindex.records.units import format_value
+from kernelindex.records.vocabulary import EvidenceLevel
 from kernelindex.search.bracketing import Case, bracket
 from kernelindex.search.models import (
     EntityMatch,
@@ -36,6 +34,9 @@ from kernelindex.search.models import (
 )
 from kernelindex.search.query import Query, gpu_matches, parse, resolve_axis, split_words, word_score
 from kernelindex.store.reads import search as reads
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 ANSWERED_OPERATIONS = 4
 OTHER_OPERATIONS = 20
@@ -223,11 +224,11 @@ class _Context:
             self._candidates[op_id] = reads.evidence_candidates(self.conn, workload_ids=workload_ids)
         found = [c for c in self._candidates[op_id] if _keep(c, query)]
         levels = self.levels(c.run_digest for c in found)
-        floor = LEVELS.index(query.evidence or "reported")
+        floor = EvidenceLevel(query.evidence or EvidenceLevel.REPORTED)
         return {
             (c.workload_id, c.comparison_key)
             for c in found
-            if LEVELS.index(levels.get(c.run_digest, "reported")) >= floor
+            if EvidenceLevel(levels.get(c.run_digest, EvidenceLevel.REPORTED)) >= floor
         }
 
     # ---------------------------------------------------------------- one operation
@@ -238,7 +239,7 @@ class _Context:
         workloads = [w for w in all_workloads if _keep_workload(w, query)]
         kept_ids = {w.id for w in workloads}
         combos = [c for c in all_combos if c.workload_id in kept_ids and _keep(c, query)]
-        if query.evidence and query.evidence != "reported":
+        if query.evidence and query.evidence != EvidenceLevel.REPORTED:
             allowed = self._evidenced(op.id, [w.id for w in all_workloads], query)
             combos = [c for c in combos if (c.workload_id, c.comparison_key) in allowed]
         if query.license:
@@ -337,7 +338,7 @@ class _Context:
             group_answers = [g for g in group_answers if g.size and _meets(g, query)]
             group_answers.sort(
                 key=lambda g: (
-                    -(LEVELS.index(max(g.bestByEvidence, key=LEVELS.index)) if g.bestByEvidence else 0),
+                    -(max(map(EvidenceLevel, g.bestByEvidence)).rank if g.bestByEvidence else 0),
                     -g.size,
                 )
             )
@@ -389,7 +390,7 @@ class _Context:
                 unit=g.unit,
                 display=format_value(e.run.value, g.unit),
                 hardware=hardware,
-                evidence=levels.get(e.run.digest or "", "reported"),
+                evidence=levels.get(e.run.digest or "", EvidenceLevel.REPORTED.value),
                 links=Links(self=f"/runs/{e.run.run_id}", json=f"/api/v1/runs/{e.run.run_id}"),
             )
 
@@ -427,15 +428,15 @@ def _keep_workload(w: reads.WorkloadEntry, query: Query) -> bool:
 def _best_by_level(g: RankedGroup, levels: dict[str, str]) -> dict[str, Any]:
     best: dict[str, Any] = {}
     for e in g.entries:
-        level = levels.get(e.run.digest or "", "reported")
+        level = levels.get(e.run.digest or "", EvidenceLevel.REPORTED.value)
         best.setdefault(level, e)
-    return {level: best[level] for level in reversed(LEVELS) if level in best}
+    return {level.value: best[level] for level in reversed(EvidenceLevel) if level in best}
 
 
 def _meets(g: GroupAnswer, query: Query) -> bool:
     if not query.evidence:
         return True
-    return any(LEVELS.index(level) >= LEVELS.index(query.evidence) for level in g.bestByEvidence)
+    return any(EvidenceLevel(level) >= query.evidence for level in g.bestByEvidence)
 
 
 def _axes_sort(axes: dict[str, Any]) -> tuple:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernelindex.records.refusal import Refusal, RefusalKind
 from kernelindex.services import harness_adapter as harness
 
 MAX_RETRIES = 3
@@ -54,8 +55,10 @@ def batches(cases: list[str], size: int) -> list[list[str]]:
     return [cases[i : i + size] for i in range(0, len(cases), size)]
 
 
-class RayUnavailable(RuntimeError):
+class RayUnavailable(Refusal, RuntimeError):
     """The Ray cluster named by ``--ray-address`` cannot be joined."""
+
+    kind = RefusalKind.UNAVAILABLE
 
 
 def start_ray(address: str | None, hardware: str) -> None:

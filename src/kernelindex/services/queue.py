@@ -32,10 +32,11 @@ from kernelindex.records.signing import (
     public_key_to_text,
     verify_envelope,
 )
+from kernelindex.records.vocabulary import HARNESS_SOURCE
 from kernelindex.services import harness_adapter as harness
 from kernelindex.store import Store
 from kernelindex.store import queue_store as qs
-from kernelindex.store.evidence_store import HARNESS_SOURCE, EvidenceError, add_signature, register_signing_key
+from kernelindex.store.evidence_store import EvidenceError, add_signature, register_signing_key
 from kernelindex.store.queue_store import QueueError
 from kernelindex.store.reads import queue as reads
 from kernelindex.store.rows import RowError
