@@ -55,7 +55,7 @@ def add_harness_run(
     store, original: dict, host: str, *, key=None, sign: bool = True, status: str = "passed", seed=None
 ):
     """Store a harness run made on ``host`` with runner key ``key`` (signed unless told not to)."""
-    from kernelindex.store.evidence_store import sign_stored_record
+    from kernelindex.store.evidence.records import sign_stored_record
 
     key = key or new_private_key()
     bundle = harness_bundle(original, host, status=status, seed=seed)

@@ -14,9 +14,9 @@ from kernelindex.records.request_signing import RequestSignatureError
 from kernelindex.records.signing import SignatureError
 from kernelindex.search.query import QueryError
 from kernelindex.services.campaign import RayUnavailable
-from kernelindex.store.api_tokens import TokenError
-from kernelindex.store.evidence_store import EvidenceError
-from kernelindex.store.queue_store import QueueError
+from kernelindex.store.evidence.api_tokens import TokenError
+from kernelindex.store.evidence.records import EvidenceError
+from kernelindex.store.queue.writes import QueueError
 from kernelindex.store.reads.lookup import LookupFailed
 from kernelindex.store.rows import RowError
 

@@ -22,7 +22,7 @@ from kernelindex.harness.runner import EvalOptions, evaluate
 from kernelindex.records.signing import new_private_key, private_key_from_pem, private_key_to_pem
 from kernelindex.services.keys import create_api_key
 from kernelindex.store import open_store
-from kernelindex.store.evidence_tables import api_keys, attestations, correction_requests, signatures
+from kernelindex.store.evidence.tables import api_keys, attestations, correction_requests, signatures
 from kernelindex.store.tables import metadata, record_events, runs
 
 HARNESS_FIXTURES = Path(__file__).resolve().parents[1] / "harness" / "fixtures"
@@ -153,7 +153,7 @@ def test_record_an_evaluation_with_signatures_and_leader_events(db, key_file, su
     """
     before = counts(db)
     # killed after the records are written, before the runner signs them
-    run_child(db, key_file, call, "kernelindex.store.evidence_store:sign_stored_record")
+    run_child(db, key_file, call, "kernelindex.store.evidence.records:sign_stored_record")
     assert counts(db) == before
     # killed after signing and the leader events, before the commit
     run_child(db, key_file, call, "kernelindex.services.evaluations:record_leader_changes")

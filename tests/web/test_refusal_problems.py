@@ -7,8 +7,8 @@ import pytest
 
 from kernelindex.records.refusal import RefusalKind
 from kernelindex.search.query import QueryError
-from kernelindex.store.evidence_store import EvidenceError
-from kernelindex.store.queue_store import QueueError
+from kernelindex.store.evidence.records import EvidenceError
+from kernelindex.store.queue.writes import QueueError
 from kernelindex.store.reads.lookup import LookupFailed
 from kernelindex.web import evidence_routes, queue_routes
 from kernelindex.web.problems import HTTP_STATUS, lookup_problem, refusal_problem

@@ -21,8 +21,8 @@ from typing import BinaryIO
 from kernelindex.ingest.catalog_lines import REFUSALS, Line, converted, refusal
 from kernelindex.ingest.problems import ImportFailed, LineError, Problem
 from kernelindex.store.database import Store, bulk_settings
-from kernelindex.store.refresh import record_refresh
-from kernelindex.store.serving_writes import serving_run_row
+from kernelindex.store.refresh.writes import record_refresh
+from kernelindex.store.serving.writes import serving_run_row
 from kernelindex.store.writer import Writer
 
 MAX_PROBLEMS = 50

@@ -34,7 +34,7 @@ def store_evaluation(conn: Connection, evaluation: Any, private_key=None) -> Sto
 
     Idempotent: the same records again store nothing new. The caller owns the transaction.
     """
-    from kernelindex.store.evidence_store import sign_stored_record
+    from kernelindex.store.evidence.records import sign_stored_record
 
     runner_id, runner_host = evaluation.runner_id, evaluation.runner_host
     if private_key is not None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernelindex.ranking.evidence import evidence_level
 from kernelindex.records.vocabulary import CONTROLLED, RunStatus, is_harness_source
-from kernelindex.store.evidence_store import signature_checks
+from kernelindex.store.evidence.records import signature_checks
 from kernelindex.store.reads.evidence import (
     evidence_rows,
     evidence_rows_measuring,

@@ -10,7 +10,7 @@ from kernelindex.ranking.history import LeaderEvent
 from kernelindex.ranking.leaders import record_leader_changes
 from kernelindex.records.canonical import digest
 from kernelindex.store.database import Store
-from kernelindex.store.evidence_store import (
+from kernelindex.store.evidence.records import (
     EvidenceError,
     add_correction_request,
     authenticate,

@@ -35,9 +35,9 @@ from kernelindex.records.signing import (
 from kernelindex.records.vocabulary import HARNESS_SOURCE
 from kernelindex.services import harness_adapter as harness
 from kernelindex.store import Store
-from kernelindex.store import queue_store as qs
-from kernelindex.store.evidence_store import EvidenceError, add_signature, register_signing_key
-from kernelindex.store.queue_store import QueueError
+from kernelindex.store.evidence.records import EvidenceError, add_signature, register_signing_key
+from kernelindex.store.queue import writes as qs
+from kernelindex.store.queue.writes import QueueError
 from kernelindex.store.reads import queue as reads
 from kernelindex.store.rows import RowError
 from kernelindex.store.writer import Writer

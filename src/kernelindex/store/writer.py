@@ -23,7 +23,6 @@ from sqlalchemy import JSON, Connection, Table, and_, insert, select, update
 
 from kernelindex.records import names
 from kernelindex.records.canonical import digest, sha256_digest
-from kernelindex.store import serving_tables as st
 from kernelindex.store import tables as t
 from kernelindex.store.bulk import in_chunks, insert_rows, json_columns, select_in
 from kernelindex.store.database import json_bytes
@@ -39,6 +38,7 @@ from kernelindex.store.rows import (
     source_columns,
     workload_columns,
 )
+from kernelindex.store.serving import tables as st
 
 BATCH = 1000
 

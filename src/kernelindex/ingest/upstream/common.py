@@ -244,7 +244,7 @@ def settle(
 ) -> None:
     """End one upstream path's savepoint: refuse it whole when the writer or the caller found a
     problem, take it back when ``check``, else record the source's refresh and keep it."""
-    from kernelindex.store.refresh import record_refresh
+    from kernelindex.store.refresh.writes import record_refresh
 
     problems += [Problem(report.path, p.line, p.field, p.reason) for p in writer.problems]
     if problems:

@@ -2,7 +2,7 @@
 
 Each record becomes the export row the public site writes for it and then goes through the very
 converters a catalog's serving tables go through (:data:`kernelindex.ingest.serving.SERVING_TABLES`
-and :func:`kernelindex.store.serving_writes.serving_run_row`): every digest and key recomputed,
+and :func:`kernelindex.store.serving.writes.serving_run_row`): every digest and key recomputed,
 every restated column checked. Everything is written in one transaction (the caller's when it holds
 one, e.g. a use case's), under the source row whose policy carries upstream's URL, terms and
 licence; anything refused leaves the store as it was. Re-importing adds nothing: rows whose digest
@@ -23,7 +23,7 @@ from kernelindex.records.canonical import digest
 from kernelindex.records.serving_keys import run_keys
 from kernelindex.store.ids import uuid7
 from kernelindex.store.rows import RowError
-from kernelindex.store.serving_writes import serving_run_row
+from kernelindex.store.serving.writes import serving_run_row
 from kernelindex.store.writer import Writer, now_iso
 
 

@@ -18,8 +18,8 @@ from sqlalchemy import Connection, Row, Select, Table, bindparam, func, or_, sel
 from sqlalchemy.sql import ColumnElement
 
 from kernelindex.records.refusal import Refusal, RefusalKind
-from kernelindex.store import serving_tables as st
 from kernelindex.store import tables as t
+from kernelindex.store.serving import tables as st
 
 MIN_PREFIX = 8
 HEX_PREFIX = re.compile(r"^(sha256:)?([0-9a-f]{8,64})$")

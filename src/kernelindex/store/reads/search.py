@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Connection, Text, and_, cast, func, or_, select, tuple_
 
 from kernelindex.records.vocabulary import RunStatus
-from kernelindex.store.evidence_tables import attestations
+from kernelindex.store.evidence.tables import attestations
 from kernelindex.store.reads.run_facts import made_by_harness
 from kernelindex.store.tables import (
     environments,

@@ -29,8 +29,8 @@ from kernelindex.records.signing import (
     verify_envelope,
 )
 from kernelindex.records.vocabulary import RunStatus, is_harness_source
-from kernelindex.store.api_tokens import NewToken, TokenError, new_token, token_key_id, token_matches
-from kernelindex.store.evidence_tables import (
+from kernelindex.store.evidence.api_tokens import NewToken, TokenError, new_token, token_key_id, token_matches
+from kernelindex.store.evidence.tables import (
     api_keys,
     attestations,
     correction_requests,

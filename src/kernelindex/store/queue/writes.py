@@ -18,7 +18,7 @@ from sqlalchemy import Connection, and_, exists, func, insert, select, update
 from kernelindex.records.refusal import Refusal, RefusalKind
 from kernelindex.store.database import Store
 from kernelindex.store.ids import uuid7
-from kernelindex.store.queue_tables import rerun_leases, rerun_requests, runner_keys
+from kernelindex.store.queue.tables import rerun_leases, rerun_requests, runner_keys
 from kernelindex.store.writer import Writer
 
 OPEN_STATES = ("queued", "leased")
