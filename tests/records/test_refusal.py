@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kernelindex.client.errors import ApiError, client_problem
-from kernelindex.ingest.problems import ImportFailed, Problem
+from kernelindex.ingest.problems import ImportFailed, ImportProblem
 from kernelindex.ingest.sync import SyncFailed
 from kernelindex.ingest.upstream.common import UpstreamError
 from kernelindex.records.errors import RecordError
@@ -37,7 +37,7 @@ from kernelindex.store.rows import RowError
         (TokenError("malformed"), "unauthorized", "unauthorized"),
         (RowError("spec", "bad"), "invalid", "invalid"),
         (QueryError("too long"), "bad_request", "bad_query"),
-        (ImportFailed([Problem("a.jsonl", 2, "spec", "bad")]), "invalid", "invalid"),
+        (ImportFailed([ImportProblem("a.jsonl", 2, "spec", "bad")]), "invalid", "invalid"),
         (UpstreamError("a.json", None, "x", "missing"), "invalid", "invalid"),
         (SyncFailed("refused"), "bad_request", "bad_request"),
         (RayUnavailable("no cluster"), "unavailable", "unavailable"),
@@ -57,7 +57,7 @@ def test_the_old_bases_still_catch():
 
 
 def test_import_refusal_lines_are_its_problems():
-    exc = ImportFailed([Problem("a.jsonl", 2, "spec", "bad"), Problem("b.jsonl", None, None, "empty")])
+    exc = ImportFailed([ImportProblem("a.jsonl", 2, "spec", "bad"), ImportProblem("b.jsonl", None, None, "empty")])
     assert exc.lines() == ["a.jsonl:2: spec: bad", "b.jsonl: empty"]
 
 
@@ -70,6 +70,14 @@ def test_api_errors_read_their_kind_from_the_status():
     assert error(404).message == "said the server"
     down = ApiError(client_problem("unreachable", "Unreachable", "connection refused"), method="GET", url="http://x")
     assert down.kind is RefusalKind.UNAVAILABLE and down.lines() == ["connection refused"]
+
+
+def test_runner_errors_read_their_kind_from_the_status():
+    from kernelindex.services.remote_runner import RunnerError
+
+    assert RunnerError(409, "lease closed").kind is RefusalKind.CONFLICT
+    assert RunnerError(503, "down").kind is RefusalKind.UNAVAILABLE
+    assert RunnerError(404, "no lease").lines() == ["HTTP 404: no lease"]
 
 
 def test_mcp_error():

@@ -23,6 +23,13 @@ _KIND_OF_STATUS = {
 }
 
 
+def kind_of_status(status: int | None) -> RefusalKind:
+    """The kind of refusal an HTTP answer's status stands for (no answer, or a 5xx: unavailable)."""
+    if status is None or status >= 500:
+        return RefusalKind.UNAVAILABLE
+    return _KIND_OF_STATUS.get(status, RefusalKind.BAD_REQUEST)
+
+
 class ApiError(Refusal):
     """A failed call. ``problem`` is the RFC 9457 object: ``type``, ``title``, ``status``, ``detail``
     and any extension members; ``status`` is None when no HTTP answer came back."""
@@ -35,9 +42,7 @@ class ApiError(Refusal):
 
     @property
     def kind(self) -> RefusalKind:  # type: ignore[override]  # read from the answer, not set
-        if self.status is None or self.status >= 500:
-            return RefusalKind.UNAVAILABLE
-        return _KIND_OF_STATUS.get(self.status, RefusalKind.BAD_REQUEST)
+        return kind_of_status(self.status)
 
     @property
     def message(self) -> str:

@@ -8,7 +8,7 @@ from kernelindex.records.refusal import Refusal, RefusalKind
 
 
 @dataclass(frozen=True)
-class Problem:
+class ImportProblem:
     file: str
     line: int | None
     field: str | None
@@ -24,7 +24,7 @@ class ImportFailed(Refusal):
 
     kind = RefusalKind.INVALID
 
-    def __init__(self, problems: list[Problem]) -> None:
+    def __init__(self, problems: list[ImportProblem]) -> None:
         self.problems = problems
         super().__init__("\n".join(map(str, problems)))
 

@@ -27,7 +27,7 @@ import httpx
 
 from kernelindex.ingest.catalog import ImportReport, import_catalog
 from kernelindex.ingest.jsonlines import ZSTD_MAGIC
-from kernelindex.ingest.problems import ImportFailed, Problem
+from kernelindex.ingest.problems import ImportFailed, ImportProblem
 from kernelindex.records.refusal import Refusal
 from kernelindex.records.strict_json import loads_strict
 from kernelindex.store.database import JoinedStore, Store
@@ -233,5 +233,5 @@ def sync(
                     if after_import is not None:
                         after_import(conn)
             except ImportFailed as exc:
-                raise ImportFailed([Problem(final, p.line, p.field, p.reason) for p in exc.problems]) from None
+                raise ImportFailed([ImportProblem(final, p.line, p.field, p.reason) for p in exc.problems]) from None
     return SyncResult(base, got, up_to_date=False, requests=2, report=report)

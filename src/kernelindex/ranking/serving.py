@@ -55,7 +55,7 @@ def rank_serving_cohort(runs: Sequence[Mapping[str, Any]], metric: str, statisti
             reasons.append(f"no {metric}:{statistic}")
         if direction is None:
             reasons.append(f"{metric} has no known direction")
-        if reasons:
+        if reasons or value is None:  # (no value always has its reason)
             excluded.append(ServingRanked(run["id"], None, value, reasons=tuple(reasons)))
         else:
             ranked.append((run["id"], float(value)))

@@ -10,7 +10,7 @@ answer says which were dropped. Ranks come from :mod:`kernelindex.ranking` only.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -73,7 +73,8 @@ def search(conn: Connection, text: str, rank_rows: int = RANK_ROWS) -> SearchAns
         for name, fields in RELAX_ORDER:
             if not any(getattr(query, f) for f in fields):
                 continue
-            query = replace(query, **{f: (None if f in ("evidence", "license") else ()) for f in fields})
+            cleared: dict[str, Any] = {f: (None if f in ("evidence", "license") else ()) for f in fields}
+            query = replace(query, **cleared)
             relaxed.append(name)
             ops = [context.operation(op, query, best) for op in answered]
             if any(w.groups for a in ops for w in a.workloads):
@@ -210,8 +211,9 @@ class _Context:
             self._loaded[op_id] = (workloads, reads.run_combos(self.conn, [w.id for w in workloads]))
         return self._loaded[op_id]
 
-    def levels(self, digests: Iterable[str]) -> dict[str, str]:
-        """Evidence levels, from the one evidence function, for digests not yet known."""
+    def levels(self, digests: Iterable[str | None]) -> dict[str, str]:
+        """Evidence levels, from the one evidence function, for digests not yet known (None: a run
+        without a digest, which has none)."""
         wanted = [d for d in digests if d and d not in self._levels]
         if wanted:
             self._levels.update({d: e.level for d, e in evidence_for_runs(self.conn, wanted).items()})
@@ -283,8 +285,8 @@ class _Context:
             else:
                 mode = "bracketing"
                 defined = bracket(pinned, [Case(k, m.first.axes) for k, m in by_key.items()])
-                for c in defined.exact:
-                    notes.append(f"the case {_axes_text(c.axes)} is defined but has no run that matches the filters")
+                for case in defined.exact:
+                    notes.append(f"the case {_axes_text(case.axes)} is defined but has no run that matches the filters")
                 chosen = [(by_key[n.case.key], f"{n.side} {n.axis}", n.distance) for n in found.neighbours]
                 if not chosen and defined.neighbours:
                     notes.append(
@@ -443,7 +445,7 @@ def _axes_sort(axes: dict[str, Any]) -> tuple:
     return tuple((k, v if isinstance(v, (int, float)) else float("inf"), str(v)) for k, v in sorted(axes.items()))
 
 
-def _axes_text(axes: dict[str, Any]) -> str:
+def _axes_text(axes: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in axes.items())
 
 

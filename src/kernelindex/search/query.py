@@ -258,8 +258,8 @@ def parse(text: str, sources: Iterable[str] = ()) -> Query:
         elif pair := AXIS_PAIR.match(token):
             number = _number(pair.group(2))
             axes.append(AxisPin(pair.group(1), number if number is not None else pair.group(2)))
-        elif _digest_prefix(lowered):
-            digests.append(_digest_prefix(lowered))
+        elif prefix := _digest_prefix(lowered):
+            digests.append(prefix)
         elif EvidenceLevel.named(lowered) is not None:
             evidence = lowered
         elif lowered in DTYPES:

@@ -30,7 +30,9 @@ def record_evaluation(
     """The records (built purely by the harness), the runner's signatures over the runs and the
     leader events, in one transaction."""
     records = evaluation_records(suite)
-    overrides = {k: v for k, v in (("runner_id", runner_id), ("runner_host", runner_host)) if v is not None}
+    overrides: dict[str, Any] = {
+        k: v for k, v in (("runner_id", runner_id), ("runner_host", runner_host)) if v is not None
+    }
     if overrides:
         records = dataclasses.replace(records, **overrides)
     with store.begin() as conn:

@@ -11,7 +11,7 @@ from kernelindex.harness.records import problem_records, trace_links
 from kernelindex.ingest.catalog import BadLines, ImportReport
 from kernelindex.ingest.paths import import_paths as import_each
 from kernelindex.ingest.paths import kind_of
-from kernelindex.ingest.problems import ImportFailed, Problem
+from kernelindex.ingest.problems import ImportFailed, ImportProblem
 from kernelindex.ingest.upstream.dispatch import import_upstream
 from kernelindex.ranking.history import LeaderEvent
 from kernelindex.ranking.leaders import record_leader_changes
@@ -41,7 +41,7 @@ def import_paths(
     try:
         links = trace_links(trace_problem, trace_solution) if trace_problem else None
     except FormatError as exc:
-        raise ImportFailed([Problem(exc.file, exc.line, exc.field, exc.reason)]) from None
+        raise ImportFailed([ImportProblem(exc.file, exc.line, exc.field, exc.reason)]) from None
     with store.begin(bulk=True) as conn:
         reports = import_each(
             JoinedStore(conn),

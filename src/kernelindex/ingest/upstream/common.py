@@ -18,7 +18,7 @@ from typing import Any
 
 from kernelindex import API_VERSION
 from kernelindex.ingest.catalog import ImportReport
-from kernelindex.ingest.problems import ImportFailed, Problem
+from kernelindex.ingest.problems import ImportFailed, ImportProblem
 from kernelindex.ingest.whole_files import read_whole
 from kernelindex.records.canonical import digest
 from kernelindex.records.errors import RecordError
@@ -34,7 +34,7 @@ class UpstreamError(Refusal):
     kind = RefusalKind.INVALID
 
     def __init__(self, file: str | Path, line: int | None, field: str | None, reason: str) -> None:
-        self.problem = Problem(str(file), line, field, reason)
+        self.problem = ImportProblem(str(file), line, field, reason)
         super().__init__(str(self.problem))
 
 
@@ -211,7 +211,7 @@ def store_records(store, records: Records, name: str, *, check: bool = False) ->
 
     report = ImportReport(name, lines=records.lines, checked_only=check)
     prov = records.provenance
-    problems: list[Problem] = []
+    problems: list[ImportProblem] = []
     with store.begin() as conn:
         transaction = conn.begin_nested()
         writer = Writer(conn)
@@ -220,12 +220,12 @@ def store_records(store, records: Records, name: str, *, check: bool = False) ->
             try:
                 writer.add_record(rec, slug=rec["metadata"]["name"])
             except RowError as exc:
-                problems.append(Problem(name, line, exc.field, exc.reason))
+                problems.append(ImportProblem(name, line, exc.field, exc.reason))
         for line, bundle in records.runs:
             try:
                 writer.add_run_bundle(bundle, line=line)
             except RowError as exc:
-                problems.append(Problem(name, line, exc.field, exc.reason))
+                problems.append(ImportProblem(name, line, exc.field, exc.reason))
         writer.flush()
         settle(conn, transaction, writer, report, problems, prov.slug, records.skipped, check=check)
     return report
@@ -236,7 +236,7 @@ def settle(
     transaction,
     writer,
     report: ImportReport,
-    problems: list[Problem],
+    problems: list[ImportProblem],
     source_slug: str,
     skipped: dict[str, int],
     *,
@@ -246,7 +246,7 @@ def settle(
     problem, take it back when ``check``, else record the source's refresh and keep it."""
     from kernelindex.store.refresh.writes import record_refresh
 
-    problems += [Problem(report.path, p.line, p.field, p.reason) for p in writer.problems]
+    problems += [ImportProblem(report.path, p.line, p.field, p.reason) for p in writer.problems]
     if problems:
         transaction.rollback()
         raise ImportFailed(problems)

@@ -84,7 +84,8 @@ def row_lines(text: str) -> list[int]:
     """The line on which each element of a top-level JSON list starts (for messages); the text has
     been read as JSON already."""
     decoder = json.JSONDecoder()
-    lines, line, pos = [], 1, text.index("[") + 1
+    lines: list[int] = []
+    line, pos = 1, text.index("[") + 1
     while True:
         start = pos
         while pos < len(text) and text[pos] in " \t\r\n,":

@@ -15,7 +15,7 @@ from typing import Any
 
 from kernelindex import API_VERSION
 from kernelindex.ingest.catalog import ImportReport
-from kernelindex.ingest.problems import Problem
+from kernelindex.ingest.problems import ImportProblem
 from kernelindex.ingest.serving import SERVING_TABLES
 from kernelindex.ingest.upstream.common import settle
 from kernelindex.ingest.upstream.mlperf import ServingRecords
@@ -31,7 +31,7 @@ def store_serving(store, parsed: ServingRecords, name: str, *, check: bool = Fal
     """Store ``parsed`` (nothing when anything is refused, or when ``check``); raises ImportFailed."""
     report = ImportReport(name, lines=parsed.rows, checked_only=check)
     prov = parsed.provenance
-    problems: list[Problem] = []
+    problems: list[ImportProblem] = []
     with store.begin() as conn:
         transaction = conn.begin_nested()
         writer = Writer(conn)
@@ -41,7 +41,7 @@ def store_serving(store, parsed: ServingRecords, name: str, *, check: bool = Fal
             try:
                 columns = serving_run_row(writer, row) if table == "serving_runs" else SERVING_TABLES[table][1](row)
             except RowError as exc:
-                problems.append(Problem(name, line, exc.field, exc.reason))
+                problems.append(ImportProblem(name, line, exc.field, exc.reason))
                 return
             writer.add(table, line, columns)
 
