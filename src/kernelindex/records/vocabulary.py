@@ -96,16 +96,6 @@ class Direction(StrEnum):
         """``min`` or ``max``: the serving vocabulary's word for this direction."""
         return "min" if self is Direction.LOWER else "max"
 
-    @property
-    def phrase(self) -> str:
-        """``lower is better`` / ``higher is better``."""
-        return f"{self.value} is better"
-
-    @classmethod
-    def from_extremum(cls, word: str) -> Direction:
-        """The direction the serving vocabulary writes as ``min`` or ``max``."""
-        return {"min": cls.LOWER, "max": cls.HIGHER}[word]
-
 
 # The source this index's own harness stores its runs under, and the kind of source it is.
 HARNESS_SOURCE = "kernelindex-harness"

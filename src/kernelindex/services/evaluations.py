@@ -10,6 +10,7 @@ from kernelindex.harness.records import evaluation_records
 from kernelindex.ingest.evaluations import StoredEvaluation, store_evaluation
 from kernelindex.ranking.history import LeaderEvent
 from kernelindex.ranking.leaders import record_leader_changes
+from kernelindex.records.vocabulary import EvidenceLevel
 from kernelindex.store.database import Store
 
 
@@ -38,5 +39,9 @@ def record_evaluation(
     with store.begin() as conn:
         stored = store_evaluation(conn, records, private_key)
         leaders = record_leader_changes(conn)
-    level = "verified" if suite.sandboxed else f"reproducible, not verified: no sandbox ({suite.sandbox_note})"
+    level = (
+        EvidenceLevel.VERIFIED.value
+        if suite.sandboxed
+        else f"{EvidenceLevel.REPRODUCIBLE}, not verified: no sandbox ({suite.sandbox_note})"
+    )
     return RecordedEvaluation(stored, leaders, level)
