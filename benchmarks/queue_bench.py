@@ -32,7 +32,7 @@ from kernelindex.records.signing import key_id, new_private_key, public_key_to_t
 from kernelindex.services import harness_adapter as harness  # noqa: E402
 from kernelindex.services import queue as service  # noqa: E402
 from kernelindex.store import open_store  # noqa: E402
-from kernelindex.store import queue_store as qs  # noqa: E402
+from kernelindex.store.queue import writes as qs  # noqa: E402
 from kernelindex.store.reads import queue as reads  # noqa: E402
 
 FIXTURES = REPO / "tests" / "harness" / "fixtures"

@@ -1,6 +1,6 @@
 """The layer order of pyproject.toml's import-linter contracts holds: every import points downward
-(records -> store -> ingest | ranking | harness -> services -> web -> cli), only the store speaks
-SQL, and records do no I/O."""
+(records -> store | client -> ingest | ranking | harness -> services | search -> web -> cli), only
+the store speaks SQL, records do no I/O, and the front ends write only through services."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from kernelindex.records.canonical import digest
 from kernelindex.records.signing import key_id, new_private_key
-from kernelindex.store.evidence_store import HARNESS_SOURCE
+from kernelindex.records.vocabulary import HARNESS_SOURCE
 from kernelindex.store.writer import Writer
 
 SAMPLE = Path(__file__).resolve().parents[2] / "src" / "kernelindex" / "sample"
@@ -55,7 +55,7 @@ def add_harness_run(
     store, original: dict, host: str, *, key=None, sign: bool = True, status: str = "passed", seed=None
 ):
     """Store a harness run made on ``host`` with runner key ``key`` (signed unless told not to)."""
-    from kernelindex.store.evidence_store import sign_stored_record
+    from kernelindex.store.evidence.records import sign_stored_record
 
     key = key or new_private_key()
     bundle = harness_bundle(original, host, status=status, seed=seed)

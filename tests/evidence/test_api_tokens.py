@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from kernelindex.store.api_tokens import TokenError, hash_token, new_token, parse_scopes, token_key_id, token_matches
+from kernelindex.store.evidence.api_tokens import (
+    TokenError,
+    hash_token,
+    new_token,
+    parse_scopes,
+    token_key_id,
+    token_matches,
+)
 
 
 def test_token_checks_against_its_hash_only() -> None:

@@ -14,7 +14,7 @@ from kernelindex.records.attestation import new_attestation
 from kernelindex.records.canonical import digest
 from kernelindex.records.models import dump_record
 from kernelindex.records.signing import key_id, new_private_key, sign_record_digest
-from kernelindex.store.evidence_store import (
+from kernelindex.store.evidence.records import (
     EvidenceError,
     add_attestation,
     add_correction_request,
@@ -25,7 +25,7 @@ from kernelindex.store.evidence_store import (
     revoke_api_key,
     signature_checks,
 )
-from kernelindex.store.evidence_tables import attestations, correction_requests, signatures, signing_keys
+from kernelindex.store.evidence.tables import attestations, correction_requests, signatures, signing_keys
 
 NOW = "2026-11-29T16:10:00.000Z"
 

@@ -8,8 +8,8 @@ import pytest
 from sqlalchemy import func, select
 
 from kernelindex.records.signing import key_id, new_private_key
-from kernelindex.store.evidence_store import create_api_key
-from kernelindex.store.evidence_tables import attestations
+from kernelindex.store.evidence.records import create_api_key
+from kernelindex.store.evidence.tables import attestations
 from kernelindex.store.tables import runs
 from kernelindex.web.app import create_app
 from live_kit import chromium, serving

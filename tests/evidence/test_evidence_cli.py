@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from kernelindex.cli import app
 from kernelindex.records.signing import sign_record_digest
-from kernelindex.store.evidence_store import add_correction_request, authenticate, create_api_key
-from kernelindex.store.evidence_tables import signatures
+from kernelindex.store.evidence.records import add_correction_request, authenticate, create_api_key
+from kernelindex.store.evidence.tables import signatures
 from kernelindex.store.tables import record_events
 
 runner = CliRunner()

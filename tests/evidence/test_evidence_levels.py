@@ -9,8 +9,8 @@ from sqlalchemy import select, update
 
 from kernelindex.ranking.evidence_facts import evidence_for_run, evidence_for_runs
 from kernelindex.records.signing import new_private_key, sign_record_digest
-from kernelindex.store.evidence_store import record_harness_reproduction, signature_checks
-from kernelindex.store.evidence_tables import signatures
+from kernelindex.store.evidence.records import record_harness_reproduction, signature_checks
+from kernelindex.store.evidence.tables import signatures
 from kernelindex.store.tables import runs
 from kernelindex.store.writer import Writer
 

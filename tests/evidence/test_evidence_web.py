@@ -18,8 +18,8 @@ from kernelindex.records.attestation import new_attestation
 from kernelindex.records.canonical import digest
 from kernelindex.records.models import dump_record
 from kernelindex.records.signing import key_id, new_private_key, public_key_to_text, sign_record_digest
-from kernelindex.store.evidence_store import create_api_key, record_harness_reproduction, revoke_api_key
-from kernelindex.store.evidence_tables import attestations, correction_requests, signatures
+from kernelindex.store.evidence.records import create_api_key, record_harness_reproduction, revoke_api_key
+from kernelindex.store.evidence.tables import attestations, correction_requests, signatures
 from kernelindex.store.tables import runs
 from kernelindex.store.writer import Writer
 from kernelindex.web.app import create_app

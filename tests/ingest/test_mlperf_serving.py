@@ -16,8 +16,8 @@ from sqlalchemy import select
 
 from kernelindex.ingest.problems import ImportFailed
 from kernelindex.ingest.upstream import dispatch
-from kernelindex.store import serving_tables as st
 from kernelindex.store import tables as t
+from kernelindex.store.serving import tables as st
 from kernelindex.web.app import create_app
 
 

@@ -18,10 +18,10 @@ from kernelindex.ingest.catalog import import_catalog
 from kernelindex.ingest.export import export_lines
 from kernelindex.ingest.problems import ImportFailed
 from kernelindex.records.canonical import comparison_key, correctness_key, digest, metric_key
-from kernelindex.records.kernel_kinds import RunStatus
+from kernelindex.records.kernel_kinds import RunStatusWord
 from kernelindex.store.rows import primary_metric
 
-STATUSES = get_args(RunStatus)
+STATUSES = get_args(RunStatusWord)
 
 
 def public_summary(bundle: dict, workload_manifest: dict) -> dict:

@@ -14,8 +14,8 @@ from kernelindex.ingest.export import export_catalog
 from kernelindex.ingest.problems import ImportFailed
 from kernelindex.records.canonical import canonical_json, sha256_digest
 from kernelindex.store import rows as rows_of
-from kernelindex.store import serving_tables as st
 from kernelindex.store import tables as t
+from kernelindex.store.serving import tables as st
 from kernelindex.store.verify import verify_store
 from kernelindex.store.writer import Writer
 from serving_kit import read_lines, serving_lines, write_lines

@@ -47,7 +47,7 @@ def counts(store) -> dict[str, int]:
     """Rows per table that a refused operation must leave as they were."""
     from sqlalchemy import func, select
 
-    from kernelindex.store.queue_tables import rerun_leases, rerun_requests
+    from kernelindex.store.queue.tables import rerun_leases, rerun_requests
     from kernelindex.store.tables import artifacts, runs
 
     with store.engine.connect() as conn:

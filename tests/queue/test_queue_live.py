@@ -20,7 +20,7 @@ from queue_kit import VECTOR_ADD, counts, vector_add_submission
 from kernelindex.records.signing import new_private_key, private_key_to_pem, public_key_to_text
 from kernelindex.services import harness_adapter as harness
 from kernelindex.services import queue as service
-from kernelindex.store.evidence_store import create_api_key
+from kernelindex.store.evidence.records import create_api_key
 from kernelindex.store.reads import queue as reads
 from kernelindex.web.app import create_app
 from live_kit import serving

@@ -22,7 +22,7 @@ from kernelindex.harness.runner import EvalOptions, evaluate
 from kernelindex.records.signing import new_private_key, private_key_from_pem, private_key_to_pem
 from kernelindex.services.keys import create_api_key
 from kernelindex.store import open_store
-from kernelindex.store.evidence_tables import api_keys, attestations, correction_requests, signatures
+from kernelindex.store.evidence.tables import api_keys, attestations, correction_requests, signatures
 from kernelindex.store.tables import metadata, record_events, runs
 
 HARNESS_FIXTURES = Path(__file__).resolve().parents[1] / "harness" / "fixtures"
@@ -153,7 +153,7 @@ def test_record_an_evaluation_with_signatures_and_leader_events(db, key_file, su
     """
     before = counts(db)
     # killed after the records are written, before the runner signs them
-    run_child(db, key_file, call, "kernelindex.store.evidence_store:sign_stored_record")
+    run_child(db, key_file, call, "kernelindex.store.evidence.records:sign_stored_record")
     assert counts(db) == before
     # killed after signing and the leader events, before the commit
     run_child(db, key_file, call, "kernelindex.services.evaluations:record_leader_changes")
@@ -224,3 +224,83 @@ def test_attest_sign_and_api_keys(db, key_file, tmp_path):
         run_child(db, key_file, call)
         assert len(_table(db, table)) > before[table.name], step
     assert len(_table(db, signatures)) == 1 + len(digests)  # the attestation's own, then one per run
+
+
+def _unranked_lines() -> list[dict]:
+    return [line for line in catalog_lines() if line["table"] != "record_events"]
+
+
+def _unranked_catalog(db: str, tmp_path: Path) -> None:
+    """The toy catalog stored without its leader events (the importer alone records none), so the
+    leaders are owed."""
+    from kernelindex.ingest.catalog import import_catalog
+
+    store = open_store(db)
+    try:
+        import_catalog(store, write_catalog(tmp_path / "unranked.jsonl.zst", _unranked_lines()))
+    finally:
+        store.close()
+
+
+def test_record_leaders(db, key_file, tmp_path):
+    _unranked_catalog(db, tmp_path)
+    call = """
+    from kernelindex.services import leaders
+    leaders.record_leaders(store)
+    """
+    before = counts(db)
+    run_child(db, key_file, call, "kernelindex.services.leaders:record_leader_changes")
+    assert counts(db) == before
+    run_child(db, key_file, call)
+    assert counts(db)["record_events"] > before["record_events"]
+
+
+def test_upstream_import_with_its_leader_events(db, key_file, tmp_path, shared_dir):
+    import shutil
+
+    fixtures = shared_dir / "data" / "upstream-fixtures"
+    if not fixtures.is_dir():
+        pytest.skip(f"upstream snapshots {fixtures} are absent")
+    liger = tmp_path / "liger.csv"
+    shutil.copyfile(fixtures / "liger" / "all-benchmark-data-slice.csv", liger)
+    gpumode = shutil.copytree(fixtures / "gpumode" / "api", tmp_path / "gpumode")
+    call = f"""
+    from kernelindex.services import imports
+    from pathlib import Path
+    imports.import_upstream_paths(store, None, [Path({str(liger)!r}), Path({str(gpumode)!r})])
+    """
+    before = counts(db)
+    # killed after the first path, before the second; then after both, before the leader events
+    for step in ("kernelindex.services.imports:import_upstream", "kernelindex.services.imports:record_leader_changes"):
+        run_child(db, key_file, call, step)
+        assert counts(db) == before, step
+    run_child(db, key_file, call)
+    after = counts(db)
+    assert after["runs"] == before["runs"] + 9 and after["record_events"] > before["record_events"]
+
+
+def test_sync_with_its_leader_events(db, key_file, tmp_path, monkeypatch):
+    from kernelindex.ingest.catalog import import_catalog
+    from kernelindex.web.app import create_app
+    from live_kit import serving
+
+    monkeypatch.setenv("KERNELINDEX_EXPORT_CACHE", str(tmp_path / "exports"))
+    origin = open_store(str(tmp_path / "origin.db"))
+    # without the catalog's own leader events, so the events in the synced store are the sync's
+    import_catalog(origin, write_catalog(tmp_path / "unranked.jsonl.zst", _unranked_lines()))
+    try:
+        with serving(create_app(store=origin)) as url:
+            call = f"""
+            from kernelindex.services import sync
+            sync.sync_catalog(store, {url!r})
+            """
+            before = counts(db)
+            # killed after the catalog is imported, before the leader events; then after them, before the commit
+            for step in ("kernelindex.ingest.sync:import_catalog", "kernelindex.services.sync:record_leader_changes"):
+                run_child(db, key_file, call, step)
+                assert counts(db) == before, step
+            run_child(db, key_file, call)
+    finally:
+        origin.close()
+    after = counts(db)
+    assert after["runs"] == before["runs"] + 2 and after["record_events"] > before["record_events"]

@@ -27,7 +27,7 @@ from kernelindex.ranking.reads import ranked_groups
 from kernelindex.records.attestation import new_attestation
 from kernelindex.records.models import dump_record
 from kernelindex.store.database import open_store
-from kernelindex.store.evidence_store import add_attestation, add_correction_request, create_api_key
+from kernelindex.store.evidence.records import add_attestation, add_correction_request, create_api_key
 from kernelindex.store.generation import GenerationReader, is_write
 from kernelindex.web.app import create_app
 from kernelindex.web.cache import IMMUTABLE, CacheMiddleware, Entry, LRUBytes

@@ -15,7 +15,7 @@ from kernelindex.records.attestation import new_attestation
 from kernelindex.records.models import dump_record
 from kernelindex.services.corrections import Decision, resolve_correction
 from kernelindex.store.database import open_store
-from kernelindex.store.evidence_store import add_attestation, add_correction_request, create_api_key
+from kernelindex.store.evidence.records import add_attestation, add_correction_request, create_api_key
 from kernelindex.web.app import create_app
 from store_fixtures import BACKENDS, database_url
 

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from test_web_api import assert_problem
 
 from kernelindex.search.query import MAX_QUERY_CHARS
-from kernelindex.store.evidence_store import create_api_key
+from kernelindex.store.evidence.records import create_api_key
 from kernelindex.web.app import create_app
 from kernelindex.web.headers import MAX_PARAM_CHARS
 from kernelindex.web.input_guards import INVISIBLE, MAX_JSON_DEPTH, check_json_depth

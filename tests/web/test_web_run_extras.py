@@ -12,7 +12,7 @@ from web_storefill import ENVIRONMENT, fill, protocol, rec
 
 from kernelindex.records.canonical import digest
 from kernelindex.store.database import open_store
-from kernelindex.store.evidence_store import add_correction_request, create_api_key
+from kernelindex.store.evidence.records import add_correction_request, create_api_key
 from kernelindex.store.reads.lookup import resolve_run
 from kernelindex.store.tables import implementations, workloads
 from kernelindex.store.writer import Writer

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
+
+if TYPE_CHECKING:
+    from kernelindex.records.refusal import Refusal
 
 Db = Annotated[
     str | None,
@@ -187,3 +190,8 @@ def check_import_settings() -> None:
         worker_count()
     except ValueError as exc:
         fail(str(exc))
+
+
+def fail_refusal(exc: Refusal, code: int = 1) -> NoReturn:
+    """End the command on a refusal: each of its lines as one ``error:`` line (see :func:`fail`)."""
+    fail(exc.lines(), code)

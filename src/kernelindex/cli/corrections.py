@@ -14,7 +14,7 @@ corrections_app = typer.Typer(no_args_is_help=True, add_completion=False, help="
 @corrections_app.command("list")
 def corrections_list(status: str = typer.Option("open", help="open, accepted, rejected or all"), db: Db = None) -> None:
     """Correction requests waiting for a maintainer (or all of them)."""
-    from kernelindex.store.evidence_store import correction_requests_for
+    from kernelindex.store.evidence.records import correction_requests_for
 
     store = open_store_or_fail(db)
     with store.begin() as conn:
@@ -42,7 +42,7 @@ def corrections_resolve(
 
     from kernelindex.records.strict_json import loads_strict
     from kernelindex.services.corrections import Decision, resolve_correction
-    from kernelindex.store.evidence_store import EvidenceError
+    from kernelindex.store.evidence.records import EvidenceError
     from kernelindex.store.rows import RowError
 
     if sum([retract, supersede_with is not None, reject]) != 1:

@@ -13,6 +13,7 @@ from kernelindex.cli.common import (
     Db,
     check_import_settings,
     fail,
+    fail_refusal,
     missing_sqlite_store,
     open_store_or_fail,
     print_json,
@@ -58,7 +59,6 @@ def import_command(
         fail("--refused names the report of --skip-invalid; give --skip-invalid too")
     if source is not None and skip_invalid:
         fail("--skip-invalid applies to catalog files; an upstream import is all or nothing")
-    store = None
     with ExitStack() as scratch:
         try:
             if source is None:
@@ -68,14 +68,14 @@ def import_command(
                 _scratch_store(scratch) if check and missing_sqlite_store(db) else open_store_or_fail(db, create=True)
             )
             if source is not None:
-                reports, leaders = _import_upstream(store, source, paths, check), None
+                reports, leaders = _import_upstream(store, source, paths, check)
             else:
                 reports, leaders = _import_files(store, paths, problem, solution, skip_invalid, refused_path, check)
         except ImportFailed as exc:
-            fail([str(p) for p in exc.problems])
+            fail_refusal(exc)
         except DatabaseError as exc:
             fail([f"the database refused the import (nothing was stored): {str(exc).splitlines()[0]}"])
-        _summarise(store, reports, leaders, as_json, check)
+        _summarise(reports, leaders, as_json, check)
 
 
 def _scratch_store(scratch: ExitStack):
@@ -91,7 +91,7 @@ def _scratch_store(scratch: ExitStack):
 
 
 def _check_paths(paths: list[Path], catalog_only: bool) -> None:
-    from kernelindex.ingest.paths import kind_of
+    from kernelindex.services.imports import kind_of
 
     for path in paths:
         kind = kind_of(path)  # refuse a bad path before anything is imported
@@ -99,25 +99,18 @@ def _check_paths(paths: list[Path], catalog_only: bool) -> None:
             fail(f"{path}: --skip-invalid and --check apply to catalog files (.jsonl.zst/.jsonl), not a {kind}")
 
 
-def _import_upstream(store, source: str, paths: list[Path], check: bool) -> list:
-    from kernelindex.harness.records import trace_links
-    from kernelindex.ingest.upstream.dispatch import import_upstream
+def _import_upstream(store, source: str, paths: list[Path], check: bool):
+    from kernelindex.services.imports import import_upstream_paths
 
-    return [
-        (
-            f"upstream:{source}",
-            import_upstream(store, None if source == "auto" else source, path, check=check, links_for=trace_links),
-        )
-        for path in paths
-    ]
+    imported = import_upstream_paths(store, None if source == "auto" else source, paths, check=check)
+    return imported.reports, imported.leader_events
 
 
 def _import_files(store, paths, problem, solution, skip_invalid, refused_path, check) -> list:
     from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
 
-    from kernelindex.ingest.catalog import BadLines
     from kernelindex.ingest.refused import RefusedLines
-    from kernelindex.services.imports import import_paths
+    from kernelindex.services.imports import BadLines, import_paths
 
     err = stderr()
     columns = (*Progress.get_default_columns()[:3], DownloadColumn(), TransferSpeedColumn())
@@ -142,11 +135,9 @@ def _import_files(store, paths, problem, solution, skip_invalid, refused_path, c
 SHOWN = 20  # foreign tables, unknown columns, skipped upstream rows: kinds listed at most, by count
 
 
-def _summarise(store, reports: list, leader_events: list | None, as_json: bool, check: bool) -> None:
-    """Print what was imported; ``leader_events`` are those the import's own transaction recorded
-    (None: an upstream import, whose leader changes are recorded here, after it)."""
-    from kernelindex.ingest.catalog import ImportReport
-    from kernelindex.ranking.leaders import record_leader_changes
+def _summarise(reports: list, leader_events: list, as_json: bool, check: bool) -> None:
+    """Print what was imported; ``leader_events`` are those the import's own transaction recorded."""
+    from kernelindex.services.imports import ImportReport
 
     summary = []
     for kind, report in reports:
@@ -170,9 +161,6 @@ def _summarise(store, reports: list, leader_events: list | None, as_json: bool, 
             item["refusedReport"] = report.refused_report
         summary.append(item)
     if not check:
-        if leader_events is None:
-            with store.begin() as conn:
-                leader_events = record_leader_changes(conn)
         summary.append(
             {"kind": "leader-changes", "result": f"{len(leader_events)} comparison group(s) with a new leader"}
         )

@@ -44,7 +44,7 @@ def keys_new(
 @keys_app.command("list")
 def keys_list(db: Db = None) -> None:
     """Signing keys this store knows, and API keys (never their tokens)."""
-    from kernelindex.store.evidence_store import list_api_keys
+    from kernelindex.store.evidence.records import list_api_keys
     from kernelindex.store.reads.keys import list_signing_keys
 
     store = open_store_or_fail(db, create=True)
@@ -70,8 +70,8 @@ def keys_api_key(
 ) -> None:
     """Make an API key for HTTP writes; the token is printed once and only its hash is kept."""
     from kernelindex.services.keys import create_api_key
-    from kernelindex.store.api_tokens import parse_scopes
-    from kernelindex.store.evidence_store import EvidenceError
+    from kernelindex.store.evidence.api_tokens import parse_scopes
+    from kernelindex.store.evidence.records import EvidenceError
 
     try:
         wanted = parse_scopes(scopes)
@@ -90,7 +90,7 @@ def keys_api_key(
 def keys_revoke(key_id: str = typer.Argument(..., help="the API key id (16 hex)"), db: Db = None) -> None:
     """Revoke an API key: later writes with it are refused; what it wrote stays attributed."""
     from kernelindex.services.keys import revoke_api_key
-    from kernelindex.store.evidence_store import EvidenceError
+    from kernelindex.store.evidence.records import EvidenceError
 
     store = open_store_or_fail(db, create=True)
     try:

@@ -39,10 +39,9 @@ def rank(
     if record_leaders:
         if server:
             fail("--record-leaders writes to a local store; it cannot be used with --server", code=2)
-        from kernelindex.ranking.leaders import record_leader_changes
+        from kernelindex.services import leaders
 
-        with open_store_or_fail(db).begin() as conn:
-            events = record_leader_changes(conn)
+        events = leaders.record_leaders(open_store_or_fail(db))
         typer.echo(f"recorded {len(events)} leader event(s)", err=True)
     with reads(db, server) as source_of:
         groups = source_of.groups(target, limit)

@@ -25,7 +25,7 @@ def sign(
     from kernelindex.records.canonical import sha256_digest
     from kernelindex.records.signing import sign_record_digest
     from kernelindex.services.signing import sign_records
-    from kernelindex.store.evidence_store import EvidenceError, utc_now
+    from kernelindex.store.evidence.records import EvidenceError, utc_now
 
     private_key = load_private_key(key)
     for path in file:
@@ -69,7 +69,7 @@ def attest(
     """Record a signed attestation about a stored run, locally (no API key: this is the store's owner)."""
     from kernelindex.records.errors import RecordError
     from kernelindex.services.attestations import attest as store_attestation
-    from kernelindex.store.evidence_store import EvidenceError
+    from kernelindex.store.evidence.records import EvidenceError
     from kernelindex.store.reads.lookup import LookupFailed
 
     private_key = load_private_key(key)
@@ -85,7 +85,7 @@ def attest(
 
 def signature_report(db: str | None) -> dict:
     """Every stored signature re-verified: ``{"valid": n, "invalid": [{record, key, problem}]}``."""
-    from kernelindex.store.evidence_store import all_signature_checks
+    from kernelindex.store.evidence.records import all_signature_checks
 
     store = open_store_or_fail(db)
     with store.begin() as conn:

@@ -67,24 +67,17 @@ def sync_command(
 
 
 def _once(store, url: str, as_json: bool, limits: dict) -> bool:
-    from kernelindex.ingest.problems import ImportFailed
-    from kernelindex.ingest.sync import SyncFailed, sync
+    from kernelindex.records.refusal import Refusal
+    from kernelindex.services.sync import sync_catalog
     from kernelindex.store.database import DatabaseError
 
     try:
-        result = sync(store, url, **limits)
-    except SyncFailed as exc:
-        return _refused([str(exc)])
-    except ImportFailed as exc:
-        return _refused([str(p) for p in exc.problems])
+        result = sync_catalog(store, url, **limits).result
+    except Refusal as exc:  # the sync (SyncFailed) or its import (ImportFailed) refused
+        return _refused(exc.lines())
     except DatabaseError as exc:
         return _refused([f"the database refused the import (nothing was stored): {str(exc).splitlines()[0]}"])
     added = sum(result.report.added.values()) if result.report else 0
-    if result.report is not None:
-        from kernelindex.ranking.leaders import record_leader_changes
-
-        with store.begin() as conn:
-            record_leader_changes(conn)
     if as_json:
         print_json(
             {

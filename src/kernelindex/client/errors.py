@@ -5,10 +5,32 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernelindex.records.refusal import Refusal, RefusalKind
+
 CLIENT_PROBLEM = "urn:kernelindex:client:"
 
+# The server's statuses read back as the kinds its problems were made from (web/problems.py).
+_KIND_OF_STATUS = {
+    400: RefusalKind.BAD_REQUEST,
+    401: RefusalKind.UNAUTHORIZED,
+    403: RefusalKind.FORBIDDEN,
+    404: RefusalKind.NOT_FOUND,
+    409: RefusalKind.CONFLICT,
+    413: RefusalKind.TOO_LARGE,
+    415: RefusalKind.UNSUPPORTED,
+    422: RefusalKind.INVALID,
+    429: RefusalKind.RATE_LIMITED,
+}
 
-class ApiError(Exception):
+
+def kind_of_status(status: int | None) -> RefusalKind:
+    """The kind of refusal an HTTP answer's status stands for (no answer, or a 5xx: unavailable)."""
+    if status is None or status >= 500:
+        return RefusalKind.UNAVAILABLE
+    return _KIND_OF_STATUS.get(status, RefusalKind.BAD_REQUEST)
+
+
+class ApiError(Refusal):
     """A failed call. ``problem`` is the RFC 9457 object: ``type``, ``title``, ``status``, ``detail``
     and any extension members; ``status`` is None when no HTTP answer came back."""
 
@@ -17,6 +39,14 @@ class ApiError(Exception):
         self.method = method
         self.url = url
         super().__init__(f"{method} {url}: {self.detail}")
+
+    @property
+    def kind(self) -> RefusalKind:  # type: ignore[override]  # read from the answer, not set
+        return kind_of_status(self.status)
+
+    @property
+    def message(self) -> str:
+        return self.detail
 
     @property
     def status(self) -> int | None:

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from kernelindex.ingest.catalog import ImportReport
-from kernelindex.ingest.problems import ImportFailed, Problem
+from kernelindex.ingest.problems import ImportFailed, ImportProblem
 from kernelindex.ingest.whole_files import read_whole
 from kernelindex.records.strict_json import loads_strict
-from kernelindex.store.database import Store
+from kernelindex.store.database import Writable
 from kernelindex.store.rows import RowError
 from kernelindex.store.writer import Writer
 
@@ -31,25 +31,25 @@ def read_bundles(path: Path) -> Iterator[tuple[str, Any]]:
     """``(field prefix, bundle)`` for each bundle in one file; raises ImportFailed on bad JSON."""
     text = read_whole(path)
     if not text.strip():
-        raise ImportFailed([Problem(str(path), None, None, "the file is empty")])
+        raise ImportFailed([ImportProblem(str(path), None, None, "the file is empty")])
     try:
         data = loads_strict(text)
     except json.JSONDecodeError as exc:
         raise ImportFailed(
-            [Problem(str(path), exc.lineno, None, f"malformed JSON: {exc.msg} (column {exc.colno})")]
+            [ImportProblem(str(path), exc.lineno, None, f"malformed JSON: {exc.msg} (column {exc.colno})")]
         ) from exc
     except (ValueError, UnicodeDecodeError) as exc:
-        raise ImportFailed([Problem(str(path), None, None, f"malformed JSON: {exc}")]) from exc
+        raise ImportFailed([ImportProblem(str(path), None, None, f"malformed JSON: {exc}")]) from exc
     if isinstance(data, list):
         yield from ((f"[{i}]", item) for i, item in enumerate(data))
     else:
         yield "", data
 
 
-def import_bundles(store: Store, paths: Iterable[Path]) -> ImportReport:
+def import_bundles(store: Writable, paths: Iterable[Path]) -> ImportReport:
     files = bundle_files(paths)
     report = ImportReport(", ".join(map(str, files)))
-    problems: list[Problem] = []
+    problems: list[ImportProblem] = []
     with store.begin() as conn:
         writer = Writer(conn)
         for path in files:
@@ -65,7 +65,7 @@ def import_bundles(store: Store, paths: Iterable[Path]) -> ImportReport:
                 except RowError as exc:
                     field = exc.field.removeprefix("manifest.") if exc.field else None
                     problems.append(
-                        Problem(
+                        ImportProblem(
                             str(path),
                             None,
                             f"{prefix}{'.' if prefix and field else ''}{field or ''}" or None,
@@ -73,7 +73,7 @@ def import_bundles(store: Store, paths: Iterable[Path]) -> ImportReport:
                         )
                     )
         if problems or writer.problems:
-            problems += [Problem(report.path, p.line, p.field, p.reason) for p in writer.problems]
+            problems += [ImportProblem(report.path, p.line, p.field, p.reason) for p in writer.problems]
             raise ImportFailed(problems)
         report.absorb(writer)
     return report

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import BinaryIO
 
 from kernelindex.ingest.catalog_lines import REFUSALS, Line, converted, refusal
-from kernelindex.ingest.problems import ImportFailed, LineError, Problem
-from kernelindex.store.database import Store, bulk_settings
-from kernelindex.store.refresh import record_refresh
-from kernelindex.store.serving_writes import serving_run_row
+from kernelindex.ingest.problems import ImportFailed, ImportProblem, LineError
+from kernelindex.store.database import Writable, bulk_settings
+from kernelindex.store.refresh.writes import record_refresh
+from kernelindex.store.serving.writes import serving_run_row
 from kernelindex.store.writer import Writer
 
 MAX_PROBLEMS = 50
@@ -56,7 +56,7 @@ class BadLines:
 
     skip_invalid: bool = False
     check: bool = False
-    on_refused: Callable[[Problem, str | None], None] | None = None
+    on_refused: Callable[[ImportProblem, str | None], None] | None = None
 
 
 class _LineTexts:
@@ -90,7 +90,7 @@ class _LineTexts:
 
 
 def import_catalog(
-    store: Store,
+    store: Writable,
     path: Path,
     *,
     open_file: Callable[[Path], BinaryIO] | None = None,
@@ -116,11 +116,11 @@ def import_catalog(
     ):
         transaction = conn.begin_nested()
         writer = Writer(conn, sole=True)
-        problems: list[Problem] = []
+        problems: list[ImportProblem] = []
         texts = _LineTexts()
         seen = 0  # writer problems already collected
 
-        def refuse(problem: Problem) -> None:
+        def refuse(problem: ImportProblem) -> None:
             problems.append(problem)
             if skipping and bad_lines.on_refused:
                 bad_lines.on_refused(problem, texts.text(problem.line))
@@ -129,9 +129,9 @@ def import_catalog(
             nonlocal seen
             for p in writer.problems[seen:]:
                 if skipping or not p.consequential:
-                    refuse(Problem(name, p.line, p.field, p.reason))
+                    refuse(ImportProblem(name, p.line, p.field, p.reason))
                 else:
-                    deferred.append(Problem(name, p.line, p.field, p.reason))
+                    deferred.append(ImportProblem(name, p.line, p.field, p.reason))
             seen = len(writer.problems)
 
         def lines() -> Iterator[Line]:
@@ -139,7 +139,7 @@ def import_catalog(
                 texts.keep(first, block, writer.oldest_pending_line())
                 yield from converted_lines
 
-        deferred: list[Problem] = []  # dangling references: usually the echo of a refused parent line
+        deferred: list[ImportProblem] = []  # dangling references: usually the echo of a refused parent line
         try:
             with writer.building_indexes_last():
                 for line in lines():
@@ -147,12 +147,12 @@ def import_catalog(
                     report.lines += 1
                     _count(report, line)
                     if line.problem is not None:
-                        refuse(Problem(name, number, *line.problem))
+                        refuse(ImportProblem(name, number, *line.problem))
                     elif line.serving_run is not None:
                         try:
                             writer.add("serving_runs", number, serving_run_row(writer, line.serving_run))
                         except REFUSALS as exc:
-                            refuse(Problem(name, number, *refusal(exc)))
+                            refuse(ImportProblem(name, number, *refusal(exc)))
                     else:
                         assert line.table is not None and line.columns is not None  # a converted row
                         writer.add(line.table, number, line.columns, fits=True)
@@ -164,7 +164,7 @@ def import_catalog(
             collect_writer_problems()
         except LineError as exc:  # the file itself, not one line: refused whole
             transaction.rollback()
-            raise ImportFailed([Problem(name, exc.line, exc.field, exc.reason)]) from exc
+            raise ImportFailed([ImportProblem(name, exc.line, exc.field, exc.reason)]) from exc
         # one clear message beats a cascade: dangling references count only when nothing else went wrong
         if not problems:
             problems = deferred

@@ -270,8 +270,8 @@ def converted(path: Path, stream: BinaryIO, workers: int | None = None) -> Itera
         pending = chain(head, blocks)
         handed = count()  # task k has slot k % slots.count: free again once the task before it there is taken
         while True:
-            while len(window) < slots.count and (block := next(pending, None)) is not None:
-                window.append(_Task.handed_to(pool, slots, next(handed) % slots.count, *block))
+            while len(window) < slots.count and (task := next(pending, None)) is not None:
+                window.append(_Task.handed_to(pool, slots, next(handed) % slots.count, *task))
             if not window:
                 return
             yield window.popleft().result()

@@ -34,7 +34,7 @@ def store_evaluation(conn: Connection, evaluation: Any, private_key=None) -> Sto
 
     Idempotent: the same records again store nothing new. The caller owns the transaction.
     """
-    from kernelindex.store.evidence_store import sign_stored_record
+    from kernelindex.store.evidence.records import sign_stored_record
 
     runner_id, runner_host = evaluation.runner_id, evaluation.runner_host
     if private_key is not None:
@@ -77,8 +77,7 @@ def store_problem_records(conn: Connection, records: list[dict], where: str):
     Returns an `ImportReport`; raises `ImportFailed` naming the record that does not fit.
     """
     from kernelindex.ingest.catalog import ImportReport
-    from kernelindex.ingest.problems import ImportFailed
-    from kernelindex.ingest.problems import Problem as ImportProblem
+    from kernelindex.ingest.problems import ImportFailed, ImportProblem
     from kernelindex.store.rows import RowError
 
     report = ImportReport(where)
@@ -97,17 +96,17 @@ def import_problem_folder(store, path, build_records) -> Any:
     """`kernelindex import PROBLEM_DIR`: `build_records(path)` reads the folder (the harness's
     `problem_records`, passed in by the caller so that ingest does not import the harness); the
     records are stored in one transaction. A folder that does not parse raises `ImportFailed`."""
-    from kernelindex.ingest.problems import ImportFailed
-    from kernelindex.ingest.problems import Problem as ImportProblem
+    from kernelindex.ingest.problems import ImportFailed, ImportProblem
     from kernelindex.records.errors import RecordError
 
     try:
         records = build_records(path)
     except RecordError as exc:
         raise ImportFailed([ImportProblem(str(path), None, None, str(exc))]) from None
-    except ValueError as exc:  # the harness's FormatError names file, line and field
-        if not hasattr(exc, "reason"):
+    except ValueError as raised:  # the harness's FormatError names file, line and field
+        if not hasattr(raised, "reason"):
             raise
-        raise ImportFailed([ImportProblem(exc.file, exc.line, exc.field, exc.reason)]) from None
+        found: Any = raised  # ingest does not import the harness, so not typed as its FormatError
+        raise ImportFailed([ImportProblem(found.file, found.line, found.field, found.reason)]) from None
     with store.begin() as conn:
         return store_problem_records(conn, records, str(path))

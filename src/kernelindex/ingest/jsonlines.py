@@ -8,7 +8,7 @@ UTF-8 left unescaped and numbers in ECMAScript form (``0.000010048658277929109``
 from __future__ import annotations
 
 from collections.abc import Iterator
-from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any, BinaryIO
 

@@ -10,21 +10,21 @@ from typing import Any
 from kernelindex.ingest.bundles import import_bundles
 from kernelindex.ingest.catalog import BadLines, ImportReport, import_catalog
 from kernelindex.ingest.jsonlines import MAX_LINE
-from kernelindex.ingest.problems import ImportFailed, Problem
-from kernelindex.store.database import Store
+from kernelindex.ingest.problems import ImportFailed, ImportProblem
+from kernelindex.store.database import Writable
 
 
 def kind_of(path: Path) -> str:
     """catalog, bundles, problem or traces (raises ImportFailed for anything else)."""
     if not path.exists():
-        raise ImportFailed([Problem(str(path), None, None, "no such file or directory")])
+        raise ImportFailed([ImportProblem(str(path), None, None, "no such file or directory")])
     if path.is_dir():
         if (path / "definition.json").is_file():
             return "problem"
         if any(path.glob("*.json")):
             return "bundles"
         reason = "a directory with neither definition.json nor *.json bundles"
-        raise ImportFailed([Problem(str(path), None, None, reason)])
+        raise ImportFailed([ImportProblem(str(path), None, None, reason)])
     name = path.name
     if name.endswith(".jsonl.zst"):
         return "catalog"
@@ -44,11 +44,11 @@ def kind_of(path: Path) -> str:
             return "traces"
         return "catalog"
     reason = "unknown file type: expected .jsonl.zst, .jsonl, .json or a directory"
-    raise ImportFailed([Problem(str(path), None, None, reason)])
+    raise ImportFailed([ImportProblem(str(path), None, None, reason)])
 
 
 def import_paths(
-    store: Store,
+    store: Writable,
     paths: Iterable[Path],
     *,
     open_file: Callable | None = None,
@@ -76,7 +76,7 @@ def import_paths(
 
             if problem_records is None:
                 raise ImportFailed(
-                    [Problem(str(path), None, None, "problem folders need a problem reader (problem_records)")]
+                    [ImportProblem(str(path), None, None, "problem folders need a problem reader (problem_records)")]
                 )
             report = import_problem_folder(store, path, problem_records)
         else:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kernelindex.records.refusal import Refusal, RefusalKind
+
 
 @dataclass(frozen=True)
-class Problem:
+class ImportProblem:
     file: str
     line: int | None
     field: str | None
@@ -17,12 +19,17 @@ class Problem:
         return f"{where}: {self.field}: {self.reason}" if self.field else f"{where}: {self.reason}"
 
 
-class ImportFailed(Exception):
+class ImportFailed(Refusal):
     """Raised when an import is refused; nothing of it was stored."""
 
-    def __init__(self, problems: list[Problem]) -> None:
+    kind = RefusalKind.INVALID
+
+    def __init__(self, problems: list[ImportProblem]) -> None:
         self.problems = problems
         super().__init__("\n".join(map(str, problems)))
+
+    def lines(self) -> list[str]:
+        return [str(p) for p in self.problems]
 
 
 class LineError(Exception):

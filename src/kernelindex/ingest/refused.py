@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO
 
-from kernelindex.ingest.problems import Problem
+from kernelindex.ingest.problems import ImportProblem
 
 
 class RefusedLines:
@@ -40,7 +40,7 @@ class RefusedLines:
                     return f"the refused-lines report {target} is {source}, a file being imported: it would be emptied"
         return None
 
-    def write(self, problem: Problem, text: str | None) -> None:
+    def write(self, problem: ImportProblem, text: str | None) -> None:
         target = self.path_for(problem.file)
         out = self._open.get(target)
         if out is None:

@@ -1,7 +1,7 @@
 """The serving tables of a catalog export: how each is read (see :mod:`kernelindex.ingest.catalog`).
 
 A serving run's cohort key needs its model's tokenizer and its workload's streaming and load
-generation: :func:`kernelindex.store.serving_writes.serving_run_row` checks the run's row against
+generation: :func:`kernelindex.store.serving.writes.serving_run_row` checks the run's row against
 the model and workload records its spec names by digest, which came earlier in the same file
 (parents before children) or are stored already.
 """
@@ -9,12 +9,14 @@ the model and workload records its spec names by digest, which came earlier in t
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-from kernelindex.store import serving_rows
+from kernelindex.store.serving import rows as serving_rows
 
 _COMMON = "id slug schemaVersion manifest createdAt"
-# export table -> (store table, row converter, columns this version understands)
-SERVING_TABLES: dict[str, tuple[str, Callable[[dict], dict], frozenset[str]]] = {
+# export table -> (store table, row converter, columns this version understands); the converters take
+# and give rows of several shapes (a serving run's check gives back its manifest)
+SERVING_TABLES: dict[str, tuple[str, Callable[[Any], Any], frozenset[str]]] = {
     "model_revisions": (
         "model_revisions",
         serving_rows.model_revision_columns,

@@ -16,20 +16,25 @@ import hashlib
 import re
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
 import httpx
 
 from kernelindex.ingest.catalog import ImportReport, import_catalog
 from kernelindex.ingest.jsonlines import ZSTD_MAGIC
-from kernelindex.ingest.problems import ImportFailed, Problem
+from kernelindex.ingest.problems import ImportFailed, ImportProblem
+from kernelindex.records.refusal import Refusal
 from kernelindex.records.strict_json import loads_strict
-from kernelindex.store.database import Store
+from kernelindex.store.database import JoinedStore, Store
 from kernelindex.store.reads.refresh import last_synced_digest
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 POINTER = "/api/v1/exports/latest.json"
 EXPORT = "/api/v1/exports/catalog.jsonl.zst"
@@ -45,7 +50,7 @@ _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 _NAMED = re.compile(r"([0-9a-f]{64})\.jsonl\.zst$")
 
 
-class SyncFailed(Exception):
+class SyncFailed(Refusal):
     """The sync was refused; nothing was stored."""
 
 
@@ -173,11 +178,20 @@ def _download(
 
 
 def sync(
-    store: Store, url: str, *, timeout: float = 120.0, max_bytes: int = MAX_DOWNLOAD, deadline: float = DEADLINE
+    store: Store,
+    url: str,
+    *,
+    timeout: float = 120.0,
+    max_bytes: int = MAX_DOWNLOAD,
+    deadline: float = DEADLINE,
+    after_import: Callable[[Connection], object] | None = None,
 ) -> SyncResult:
     """Import what is new in the newest export of the server at ``url`` (raises :class:`SyncFailed`);
     an export of more than ``max_bytes`` (compressed) is refused, and so is fetching that takes more
-    than ``deadline`` seconds in all (``timeout``: the longest wait for one read)."""
+    than ``deadline`` seconds in all (``timeout``: the longest wait for one read).
+
+    The download happens outside any transaction; the import, then ``after_import`` (a use case's
+    own step, such as recording leader changes), run in one."""
     base = url.rstrip("/")
     if not base.startswith(("http://", "https://")):
         raise SyncFailed(f"{url}: not an http(s) URL")
@@ -214,7 +228,10 @@ def sync(
             if got == last:
                 return SyncResult(base, got, up_to_date=True, requests=2)
             try:
-                report = import_catalog(store, path, origin=base, export_digest=got)
+                with store.begin(bulk=True) as conn:
+                    report = import_catalog(JoinedStore(conn), path, origin=base, export_digest=got)
+                    if after_import is not None:
+                        after_import(conn)
             except ImportFailed as exc:
-                raise ImportFailed([Problem(final, p.line, p.field, p.reason) for p in exc.problems]) from None
+                raise ImportFailed([ImportProblem(final, p.line, p.field, p.reason) for p in exc.problems]) from None
     return SyncResult(base, got, up_to_date=False, requests=2, report=report)

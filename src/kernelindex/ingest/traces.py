@@ -16,10 +16,12 @@ from typing import Any
 
 from kernelindex import API_VERSION
 from kernelindex.ingest.catalog import ImportReport
-from kernelindex.ingest.problems import ImportFailed, Problem
+from kernelindex.ingest.problems import ImportFailed, ImportProblem
 from kernelindex.ingest.whole_files import read_whole
 from kernelindex.records.canonical import canonical_json, digest, sha256_digest
-from kernelindex.records.normalise import RUN_STATUSES, hardware_of, run_status, slug, token
+from kernelindex.records.hardware import hardware_of
+from kernelindex.records.names import UPSTREAM_NAME_LIMIT, slug
+from kernelindex.records.normalise import RUN_STATUSES, run_status, token
 from kernelindex.records.strict_json import loads_strict
 from kernelindex.records.units import whole_ns
 
@@ -29,7 +31,7 @@ SOURCE_NAME = "Trace files written by the FlashInfer-Bench / SOL-ExecBench tools
 
 
 class _LineProblem(Exception):
-    def __init__(self, field: str, reason: str):
+    def __init__(self, field: str | None, reason: str):
         super().__init__(reason)
         self.field, self.reason = field, reason
 
@@ -49,7 +51,7 @@ def _timestamp(value: Any) -> str:
 def _record(kind: str, name: str, spec: dict, title: str | None = None) -> dict:
     from kernelindex.records.models import dump_record, parse_record
 
-    metadata = {"name": slug(name, 180)}
+    metadata = {"name": slug(name, limit=UPSTREAM_NAME_LIMIT)}
     if title:
         metadata["title"] = title[:200]
     record = {"apiVersion": API_VERSION, "kind": kind, "metadata": metadata, "spec": spec}
@@ -228,10 +230,12 @@ def import_traces(store, path: str | Path, *, links: Any | None = None, source: 
         try:
             line = loads_strict(raw.decode("utf-8"))  # strict JSON: no NaN, no key twice, storable text
         except UnicodeDecodeError as exc:
-            problems.append(Problem(str(path), number, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})"))
+            problems.append(
+                ImportProblem(str(path), number, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+            )
             continue
         except ValueError as exc:
-            problems.append(Problem(str(path), number, None, f"invalid JSON: {getattr(exc, 'msg', exc)}"))
+            problems.append(ImportProblem(str(path), number, None, f"invalid JSON: {getattr(exc, 'msg', exc)}"))
             continue
         try:
             if not isinstance(line, dict):
@@ -239,9 +243,9 @@ def import_traces(store, path: str | Path, *, links: Any | None = None, source: 
             run, environment = _run(line, linker, protocol, source, path.name)
             bundles.append((number, {"run": run, "protocol": protocol, "environment": environment}))
         except _LineProblem as exc:
-            problems.append(Problem(str(path), number, exc.field, exc.reason))
+            problems.append(ImportProblem(str(path), number, exc.field, exc.reason))
         except RecordError as exc:
-            problems.append(Problem(str(path), number, None, str(exc)))
+            problems.append(ImportProblem(str(path), number, None, str(exc)))
     if problems:
         raise ImportFailed(problems)
     with store.begin() as conn:
@@ -256,9 +260,9 @@ def import_traces(store, path: str | Path, *, links: Any | None = None, source: 
             try:
                 writer.add_run_bundle(bundle, line=number)
             except RowError as exc:
-                problems.append(Problem(str(path), number, exc.field, exc.reason))
+                problems.append(ImportProblem(str(path), number, exc.field, exc.reason))
         if problems or writer.problems:
-            problems += [Problem(str(path), p.line, p.field, p.reason) for p in writer.problems]
+            problems += [ImportProblem(str(path), p.line, p.field, p.reason) for p in writer.problems]
             raise ImportFailed(problems)
         report.absorb(writer)
     return report

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernelindex.ingest.problems import ImportFailed, Problem
+from kernelindex.ingest.problems import ImportFailed, ImportProblem
 
 MAX_WHOLE_FILE = 256 << 20  # bytes: the upstream snapshots and run bundles seen so far are under 10 MiB
 
@@ -18,5 +18,5 @@ def read_whole(path: Path) -> bytes:
         data = f.read(MAX_WHOLE_FILE + 1)
     if len(data) > MAX_WHOLE_FILE:
         reason = f"more than {MAX_WHOLE_FILE} bytes, the most a file read whole may hold (catalog exports stream)"
-        raise ImportFailed([Problem(str(path), None, None, reason)])
+        raise ImportFailed([ImportProblem(str(path), None, None, reason)])
     return data

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from kernelindex.ranking.bootstrap import Interval, bootstrap_interval, seed_for
 from kernelindex.ranking.direction import Direction, direction_phrase, metric_direction
+from kernelindex.records.vocabulary import RunStatus
 
 POLICY_VERSION = "kernelindex-ranking-v1"
 
@@ -110,7 +111,7 @@ def exclusion_reasons(run: RankInput) -> tuple[str, ...]:
         reasons.append(RETRACTED)
     if run.superseded:
         reasons.append(SUPERSEDED)
-    if run.status != "passed":
+    if run.status != RunStatus.PASSED:
         reasons.append(NOT_PASSED)
     if run.value is None or not run.metric:
         reasons.append(NO_PRIMARY_METRIC)
@@ -121,7 +122,7 @@ def exclusion_reasons(run: RankInput) -> tuple[str, ...]:
 
 def order_key(run: RankInput, direction: Direction) -> tuple:
     """Best first; equal values keep the earlier observation (it got there first), then the id."""
-    value = run.value if direction == "lower" else -run.value  # type: ignore[operator]
+    value = run.value if direction == Direction.LOWER else -run.value  # type: ignore[operator]
     return (value, run.observed_at or "", run.run_id)
 
 

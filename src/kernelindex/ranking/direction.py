@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
-Direction = Literal["lower", "higher"]
+from kernelindex.records.vocabulary import Direction
 
 TIME_UNITS = frozenset({"ns", "us", "µs", "ms", "s", "cycles"})
 
@@ -20,13 +18,13 @@ def metric_direction(metric: str | None, unit: str | None = None) -> Direction:
     """``lower`` or ``higher``: the direction in which ``metric`` improves."""
     name = (metric or "").lower()
     if name in HIGHER_IS_BETTER:
-        return "higher"
+        return Direction.HIGHER
     if name in LOWER_IS_BETTER or (unit or "") in TIME_UNITS:
-        return "lower"
-    return "lower"
+        return Direction.LOWER
+    return Direction.LOWER
 
 
 def direction_phrase(metric: str | None, unit: str | None = None) -> str:
     """The sentence shown beside a ranking, e.g. ``lower latency is better``."""
     direction = metric_direction(metric, unit)
-    return f"{direction} {metric or 'value'} is better"
+    return f"{direction.value} {metric or 'value'} is better"

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from itertools import combinations
 from typing import Any
 
-LEVELS = ("reported", "reproducible", "verified", "replicated")
+from kernelindex.records.vocabulary import CONTROLLED, EvidenceLevel, RunStatus
 
 
 def _short(digest: str | None) -> str:
@@ -31,8 +31,8 @@ def _verified_runs(run_facts: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The passing harness runs that count for this run: its own (if it is one) and linked repeats."""
     listed = run_facts.get("verified_runs")
     if listed is not None:
-        return [run for run in listed if run.get("status", "passed") == "passed"]
-    if run_facts.get("source_kind") == "controlled" and run_facts.get("status") == "passed":
+        return [run for run in listed if run.get("status", RunStatus.PASSED) == RunStatus.PASSED]
+    if run_facts.get("source_kind") == CONTROLLED and run_facts.get("status") == RunStatus.PASSED:
         return [
             {
                 "run_digest": run_facts.get("run_digest"),
@@ -71,21 +71,23 @@ def evidence_level(run_facts: Mapping[str, Any]) -> tuple[str, list[str]]:
     counts as its own verified run.
     """
     if run_facts.get("retracted_at"):
-        return "reported", [f"retracted at {run_facts['retracted_at']}: its evidence no longer counts"]
+        return EvidenceLevel.REPORTED.value, [
+            f"retracted at {run_facts['retracted_at']}: its evidence no longer counts"
+        ]
     verified = _verified_runs(run_facts)
     independent = _independent(verified)
     if independent:
         keys = {run["runner_id"] for run in verified if run.get("signed")}
         hosts = {run["runner_host"] for run in verified if run.get("signed")}
-        return "replicated", [
+        return EvidenceLevel.REPLICATED.value, [
             f"independent runners: {len(keys)} runner keys on {len(hosts)} machines with valid signatures"
         ] + [_describe(run) for run in verified]
     if verified:
-        return "verified", [_describe(run) for run in verified] + [
+        return EvidenceLevel.VERIFIED.value, [_describe(run) for run in verified] + [
             "not replicated: needs passing runs signed by two different runner keys on two different machines"
         ]
     reasons: list[str] = []
-    if run_facts.get("source_kind") == "controlled":
+    if run_facts.get("source_kind") == CONTROLLED:
         reasons.append(f"this index's harness ran it but it did not pass (status {run_facts.get('status')})")
     source = run_facts.get("source") or run_facts.get("source_kind") or "an unknown source"
     checks = [
@@ -94,10 +96,12 @@ def evidence_level(run_facts: Mapping[str, Any]) -> tuple[str, list[str]]:
         ("raw evidence present", "raw evidence", run_facts.get("has_raw_evidence")),
     ]
     if all(ok for _, _, ok in checks):
-        return "reproducible", [fact for fact, _, _ in checks] + [f"reported by {source}; not yet rerun here"]
+        return EvidenceLevel.REPRODUCIBLE.value, [fact for fact, _, _ in checks] + [
+            f"reported by {source}; not yet rerun here"
+        ]
     missing = ", ".join(name for _, name, ok in checks if not ok)
     if run_facts.get("missing_identity"):
         missing += f" (no stored {', '.join(run_facts['missing_identity'])} record)"
     reasons.append(f"reported by {source}; not rerun by this index")
     reasons.append(f"not reproducible: missing {missing}")
-    return "reported", reasons
+    return EvidenceLevel.REPORTED.value, reasons

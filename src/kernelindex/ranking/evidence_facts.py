@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kernelindex.ranking.evidence import evidence_level
-from kernelindex.store.evidence_store import HARNESS_SOURCE, signature_checks
+from kernelindex.records.vocabulary import CONTROLLED, RunStatus, is_harness_source
+from kernelindex.store.evidence.records import signature_checks
 from kernelindex.store.reads.evidence import (
     evidence_rows,
     evidence_rows_measuring,
@@ -32,10 +33,6 @@ class Evidence:
     level: str
     reasons: tuple[str, ...]
     facts: Mapping[str, Any] = field(repr=False)
-
-
-def _is_harness(row: Any) -> bool:
-    return row.source_slug == HARNESS_SOURCE or row.source_kind == "controlled"
 
 
 def _has_source(manifest: Mapping[str, Any] | None) -> bool:
@@ -63,20 +60,26 @@ def evidence_for_runs(conn: Connection, run_digests: Iterable[str]) -> dict[str,
     linked: dict[str, set[str]] = {d: set() for d in digests}
     for run_digest, reproduction in reproductions(conn, digests):
         linked[run_digest].add(reproduction)
-    harness_identity = {(r.implementation_digest, r.workload_digest, r.protocol_key) for r in rows if _is_harness(r)}
+    harness_identity = {
+        (r.implementation_digest, r.workload_digest, r.protocol_key)
+        for r in rows
+        if is_harness_source(r.source_slug, r.source_kind)
+    }
     siblings: dict[tuple, list[Any]] = {}
     for row in evidence_rows_measuring(conn, harness_identity):
-        if _is_harness(row):
+        if is_harness_source(row.source_slug, row.source_kind):
             siblings.setdefault((row.implementation_digest, row.workload_digest, row.protocol_key), []).append(row)
     linked_rows = {row.run_digest: row for row in evidence_rows(conn, set().union(*linked.values()))}
     candidates: dict[str, list[Any]] = {}
     for digest, row in by_digest.items():
         same = siblings.get((row.implementation_digest, row.workload_digest, row.protocol_key), [])
         found = {r.run_digest: r for r in same}
-        if _is_harness(row):
+        if is_harness_source(row.source_slug, row.source_kind):
             found[row.run_digest] = row
         for other in linked[digest]:
-            if other in linked_rows and _is_harness(linked_rows[other]):
+            if other in linked_rows and is_harness_source(
+                linked_rows[other].source_slug, linked_rows[other].source_kind
+            ):
                 found[other] = linked_rows[other]
         candidates[digest] = [found[key] for key in sorted(found)]
     all_candidates = {r.run_digest: r for rs in candidates.values() for r in rs}
@@ -100,7 +103,8 @@ def evidence_for_runs(conn: Connection, run_digests: Iterable[str]) -> dict[str,
             "run_digest": digest,
             "status": row.status,
             "source": row.source_slug,
-            "source_kind": row.source_kind or ("controlled" if _is_harness(row) else None),
+            "source_kind": row.source_kind
+            or (CONTROLLED if is_harness_source(row.source_slug, row.source_kind) else None),
             "retracted_at": retracted[row.id].at if row.id in retracted else None,
             "has_source": has_source.get(row.implementation_id, False),
             "full_identity": not missing_identity,
@@ -115,7 +119,7 @@ def evidence_for_runs(conn: Connection, run_digests: Iterable[str]) -> dict[str,
                     "signed": signed_by_runner(c),
                 }
                 for c in candidates[digest]
-                if c.status == "passed" and c.id not in retracted
+                if c.status == RunStatus.PASSED and c.id not in retracted
             ],
         }
         level, reasons = evidence_level(facts)

@@ -18,7 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kernelindex.records.serving_keys import metric_direction
+from kernelindex.records.serving_keys import serving_direction
+from kernelindex.records.vocabulary import Direction, ServingStatus
 
 LATENCY_METRICS = ("tpot_ms", "ttft_ms", "e2e_latency_ms", "itl_ms")
 THROUGHPUT_METRICS = ("output_token_throughput_tps", "token_throughput_tps", "goodput")
@@ -38,7 +39,7 @@ def rank_serving_cohort(runs: Sequence[Mapping[str, Any]], metric: str, statisti
 
     Each run mapping holds ``id``, ``status``, ``retracted_at`` and ``measurements``
     (``[{metric, statistic, value}]``)."""
-    direction = metric_direction(metric)
+    direction = serving_direction(metric)
     ranked: list[tuple[str, float]] = []
     excluded: list[ServingRanked] = []
     for run in runs:
@@ -48,17 +49,17 @@ def rank_serving_cohort(runs: Sequence[Mapping[str, Any]], metric: str, statisti
         reasons = []
         if run.get("retracted_at"):
             reasons.append("retracted")
-        if run["status"] != "valid":
+        if run["status"] != ServingStatus.VALID:
             reasons.append(f"status {run['status']}")
         if value is None:
             reasons.append(f"no {metric}:{statistic}")
         if direction is None:
             reasons.append(f"{metric} has no known direction")
-        if reasons:
+        if reasons or value is None:  # (no value always has its reason)
             excluded.append(ServingRanked(run["id"], None, value, reasons=tuple(reasons)))
         else:
             ranked.append((run["id"], float(value)))
-    ranked.sort(key=lambda item: -item[1] if direction == "max" else item[1])
+    ranked.sort(key=lambda item: -item[1] if direction == Direction.HIGHER else item[1])
     counts: dict[float, int] = {}
     for _, value in ranked:
         counts[value] = counts.get(value, 0) + 1

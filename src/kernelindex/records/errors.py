@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from kernelindex.records.refusal import Refusal, RefusalKind
 
-class RecordError(ValueError):
+
+class RecordError(Refusal, ValueError):
     """A record (or the text holding it) was refused.
 
     ``where`` says which input (e.g. ``"runs.jsonl line 12"``); ``problems`` lists
     ``(field path, reason)`` pairs, the field path written like ``spec.inputs[0].tensor.dtype``
     (empty when the problem is with the whole text, such as invalid JSON).
     """
+
+    kind = RefusalKind.INVALID
+
+    @property
+    def code(self) -> str:
+        return "invalid_record"
 
     def __init__(self, where: str, problems: list[tuple[str, str]]) -> None:
         self.where = where

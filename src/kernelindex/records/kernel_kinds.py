@@ -413,7 +413,9 @@ class ExecutionEnvironment(Record):
 # --- BenchmarkRun --------------------------------------------------------------------------
 
 
-RunStatus = Literal[
+# The words of `records.vocabulary.RunStatus`, as the Literal the published schema lists (a pydantic
+# enum field would change the schema document); tests/records/test_vocabulary.py checks they agree.
+RunStatusWord = Literal[
     "passed",
     "incorrect_shape",
     "incorrect_dtype",
@@ -428,6 +430,7 @@ RunStatus = Literal[
     "incomplete_evidence",
     "revoked",
 ]
+RunStatus = RunStatusWord  # harness/verdict.py reads this Literal until Verdict aliases vocabulary.RunStatus
 
 
 class RunCorrectness(Strict):
@@ -499,7 +502,7 @@ class BenchmarkRunSpec(Strict):
     workloadDigest: Digest
     protocolDigest: Digest
     environmentDigest: Digest
-    status: RunStatus
+    status: RunStatusWord
     correctness: RunCorrectness | None = None
     timing: Timing | None = None
     measurements: list[RunMeasurement] | None = None

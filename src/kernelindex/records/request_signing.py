@@ -14,6 +14,7 @@ import hashlib
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from kernelindex.records.refusal import Refusal, RefusalKind
 from kernelindex.records.signing import key_id
 
 if TYPE_CHECKING:  # cryptography itself is imported on use (see records/signing.py)
@@ -26,8 +27,10 @@ MAX_SKEW_S = 300.0
 _DOMAIN = b"kernelindex-runner-request-v1"
 
 
-class RequestSignatureError(ValueError):
+class RequestSignatureError(Refusal, ValueError):
     """A runner request whose signature headers are missing, stale or do not hold."""
+
+    kind = RefusalKind.UNAUTHORIZED
 
 
 def _message(method: str, path: str, timestamp: str, body: bytes) -> bytes:

@@ -14,27 +14,34 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kernelindex.records.canonical import canonical_json, sha256_digest
+from kernelindex.records.vocabulary import Direction
 
 SERVING_POLICY_VERSION = "serving-v1"
 
 # metric -> (unit as the site names it, direction); the vocabulary the site ranks with
-SERVING_METRICS: dict[str, tuple[str, str]] = {
-    "ttft_ms": ("ms", "min"),
-    "tpot_ms": ("ms", "min"),
-    "itl_ms": ("ms", "min"),
-    "e2e_latency_ms": ("ms", "min"),
-    "request_throughput_rps": ("req/s", "max"),
-    "output_token_throughput_tps": ("tokens/s", "max"),
-    "token_throughput_tps": ("tokens/s", "max"),
-    "goodput": ("tokens/s", "max"),
-    "error_rate": ("ratio", "min"),
+SERVING_METRICS: dict[str, tuple[str, Direction]] = {
+    "ttft_ms": ("ms", Direction.LOWER),
+    "tpot_ms": ("ms", Direction.LOWER),
+    "itl_ms": ("ms", Direction.LOWER),
+    "e2e_latency_ms": ("ms", Direction.LOWER),
+    "request_throughput_rps": ("req/s", Direction.HIGHER),
+    "output_token_throughput_tps": ("tokens/s", Direction.HIGHER),
+    "token_throughput_tps": ("tokens/s", Direction.HIGHER),
+    "goodput": ("tokens/s", Direction.HIGHER),
+    "error_rate": ("ratio", Direction.LOWER),
 }
 
 
-def metric_direction(metric: str) -> str | None:
-    """``"max"`` (higher is better), ``"min"``, or None for a metric outside the vocabulary."""
+def serving_direction(metric: str) -> Direction | None:
+    """The direction a serving metric improves in, or None for a metric outside the vocabulary."""
     known = SERVING_METRICS.get(metric)
     return known[1] if known else None
+
+
+def metric_direction(metric: str) -> str | None:
+    """``"max"`` (higher is better), ``"min"``, or None: the site's word, which the serving page shows."""
+    direction = serving_direction(metric)
+    return direction.extremum if direction else None
 
 
 def protocol_key(

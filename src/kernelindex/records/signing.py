@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kernelindex.records.canonical import DIGEST_PREFIX, canonical_json
+from kernelindex.records.refusal import Refusal, RefusalKind
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -29,8 +30,14 @@ PREDICATE_TYPE = "https://kernelindex.dev/signed-record/v1"
 MAX_ENVELOPE_BYTES = 64 * 1024
 
 
-class SignatureError(ValueError):
+class SignatureError(Refusal, ValueError):
     """A signature or envelope that does not hold; the message says which check failed."""
+
+    kind = RefusalKind.INVALID
+
+    @property
+    def code(self) -> str:
+        return "bad_signature"
 
 
 @dataclass(frozen=True)

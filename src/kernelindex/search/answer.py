@@ -10,19 +10,17 @@ answer says which were dropped. Ranks come from :mod:`kernelindex.ranking` only.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
-
-from sqlalchemy import Connection
+from typing import TYPE_CHECKING, Any
 
 from kernelindex.ranking.cohort import RankedGroup
-from kernelindex.ranking.evidence import LEVELS
 from kernelindex.ranking.evidence_facts import evidence_for_runs
 from kernelindex.ranking.reads import ranked_groups
 from kernelindex.records.canonical import metric_key
 from kernelindex.records.families import shown_family
 from kernelindex.records.units import format_value
+from kernelindex.records.vocabulary import EvidenceLevel
 from kernelindex.search.bracketing import Case, bracket
 from kernelindex.search.models import (
     EntityMatch,
@@ -36,6 +34,9 @@ from kernelindex.search.models import (
 )
 from kernelindex.search.query import Query, gpu_matches, parse, resolve_axis, split_words, word_score
 from kernelindex.store.reads import search as reads
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 ANSWERED_OPERATIONS = 4
 OTHER_OPERATIONS = 20
@@ -72,7 +73,8 @@ def search(conn: Connection, text: str, rank_rows: int = RANK_ROWS) -> SearchAns
         for name, fields in RELAX_ORDER:
             if not any(getattr(query, f) for f in fields):
                 continue
-            query = replace(query, **{f: (None if f in ("evidence", "license") else ()) for f in fields})
+            cleared: dict[str, Any] = {f: (None if f in ("evidence", "license") else ()) for f in fields}
+            query = replace(query, **cleared)
             relaxed.append(name)
             ops = [context.operation(op, query, best) for op in answered]
             if any(w.groups for a in ops for w in a.workloads):
@@ -209,8 +211,9 @@ class _Context:
             self._loaded[op_id] = (workloads, reads.run_combos(self.conn, [w.id for w in workloads]))
         return self._loaded[op_id]
 
-    def levels(self, digests: Iterable[str]) -> dict[str, str]:
-        """Evidence levels, from the one evidence function, for digests not yet known."""
+    def levels(self, digests: Iterable[str | None]) -> dict[str, str]:
+        """Evidence levels, from the one evidence function, for digests not yet known (None: a run
+        without a digest, which has none)."""
         wanted = [d for d in digests if d and d not in self._levels]
         if wanted:
             self._levels.update({d: e.level for d, e in evidence_for_runs(self.conn, wanted).items()})
@@ -223,11 +226,11 @@ class _Context:
             self._candidates[op_id] = reads.evidence_candidates(self.conn, workload_ids=workload_ids)
         found = [c for c in self._candidates[op_id] if _keep(c, query)]
         levels = self.levels(c.run_digest for c in found)
-        floor = LEVELS.index(query.evidence or "reported")
+        floor = EvidenceLevel(query.evidence or EvidenceLevel.REPORTED)
         return {
             (c.workload_id, c.comparison_key)
             for c in found
-            if LEVELS.index(levels.get(c.run_digest, "reported")) >= floor
+            if EvidenceLevel(levels.get(c.run_digest, EvidenceLevel.REPORTED)) >= floor
         }
 
     # ---------------------------------------------------------------- one operation
@@ -238,7 +241,7 @@ class _Context:
         workloads = [w for w in all_workloads if _keep_workload(w, query)]
         kept_ids = {w.id for w in workloads}
         combos = [c for c in all_combos if c.workload_id in kept_ids and _keep(c, query)]
-        if query.evidence and query.evidence != "reported":
+        if query.evidence and query.evidence != EvidenceLevel.REPORTED:
             allowed = self._evidenced(op.id, [w.id for w in all_workloads], query)
             combos = [c for c in combos if (c.workload_id, c.comparison_key) in allowed]
         if query.license:
@@ -282,8 +285,8 @@ class _Context:
             else:
                 mode = "bracketing"
                 defined = bracket(pinned, [Case(k, m.first.axes) for k, m in by_key.items()])
-                for c in defined.exact:
-                    notes.append(f"the case {_axes_text(c.axes)} is defined but has no run that matches the filters")
+                for case in defined.exact:
+                    notes.append(f"the case {_axes_text(case.axes)} is defined but has no run that matches the filters")
                 chosen = [(by_key[n.case.key], f"{n.side} {n.axis}", n.distance) for n in found.neighbours]
                 if not chosen and defined.neighbours:
                     notes.append(
@@ -337,7 +340,7 @@ class _Context:
             group_answers = [g for g in group_answers if g.size and _meets(g, query)]
             group_answers.sort(
                 key=lambda g: (
-                    -(LEVELS.index(max(g.bestByEvidence, key=LEVELS.index)) if g.bestByEvidence else 0),
+                    -(max(map(EvidenceLevel, g.bestByEvidence)).rank if g.bestByEvidence else 0),
                     -g.size,
                 )
             )
@@ -389,7 +392,7 @@ class _Context:
                 unit=g.unit,
                 display=format_value(e.run.value, g.unit),
                 hardware=hardware,
-                evidence=levels.get(e.run.digest or "", "reported"),
+                evidence=levels.get(e.run.digest or "", EvidenceLevel.REPORTED.value),
                 links=Links(self=f"/runs/{e.run.run_id}", json=f"/api/v1/runs/{e.run.run_id}"),
             )
 
@@ -427,22 +430,22 @@ def _keep_workload(w: reads.WorkloadEntry, query: Query) -> bool:
 def _best_by_level(g: RankedGroup, levels: dict[str, str]) -> dict[str, Any]:
     best: dict[str, Any] = {}
     for e in g.entries:
-        level = levels.get(e.run.digest or "", "reported")
+        level = levels.get(e.run.digest or "", EvidenceLevel.REPORTED.value)
         best.setdefault(level, e)
-    return {level: best[level] for level in reversed(LEVELS) if level in best}
+    return {level.value: best[level] for level in reversed(EvidenceLevel) if level in best}
 
 
 def _meets(g: GroupAnswer, query: Query) -> bool:
     if not query.evidence:
         return True
-    return any(LEVELS.index(level) >= LEVELS.index(query.evidence) for level in g.bestByEvidence)
+    return any(EvidenceLevel(level) >= query.evidence for level in g.bestByEvidence)
 
 
 def _axes_sort(axes: dict[str, Any]) -> tuple:
     return tuple((k, v if isinstance(v, (int, float)) else float("inf"), str(v)) for k, v in sorted(axes.items()))
 
 
-def _axes_text(axes: dict[str, Any]) -> str:
+def _axes_text(axes: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in axes.items())
 
 

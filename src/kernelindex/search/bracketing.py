@@ -59,25 +59,15 @@ def bracket(pins: Mapping[str, object], cases: Sequence[Case]) -> Bracket:
         if target is None:
             continue
         others = {n: v for n, v in pins.items() if n != name}
-        pool = [c for c in cases if _num(c.axes.get(name)) is not None]
-        agreeing = [c for c in pool if all(n in c.axes and _same(c.axes[n], v) for n, v in others.items())]
+        pool = [(c, value) for c in cases if (value := _num(c.axes.get(name))) is not None]
+        agreeing = [(c, x) for c, x in pool if all(n in c.axes and _same(c.axes[n], v) for n, v in others.items())]
         pool = agreeing or pool
-        below = [c for c in pool if _num(c.axes[name]) < target]
-        above = [c for c in pool if _num(c.axes[name]) > target]
+        below = sorted(((c, x) for c, x in pool if x < target), key=lambda cx: cx[0].key)
+        above = sorted(((c, x) for c, x in pool if x > target), key=lambda cx: cx[0].key)
         if below:
-            best = max(below, key=lambda c: (_num(c.axes[name]), c.key))
-            top = _num(best.axes[name])
-            neighbours += [
-                Neighbour(name, "below", c, target - top)
-                for c in sorted(below, key=lambda c: c.key)
-                if _num(c.axes[name]) == top
-            ]
+            top = max(x for _, x in below)
+            neighbours += [Neighbour(name, "below", c, target - top) for c, x in below if x == top]
         if above:
-            best = min(above, key=lambda c: (_num(c.axes[name]), c.key))
-            low = _num(best.axes[name])
-            neighbours += [
-                Neighbour(name, "above", c, low - target)
-                for c in sorted(above, key=lambda c: c.key)
-                if _num(c.axes[name]) == low
-            ]
+            low = min(x for _, x in above)
+            neighbours += [Neighbour(name, "above", c, low - target) for c, x in above if x == low]
     return Bracket((), tuple(neighbours))

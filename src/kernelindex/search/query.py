@@ -23,10 +23,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from kernelindex.records.refusal import Refusal, RefusalKind
+from kernelindex.records.vocabulary import EvidenceLevel
+
 MAX_QUERY_CHARS = 500
 MAX_TOKENS = 40
-
-EVIDENCE_LEVELS = ("reported", "reproducible", "verified", "replicated")
 
 DTYPES = {
     "bf16": "bf16",
@@ -97,8 +98,14 @@ SYNONYMS = {
 }
 
 
-class QueryError(ValueError):
+class QueryError(Refusal, ValueError):
     """A query the parser refuses (too long), with the reason to show."""
+
+    kind = RefusalKind.BAD_REQUEST
+
+    @property
+    def code(self) -> str:
+        return "bad_query"
 
 
 @dataclass(frozen=True)
@@ -238,7 +245,7 @@ def parse(text: str, sources: Iterable[str] = ()) -> Query:
         elif kind == "dtype":
             dtypes.append(DTYPES.get(value.lower(), value.lower()))
         elif kind == "evidence":
-            if value.lower() in EVIDENCE_LEVELS:
+            if EvidenceLevel.named(value.lower()) is not None:
                 evidence = value.lower()
             else:
                 ignored.append(token)
@@ -251,9 +258,9 @@ def parse(text: str, sources: Iterable[str] = ()) -> Query:
         elif pair := AXIS_PAIR.match(token):
             number = _number(pair.group(2))
             axes.append(AxisPin(pair.group(1), number if number is not None else pair.group(2)))
-        elif _digest_prefix(lowered):
-            digests.append(_digest_prefix(lowered))
-        elif lowered in EVIDENCE_LEVELS:
+        elif prefix := _digest_prefix(lowered):
+            digests.append(prefix)
+        elif EvidenceLevel.named(lowered) is not None:
             evidence = lowered
         elif lowered in DTYPES:
             dtypes.append(DTYPES[lowered])

@@ -9,7 +9,7 @@ from kernelindex.records.attestation import new_attestation
 from kernelindex.records.models import dump_record, record_digest
 from kernelindex.records.signing import key_id, sign_record_digest
 from kernelindex.store.database import Store
-from kernelindex.store.evidence_store import (
+from kernelindex.store.evidence.records import (
     add_attestation,
     authenticate,
     record_harness_reproduction,

@@ -10,6 +10,7 @@ writer. Workers never open the store.
 
 from __future__ import annotations
 
+import logging
 import re
 import tempfile
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernelindex.records.refusal import Refusal, RefusalKind
 from kernelindex.services import harness_adapter as harness
 
 MAX_RETRIES = 3
@@ -54,8 +56,10 @@ def batches(cases: list[str], size: int) -> list[list[str]]:
     return [cases[i : i + size] for i in range(0, len(cases), size)]
 
 
-class RayUnavailable(RuntimeError):
+class RayUnavailable(Refusal, RuntimeError):
     """The Ray cluster named by ``--ray-address`` cannot be joined."""
+
+    kind = RefusalKind.UNAVAILABLE
 
 
 def start_ray(address: str | None, hardware: str) -> None:
@@ -66,7 +70,7 @@ def start_ray(address: str | None, hardware: str) -> None:
         return
     if address:
         try:
-            ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+            ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
         except (ConnectionError, ValueError) as exc:
             raise RayUnavailable(f"no Ray cluster at {address}: {str(exc).splitlines()[0]}") from exc
     else:
@@ -74,7 +78,7 @@ def start_ray(address: str | None, hardware: str) -> None:
             num_cpus=2,
             resources={resource_name(hardware): 2},
             include_dashboard=False,
-            logging_level="ERROR",
+            logging_level=logging.ERROR,
             log_to_driver=False,
             # A task killed by Ray's memory monitor is retried apart from max_retries, without end
             # by default: a case too big for this machine would stall the campaign instead of failing.

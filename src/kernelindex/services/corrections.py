@@ -10,7 +10,7 @@ from kernelindex.ranking.history import LeaderEvent
 from kernelindex.ranking.leaders import record_leader_changes
 from kernelindex.records.canonical import digest
 from kernelindex.store.database import Store
-from kernelindex.store.evidence_store import (
+from kernelindex.store.evidence.records import (
     EvidenceError,
     add_correction_request,
     authenticate,
@@ -62,7 +62,9 @@ def resolve_correction(
             if new_id is None:
                 raise EvidenceError("bad_request", "that run is already stored; a superseding run must be new")
             new_digest = digest(bundle["run"])
-            keys.add(run_by_id(conn, new_id).comparison_key)
+            new_run = run_by_id(conn, new_id)
+            assert new_run is not None  # added just above, in this transaction
+            keys.add(new_run.comparison_key)
         status = "rejected" if decision is Decision.REJECT else "accepted"
         close_correction_request(conn, request_id, status, reason, new_digest)
         keys.discard(None)

@@ -10,6 +10,7 @@ from kernelindex.harness.records import evaluation_records
 from kernelindex.ingest.evaluations import StoredEvaluation, store_evaluation
 from kernelindex.ranking.history import LeaderEvent
 from kernelindex.ranking.leaders import record_leader_changes
+from kernelindex.records.vocabulary import EvidenceLevel
 from kernelindex.store.database import Store
 
 
@@ -30,11 +31,17 @@ def record_evaluation(
     """The records (built purely by the harness), the runner's signatures over the runs and the
     leader events, in one transaction."""
     records = evaluation_records(suite)
-    overrides = {k: v for k, v in (("runner_id", runner_id), ("runner_host", runner_host)) if v is not None}
+    overrides: dict[str, Any] = {
+        k: v for k, v in (("runner_id", runner_id), ("runner_host", runner_host)) if v is not None
+    }
     if overrides:
         records = dataclasses.replace(records, **overrides)
     with store.begin() as conn:
         stored = store_evaluation(conn, records, private_key)
         leaders = record_leader_changes(conn)
-    level = "verified" if suite.sandboxed else f"reproducible, not verified: no sandbox ({suite.sandbox_note})"
+    level = (
+        EvidenceLevel.VERIFIED.value
+        if suite.sandboxed
+        else f"{EvidenceLevel.REPRODUCIBLE}, not verified: no sandbox ({suite.sandbox_note})"
+    )
     return RecordedEvaluation(stored, leaders, level)

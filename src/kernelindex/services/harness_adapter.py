@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from kernelindex.harness.formats import FormatError, load_problem, load_solution
 from kernelindex.harness.records import (
@@ -26,7 +26,7 @@ from kernelindex.harness.records import (
     records_for,
     sources_bundle,
 )
-from kernelindex.harness.scores import suite_score
+from kernelindex.harness.scores import CaseScore, suite_score
 from kernelindex.records.canonical import digest
 
 if TYPE_CHECKING:  # the runner (and NumPy with it) loads when a case is run: web workers never run one
@@ -161,7 +161,8 @@ def merge(parts: list[SuiteResult]) -> SuiteResult:
         first,
         cases=cases,
         options=replace(first.options, cases=None),
-        score=suite_score([c.score for c in cases], [c.passed for c in cases]),
+        # as runner.evaluate scores a suite: every case that ran carries its score
+        score=suite_score(cast(list[CaseScore], [c.score for c in cases]), [c.passed for c in cases]),
         started_at=min(p.started_at for p in parts),
         finished_at=max(p.finished_at for p in parts),
     )

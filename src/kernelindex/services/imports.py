@@ -11,7 +11,8 @@ from kernelindex.harness.records import problem_records, trace_links
 from kernelindex.ingest.catalog import BadLines, ImportReport
 from kernelindex.ingest.paths import import_paths as import_each
 from kernelindex.ingest.paths import kind_of
-from kernelindex.ingest.problems import ImportFailed, Problem
+from kernelindex.ingest.problems import ImportFailed, ImportProblem
+from kernelindex.ingest.upstream.dispatch import import_upstream
 from kernelindex.ranking.history import LeaderEvent
 from kernelindex.ranking.leaders import record_leader_changes
 from kernelindex.store.database import JoinedStore, Store
@@ -40,7 +41,7 @@ def import_paths(
     try:
         links = trace_links(trace_problem, trace_solution) if trace_problem else None
     except FormatError as exc:
-        raise ImportFailed([Problem(exc.file, exc.line, exc.field, exc.reason)]) from None
+        raise ImportFailed([ImportProblem(exc.file, exc.line, exc.field, exc.reason)]) from None
     with store.begin(bulk=True) as conn:
         reports = import_each(
             JoinedStore(conn),
@@ -52,3 +53,16 @@ def import_paths(
         )
         checking = bad_lines is not None and bad_lines.check
         return Imported(reports, [] if checking else record_leader_changes(conn))
+
+
+def import_upstream_paths(store: Store, source: str | None, paths: Iterable[Path], *, check: bool = False) -> Imported:
+    """Upstream's own files (``import --from``; ``source`` None: told by content), then the leader
+    changes they cause, in one transaction: all stored, or (on any refused path) nothing. ``check``
+    reads and validates only."""
+    with store.begin(bulk=True) as conn:
+        joined = JoinedStore(conn)
+        reports = [
+            (f"upstream:{source or 'auto'}", import_upstream(joined, source, path, check=check, links_for=trace_links))
+            for path in paths
+        ]
+        return Imported(reports, [] if check else record_leader_changes(conn))

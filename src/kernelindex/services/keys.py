@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from kernelindex.store.api_tokens import NewToken
 from kernelindex.store.database import Store
-from kernelindex.store.evidence_store import create_api_key as store_api_key
-from kernelindex.store.evidence_store import revoke_api_key as store_revocation
+from kernelindex.store.evidence.api_tokens import NewToken
+from kernelindex.store.evidence.records import create_api_key as store_api_key
+from kernelindex.store.evidence.records import revoke_api_key as store_revocation
 
 
 def create_api_key(store: Store, label: str, scopes: frozenset[str], daily_limit: int) -> NewToken:

@@ -32,11 +32,12 @@ from kernelindex.records.signing import (
     public_key_to_text,
     verify_envelope,
 )
+from kernelindex.records.vocabulary import HARNESS_SOURCE
 from kernelindex.services import harness_adapter as harness
 from kernelindex.store import Store
-from kernelindex.store import queue_store as qs
-from kernelindex.store.evidence_store import HARNESS_SOURCE, EvidenceError, add_signature, register_signing_key
-from kernelindex.store.queue_store import QueueError
+from kernelindex.store.evidence.records import EvidenceError, add_signature, register_signing_key
+from kernelindex.store.queue import writes as qs
+from kernelindex.store.queue.writes import QueueError
 from kernelindex.store.reads import queue as reads
 from kernelindex.store.rows import RowError
 from kernelindex.store.writer import Writer
@@ -338,6 +339,51 @@ def _bad(message: str) -> QueueError:
     return QueueError("bad_result", message)
 
 
+def _checked_bundle(request, implementation: str, workloads: set[str], bundle: Any, where: str) -> dict[str, Any]:
+    """One posted run bundle, parsed: a run of this request's implementation, on one of its
+    workloads, by the harness, with the request's protocol and hardware."""
+    if not isinstance(bundle, dict) or set(bundle) != {"run", "protocol", "environment"}:
+        raise _bad(f"{where}: expected {{run, protocol, environment}}")
+    try:
+        parsed = {k: dump_record(parse_record(v, where=f"{where}.{k}")) for k, v in bundle.items()}
+    except RecordError as exc:
+        raise _bad(str(exc)) from None
+    spec = parsed["run"]["spec"]
+    if spec.get("implementationDigest") != implementation or spec.get("workloadDigest") not in workloads:
+        raise _bad(f"{where}.run: names another implementation or workload than this request's")
+    if (spec.get("sourceNative") or {}).get("source") != HARNESS_SOURCE:
+        raise _bad(f"{where}.run: spec.sourceNative.source must be {HARNESS_SOURCE}")
+    measurement = parsed["protocol"]["spec"].get("measurement") or {}
+    wanted = request.protocol
+    if (measurement.get("warmupIterations"), measurement.get("measuredIterations")) != (
+        wanted["warmup"],
+        wanted["iterations"],
+    ):
+        raise _bad(f"{where}.protocol: warm-up/measured iterations differ from the request's protocol")
+    if not hardware_matches(request.hardware, parsed["environment"]["spec"]):
+        product = (parsed["environment"]["spec"].get("hardware") or {}).get("product")
+        raise QueueError(
+            "environment_mismatch",
+            f"{where}.environment: measured on {product!r}, the request asked for {request.hardware!r}",
+        )
+    return parsed
+
+
+def _check_run_signatures(runner, signatures: Mapping[str, Any], run_digests: list[str]) -> None:
+    """Every run signed by the runner's own key, as a BenchmarkRun."""
+    public_key = public_key_from_text(runner.public_key)
+    for run_digest in run_digests:
+        envelope = signatures.get(run_digest)
+        if envelope is None:
+            raise QueueError("bad_signature", f"result.signatures: run {run_digest} is not signed")
+        try:
+            checked = verify_envelope(envelope, public_key, run_digest)
+        except SignatureError as exc:
+            raise QueueError("bad_signature", f"result.signatures[{run_digest}]: {exc}") from None
+        if checked.record_kind != "BenchmarkRun":
+            raise QueueError("bad_signature", f"result.signatures[{run_digest}]: signed as a {checked.record_kind}")
+
+
 def _check_result(conn, request, runner, payload: Mapping[str, Any]) -> _Checked:
     """Everything a posted result must satisfy, checked before anything is written."""
     for name, kind in (
@@ -369,51 +415,17 @@ def _check_result(conn, request, runner, payload: Mapping[str, Any]) -> _Checked
             f"result.records: the implementation's sources are not the submitted solution {request.solution_digest}"
         )
     workloads = {digest(r) for r in records if r["kind"] in ("WorkloadCase", "WorkloadSuite")}
-    bundles, run_digests = [], []
-    for index, bundle in enumerate(payload["bundles"]):
-        where = f"result.bundles[{index}]"
-        if not isinstance(bundle, dict) or set(bundle) != {"run", "protocol", "environment"}:
-            raise _bad(f"{where}: expected {{run, protocol, environment}}")
-        try:
-            parsed = {k: dump_record(parse_record(v, where=f"{where}.{k}")) for k, v in bundle.items()}
-        except RecordError as exc:
-            raise _bad(str(exc)) from None
-        spec = parsed["run"]["spec"]
-        if spec.get("implementationDigest") != digest(implementation) or spec.get("workloadDigest") not in workloads:
-            raise _bad(f"{where}.run: names another implementation or workload than this request's")
-        if (spec.get("sourceNative") or {}).get("source") != HARNESS_SOURCE:
-            raise _bad(f"{where}.run: spec.sourceNative.source must be {HARNESS_SOURCE}")
-        measurement = parsed["protocol"]["spec"].get("measurement") or {}
-        wanted = request.protocol
-        if (measurement.get("warmupIterations"), measurement.get("measuredIterations")) != (
-            wanted["warmup"],
-            wanted["iterations"],
-        ):
-            raise _bad(f"{where}.protocol: warm-up/measured iterations differ from the request's protocol")
-        if not hardware_matches(request.hardware, parsed["environment"]["spec"]):
-            product = (parsed["environment"]["spec"].get("hardware") or {}).get("product")
-            raise QueueError(
-                "environment_mismatch",
-                f"{where}.environment: measured on {product!r}, the request asked for {request.hardware!r}",
-            )
-        bundles.append(parsed)
-        run_digests.append(digest(parsed["run"]))
+    bundles = [
+        _checked_bundle(request, digest(implementation), workloads, bundle, f"result.bundles[{index}]")
+        for index, bundle in enumerate(payload["bundles"])
+    ]
+    run_digests = [digest(parsed["run"]) for parsed in bundles]
     if len(set(run_digests)) != len(expected) - 1 or payload["suiteRun"] not in run_digests:
         raise _bad(
             f"result.bundles: expected one run per case and one for the suite ({len(expected) - 1}), "
             f"got {len(set(run_digests))}"
         )
-    public_key = public_key_from_text(runner.public_key)
-    for run_digest in run_digests:
-        envelope = payload["signatures"].get(run_digest)
-        if envelope is None:
-            raise QueueError("bad_signature", f"result.signatures: run {run_digest} is not signed")
-        try:
-            checked = verify_envelope(envelope, public_key, run_digest)
-        except SignatureError as exc:
-            raise QueueError("bad_signature", f"result.signatures[{run_digest}]: {exc}") from None
-        if checked.record_kind != "BenchmarkRun":
-            raise QueueError("bad_signature", f"result.signatures[{run_digest}]: signed as a {checked.record_kind}")
+    _check_run_signatures(runner, payload["signatures"], run_digests)
     artifacts = []
     for index, item in enumerate(payload["artifacts"]):
         where = f"result.artifacts[{index}]"

@@ -18,18 +18,24 @@ from typing import Any
 
 import httpx
 
+from kernelindex.client.errors import kind_of_status
 from kernelindex.records.canonical import canonical_json
+from kernelindex.records.refusal import Refusal, RefusalKind
 from kernelindex.records.request_signing import sign_request
 from kernelindex.records.signing import sign_record_digest
 from kernelindex.services import harness_adapter as harness
 
 
-class RunnerError(RuntimeError):
+class RunnerError(Refusal, RuntimeError):
     """The server refused a call; the message carries its problem detail."""
 
     def __init__(self, status: int, detail: str) -> None:
         self.status = status
         super().__init__(f"HTTP {status}: {detail}")
+
+    @property
+    def kind(self) -> RefusalKind:  # type: ignore[override]  # read from the answer, not set
+        return kind_of_status(self.status)
 
 
 @dataclass

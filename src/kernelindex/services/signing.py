@@ -6,7 +6,7 @@ from typing import Any
 
 from kernelindex.records.signing import key_id
 from kernelindex.store.database import Store
-from kernelindex.store.evidence_store import sign_stored_record
+from kernelindex.store.evidence.records import sign_stored_record
 from kernelindex.store.reads.runs import run_digests_by_runner
 
 

@@ -104,6 +104,10 @@ class JoinedStore:
         yield self.conn
 
 
+# What a step writes through: a store of its own, or a use case's transaction joined.
+Writable = Store | JoinedStore
+
+
 @contextmanager
 def write_transaction(conn: Connection) -> Iterator[Connection]:
     """Begin a writing transaction on ``conn`` (see :meth:`Store.begin`)."""

@@ -13,12 +13,17 @@ import orjson
 
 from kernelindex.records.canonical import comparison_key, correctness_key, digest, metric_key
 from kernelindex.records.models import RecordError, check_kind
+from kernelindex.records.refusal import Refusal, RefusalKind
 
 # latencyNs statistic names as runs write them -> the statistic names of measurement rows
 _STATISTIC = {"minimum": "min", "maximum": "max"}
 
 
-class RowError(ValueError):
+class RowError(Refusal, ValueError):
+    """A row a catalog import refuses: the field and the reason."""
+
+    kind = RefusalKind.INVALID
+
     def __init__(self, field: str | None, reason: str) -> None:
         self.field, self.reason = field, reason
         super().__init__(f"{field}: {reason}" if field else reason)

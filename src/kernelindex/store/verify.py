@@ -22,7 +22,7 @@ from kernelindex.records.canonical import (
 )
 from kernelindex.store import tables as t
 from kernelindex.store.database import Store
-from kernelindex.store.serving_verify import count_serving, serving_checks
+from kernelindex.store.serving.verify import count_serving, serving_checks
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,8 @@ from typing import Any
 
 from sqlalchemy import JSON, Connection, Table, and_, insert, select, update
 
+from kernelindex.records import names
 from kernelindex.records.canonical import digest, sha256_digest
-from kernelindex.records.slugs import slugify
-from kernelindex.store import serving_tables as st
 from kernelindex.store import tables as t
 from kernelindex.store.bulk import in_chunks, insert_rows, json_columns, select_in
 from kernelindex.store.database import json_bytes
@@ -39,6 +38,7 @@ from kernelindex.store.rows import (
     source_columns,
     workload_columns,
 )
+from kernelindex.store.serving import tables as st
 
 BATCH = 1000
 
@@ -685,7 +685,7 @@ class Writer:
         if kind not in _RECORD_ROWS:
             raise RowError("kind", f"add_record takes {', '.join(_RECORD_ROWS)}, not {kind!r}")
         table, build = _RECORD_ROWS[kind]
-        row = build(self, record, project_id=project_id, slug=slug or slugify(record["metadata"]["name"]))
+        row = build(self, record, project_id=project_id, slug=slug or names.slug(record["metadata"]["name"], url=True))
         converter = {
             "projects": project_columns,
             "operations": operation_columns,

@@ -35,7 +35,7 @@ from kernelindex.records.models import dump_record
 from kernelindex.records.signing import SignatureError, private_key_from_pem, public_key_from_text
 from kernelindex.services.attestations import attest_with_api_key
 from kernelindex.services.corrections import report_correction
-from kernelindex.store.evidence_store import (
+from kernelindex.store.evidence.records import (
     EvidenceError,
     signature_checks,
     utc_now,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from kernelindex.ranking.evidence_facts import evidence_for_run
 from kernelindex.records.attestation import CLAIMS
 from kernelindex.records.citation import citation_for, csl_json
-from kernelindex.store.evidence_store import (
+from kernelindex.store.evidence.records import (
     ACTIONS,
     PROBLEMS,
     SignatureCheck,

@@ -14,7 +14,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from kernelindex.store.reads.lookup import MIN_PREFIX, LookupFailed, LookupKind
+from kernelindex.records.refusal import Refusal, RefusalKind
+from kernelindex.store.reads.lookup import MIN_PREFIX, LookupFailed
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 log = logging.getLogger(__name__)
@@ -26,6 +27,22 @@ TITLES = {
     409: "Ambiguous identifier",
     422: "Invalid parameter",
     500: "Internal error",
+}
+
+
+# Each kind of refusal is one HTTP status, here and nowhere else.
+HTTP_STATUS = {
+    RefusalKind.BAD_REQUEST: 400,
+    RefusalKind.UNAUTHORIZED: 401,
+    RefusalKind.FORBIDDEN: 403,
+    RefusalKind.NOT_FOUND: 404,
+    RefusalKind.AMBIGUOUS: 409,
+    RefusalKind.CONFLICT: 409,
+    RefusalKind.TOO_LARGE: 413,
+    RefusalKind.UNSUPPORTED: 415,
+    RefusalKind.INVALID: 422,
+    RefusalKind.RATE_LIMITED: 429,
+    RefusalKind.UNAVAILABLE: 503,
 }
 
 
@@ -61,12 +78,19 @@ def render_problem(request: Request, status: int, slug: str, detail: str, **extr
 
 def lookup_problem(exc: LookupFailed) -> Problem:
     """The resolver's refusal as HTTP: nothing found 404, ambiguous 409, a prefix too short 400."""
-    if exc.kind is LookupKind.AMBIGUOUS:
+    if exc.kind is RefusalKind.AMBIGUOUS:
         slug = "ambiguous-digest-prefix" if exc.spelled == "digest prefix" else "ambiguous-name"
         return Problem(409, slug, exc.message, resource=exc.what, candidates=exc.candidates)
-    if exc.kind is LookupKind.BAD_REQUEST:
+    if exc.kind is RefusalKind.BAD_REQUEST:
         return Problem(400, "digest-prefix-too-short", exc.message, resource=exc.what, minimumPrefix=MIN_PREFIX)
     return Problem(404, "not-found", exc.message, resource=exc.what)
+
+
+def refusal_problem(exc: Refusal) -> Problem:
+    """Any refusal as HTTP: its kind gives the status, its code the problem type (``unknown-run``)."""
+    if isinstance(exc, LookupFailed):
+        return lookup_problem(exc)
+    return Problem(HTTP_STATUS[exc.kind], exc.code.replace("_", "-"), exc.message)
 
 
 def check_known_params(request: Request, allowed: set[str]) -> None:
@@ -85,9 +109,9 @@ def install(app: FastAPI) -> None:
     async def _problem(request: Request, exc: Problem) -> Response:
         return render_problem(request, exc.status, exc.slug, exc.detail, **exc.extra)
 
-    @app.exception_handler(LookupFailed)
-    async def _lookup(request: Request, exc: LookupFailed) -> Response:
-        problem = lookup_problem(exc)
+    @app.exception_handler(Refusal)
+    async def _refusal(request: Request, exc: Refusal) -> Response:
+        problem = refusal_problem(exc)
         return render_problem(request, problem.status, problem.slug, problem.detail, **problem.extra)
 
     @app.exception_handler(StarletteHTTPException)

@@ -18,7 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from kernelindex.records.strict_json import loads_strict
 from kernelindex.services import queue as service
 from kernelindex.services.queue import QueueError, Submission
-from kernelindex.store.evidence_store import EvidenceError, authenticate
+from kernelindex.store.evidence.records import EvidenceError, authenticate
 from kernelindex.store.reads import queue as reads
 from kernelindex.store.reads.lookup import resolve_run
 from kernelindex.web.deps import connection, not_found

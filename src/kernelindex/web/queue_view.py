@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Connection
 
 from kernelindex.ranking.evidence_facts import evidence_for_runs
-from kernelindex.store.evidence_store import signature_checks
+from kernelindex.store.evidence.records import signature_checks
 from kernelindex.store.reads import queue as reads
 
 

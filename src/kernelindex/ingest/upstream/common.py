@@ -11,7 +11,6 @@ with the upstream URL and labels ``source``, ``retrieved_at`` and ``license``.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,33 +18,23 @@ from typing import Any
 
 from kernelindex import API_VERSION
 from kernelindex.ingest.catalog import ImportReport
-from kernelindex.ingest.problems import ImportFailed, Problem
+from kernelindex.ingest.problems import ImportFailed, ImportProblem
 from kernelindex.ingest.whole_files import read_whole
 from kernelindex.records.canonical import digest
 from kernelindex.records.errors import RecordError
 from kernelindex.records.models import dump_record, parse_record
+from kernelindex.records.names import UPSTREAM_NAME_LIMIT, slug
+from kernelindex.records.refusal import Refusal, RefusalKind
 from kernelindex.records.strict_json import loads_strict
 
-ARCHITECTURES = {
-    "b200": "sm_100",
-    "gb200": "sm_100",
-    "h200": "sm_90",
-    "h100": "sm_90",
-    "h20": "sm_90",
-    "a100": "sm_80",
-    "l40s": "sm_89",
-    "4090": "sm_89",
-    "mi300": "gfx942",
-    "mi325": "gfx942",
-    "mi355": "gfx950",
-}
 
-
-class UpstreamError(Exception):
+class UpstreamError(Refusal):
     """One thing upstream's file does not say the way the importer needs it."""
 
+    kind = RefusalKind.INVALID
+
     def __init__(self, file: str | Path, line: int | None, field: str | None, reason: str) -> None:
-        self.problem = Problem(str(file), line, field, reason)
+        self.problem = ImportProblem(str(file), line, field, reason)
         super().__init__(str(self.problem))
 
 
@@ -80,31 +69,6 @@ def retrieved_at(path: Path) -> str:
     """When a snapshot was taken: the file's modification time (upstream files carry none)."""
     moment = datetime.fromtimestamp(path.stat().st_mtime, UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-
-
-def slug(text: Any) -> str:
-    return (re.sub(r"[^a-z0-9._-]+", "-", str(text).lower()).strip("-._") or "unnamed")[:180]
-
-
-def token(text: Any) -> str:
-    value = re.sub(r"[^a-z0-9_]+", "_", str(text).lower()).strip("_")
-    return value if value[:1].isalpha() else f"x_{value}"
-
-
-def architecture(product: str) -> str:
-    key = re.sub(r"[^a-z0-9]", "", product.lower())
-    return next((arch for name, arch in ARCHITECTURES.items() if name in key), "unknown")
-
-
-def vendor(product: str) -> str:
-    key = product.lower()
-    return (
-        "amd"
-        if ("amd" in key or "mi3" in key)
-        else "nvidia"
-        if any(n in key for n in ("nvidia", "b200", "h100", "h200", "a100", "h20", "rtx", "l40"))
-        else "unknown"
-    )
 
 
 def iso_time(value: Any, file: Path, line: int | None, field_: str) -> str:
@@ -192,7 +156,7 @@ def read_json_lines(path: Path) -> list[tuple[int, Any]]:
 
 def meta(name: str, title: str | None = None, url: str | None = None, **extra: Any) -> dict[str, Any]:
     """Record metadata: a slug name, a title, the upstream page it describes, anything else given."""
-    out: dict[str, Any] = {"name": slug(name)}
+    out: dict[str, Any] = {"name": slug(name, limit=UPSTREAM_NAME_LIMIT)}
     if title:
         out["title"] = str(title)[:200]
     if url:
@@ -247,7 +211,7 @@ def store_records(store, records: Records, name: str, *, check: bool = False) ->
 
     report = ImportReport(name, lines=records.lines, checked_only=check)
     prov = records.provenance
-    problems: list[Problem] = []
+    problems: list[ImportProblem] = []
     with store.begin() as conn:
         transaction = conn.begin_nested()
         writer = Writer(conn)
@@ -256,12 +220,12 @@ def store_records(store, records: Records, name: str, *, check: bool = False) ->
             try:
                 writer.add_record(rec, slug=rec["metadata"]["name"])
             except RowError as exc:
-                problems.append(Problem(name, line, exc.field, exc.reason))
+                problems.append(ImportProblem(name, line, exc.field, exc.reason))
         for line, bundle in records.runs:
             try:
                 writer.add_run_bundle(bundle, line=line)
             except RowError as exc:
-                problems.append(Problem(name, line, exc.field, exc.reason))
+                problems.append(ImportProblem(name, line, exc.field, exc.reason))
         writer.flush()
         settle(conn, transaction, writer, report, problems, prov.slug, records.skipped, check=check)
     return report
@@ -272,7 +236,7 @@ def settle(
     transaction,
     writer,
     report: ImportReport,
-    problems: list[Problem],
+    problems: list[ImportProblem],
     source_slug: str,
     skipped: dict[str, int],
     *,
@@ -280,9 +244,9 @@ def settle(
 ) -> None:
     """End one upstream path's savepoint: refuse it whole when the writer or the caller found a
     problem, take it back when ``check``, else record the source's refresh and keep it."""
-    from kernelindex.store.refresh import record_refresh
+    from kernelindex.store.refresh.writes import record_refresh
 
-    problems += [Problem(report.path, p.line, p.field, p.reason) for p in writer.problems]
+    problems += [ImportProblem(report.path, p.line, p.field, p.reason) for p in writer.problems]
     if problems:
         transaction.rollback()
         raise ImportFailed(problems)

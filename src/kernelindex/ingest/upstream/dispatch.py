@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from kernelindex.ingest.catalog import ImportReport
-from kernelindex.ingest.problems import ImportFailed, Problem
+from kernelindex.ingest.problems import ImportFailed, ImportProblem
 from kernelindex.ingest.upstream import flashinfer, gpumode, liger, mlperf, sol_api
 from kernelindex.ingest.upstream.common import UpstreamError, store_records
 from kernelindex.ingest.upstream.serving_store import store_serving
@@ -54,7 +54,9 @@ def detect(path: Path) -> str:
                 return "mlperf"
         except (ValueError, OSError):
             pass
-    raise ImportFailed([Problem(str(path), None, None, f"not a format --from knows ({', '.join(SOURCES)}); name one")])
+    raise ImportFailed(
+        [ImportProblem(str(path), None, None, f"not a format --from knows ({', '.join(SOURCES)}); name one")]
+    )
 
 
 def import_upstream(store, source: str | None, path: Path, *, check: bool = False, links_for=None) -> ImportReport:
@@ -63,11 +65,11 @@ def import_upstream(store, source: str | None, path: Path, *, check: bool = Fals
     need ``links_for`` (the harness's ``trace_links``), which the caller passes: ingest does not
     import the harness."""
     if not path.exists():
-        raise ImportFailed([Problem(str(path), None, None, "no such file or directory")])
+        raise ImportFailed([ImportProblem(str(path), None, None, "no such file or directory")])
     source = source or detect(path)
     if source not in SOURCES:
         reason = f"unknown source {source!r}; one of {', '.join(SOURCES)}"
-        raise ImportFailed([Problem(str(path), None, "--from", reason)])
+        raise ImportFailed([ImportProblem(str(path), None, "--from", reason)])
     try:
         if source == "mlperf":
             return store_serving(store, mlperf.read(path), str(path), check=check)

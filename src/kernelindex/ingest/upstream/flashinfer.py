@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from kernelindex.ingest.upstream.common import (
     Provenance,
@@ -90,7 +91,7 @@ def read(path: Path, *, retrieved: str | None = None, links_for=None) -> Records
             problem_dir = Path(scratch) / str(trace_file.stem)
             problem_dir.mkdir()
             (problem_dir / "definition.json").write_bytes(read_whole(definitions[definition]))
-            workloads = {}
+            workloads: dict[str, dict] = {}
             for number, line in lines:
                 workload = line.get("workload") if isinstance(line, dict) else None
                 if not isinstance(workload, dict) or not isinstance(workload.get("uuid"), str):
@@ -115,9 +116,10 @@ def _trace_runs(
     solution_path = next((solutions[n][0] for n in names if n in solutions), None)
     try:
         links = links_for(problem_dir, solution_path)
-    except Exception as exc:  # the harness's FormatError: file, line, field, reason
-        if not hasattr(exc, "file"):
+    except Exception as raised:  # the harness's FormatError: file, line, field, reason
+        if not hasattr(raised, "file"):
             raise
+        exc: Any = raised  # ingest does not import the harness, so not typed as its FormatError
         if exc.file == str(problem_dir / "definition.json"):  # a byte-for-byte copy: same lines
             raise UpstreamError(definition_file, exc.line, exc.field, exc.reason) from None
         if exc.file == str(problem_dir / "workload.jsonl"):  # made from the trace lines' workloads

@@ -16,17 +16,17 @@ from kernelindex.ingest.upstream.common import (
     Provenance,
     Records,
     UpstreamError,
-    architecture,
     iso_time,
     meta,
     need,
     read_json,
     record,
     retrieved_at,
-    slug,
-    vendor,
 )
 from kernelindex.records.canonical import digest
+from kernelindex.records.hardware import architecture, vendor
+from kernelindex.records.names import UPSTREAM_NAME_LIMIT, slug
+from kernelindex.records.vocabulary import RunStatus
 
 DATASET = "https://huggingface.co/datasets/GPUMODE/kernelbot-data"
 PROVENANCE = Provenance(
@@ -133,7 +133,7 @@ def _board(records: Records, board: dict, cases: list[dict], file: Path) -> tupl
     operation = record(
         "OperationSpec",
         {
-            "family": slug(name).replace(".", "-").replace("_", "-"),
+            "family": slug(name, limit=UPSTREAM_NAME_LIMIT).replace(".", "-").replace("_", "-"),
             "axes": {axis: {"role": "variable", "type": "integer"} for axis in names},
             "inputs": [{"name": "data", "tensor": {"dtype": "unspecified", "shape": names}}],
             "outputs": [{"name": "output", "tensor": {"dtype": "unspecified", "shape": names}}],
@@ -227,7 +227,7 @@ def _run(records: Records, file: Path, index: int, row: dict, board: dict, suite
             "workloadDigest": suite_digest,
             "protocolDigest": digest(protocol),
             "environmentDigest": digest(environment),
-            "status": "passed",
+            "status": RunStatus.PASSED.value,
             "observedAt": iso_time(
                 row.get("run_end_time") or row.get("submission_time"), file, None, f"{where}.run_end_time"
             ),

@@ -18,19 +18,19 @@ from kernelindex.ingest.upstream.common import (
     Provenance,
     Records,
     UpstreamError,
-    architecture,
     iso_time,
     meta,
     record,
     retrieved_at,
-    slug,
-    token,
-    vendor,
 )
 from kernelindex.ingest.whole_files import read_whole
 from kernelindex.records.canonical import digest
+from kernelindex.records.hardware import architecture, vendor
+from kernelindex.records.names import UPSTREAM_NAME_LIMIT, slug
+from kernelindex.records.normalise import token
 from kernelindex.records.strict_json import loads_strict
 from kernelindex.records.units import whole_ns
+from kernelindex.records.vocabulary import RunStatus
 
 REPOSITORY = "https://github.com/linkedin/Liger-Kernel"
 PROVENANCE = Provenance(
@@ -141,7 +141,7 @@ def _speed_row(records: Records, path: Path, line: int, row: dict) -> None:
     operation = record(
         "OperationSpec",
         {
-            "family": slug(kernel).replace(".", "-").replace("_", "-"),
+            "family": slug(kernel, limit=UPSTREAM_NAME_LIMIT).replace(".", "-").replace("_", "-"),
             "axes": {a: {"role": "variable", "type": "integer"} for a in names},
             "inputs": [{"name": "x", "tensor": {"dtype": dtype, "shape": names}}],
             "outputs": [{"name": "y", "tensor": {"dtype": dtype, "shape": names}}],
@@ -222,7 +222,7 @@ def _speed_row(records: Records, path: Path, line: int, row: dict) -> None:
             "workloadDigest": digest(workload),
             "protocolDigest": digest(protocol),
             "environmentDigest": digest(environment),
-            "status": "passed",
+            "status": RunStatus.PASSED.value,
             "observedAt": iso_time(row["timestamp"], path, line, "timestamp"),
             "timing": {"primaryStatistic": "median", "latencyNs": {"median": median}},
             "measurements": [

@@ -23,12 +23,13 @@ from kernelindex.ingest.upstream.common import (
     read_json,
     record,
     retrieved_at,
-    slug,
-    token,
-    vendor,
 )
 from kernelindex.ingest.whole_files import read_whole
 from kernelindex.records.canonical import digest
+from kernelindex.records.hardware import vendor
+from kernelindex.records.names import UPSTREAM_NAME_LIMIT, slug
+from kernelindex.records.normalise import token
+from kernelindex.records.vocabulary import ServingStatus
 
 RULES = "https://github.com/mlcommons/inference_policies/blob/master/inference_rules.adoc"
 PROVENANCE = Provenance(
@@ -83,7 +84,8 @@ def row_lines(text: str) -> list[int]:
     """The line on which each element of a top-level JSON list starts (for messages); the text has
     been read as JSON already."""
     decoder = json.JSONDecoder()
-    lines, line, pos = [], 1, text.index("[") + 1
+    lines: list[int] = []
+    line, pos = 1, text.index("[") + 1
     while True:
         start = pos
         while pos < len(text) and text[pos] in " \t\r\n,":
@@ -197,7 +199,7 @@ def _row(out: ServingRecords, path: Path, index: int, line: int | None, row: Any
             },
             "harness": {"name": "mlperf_loadgen", "version": version},
             "qualityPolicy": "mlperf_closed_999" if model.endswith("-99.9") else "mlperf_closed_99",
-            "status": "valid" if errors == 0 else "invalid",
+            "status": ServingStatus.VALID.value if errors == 0 else ServingStatus.INVALID.value,
             "measurements": [
                 {"metric": "output_token_throughput_tps", "unit": "tokens_s", "statistic": "reported", "value": value}
             ],
@@ -213,7 +215,7 @@ def _row(out: ServingRecords, path: Path, index: int, line: int | None, row: Any
             "observedAt": ROUND_PUBLISHED.get(version, when),
         },
         meta(
-            f"mlperf-{row.get('ID') or index}-{slug(model)}",
+            f"mlperf-{row.get('ID') or index}-{slug(model, limit=UPSTREAM_NAME_LIMIT)}",
             f"{submitter} · {system} · {model} {scenario}",
             str(row.get("Details") or "") or None,
         ),

@@ -2,7 +2,7 @@
 
 Each record becomes the export row the public site writes for it and then goes through the very
 converters a catalog's serving tables go through (:data:`kernelindex.ingest.serving.SERVING_TABLES`
-and :func:`kernelindex.store.serving_writes.serving_run_row`): every digest and key recomputed,
+and :func:`kernelindex.store.serving.writes.serving_run_row`): every digest and key recomputed,
 every restated column checked. Everything is written in one transaction (the caller's when it holds
 one, e.g. a use case's), under the source row whose policy carries upstream's URL, terms and
 licence; anything refused leaves the store as it was. Re-importing adds nothing: rows whose digest
@@ -15,7 +15,7 @@ from typing import Any
 
 from kernelindex import API_VERSION
 from kernelindex.ingest.catalog import ImportReport
-from kernelindex.ingest.problems import Problem
+from kernelindex.ingest.problems import ImportProblem
 from kernelindex.ingest.serving import SERVING_TABLES
 from kernelindex.ingest.upstream.common import settle
 from kernelindex.ingest.upstream.mlperf import ServingRecords
@@ -23,7 +23,7 @@ from kernelindex.records.canonical import digest
 from kernelindex.records.serving_keys import run_keys
 from kernelindex.store.ids import uuid7
 from kernelindex.store.rows import RowError
-from kernelindex.store.serving_writes import serving_run_row
+from kernelindex.store.serving.writes import serving_run_row
 from kernelindex.store.writer import Writer, now_iso
 
 
@@ -31,7 +31,7 @@ def store_serving(store, parsed: ServingRecords, name: str, *, check: bool = Fal
     """Store ``parsed`` (nothing when anything is refused, or when ``check``); raises ImportFailed."""
     report = ImportReport(name, lines=parsed.rows, checked_only=check)
     prov = parsed.provenance
-    problems: list[Problem] = []
+    problems: list[ImportProblem] = []
     with store.begin() as conn:
         transaction = conn.begin_nested()
         writer = Writer(conn)
@@ -41,7 +41,7 @@ def store_serving(store, parsed: ServingRecords, name: str, *, check: bool = Fal
             try:
                 columns = serving_run_row(writer, row) if table == "serving_runs" else SERVING_TABLES[table][1](row)
             except RowError as exc:
-                problems.append(Problem(name, line, exc.field, exc.reason))
+                problems.append(ImportProblem(name, line, exc.field, exc.reason))
                 return
             writer.add(table, line, columns)
 

@@ -15,7 +15,6 @@ from kernelindex.ingest.upstream.common import (
     Provenance,
     Records,
     UpstreamError,
-    architecture,
     iso_time,
     meta,
     need,
@@ -23,10 +22,12 @@ from kernelindex.ingest.upstream.common import (
     read_json,
     record,
     retrieved_at,
-    slug,
 )
 from kernelindex.records.canonical import digest
+from kernelindex.records.hardware import architecture
+from kernelindex.records.names import UPSTREAM_NAME_LIMIT, slug
 from kernelindex.records.units import whole_ns
+from kernelindex.records.vocabulary import RunStatus
 
 SITE = "https://research.nvidia.com/benchmarks/sol-execbench"
 PROVENANCE = Provenance(
@@ -53,10 +54,10 @@ DTYPES = {
 # submission status -> run status (COMPLETED is split by is_correct); statuses of unfinished work are skipped
 STATUSES = {
     "COMPLETED": None,
-    "FAILED": "runtime_error",
-    "RUNTIME_ERROR": "runtime_error",
-    "COMPILE_ERROR": "compile_error",
-    "TIMEOUT": "timeout",
+    "FAILED": RunStatus.RUNTIME_ERROR.value,
+    "RUNTIME_ERROR": RunStatus.RUNTIME_ERROR.value,
+    "COMPILE_ERROR": RunStatus.COMPILE_ERROR.value,
+    "TIMEOUT": RunStatus.TIMEOUT.value,
 }
 UNFINISHED = {"PENDING", "QUEUED", "RUNNING"}
 
@@ -126,7 +127,7 @@ def _kernel(records: Records, file: Path, data: dict) -> tuple[str, str, dict]:
     if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
         raise UpstreamError(file, None, "data.tags", "must be a list of strings")
     spec = {
-        "family": slug(tags[0]).replace(".", "-").replace("_", "-") or "other",
+        "family": slug(tags[0], limit=UPSTREAM_NAME_LIMIT).replace(".", "-").replace("_", "-") or "other",
         "axes": axes,
         "inputs": _parameters(file, data, "inputs"),
         "outputs": _parameters(file, data, "outputs"),
@@ -180,9 +181,9 @@ def _submission(records: Records, file: Path, index: int, item: Any, operations:
         known = sorted([*STATUSES, *UNFINISHED])
         raise UpstreamError(file, None, f"{where}.status", f"unknown submission status {status_text!r}; one of {known}")
     correct = need(item, "is_correct", bool, file, None, where) if status_text == "COMPLETED" else False
-    status = STATUSES[status_text] or ("passed" if correct else "incorrect_numerical")
+    status = STATUSES[status_text] or (RunStatus.PASSED.value if correct else RunStatus.INCORRECT_NUMERICAL.value)
     if item.get("is_disqualified") is True:
-        status = "revoked"
+        status = RunStatus.REVOKED.value
     if kernel_id not in operations:
         raise UpstreamError(
             file,
@@ -257,7 +258,7 @@ def _submission(records: Records, file: Path, index: int, item: Any, operations:
             **({"metrics": metrics} if metrics else {}),
         },
     }
-    if status == "passed" and "latency_ms" in metrics:
+    if status == RunStatus.PASSED and "latency_ms" in metrics:
         mean = whole_ns(metrics["latency_ms"], "ms")
         if mean is None or mean < 0:
             raise UpstreamError(file, None, f"{where}.latency_ms", f"{metrics['latency_ms']!r} ms is no latency")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, select
 
-from kernelindex.store.evidence_tables import attestations
+from kernelindex.store.evidence.tables import attestations
 
 
 def attested_run_digest(conn: Connection, attestation_digest: str) -> str | None:

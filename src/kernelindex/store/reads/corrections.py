@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, Row, select
 
-from kernelindex.store.evidence_tables import correction_requests
+from kernelindex.store.evidence.tables import correction_requests
 
 
 def correction_request(conn: Connection, request_id: str) -> Row | None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, func, select
 
-from kernelindex.store.evidence_store import HARNESS_SOURCE
+from kernelindex.store.reads.run_facts import made_by_harness
 from kernelindex.store.tables import (
     environments,
     implementations,
@@ -177,7 +177,7 @@ def harness_runs(conn: Connection, hardware_models: Sequence[str] | None = None)
             .join(workloads, workloads.c.id == runs.c.workload_id)
             .join(operations, operations.c.id == workloads.c.operation_id)
         )
-        .where((runs.c.source_slug == HARNESS_SOURCE) | (sources.c.kind == "controlled"))
+        .where(made_by_harness())
     )
     if hardware_models is not None:
         query = query.where(runs.c.hardware_model.in_(sorted(set(hardware_models))))

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import Connection, Row, bindparam, or_, select
 
 from kernelindex.store import tables as t
-from kernelindex.store.evidence_tables import attestations
+from kernelindex.store.evidence.tables import attestations
 
 _RUN_COLUMNS = (
     t.runs.c.id,

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import Connection, func, select
 
 from kernelindex.store import tables as t
-from kernelindex.store.serving_tables import SERVING_EXPORT_ORDER
+from kernelindex.store.serving.tables import SERVING_EXPORT_ORDER
 from kernelindex.store.writer import DERIVED_FROM_RUN_ROW
 
 # export table name -> store table, in the order parents come before children

@@ -9,7 +9,7 @@ import hashlib
 from sqlalchemy import Connection, func, select
 
 from kernelindex.store import tables as t
-from kernelindex.store.serving_tables import SERVING_EXPORT_ORDER
+from kernelindex.store.serving.tables import SERVING_EXPORT_ORDER
 
 EXPORTED = (
     t.sources,

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from sqlalchemy import Connection, Row, select
 
-from kernelindex.store.evidence_tables import signing_keys
+from kernelindex.store.evidence.tables import signing_keys
 
 
 def list_signing_keys(conn: Connection) -> Sequence[Row]:

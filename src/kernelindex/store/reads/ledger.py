@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Connection, Select, func, select
 from sqlalchemy.sql import ColumnElement
 
-from kernelindex.store.evidence_tables import correction_requests
+from kernelindex.store.evidence.tables import correction_requests
 from kernelindex.store.tables import record_events, runs
 
 

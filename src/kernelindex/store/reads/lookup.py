@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from enum import StrEnum
 from functools import cache
 
 from sqlalchemy import Connection, Row, Select, Table, bindparam, func, or_, select
 from sqlalchemy.sql import ColumnElement
 
-from kernelindex.store import serving_tables as st
+from kernelindex.records.refusal import Refusal, RefusalKind
 from kernelindex.store import tables as t
+from kernelindex.store.serving import tables as st
 
 MIN_PREFIX = 8
 HEX_PREFIX = re.compile(r"^(sha256:)?([0-9a-f]{8,64})$")
@@ -28,18 +28,12 @@ FULL_DIGEST = re.compile(r"^(sha256:)?([0-9a-f]{64})$")
 CANDIDATES_COUNTED = 1000  # an ambiguous prefix is counted up to here; the message needs no more
 
 
-class LookupKind(StrEnum):
-    NOT_FOUND = "not_found"
-    AMBIGUOUS = "ambiguous"
-    BAD_REQUEST = "bad_request"
-
-
-class LookupFailed(LookupError):
+class LookupFailed(Refusal, LookupError):
     """``text`` names no single ``what`` (run, workload, operation, implementation, ranking target)."""
 
     def __init__(
         self,
-        kind: LookupKind,
+        kind: RefusalKind,
         what: str,
         text: str,
         message: str,
@@ -51,9 +45,13 @@ class LookupFailed(LookupError):
         self.kind = kind
         self.what = what
         self.text = text
-        self.message = message
+        self._message = message
         self.candidates = candidates  # how many records an ambiguous text matches
         self.spelled = spelled  # what an ambiguous text was read as: "digest prefix", "name", "slug", "alias"
+
+    @property
+    def message(self) -> str:
+        return self._message
 
 
 @dataclass(frozen=True)
@@ -94,7 +92,7 @@ def _one(conn: Connection, kind: _Kind, where: ColumnElement, text: str, spelled
         or 0
     )
     raise LookupFailed(
-        LookupKind.AMBIGUOUS,
+        RefusalKind.AMBIGUOUS,
         kind.what,
         text,
         f"{spelled} {text!r} matches {count} {kind.what}s; give more characters or a digest",
@@ -108,7 +106,7 @@ def _resolve(conn: Connection, kind: _Kind, ident: str, extra: ColumnElement | N
     lowered = text.lower()
     table = kind.table
     if not text:
-        raise LookupFailed(LookupKind.BAD_REQUEST, kind.what, text, f"an empty string names no {kind.what}")
+        raise LookupFailed(RefusalKind.BAD_REQUEST, kind.what, text, f"an empty string names no {kind.what}")
     if full := FULL_DIGEST.match(lowered):  # the common case: one lookup on a unique column
         row = conn.execute(row_by(table, kind.digest), {"value": "sha256:" + full.group(2)}).first()
         if row is not None:
@@ -127,13 +125,13 @@ def _resolve(conn: Connection, kind: _Kind, ident: str, extra: ColumnElement | N
             return row
     if SHORT_HEX.match(lowered):
         raise LookupFailed(
-            LookupKind.BAD_REQUEST,
+            RefusalKind.BAD_REQUEST,
             kind.what,
             text,
             f"{text!r} is too short to name a {kind.what}: give its id, its digest, or at least "
             f"{MIN_PREFIX} hex characters of its digest",
         )
-    raise LookupFailed(LookupKind.NOT_FOUND, kind.what, text, f"no {kind.what} with {kind.named_by} {text!r}")
+    raise LookupFailed(RefusalKind.NOT_FOUND, kind.what, text, f"no {kind.what} with {kind.named_by} {text!r}")
 
 
 def naming_clause(kind: _Kind, text: str, extra: ColumnElement | None = None) -> ColumnElement[bool]:
@@ -195,7 +193,7 @@ def resolve_model(conn: Connection, ident: str) -> Row:
     try:
         return _resolve(conn, MODEL, ident)
     except LookupFailed as exc:
-        if exc.kind is not LookupKind.NOT_FOUND:
+        if exc.kind is not RefusalKind.NOT_FOUND:
             raise
     pattern = contains_pattern(ident.strip())
     table = st.model_revisions
@@ -204,7 +202,7 @@ def resolve_model(conn: Connection, ident: str) -> Row:
     )
     row = _one(conn, MODEL, where, ident.strip(), "part of a name")
     if row is None:
-        raise LookupFailed(LookupKind.NOT_FOUND, "model", ident, f"no model with {MODEL.named_by} {ident.strip()!r}")
+        raise LookupFailed(RefusalKind.NOT_FOUND, "model", ident, f"no model with {MODEL.named_by} {ident.strip()!r}")
     return row
 
 
@@ -237,7 +235,7 @@ def resolve_rank_target(conn: Connection, ident: str) -> RankTarget:
         try:
             row = find(conn, text)
         except LookupFailed as exc:
-            if exc.kind is LookupKind.AMBIGUOUS:
+            if exc.kind is RefusalKind.AMBIGUOUS:
                 raise
             refusals.append(exc)
             continue
@@ -250,7 +248,7 @@ def resolve_rank_target(conn: Connection, ident: str) -> RankTarget:
             return RankTarget(workload_ids=tuple(ids))
         if row.comparison_key is None:
             raise LookupFailed(
-                LookupKind.NOT_FOUND,
+                RefusalKind.NOT_FOUND,
                 "comparison group",
                 text,
                 f"run {text!r} has no comparison group yet (its workload is not stored)",
@@ -266,17 +264,19 @@ def resolve_rank_target(conn: Connection, ident: str) -> RankTarget:
         ).all()
         if len(keys) > 1:
             raise LookupFailed(
-                LookupKind.AMBIGUOUS,
+                RefusalKind.AMBIGUOUS,
                 "comparison group",
                 text,
                 f"comparison key prefix {text!r} matches several groups; give more characters or the whole key",
             )
         if keys:
             return RankTarget(comparison_key=keys[0])
-    kind = LookupKind.BAD_REQUEST if all(r.kind is LookupKind.BAD_REQUEST for r in refusals) else LookupKind.NOT_FOUND
+    kind = (
+        RefusalKind.BAD_REQUEST if all(r.kind is RefusalKind.BAD_REQUEST for r in refusals) else RefusalKind.NOT_FOUND
+    )
     message = (
         refusals[0].message
-        if kind is LookupKind.BAD_REQUEST
+        if kind is RefusalKind.BAD_REQUEST
         else (f"no comparison key, workload, operation or run named {text!r}")
     )
     raise LookupFailed(kind, "ranking target", text, message)

@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, func, select
 
+from kernelindex.records.vocabulary import RunStatus
 from kernelindex.store.tables import implementations, record_events, runs, workloads
 
 
@@ -127,5 +128,5 @@ def case_measurements(conn: Connection, workload_ids: Sequence[str]) -> list[Cas
     return [
         CaseValue(workload, (hardware, metric, statistic, unit), digest, title, slug, low, high)
         for workload, hardware, metric, statistic, unit, digest, title, slug, low, high, status in conn.execute(query)
-        if status == "passed"
+        if status == RunStatus.PASSED
     ]

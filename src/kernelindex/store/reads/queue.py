@@ -7,8 +7,8 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, bindparam, func, select
 
-from kernelindex.store.evidence_tables import api_keys
-from kernelindex.store.queue_tables import rerun_leases, rerun_requests, runner_keys
+from kernelindex.store.evidence.tables import api_keys
+from kernelindex.store.queue.tables import rerun_leases, rerun_requests, runner_keys
 from kernelindex.store.tables import artifacts, implementations, operations, runs
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, func, select
 
-from kernelindex.store.refresh_tables import source_refreshes as sr
+from kernelindex.store.refresh.tables import source_refreshes as sr
 
 
 def last_refreshed(conn: Connection) -> dict[str, str]:

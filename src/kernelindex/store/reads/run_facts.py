@@ -14,9 +14,17 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, and_, bindparam, exists, select
 from sqlalchemy.sql import ColumnElement
 
+from kernelindex.records.vocabulary import CONTROLLED, HARNESS_SOURCE
 from kernelindex.store import tables as t
 
 RETRACTED = "retracted"  # record_events.cause of a retraction
+
+
+def made_by_harness() -> ColumnElement[bool]:
+    """``records.vocabulary.is_harness_source`` in SQL: the run's source is the harness's slug or
+    a controlled source."""
+    controlled = select(t.sources.c.id).where(t.sources.c.kind == CONTROLLED)
+    return (t.runs.c.source_slug == HARNESS_SOURCE) | t.runs.c.source_id.in_(controlled)
 
 
 @dataclass(frozen=True)

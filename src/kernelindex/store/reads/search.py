@@ -9,8 +9,9 @@ from typing import Any
 
 from sqlalchemy import Connection, Text, and_, cast, func, or_, select, tuple_
 
-from kernelindex.store.evidence_store import HARNESS_SOURCE
-from kernelindex.store.evidence_tables import attestations
+from kernelindex.records.vocabulary import RunStatus
+from kernelindex.store.evidence.tables import attestations
+from kernelindex.store.reads.run_facts import made_by_harness
 from kernelindex.store.tables import (
     environments,
     implementations,
@@ -158,7 +159,7 @@ def run_combos(conn: Connection, workload_ids: Sequence[str]) -> list[RunCombo]:
     return [
         RunCombo(workload_id, key, hardware, architecture, source, count)
         for workload_id, key, hardware, architecture, source, status, count in conn.execute(query)
-        if status == "passed"
+        if status == RunStatus.PASSED
     ]
 
 
@@ -174,10 +175,7 @@ def evidence_candidates(conn: Connection, *, workload_ids: Sequence[str] = (), k
     scope = runs.c.workload_id.in_(workload_ids) if workload_ids else runs.c.comparison_key.in_(keys)
     if not workload_ids and not keys:
         return []
-    harness = or_(
-        runs.c.source_slug == HARNESS_SOURCE,
-        runs.c.source_id.in_(select(sources.c.id).where(sources.c.kind == "controlled")),
-    )
+    harness = made_by_harness()
     triples = conn.execute(
         select(runs.c.implementation_digest, runs.c.workload_digest, runs.c.protocol_key)
         .distinct()
@@ -200,7 +198,7 @@ def evidence_candidates(conn: Connection, *, workload_ids: Sequence[str] = (), k
         runs.c.source_slug,
         runs.c.status,
     ).where(scope, runs.c.comparison_key.isnot(None), or_(*maybe))
-    return [r for r in conn.execute(query) if r.status == "passed"]  # status in Python: see run_combos
+    return [r for r in conn.execute(query) if r.status == RunStatus.PASSED]  # status in Python: see run_combos
 
 
 def licensed_groups(conn: Connection, workload_ids: Sequence[str], text: str) -> set[tuple[str, str]]:
@@ -216,7 +214,7 @@ def licensed_groups(conn: Connection, workload_ids: Sequence[str], text: str) ->
         .distinct()
         .outerjoin(implementations, implementations.c.id == runs.c.implementation_id)
         .outerjoin(sources, sources.c.id == runs.c.source_id)
-        .where(runs.c.workload_id.in_(workload_ids), runs.c.status == "passed", or_(licence, policy))
+        .where(runs.c.workload_id.in_(workload_ids), runs.c.status == RunStatus.PASSED.value, or_(licence, policy))
     )
     return {(r.workload_id, r.comparison_key) for r in conn.execute(query)}
 

@@ -11,9 +11,9 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select
 
-from kernelindex.store import serving_tables as st
 from kernelindex.store import tables as t
 from kernelindex.store.reads.lookup import contains_pattern
+from kernelindex.store.serving import tables as st
 
 _r, _m, _c, _s, _w = (
     st.serving_runs,

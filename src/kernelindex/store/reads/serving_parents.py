@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlalchemy import Connection, select
 
-from kernelindex.store import serving_tables as st
+from kernelindex.store.serving import tables as st
 
 
 def serving_key_parents(conn: Connection, model_digest: str, workload_digest: str) -> tuple[Any, Any]:

@@ -1,5 +1,5 @@
 """Evidence tables: attestations, signatures, signing keys, API keys, correction requests
-(models in kernelindex/store/evidence_tables.py).
+(models in kernelindex/store/evidence/tables.py).
 
 Revision ID: 0100_evidence
 Revises: 0001

@@ -1,4 +1,4 @@
-"""Serving tables (models in kernelindex/store/serving_tables.py); serving rows a store kept as
+"""Serving tables (models in kernelindex/store/serving/tables.py); serving rows a store kept as
 foreign rows before this revision become typed rows, checked like an import.
 
 Revision ID: 0400_serving_tables
@@ -183,7 +183,7 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f("ix_serving_measurements_run_id"), ["run_id"], unique=False)
 
     # ### end Alembic commands ###
-    from kernelindex.store.serving_writes import adopt_foreign_serving_rows
+    from kernelindex.store.serving.writes import adopt_foreign_serving_rows
 
     adopt_foreign_serving_rows(op.get_bind())
 

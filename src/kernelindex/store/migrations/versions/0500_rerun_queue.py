@@ -1,5 +1,5 @@
 """The rerun queue: runner keys, rerun requests and their leases
-(models in kernelindex/store/queue_tables.py).
+(models in kernelindex/store/queue/tables.py).
 
 Revision ID: 0500_rerun_queue
 Revises: 0400_serving_tables

@@ -1,5 +1,5 @@
 """source_refreshes: when each source was last refreshed, and the digest of the last synced export
-(model in kernelindex/store/refresh_tables.py).
+(model in kernelindex/store/refresh/tables.py).
 
 Revision ID: 0600_source_refresh
 Revises: 0400_serving_tables

@@ -14,12 +14,16 @@ import re
 import secrets
 from dataclasses import dataclass
 
+from kernelindex.records.refusal import Refusal, RefusalKind
+
 SCOPES = frozenset({"attest", "report", "submit"})
 _TOKEN = re.compile(r"^ki_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$")
 
 
-class TokenError(ValueError):
+class TokenError(Refusal, ValueError):
     """A token that is malformed; deliberately says nothing about which stored key it resembles."""
+
+    kind = RefusalKind.UNAUTHORIZED
 
 
 @dataclass(frozen=True)

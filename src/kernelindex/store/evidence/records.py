@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from kernelindex.records.attestation import new_attestation, plain_text_problem
 from kernelindex.records.errors import RecordError
 from kernelindex.records.models import dump_record, parse_record, record_digest
+from kernelindex.records.refusal import Refusal, RefusalKind
 from kernelindex.records.signing import (
     SignatureError,
     envelope_key_ids,
@@ -27,8 +28,9 @@ from kernelindex.records.signing import (
     sign_record_digest,
     verify_envelope,
 )
-from kernelindex.store.api_tokens import NewToken, TokenError, new_token, token_key_id, token_matches
-from kernelindex.store.evidence_tables import (
+from kernelindex.records.vocabulary import RunStatus, is_harness_source
+from kernelindex.store.evidence.api_tokens import NewToken, TokenError, new_token, token_key_id, token_matches
+from kernelindex.store.evidence.tables import (
     api_keys,
     attestations,
     correction_requests,
@@ -36,23 +38,41 @@ from kernelindex.store.evidence_tables import (
     signing_keys,
 )
 from kernelindex.store.ids import uuid7
-from kernelindex.store.tables import runs
+from kernelindex.store.tables import runs, sources
 
 if TYPE_CHECKING:  # cryptography itself is imported where a key is used (records/signing.py)
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-HARNESS_SOURCE = "kernelindex-harness"
 DEFAULT_DAILY_LIMIT = 20
 PROBLEMS = ("wrong_value", "wrong_identity", "wrong_status", "duplicate", "withdrawn_by_author", "other")
 ACTIONS = ("supersede", "retract")
 
 
-class EvidenceError(ValueError):
-    """A refused write. ``code`` is machine-readable (the web layer maps it to an HTTP status)."""
+class EvidenceError(Refusal, ValueError):
+    """A refused write. ``code`` is machine-readable; its kind is what the front ends map."""
 
     def __init__(self, code: str, message: str) -> None:
-        self.code = code
+        self._code = code
+        self.kind = _EVIDENCE_KINDS.get(code, RefusalKind.BAD_REQUEST)
         super().__init__(message)
+
+    @property
+    def code(self) -> str:
+        return self._code
+
+
+_EVIDENCE_KINDS = {
+    "invalid_record": RefusalKind.INVALID,
+    "bad_signature": RefusalKind.INVALID,
+    "bad_reproduction": RefusalKind.INVALID,
+    "unknown_key": RefusalKind.INVALID,
+    "unknown_run": RefusalKind.NOT_FOUND,
+    "unknown_record": RefusalKind.NOT_FOUND,
+    "replay": RefusalKind.CONFLICT,
+    "unauthorized": RefusalKind.UNAUTHORIZED,
+    "forbidden": RefusalKind.FORBIDDEN,
+    "rate_limited": RefusalKind.RATE_LIMITED,
+}
 
 
 def utc_now() -> str:
@@ -362,7 +382,8 @@ def _check_reproduction(conn: Connection, run, reproduction_digest: str, where: 
     repro = _run_row(conn, reproduction_digest)
     if repro is None:
         raise EvidenceError("unknown_run", f"{field}: no run with digest {reproduction_digest} is stored here")
-    if repro.source_slug != HARNESS_SOURCE:
+    source_kind = conn.execute(select(sources.c.kind).where(sources.c.id == repro.source_id)).scalar()
+    if not is_harness_source(repro.source_slug, source_kind):
         raise EvidenceError(
             "bad_reproduction", f"{field}: run {reproduction_digest} was not made by this index's harness"
         )
@@ -388,7 +409,7 @@ def record_harness_reproduction(
         raise EvidenceError("unknown_run", f"no run with digest {reproduction_digest} is stored here")
     attestation = new_attestation(
         {
-            "claim": "reproduced" if repro.status == "passed" else "could_not_reproduce",
+            "claim": "reproduced" if repro.status == RunStatus.PASSED else "could_not_reproduce",
             "runDigest": run_digest,
             "attester": {"name": runner_name, "keyId": key_id(private_key.public_key())},
             "observedAt": repro.observed_at or utc_now(),

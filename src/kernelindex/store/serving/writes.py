@@ -8,10 +8,10 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, select
 
-from kernelindex.store import serving_rows
 from kernelindex.store import tables as t
 from kernelindex.store.reads.serving_parents import serving_key_parents
 from kernelindex.store.rows import RowError, check_record
+from kernelindex.store.serving import rows as serving_rows
 from kernelindex.store.writer import Writer
 
 CONVERTERS = {

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from sqlalchemy import Connection, insert
 
-from kernelindex.store.refresh_tables import source_refreshes
+from kernelindex.store.refresh.tables import source_refreshes
 from kernelindex.store.writer import now_iso
 
 

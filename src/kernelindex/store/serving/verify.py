@@ -9,7 +9,7 @@ from sqlalchemy import Connection, func, select
 
 from kernelindex.records.canonical import digest
 from kernelindex.records.serving_keys import run_keys
-from kernelindex.store import serving_tables as st
+from kernelindex.store.serving import tables as st
 
 _DIGESTED = [
     (st.model_revisions, "model_digest"),

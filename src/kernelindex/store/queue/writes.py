@@ -15,20 +15,48 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, exists, func, insert, select, update
 
+from kernelindex.records.refusal import Refusal, RefusalKind
 from kernelindex.store.database import Store
 from kernelindex.store.ids import uuid7
-from kernelindex.store.queue_tables import rerun_leases, rerun_requests, runner_keys
+from kernelindex.store.queue.tables import rerun_leases, rerun_requests, runner_keys
 from kernelindex.store.writer import Writer
 
 OPEN_STATES = ("queued", "leased")
 
 
-class QueueError(ValueError):
-    """A refused queue operation; ``code`` is machine-readable (the web layer maps it to a status)."""
+class QueueError(Refusal, ValueError):
+    """A refused queue operation; ``code`` is machine-readable; its kind is what the front ends map."""
 
     def __init__(self, code: str, message: str) -> None:
-        self.code = code
+        self._code = code
+        self.kind = _QUEUE_KINDS.get(code, RefusalKind.BAD_REQUEST)
         super().__init__(message)
+
+    @property
+    def code(self) -> str:
+        return self._code
+
+
+_QUEUE_KINDS = {
+    "bad_solution": RefusalKind.INVALID,
+    "bad_problem": RefusalKind.INVALID,
+    "unknown_problem": RefusalKind.INVALID,
+    "no_sources": RefusalKind.INVALID,
+    "bad_result": RefusalKind.INVALID,
+    "bad_signature": RefusalKind.INVALID,
+    "environment_mismatch": RefusalKind.INVALID,
+    "too_large": RefusalKind.TOO_LARGE,
+    "unknown_run": RefusalKind.NOT_FOUND,
+    "unknown_runner": RefusalKind.NOT_FOUND,
+    "unknown_lease": RefusalKind.NOT_FOUND,
+    "conflict": RefusalKind.CONFLICT,
+    "lease_closed": RefusalKind.CONFLICT,
+    "duplicate": RefusalKind.CONFLICT,
+    "unauthorized": RefusalKind.UNAUTHORIZED,
+    "revoked": RefusalKind.FORBIDDEN,
+    "not_holder": RefusalKind.FORBIDDEN,
+    "rate_limited": RefusalKind.RATE_LIMITED,
+}
 
 
 def time_text(moment: datetime) -> str:
