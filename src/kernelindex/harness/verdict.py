@@ -1,19 +1,13 @@
 """The one verdict type of the harness: the records' run statuses, as an enum.
 
-`Verdict` is built from `records.kernel_kinds.RunStatus`, so the harness cannot grow a status the
-records do not know. Only the parent process (`runner.decide`) turns what it observed into a
+`Verdict` is the records' `RunStatus` (records/vocabulary.py), so the harness cannot grow a status
+the records do not know. Only the parent process (`runner.decide`) turns what it observed into a
 verdict; the upstream trace format's upper-case names are a mapping from it, nothing more.
 """
 
 from __future__ import annotations
 
-from enum import StrEnum
-from typing import get_args
-
-from kernelindex.records.kernel_kinds import RunStatus
-
-Verdict = StrEnum("Verdict", {value.upper(): value for value in get_args(RunStatus)})
-Verdict.__doc__ = "A run's status, as the records spell it (`Verdict.PASSED == 'passed'`)."
+from kernelindex.records.vocabulary import RunStatus as Verdict
 
 # Upstream trace lines (FlashInfer-Bench / SOL-ExecBench) name statuses in upper case and have
 # no resource_exceeded: a run over its memory limit is a runtime error there.

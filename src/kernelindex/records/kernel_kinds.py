@@ -430,7 +430,6 @@ RunStatusWord = Literal[
     "incomplete_evidence",
     "revoked",
 ]
-RunStatus = RunStatusWord  # harness/verdict.py reads this Literal until Verdict aliases vocabulary.RunStatus
 
 
 class RunCorrectness(Strict):
