@@ -62,6 +62,7 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]
 STARTUP_S = 60.0  # starting a sandboxed Python with torch, on top of the time limit and not charged to it
 BATCH_TARGET_MS = 10.0
 MAX_BATCH = 1024  # calls in one timed batch, at most
+MAX_BATCH_S = 1.0  # and no more calls than keep the slower side's batch this short
 NOISY_RETRIES = 2  # a pair disturbed by other load (see PairTiming.noisy) is run again, at most this often
 TIMED_BYTES = 256 << 20  # arena bytes the timed slots of one side may take beyond the fewest a batch needs
 
@@ -541,12 +542,14 @@ class _CaseRun:
 
     def _batch_size(self, warm: tuple[int, int], calls: int) -> int:
         """Calls per timed batch: enough that the faster side's batch lasts `batch_target_ms` and fifty
-        times an empty batch's fixed cost, within the slots the case has (the fewest is the options' batch)."""
+        times an empty batch's fixed cost, no more than keeps the slower side's batch within
+        MAX_BATCH_S, within the slots the case has; never fewer than the options' batch."""
         one = min(self._empty_batch(1) for _ in range(3))
         empty = min(self._empty_batch(calls) for _ in range(3))
-        per_call = max(1_000, (min(warm) - empty) // calls)
+        fast, slow = (max(1_000, (t - empty) // calls) for t in sorted(warm))
         target = max(self.s.options.batch_target_ms * 1e6, 50 * one)
-        return max(self.s.options.batch, min(len(self.timed_slots), math.ceil(target / per_call)))
+        size = min(math.ceil(target / fast), int(MAX_BATCH_S * 1e9 // slow), len(self.timed_slots))
+        return max(self.s.options.batch, size)
 
     def _timed_pair(self, pair: int, timed: list[int], first: int) -> PairTiming:
         """One paired batch on fresh inputs, between two empty batches; every call's outputs checked."""

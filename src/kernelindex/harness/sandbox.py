@@ -1,6 +1,6 @@
 """Bubblewrap sandboxes for the solution and the reference, each in its own kernel control group.
 
-What the kernel enforces for a sandbox (see docs/sandbox.md):
+What the kernel enforces for a sandbox (see docs/evidence.md, "What the sandbox does"):
 
 - Membership, freezing, memory and process count are the sandbox's cgroup (cgroups.py): the first
   process joins it before bubblewrap is executed, so every descendant is inside whatever it does.
