@@ -13,7 +13,7 @@ from test_web_api import assert_problem
 from web_storefill import HOSTILE_AUTHOR, HOSTILE_TITLE
 
 from kernelindex.store.tables import projects
-from kernelindex.web.entity_views import project_view
+from kernelindex.views.implementation import project_view
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 

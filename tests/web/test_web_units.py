@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from kernelindex.web.formatting import format_duration, format_sol, format_speedup, format_value, safe_url
+from kernelindex.views.formatting import format_duration, format_sol, format_speedup, format_value, safe_url
 from kernelindex.web.pagination import CURSOR_TTL_S, Cursors
 from kernelindex.web.plot import Point, group_svg
 from kernelindex.web.problems import Problem

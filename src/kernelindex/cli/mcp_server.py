@@ -32,7 +32,7 @@ def mcp_command(
     """Serve KernelIndex's answers as MCP tools (read-only unless an API key is configured)."""
     from kernelindex.agent.server import build_server
     from kernelindex.client import Client
-    from kernelindex.reading import LocalReads, RemoteReads
+    from kernelindex.views.reads import LocalReads, RemoteReads
 
     if transport not in ("stdio", "http"):
         fail(f"--transport must be stdio or http, not {transport!r}", code=2)

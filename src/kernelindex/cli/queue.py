@@ -69,7 +69,7 @@ def queue_list(
     from rich.table import Table
 
     from kernelindex.store.reads import queue as reads
-    from kernelindex.web.queue_view import request_summary
+    from kernelindex.views.queue import request_summary
 
     store = open_store_or_fail(db)
     with store.engine.connect() as conn:
@@ -99,7 +99,7 @@ def queue_list(
 def queue_show(request_id: str, db: Db = None) -> None:
     """One request with its leases and runs, as JSON."""
     from kernelindex.store.reads import queue as reads
-    from kernelindex.web.queue_view import request_detail
+    from kernelindex.views.queue import request_detail
 
     store = open_store_or_fail(db)
     with store.engine.connect() as conn:

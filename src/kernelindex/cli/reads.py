@@ -1,4 +1,4 @@
-"""The ``--server`` option and opening the right :mod:`kernelindex.reading` source for a command."""
+"""The ``--server`` option and opening the right :mod:`kernelindex.views.reads` source for a command."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from kernelindex.cli.common import fail, open_store_or_fail
-from kernelindex.reading import LocalReads, Reads, RemoteReads
+from kernelindex.views.reads import LocalReads, Reads, RemoteReads
 
 Server = Annotated[
     str | None,
@@ -29,7 +29,7 @@ def reads(db: str | None, server: str | None) -> Iterator[Reads]:
     from kernelindex.client import ApiError, Client
     from kernelindex.search.query import QueryError
     from kernelindex.store.reads.lookup import LookupFailed
-    from kernelindex.web.problems import Problem
+    from kernelindex.views.errors import Refusal
 
     if server:
         if db:
@@ -44,7 +44,7 @@ def reads(db: str | None, server: str | None) -> Iterator[Reads]:
         source = LocalReads(open_store_or_fail(db))
     try:
         yield source
-    except Problem as exc:
+    except Refusal as exc:
         fail(exc.detail)
     except ApiError as exc:
         fail(exc.detail if exc.status else f"{server}: {exc.detail}")

@@ -120,7 +120,7 @@ def render_run(v: dict[str, Any]) -> None:
     """The run view as one ``label  text`` line per fact (a digest is never folded), then its measurements."""
     from rich.table import Table
 
-    from kernelindex.web.formatting import SOL_METRIC, SPEEDUP_METRICS
+    from kernelindex.views.formatting import SOL_METRIC, SPEEDUP_METRICS
 
     out = out_console()
     out.print(v["title"], style="bold", markup=False)

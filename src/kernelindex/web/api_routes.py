@@ -8,13 +8,19 @@ from fastapi import APIRouter, Query, Request
 
 from kernelindex.search.models import SearchAnswer
 from kernelindex.store.reads.lookup import resolve_operation, resolve_run, resolve_workload
-from kernelindex.web import api_models, origins, rank_view, same_problem, search_docs, views
-from kernelindex.web.compare_view import compare_rows, compare_runs
-from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args, today
-from kernelindex.web.operation_page import operation_page_view
+from kernelindex.views import operation as operations
+from kernelindex.views import origins, run_listing
+from kernelindex.views import rank as rankings
+from kernelindex.views import source as sources
+from kernelindex.views import workload as workloads
+from kernelindex.views.common import today
+from kernelindex.views.compare import compare_view
+from kernelindex.views.operation import operation_page_view
+from kernelindex.views.run import full_run_view
+from kernelindex.web import api_models, search_docs
+from kernelindex.web.deps import base_url, compare_idents, connection, next_cursor, not_found, page_args
 from kernelindex.web.pagination import DEFAULT_LIMIT
 from kernelindex.web.problems import check_known_params
-from kernelindex.web.run_extras import full_run_view
 
 router = APIRouter(prefix="/api/v1", tags=["api"])
 
@@ -39,7 +45,7 @@ def list_runs(
     cursor: str | None = None,
     limit: int = DEFAULT_LIMIT,
 ) -> dict[str, Any]:
-    after, limit = page_args(request, "runs", set(views.RUN_FILTERS), cursor, limit)
+    after, limit = page_args(request, "runs", set(run_listing.RUN_FILTERS), cursor, limit)
     filters = {
         k: v
         for k, v in {
@@ -53,7 +59,7 @@ def list_runs(
         if v
     }
     with connection(request) as conn:
-        items, last = views.list_runs(conn, after, limit, filters)
+        items, last = run_listing.list_runs(conn, after, limit, filters)
     return _listing(request, "runs", items, last)
 
 
@@ -74,7 +80,7 @@ def list_workloads(
 ) -> dict[str, Any]:
     after, limit = page_args(request, "workloads", {"operation"}, cursor, limit)
     with connection(request) as conn:
-        items, last = views.list_workloads(conn, after, limit, operation)
+        items, last = workloads.list_workloads(conn, after, limit, operation)
     return _listing(request, "workloads", items, last)
 
 
@@ -87,7 +93,7 @@ def get_workload(request: Request, workload_id: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
         row = resolve_workload(conn, workload_id)
-        return same_problem.workload_page_view(conn, row, request.app.state.origins, limit=None)
+        return workloads.workload_page_view(conn, row, request.app.state.origins, limit=None)
 
 
 @router.get("/operations", response_model=api_models.OperationListing, summary="Operations, optionally of one family")
@@ -96,7 +102,7 @@ def list_operations(
 ) -> dict[str, Any]:
     after, limit = page_args(request, "operations", {"family"}, cursor, limit)
     with connection(request) as conn:
-        items, last = views.list_operations(conn, after, limit, family)
+        items, last = operations.list_operations(conn, after, limit, family)
     return _listing(request, "operations", items, last)
 
 
@@ -116,7 +122,7 @@ def get_operation(
         row = resolve_operation(conn, slug)
         view = operation_page_view(conn, row, request.app.state.origins, workload, group)
     if view["sweep"]:
-        view["sweep"].pop("svg", None)
+        view["sweep"].pop("unit")
     return view
 
 
@@ -134,14 +140,14 @@ def find_rankings(
     """What ``kernelindex rank TARGET`` prints, from the same function."""
     check_known_params(request, {"target", "limit"})
     with connection(request) as conn:
-        return {"target": target, "groups": rank_view.rank_groups(conn, target, limit)}
+        return {"target": target, "groups": rankings.rank_groups(conn, target, limit)}
 
 
 @router.get("/rankings/{comparison_key}", response_model=api_models.Group, summary="One comparison group, fully ranked")
 def get_ranking(request: Request, comparison_key: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
-        view = views.ranking_view(conn, comparison_key)
+        view = rankings.ranking_view(conn, comparison_key)
     if view is None:
         raise not_found("comparison group", comparison_key)
     return view
@@ -159,7 +165,7 @@ def compare(
     b: str | None = Query(None, description="second run (older form of run=)"),
 ):
     with connection(request) as conn:
-        return compare_runs(conn, compare_rows(request, conn, a, b, run), base_url(request), today())
+        return compare_view(conn, compare_idents(request, a, b, run), base_url(request), today())
 
 
 @router.get(
@@ -195,7 +201,7 @@ def get_origins(request: Request) -> dict[str, Any]:
 def list_sources(request: Request) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
-        return {"items": views.list_sources(conn), "next": None, "links": {"next": None}}
+        return {"items": sources.list_sources(conn), "next": None, "links": {"next": None}}
 
 
 @router.get(
@@ -206,7 +212,7 @@ def list_sources(request: Request) -> dict[str, Any]:
 def get_source(request: Request, slug: str) -> dict[str, Any]:
     check_known_params(request, set())
     with connection(request) as conn:
-        view = views.source_view(conn, slug)
+        view = sources.source_view(conn, slug)
     if view is None:
         raise not_found("source", slug)
     return view

@@ -10,17 +10,18 @@ import hashlib
 import os
 from pathlib import Path
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
 
 from kernelindex import __version__
 from kernelindex.store.database import Store, open_store, read_only_engine
 from kernelindex.store.generation import GenerationReader
+from kernelindex.views.errors import Refusal
+from kernelindex.views.origins import load_origins
 from kernelindex.web import problems, templating
 from kernelindex.web.cache import CacheMiddleware
 from kernelindex.web.compression import CompressionMiddleware
 from kernelindex.web.headers import SecurityHeadersMiddleware
-from kernelindex.web.origins import load_origins
 from kernelindex.web.pagination import Cursors
 
 HERE = Path(__file__).parent
@@ -73,6 +74,12 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     app.state.origins = load_origins()  # seed run digests and our problem packs' record digests, once
     app.state.export_cache = export_cache(app.state.store)
     problems.install(app)
+
+    @app.exception_handler(Refusal)
+    async def _refused(request: Request, exc: Refusal) -> Response:
+        """A view's refusal, answered like any problem the routes raise."""
+        return problems.render_problem(request, exc.status, exc.slug, exc.detail, **exc.extra)
+
     fast = os.environ.get(FAST_ENV, "on") != "off"
     if fast:  # innermost: it sees the anti-forgery token the outer middleware chose
         app.add_middleware(

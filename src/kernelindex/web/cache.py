@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from kernelindex.web.deps import today
+from kernelindex.views.common import today
 from kernelindex.web.input_guards import CSRF_STATE
 from kernelindex.web.pagination import ANSWER_DEADLINE
 

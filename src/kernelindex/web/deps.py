@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from fastapi import Request
 
+from kernelindex.views.compare import check_count
 from kernelindex.web.pagination import REISSUE_S, answer_holds_until, check_limit
 from kernelindex.web.problems import Problem, check_known_params
 
@@ -20,10 +20,6 @@ if TYPE_CHECKING:
 def connection(request: Request) -> Iterator[Connection]:
     with request.app.state.read_engine.connect() as conn:  # read-only on SQLite (see create_app)
         yield conn
-
-
-def today():
-    return datetime.now(UTC).date()
 
 
 def base_url(request: Request) -> str:
@@ -48,6 +44,14 @@ def next_cursor(request: Request, listing: str, after: int | None) -> str | None
     cursors = request.app.state.cursors
     answer_holds_until(request.scope, cursors.now() + REISSUE_S)
     return cursors.encode(listing, after)
+
+
+def compare_idents(request: Request, a: str | None, b: str | None, run: list[str]) -> list[str]:
+    """The runs to compare, from ``run=`` (repeated) or the older ``a=``/``b=`` pair."""
+    check_known_params(request, {"a", "b", "run"})
+    idents = [x for x in (a, b) if x] + list(run)
+    check_count(len(idents))
+    return idents
 
 
 def not_found(what: str, ident: str) -> Problem:

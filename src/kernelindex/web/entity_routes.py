@@ -12,7 +12,9 @@ from fastapi.responses import HTMLResponse, Response
 from kernelindex.store.reads import entities
 from kernelindex.store.reads.ledger import LedgerFilter, hardware_models
 from kernelindex.store.reads.lookup import resolve_implementation, resolve_operation
-from kernelindex.web import api_models, badges, entity_views, ledger_view
+from kernelindex.views import implementation as entity_views
+from kernelindex.views import ledger as ledger_view
+from kernelindex.web import api_models, badges
 from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args
 from kernelindex.web.pagination import DEFAULT_LIMIT
 from kernelindex.web.problems import Problem, check_known_params

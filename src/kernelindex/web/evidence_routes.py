@@ -44,8 +44,9 @@ from kernelindex.store.reads.attestations import attested_run_digest
 from kernelindex.store.reads.lookup import resolve_run
 from kernelindex.store.reads.runs import run_by_digest
 from kernelindex.store.reads.serving import serving_run_by_digest
-from kernelindex.web.deps import base_url, connection, not_found, today
-from kernelindex.web.evidence_view import evidence_panel, signature_dict
+from kernelindex.views.common import today
+from kernelindex.views.evidence import evidence_panel, signature_dict
+from kernelindex.web.deps import base_url, connection, not_found
 from kernelindex.web.input_guards import (
     CSRF_STATE,
     check_json_depth,

@@ -11,15 +11,22 @@ from markupsafe import Markup
 
 from kernelindex.search.query import MAX_QUERY_CHARS
 from kernelindex.store.reads.lookup import resolve_operation, resolve_run, resolve_workload
-from kernelindex.web import origins, same_problem, search_docs, views
-from kernelindex.web.compare_view import compare_rows, compare_runs
-from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args, today
-from kernelindex.web.formatting import format_value
-from kernelindex.web.operation_page import operation_page_view
+from kernelindex.views import operation as operations
+from kernelindex.views import origins, run_listing
+from kernelindex.views import rank as rankings
+from kernelindex.views import source as sources
+from kernelindex.views import workload as workloads
+from kernelindex.views.common import today
+from kernelindex.views.compare import compare_view
+from kernelindex.views.formatting import format_value
+from kernelindex.views.operation import operation_page_view
+from kernelindex.views.run import full_run_view
+from kernelindex.web import search_docs
+from kernelindex.web.deps import base_url, compare_idents, connection, next_cursor, not_found, page_args
 from kernelindex.web.pagination import DEFAULT_LIMIT
 from kernelindex.web.plot import Point, group_svg
 from kernelindex.web.problems import Problem, check_known_params
-from kernelindex.web.run_extras import full_run_view
+from kernelindex.web.sweep import sweep_markup
 
 router = APIRouter(include_in_schema=False)
 
@@ -63,10 +70,10 @@ def index(request: Request, q: str = "", cursor: str | None = None, limit: int =
         return render(request, "search.html", q=q, answer=answer.document())
     after, limit = page_args(request, "operations", set(), cursor, limit)
     with connection(request) as conn:
-        ops, last = views.list_operations(conn, after, limit, None)
-        sources = views.list_sources(conn)
+        ops, last = operations.list_operations(conn, after, limit, None)
+        source_items = sources.list_sources(conn)
         first_page = after is None
-        latest = views.latest_runs(conn) if first_page else []
+        latest = run_listing.latest_runs(conn) if first_page else []
         seeds = origins.seed_summaries(conn, request.app.state.origins) if first_page else []
         packs = origins.pack_summaries(conn, request.app.state.origins) if first_page else []
     cursor_next = next_cursor(request, "operations", last)
@@ -76,7 +83,7 @@ def index(request: Request, q: str = "", cursor: str | None = None, limit: int =
         "index.html",
         q="",
         operations=ops,
-        sources=sources,
+        sources=source_items,
         latest=latest,
         next_url=next_url,
         first_page=first_page,
@@ -89,7 +96,7 @@ def index(request: Request, q: str = "", cursor: str | None = None, limit: int =
 def runs_page(request: Request, cursor: str | None = None, limit: int = DEFAULT_LIMIT):
     after, limit = page_args(request, "runs", set(), cursor, limit)
     with connection(request) as conn:
-        items, last = views.list_runs(conn, after, limit, {})
+        items, last = run_listing.list_runs(conn, after, limit, {})
     cursor_next = next_cursor(request, "runs", last)
     next_url = str(request.url.include_query_params(cursor=cursor_next)) if cursor_next else None
     return render(request, "runs.html", runs=items, next_url=next_url)
@@ -108,7 +115,7 @@ def workload_page(request: Request, workload_id: str):
     check_known_params(request, set())
     with connection(request) as conn:
         row = resolve_workload(conn, workload_id)
-        view = same_problem.workload_page_view(conn, row, request.app.state.origins)
+        view = workloads.workload_page_view(conn, row, request.app.state.origins)
     for group in view["groups"] + view["otherEvidence"] + [g for p in view["ourPacks"] for g in p["groups"]]:
         with_plot(group)
     return render(request, "workload.html", workload=view)
@@ -118,7 +125,7 @@ def workload_page(request: Request, workload_id: str):
 def ranking_page(request: Request, comparison_key: str):
     check_known_params(request, set())
     with connection(request) as conn:
-        view = views.ranking_view(conn, comparison_key)
+        view = rankings.ranking_view(conn, comparison_key)
     if view is None:
         raise not_found("comparison group", comparison_key)
     return render(request, "ranking.html", group=with_plot(view))
@@ -127,14 +134,14 @@ def ranking_page(request: Request, comparison_key: str):
 @router.get("/compare", response_class=HTMLResponse)
 def compare_page(request: Request, a: str | None = None, b: str | None = None, run: list[str] = Query([])):
     with connection(request) as conn:
-        view = compare_runs(conn, compare_rows(request, conn, a, b, run), base_url(request), today())
+        view = compare_view(conn, compare_idents(request, a, b, run), base_url(request), today())
     return render(request, "compare.html", cmp=view)
 
 
 @router.get("/compare.md", response_class=PlainTextResponse)
 def compare_markdown(request: Request, a: str | None = None, b: str | None = None, run: list[str] = Query([])):
     with connection(request) as conn:
-        view = compare_runs(conn, compare_rows(request, conn, a, b, run), base_url(request), today())
+        view = compare_view(conn, compare_idents(request, a, b, run), base_url(request), today())
     return PlainTextResponse(view["markdown"], media_type="text/markdown; charset=utf-8")
 
 
@@ -144,6 +151,8 @@ def operation_page(request: Request, slug: str, workload: str | None = None, gro
     with connection(request) as conn:
         row = resolve_operation(conn, slug)
         view = operation_page_view(conn, row, request.app.state.origins, workload, group)
+    if view["sweep"]:
+        view["sweep"]["svg"] = sweep_markup(view["sweep"])
     if view["group"]:
         with_plot(view["group"])
     return render(request, "operation.html", op=view)
@@ -153,7 +162,7 @@ def operation_page(request: Request, slug: str, workload: str | None = None, gro
 def source_page(request: Request, slug: str):
     check_known_params(request, set())
     with connection(request) as conn:
-        view = views.source_view(conn, slug)
+        view = sources.source_view(conn, slug)
     if view is None:
         raise not_found("source", slug)
     return render(request, "source.html", source=view)

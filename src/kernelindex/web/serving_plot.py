@@ -29,7 +29,7 @@ def _label(value: float) -> str:
 
 
 def frontier_svg(candidates: Sequence[dict[str, Any]], caption: str) -> str:
-    """The plot for :func:`kernelindex.web.serving_view.resolve_view`'s ``candidates``."""
+    """The plot for :func:`kernelindex.views.serving.resolve_view`'s ``candidates``."""
     if not candidates:
         return ""
     bounded = [c for c in candidates if c["latency"]]

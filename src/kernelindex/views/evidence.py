@@ -20,7 +20,7 @@ from kernelindex.store.evidence_store import (
 )
 from kernelindex.store.reads.run_facts import RunFacts, facts_of_run
 from kernelindex.store.reads.runs import run_ids_by_digest
-from kernelindex.web.formatting import format_value
+from kernelindex.views.formatting import format_value
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection

@@ -18,18 +18,64 @@ import json
 from collections import Counter, defaultdict
 from typing import Any
 
-from markupsafe import Markup
-
 from kernelindex.ranking.direction import metric_direction
 from kernelindex.ranking.reads import ranked_groups
 from kernelindex.records.canonical import metric_key
+from kernelindex.records.families import shown_family
 from kernelindex.records.units import format_value
+from kernelindex.store.reads import catalog
 from kernelindex.store.reads import operation_workloads as reads
-from kernelindex.web.origins import Origins
-from kernelindex.web.sweep import Series, sweep_svg
-from kernelindex.web.views import GROUP_ROWS_SHOWN, groups_view, operation_view
+from kernelindex.views.common import GROUP_ROWS_SHOWN
+from kernelindex.views.origins import Origins
+from kernelindex.views.rank import groups_view
 
 SWEEP_SERIES = 8
+
+
+def operation_item(r, counts: dict[str, int] | None = None) -> dict[str, Any]:
+    return {
+        "slug": r.slug,
+        "name": r.name,
+        "family": shown_family(r.family, r.slug, r.tags),
+        "statedFamily": r.family,
+        "digest": r.semantic_digest,
+        "tags": r.tags or [],
+        "workloadCount": (counts or {}).get(r.id),
+        "links": {"self": f"/operations/{r.slug}", "json": f"/api/v1/operations/{r.slug}"},
+    }
+
+
+def operation_view(conn: Connection, row) -> dict[str, Any]:
+    manifest = row.manifest or {}
+    aliases = catalog.aliases_of(conn, row.id)
+    wl = [
+        {
+            "id": w.id,
+            "title": w.title or w.name or w.id,
+            "kind": w.kind,
+            "shapeSummary": w.shape_summary,
+            "runCount": count,
+            "links": {"self": f"/workloads/{w.id}"},
+        }
+        for w, count in catalog.workloads_of(conn, row.id)
+    ]
+    wl.sort(key=lambda w: -w["runCount"])
+    related = [operation_item(r) for r in catalog.operations_by_id(conn, catalog.related_operation_ids(conn, row.id))]
+    return {
+        **operation_item(row),
+        "title": (manifest.get("metadata") or {}).get("title"),
+        "description": (manifest.get("metadata") or {}).get("description"),
+        "aliases": aliases,
+        "workloads": wl,
+        "related": related,
+        "manifest": manifest,
+    }
+
+
+def list_operations(conn: Connection, after: int | None, limit: int, family: str | None) -> tuple[list, int | None]:
+    rows, nxt = catalog.list_operations(conn, after, limit, family)
+    counts = catalog.workload_counts(conn, [r.id for r in rows])
+    return [operation_item(r, counts) for r in rows], nxt
 
 
 def _case_key(w: dict[str, Any]) -> str:
@@ -151,12 +197,11 @@ def _sweep(
         if old is None or (value < old if lower else value > old):
             best[name][x] = value
     ranked = sorted(best.items(), key=lambda kv: (-len(kv[1]), min(kv[1].values()) if lower else -max(kv[1].values())))
-    series = [Series(name, tuple(sorted(points.items()))) for name, points in ranked[:SWEEP_SERIES]]
+    series = [(name, sorted(points.items())) for name, points in ranked[:SWEEP_SERIES]]
     hardware, key = wanted
     caption = f"best {key} per {x_axis} on {hardware or 'unknown hardware'}, one line per implementation" + (
         f" (the {SWEEP_SERIES} covering most cases of {len(ranked)})" if len(ranked) > SWEEP_SERIES else ""
     )
-    svg = sweep_svg(series, lambda v: format_value(v, unit), x_axis, caption)
     return {
         "axis": x_axis,
         "hardware": hardware,
@@ -164,12 +209,12 @@ def _sweep(
         "caption": caption,
         "series": [
             {
-                "implementation": s.label,
-                "points": [{"x": x, "value": y, "display": format_value(y, unit)} for x, y in s.points],
+                "implementation": name,
+                "points": [{"x": x, "value": y, "display": format_value(y, unit)} for x, y in points],
             }
-            for s in series
+            for name, points in series
         ],
-        "svg": Markup(svg) if svg else None,
+        "unit": unit,
     }
 
 

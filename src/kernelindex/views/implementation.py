@@ -16,7 +16,7 @@ from kernelindex.ranking.cohort import RankedGroup
 from kernelindex.ranking.evidence_facts import evidence_for_runs
 from kernelindex.ranking.reads import ranked_groups
 from kernelindex.store.reads import entities
-from kernelindex.web.formatting import format_value, safe_url
+from kernelindex.views.formatting import format_value, safe_url
 
 LEVEL_ORDER = ("replicated", "verified", "reproducible", "reported")
 RECENT_DAYS = 30

@@ -1,4 +1,4 @@
-"""A workload page's "Other evidence for this problem".
+"""A workload: its own ranked groups, then the page's "Other evidence for this problem".
 
 Our problem packs write their OperationSpec the way the upstream catalog does, so a pack shares the
 upstream operation record (same semantic digest) but has workload records of its own. A reader of
@@ -12,13 +12,57 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kernelindex.ranking.reads import ranked_groups
+from kernelindex.ranking.reads import ranked_groups, workload_groups
 from kernelindex.store.reads import catalog
-from kernelindex.web.origins import Origins, Pack, pack_summary
-from kernelindex.web.views import GROUP_ROWS_SHOWN, groups_view, workload_view
+from kernelindex.views.common import GROUP_ROWS_SHOWN
+from kernelindex.views.origins import Origins, Pack, pack_summary
+from kernelindex.views.rank import groups_view
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
+
+
+def workload_view(conn: Connection, row, limit: int | None = GROUP_ROWS_SHOWN) -> dict[str, Any]:
+    """The workload's own groups; :mod:`kernelindex.views.workload` adds the other evidence."""
+    manifest = row.manifest or {}
+    spec = manifest.get("spec") or {}
+    operation = catalog.operation_by_id(conn, row.operation_id)
+    shown = groups_view(conn, workload_groups(conn, row.id), limit)
+    return {
+        "id": row.id,
+        "digest": row.workload_digest,
+        "kind": row.kind,
+        "title": (manifest.get("metadata") or {}).get("title") or row.name or row.id,
+        "shapeSummary": row.shape_summary,
+        "dtypes": row.dtypes,
+        "correctness": spec.get("correctness"),
+        "axes": spec.get("axes"),
+        "caseCount": len(spec.get("cases") or []) or None,
+        "aggregation": spec.get("aggregation"),
+        "operation": {"slug": operation.slug, "name": operation.name, "family": operation.family}
+        if operation is not None
+        else None,
+        "groups": shown,
+        "runCount": sum(g["size"] + len(g["excluded"]) for g in shown),
+        "manifest": manifest,
+        "links": {"self": f"/workloads/{row.id}", "json": f"/api/v1/workloads/{row.id}"},
+    }
+
+
+def list_workloads(conn: Connection, after: int | None, limit: int, operation: str | None) -> tuple[list, int | None]:
+    rows, nxt = catalog.list_workloads(conn, after, limit, operation)
+    return [
+        {
+            "id": w.id,
+            "digest": w.workload_digest,
+            "kind": w.kind,
+            "title": w.title,
+            "shapeSummary": w.shape_summary,
+            "operation": w.slug,
+            "links": {"self": f"/workloads/{w.id}", "json": f"/api/v1/workloads/{w.id}"},
+        }
+        for w in rows
+    ], nxt
 
 
 def _groups_of(conn: Connection, workload_ids: list[str], limit: int | None) -> list[dict[str, Any]]:

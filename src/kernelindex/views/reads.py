@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from typing import Any, Protocol
 
+from kernelindex.views.common import today
+
 PUBLIC_URL_ENV = "KERNELINDEX_PUBLIC_URL"
 DEFAULT_PUBLIC_URL = "http://127.0.0.1:8000"
 PAGE = 200
@@ -44,38 +46,37 @@ class LocalReads:
 
     def run(self, ident: str) -> dict[str, Any]:
         from kernelindex.store.reads.lookup import resolve_run
-        from kernelindex.web.deps import today
-        from kernelindex.web.run_extras import full_run_view
+        from kernelindex.views.run import full_run_view
 
         with self.store.engine.connect() as conn:
             return full_run_view(conn, resolve_run(conn, ident), public_url(), today())
 
     def runs(self, filters: dict[str, str], limit: int | None) -> list[dict[str, Any]]:
-        from kernelindex.web import views
+        from kernelindex.views import run_listing
 
         items: list[dict[str, Any]] = []
         after = None
         with self.store.engine.connect() as conn:
             while limit is None or len(items) < limit:
-                page, after = views.list_runs(conn, after, min(PAGE, limit - len(items)) if limit else PAGE, filters)
+                page, after = run_listing.list_runs(
+                    conn, after, min(PAGE, limit - len(items)) if limit else PAGE, filters
+                )
                 items += page
                 if after is None:
                     break
         return items
 
     def groups(self, target: str, limit: int | None) -> list[dict[str, Any]]:
-        from kernelindex.web.rank_view import rank_groups
+        from kernelindex.views.rank import rank_groups
 
         with self.store.engine.connect() as conn:
             return rank_groups(conn, target, limit)
 
     def compare(self, a: str, b: str) -> dict[str, Any]:
-        from kernelindex.store.reads.lookup import resolve_run
-        from kernelindex.web.compare_view import compare_runs
-        from kernelindex.web.deps import today
+        from kernelindex.views.compare import compare_view
 
         with self.store.engine.connect() as conn:
-            return compare_runs(conn, [resolve_run(conn, a), resolve_run(conn, b)], public_url(), today())
+            return compare_view(conn, [a, b], public_url(), today())
 
     def search(self, text: str, limit: int) -> dict[str, Any]:
         """The search answer document (what ``GET /api/v1/search`` returns)."""

@@ -15,12 +15,10 @@ if TYPE_CHECKING:
 from datetime import date
 from typing import Any
 
-from fastapi import Request
-
 from kernelindex.records.canonical import metric_key
 from kernelindex.store.reads.lookup import resolve_run
-from kernelindex.web.problems import Problem, check_known_params
-from kernelindex.web.views import run_view
+from kernelindex.views.errors import Refusal
+from kernelindex.views.run import run_view
 
 MIN_RUNS, MAX_RUNS = 2, 8
 KEY_PARTS = ("operation", "workload", "protocol", "environment", "correctness", "metric")
@@ -40,7 +38,7 @@ def key_parts(row) -> dict[str, str | None]:
 
 def check_count(n: int) -> None:
     if not MIN_RUNS <= n <= MAX_RUNS:
-        raise Problem(400, "bad-run-count", f"compare takes {MIN_RUNS} to {MAX_RUNS} runs, got {n}", parameter="run")
+        raise Refusal(400, "bad-run-count", f"compare takes {MIN_RUNS} to {MAX_RUNS} runs, got {n}", parameter="run")
 
 
 def _row(field: str, values: list[Any]) -> dict[str, Any]:
@@ -186,9 +184,8 @@ def compare_runs(conn: Connection, rows: list, base_url: str, today: date) -> di
     }
 
 
-def compare_rows(request: Request, conn, a: str | None, b: str | None, run: list[str]) -> list:
-    """The runs to compare, from ``run=`` (repeated) or the older ``a=``/``b=`` pair."""
-    check_known_params(request, {"a", "b", "run"})
-    idents = [x for x in (a, b) if x] + list(run)
+def compare_view(conn: Connection, idents: list[str], base_url: str, today: date) -> dict[str, Any]:
+    """The runs ``idents`` names (id, digest or 8+ hex prefix), compared: what ``/compare``, its JSON and
+    Markdown twins, ``kernelindex compare`` and the MCP ``compare_runs`` tool show."""
     check_count(len(idents))
-    return [resolve_run(conn, ident) for ident in idents]
+    return compare_runs(conn, [resolve_run(conn, ident) for ident in idents], base_url, today)

@@ -19,7 +19,7 @@ from kernelindex.ranking.serving import (
 )
 from kernelindex.records.serving_keys import SERVING_POLICY_VERSION, metric_direction
 from kernelindex.store.reads import serving as reads
-from kernelindex.web.formatting import format_date, safe_url
+from kernelindex.views.formatting import format_date, safe_url
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection

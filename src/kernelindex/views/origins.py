@@ -19,8 +19,8 @@ from kernelindex.sample import HERE as SAMPLE_DIR
 from kernelindex.sample import PROBLEMS as PROBLEMS_DIR
 from kernelindex.store.reads.catalog import run_counts_by_workload, workloads_by_digest
 from kernelindex.store.reads.runs import runs_by_digest
-from kernelindex.web.formatting import format_value
-from kernelindex.web.views import source_native_display
+from kernelindex.views.common import source_native_display
+from kernelindex.views.formatting import format_value
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
