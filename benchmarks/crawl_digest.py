@@ -103,7 +103,7 @@ def crawl(store_path: Path, limit: int) -> dict[str, dict[str, object]]:
 
     from kernelindex.store.database import open_store
     from kernelindex.web.app import create_app
-    from kernelindex.web.pagination import Cursors
+    from kernelindex.web.http.pagination import Cursors
 
     store = open_store(str(store_path))
     app = create_app(store=store)

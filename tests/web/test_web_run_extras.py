@@ -16,9 +16,8 @@ from kernelindex.store.evidence_store import add_correction_request, create_api_
 from kernelindex.store.reads.lookup import resolve_run
 from kernelindex.store.tables import implementations, workloads
 from kernelindex.store.writer import Writer
-from kernelindex.views.run import STALE_DAYS, run_extras
+from kernelindex.views.run import STALE_DAYS, run_extras, run_view
 from kernelindex.web.app import create_app
-from kernelindex.views.run import run_view
 
 DETAILS = 'timer 3 < 4 "twice" & more'  # plain text with markup-like characters
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from fastapi import Request
 
 from kernelindex.views.compare import check_count
-from kernelindex.web.pagination import REISSUE_S, answer_holds_until, check_limit
+from kernelindex.web.http.pagination import REISSUE_S, answer_holds_until, check_limit
 from kernelindex.web.problems import Problem, check_known_params
 
 if TYPE_CHECKING:

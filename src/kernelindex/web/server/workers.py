@@ -5,7 +5,7 @@ them all, SIGTERM or SIGINT stops them after their requests. It loads neither th
 store code (no ``--preload``), and forking starts no resource-tracker process beside it, so the
 server holds less memory than uvicorn's own spawn-based supervisor. A worker whose app cannot
 load stops the server with gunicorn's status 3 ("worker failed to boot"), however many fail
-(web/master.py).
+(web/server/master.py).
 
 The page cache's byte budget is one for the whole server, shared out among the workers, so
 memory does not grow with the number of cores ($KERNELINDEX_CACHE_BYTES, when set, is each
@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 
 APP = "kernelindex.web.app:serving_app"
-MASTER = "kernelindex.web.master"
+MASTER = "kernelindex.web.server.master"
 WORKER_CLASS = "uvicorn_worker.UvicornWorker"
 FAILED_TO_BOOT = 3  # gunicorn's exit status when a worker cannot start
 

@@ -17,10 +17,11 @@ from kernelindex.views.common import today
 from kernelindex.views.compare import compare_view
 from kernelindex.views.operation import operation_page_view
 from kernelindex.views.run import full_run_view
-from kernelindex.web import api_models, search_docs
-from kernelindex.web.deps import base_url, compare_idents, connection, next_cursor, not_found, page_args
-from kernelindex.web.pagination import DEFAULT_LIMIT
+from kernelindex.web import api_models
+from kernelindex.web.http.deps import base_url, compare_idents, connection, next_cursor, not_found, page_args
+from kernelindex.web.http.pagination import DEFAULT_LIMIT
 from kernelindex.web.problems import check_known_params
+from kernelindex.web.routes import search_help
 
 router = APIRouter(prefix="/api/v1", tags=["api"])
 
@@ -172,7 +173,7 @@ def compare(
     "/search",
     response_model=SearchAnswer,
     summary="Answer a query: rank tables for the workload it pins, or the nearest measured cases",
-    description=search_docs.QUERY_HELP,
+    description=search_help.QUERY_HELP,
 )
 def search(
     request: Request,
@@ -180,7 +181,7 @@ def search(
 ) -> SearchAnswer:
     check_known_params(request, {"q"})
     with connection(request) as conn:
-        return search_docs.answer_or_problem(conn, q)
+        return search_help.answer_or_problem(conn, q)
 
 
 @router.get(

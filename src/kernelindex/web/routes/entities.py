@@ -14,10 +14,11 @@ from kernelindex.store.reads.ledger import LedgerFilter, hardware_models
 from kernelindex.store.reads.lookup import resolve_implementation, resolve_operation
 from kernelindex.views import implementation as entity_views
 from kernelindex.views import ledger as ledger_view
-from kernelindex.web import api_models, badges
-from kernelindex.web.deps import base_url, connection, next_cursor, not_found, page_args
-from kernelindex.web.pagination import DEFAULT_LIMIT
+from kernelindex.web import api_models
+from kernelindex.web.http.deps import base_url, connection, next_cursor, not_found, page_args
+from kernelindex.web.http.pagination import DEFAULT_LIMIT
 from kernelindex.web.problems import Problem, check_known_params
+from kernelindex.web.svg import badges
 
 pages = APIRouter(include_in_schema=False)
 api = APIRouter(prefix="/api/v1", tags=["entities"])

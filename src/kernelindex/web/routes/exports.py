@@ -9,7 +9,7 @@ import re
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, RedirectResponse
 
-from kernelindex.web.deps import not_found
+from kernelindex.web.http.deps import not_found
 
 router = APIRouter(prefix="/api/v1/exports")
 _HEX = re.compile(r"^[0-9a-f]{64}$")

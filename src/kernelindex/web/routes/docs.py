@@ -14,7 +14,7 @@ from kernelindex.store.reads import entities
 from kernelindex.store.reads.ledger import hardware_models
 from kernelindex.store.reads.site_map import sitemap_slugs
 from kernelindex.web import api_models
-from kernelindex.web.deps import base_url, connection
+from kernelindex.web.http.deps import base_url, connection
 from kernelindex.web.problems import check_known_params
 
 pages = APIRouter(include_in_schema=False)

@@ -24,8 +24,8 @@ import brotli
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from kernelindex.web.cache import PERSONAL, SCOPE_ENTRY
-from kernelindex.web.input_guards import CSRF_STATE
+from kernelindex.web.http.cache import PERSONAL, SCOPE_ENTRY
+from kernelindex.web.http.input_guards import CSRF_STATE
 
 MIN_SIZE = 1024
 COMPRESSIBLE = (

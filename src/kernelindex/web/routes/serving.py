@@ -15,9 +15,9 @@ from fastapi.responses import HTMLResponse, Response
 from kernelindex.store.reads import serving as reads
 from kernelindex.store.reads.lookup import resolve_model, resolve_serving_run
 from kernelindex.views.serving import fits_lengths, model_view, resolve_view, serving_run_view
-from kernelindex.web.deps import base_url, connection
+from kernelindex.web.http.deps import base_url, connection
 from kernelindex.web.problems import Problem, check_known_params
-from kernelindex.web.serving_plot import frontier_svg
+from kernelindex.web.svg.serving_frontier import frontier_svg
 
 router = APIRouter()
 MAX_TEXT = 200  # a model or GPU name longer than this names nothing

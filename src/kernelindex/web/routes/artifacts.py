@@ -11,7 +11,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from kernelindex.store.reads.artifacts import artifact_by_digest
 from kernelindex.views.formatting import safe_url
-from kernelindex.web.deps import connection
+from kernelindex.web.http.deps import connection
 from kernelindex.web.problems import render_problem
 
 router = APIRouter()

@@ -22,11 +22,11 @@ from kernelindex.store.evidence_store import EvidenceError, authenticate
 from kernelindex.store.reads import queue as reads
 from kernelindex.store.reads.lookup import resolve_run
 from kernelindex.views.queue import request_detail, request_summary, run_panel
-from kernelindex.web.deps import connection, not_found
-from kernelindex.web.evidence_routes import _problem as evidence_problem
-from kernelindex.web.evidence_routes import bearer, read_form, read_limited
-from kernelindex.web.input_guards import check_json_depth, check_visible_text, json_object
+from kernelindex.web.http.deps import connection, not_found
+from kernelindex.web.http.input_guards import check_json_depth, check_visible_text, json_object
 from kernelindex.web.problems import Problem, check_known_params
+from kernelindex.web.routes.evidence import _problem as evidence_problem
+from kernelindex.web.routes.evidence import bearer, read_form, read_limited
 
 MAX_SUBMIT_BYTES = 512 * 1024
 MAX_RESULT_BYTES = 16 * 1024 * 1024

@@ -46,8 +46,8 @@ from kernelindex.store.reads.runs import run_by_digest
 from kernelindex.store.reads.serving import serving_run_by_digest
 from kernelindex.views.common import today
 from kernelindex.views.evidence import evidence_panel, signature_dict
-from kernelindex.web.deps import base_url, connection, not_found
-from kernelindex.web.input_guards import (
+from kernelindex.web.http.deps import base_url, connection, not_found
+from kernelindex.web.http.input_guards import (
     CSRF_STATE,
     check_json_depth,
     check_visible_text,

@@ -15,7 +15,7 @@ moves: the cache needs no expiry, only a byte budget (least recently used goes f
   ``private``, ``Vary: Cookie``, and its ETag also names the visitor's token, so a 304 never lets
   a visitor keep a copy made with someone else's token.
 - An answer that reads or hands out a pagination cursor says until when it holds
-  (:func:`kernelindex.web.pagination.answer_holds_until`, on the cursors' clock); it is made again
+  (:func:`kernelindex.web.http.pagination.answer_holds_until`, on the cursors' clock); it is made again
   after that, so a kept page neither revives an expired cursor nor hands out a stale one, and its
   ETag names its bytes (a remade page has a new cursor).
 - Only GET answers with status 200, no ``Set-Cookie`` and no ``Authorization`` in the request
@@ -41,8 +41,8 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kernelindex.views.common import today
-from kernelindex.web.input_guards import CSRF_STATE
-from kernelindex.web.pagination import ANSWER_DEADLINE
+from kernelindex.web.http.input_guards import CSRF_STATE
+from kernelindex.web.http.pagination import ANSWER_DEADLINE
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "public, max-age=10, must-revalidate"
