@@ -97,17 +97,17 @@ def json_links(doc) -> list[str]:
     return found
 
 
-def crawl(store_path: Path, limit: int) -> dict[str, dict[str, object]]:
+def crawl(store_path: Path, limit: int, bodies: Path | None = None) -> dict[str, dict[str, object]]:
     os.environ["KERNELINDEX_CSRF_SECRET"] = "crawl-digest"
     from fastapi.testclient import TestClient
 
     from kernelindex.store.database import open_store
     from kernelindex.web.app import create_app
-    from kernelindex.web.http.pagination import Cursors
 
     store = open_store(str(store_path))
     app = create_app(store=store)
-    app.state.cursors = Cursors(b"crawl-digest", clock=lambda: CLOCK)
+    # the app's own cursor class, wherever the code under test keeps it
+    app.state.cursors = type(app.state.cursors)(b"crawl-digest", clock=lambda: CLOCK)
     seen: dict[str, dict[str, object]] = {}
     queue = deque(STARTS)
     queued = set(STARTS)
@@ -121,6 +121,8 @@ def crawl(store_path: Path, limit: int) -> dict[str, dict[str, object]]:
                 "type": kind,
                 "sha256": hashlib.sha256(reply.content).hexdigest(),
             }
+            if bodies is not None:  # each body under the sha256 of its path, to diff two crawls' answers
+                (bodies / hashlib.sha256(path.encode()).hexdigest()[:16]).write_bytes(reply.content)
             links: list[str] = []
             if "location" in reply.headers:
                 links.append(reply.headers["location"])
@@ -145,11 +147,14 @@ def main() -> int:
     parser.add_argument("--store", type=Path, required=True, help="SQLite file; built on first use")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--compare", type=Path, help="an earlier crawl's JSON: print what differs, exit 1 if any")
+    parser.add_argument("--bodies", type=Path, help="a folder to write each body to (named by its path's sha256)")
     parser.add_argument("--limit", type=int, default=4000, help="at most this many answers")
     args = parser.parse_args()
     if not args.store.exists():
         build_store(args.store)
-    seen = crawl(args.store, args.limit)
+    if args.bodies is not None:
+        args.bodies.mkdir(parents=True, exist_ok=True)
+    seen = crawl(args.store, args.limit, args.bodies)
     args.out.write_text(json.dumps(seen, indent=1, sort_keys=True))
     print(f"{len(seen)} answers -> {args.out}")
     if args.compare is None:
