@@ -50,6 +50,7 @@ STARTS = (
     "/api/v1/operations?limit=1",
     "/serving/resolve.svg",
 )
+RUN_JSON = re.compile(r"/api/v1/runs/[0-9a-f-]{36}")
 HREF = re.compile(r"""(?:href|src|action)\s*=\s*["']([^"']+)["']""")
 
 
@@ -130,9 +131,12 @@ def crawl(store_path: Path, limit: int, bodies: Path | None = None) -> dict[str,
                 links += HREF.findall(reply.text)
             elif "json" in kind:
                 try:
-                    links += json_links(reply.json())
+                    doc = reply.json()
                 except ValueError:
-                    pass
+                    doc = None
+                links += json_links(doc)
+                if RUN_JSON.fullmatch(path) and reply.status_code == 200:  # reads no page links to
+                    links += [f"{path}/evidence", f"/api/v1/records/{doc['digest']}/signatures"]
             for link in links:
                 target = local(link)
                 if target and target not in queued:

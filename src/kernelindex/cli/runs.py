@@ -99,7 +99,7 @@ def show_command(
 ) -> None:
     """Show one run: rank, evidence and why, measurements, protocol, environment, identity."""
     with reads(db, server) as source_of:
-        view = source_of.run(id_or_digest)
+        view = source_of.run(id_or_digest).model_dump(mode="json")
     if as_json:
         print_json(view)
     else:

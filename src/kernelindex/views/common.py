@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from kernelindex.ranking.cohort import RankedEntry
 from kernelindex.ranking.evidence_facts import evidence_for_runs
 from kernelindex.views.formatting import SOL_METRIC, SPEEDUP_METRICS, format_sol, format_speedup, format_value
@@ -14,6 +16,48 @@ if TYPE_CHECKING:
     from sqlalchemy import Connection
 
 GROUP_ROWS_SHOWN = 50
+
+Document = dict[str, Any]
+"""A stored record's own JSON (or a part of it), as the record states it: its shape is the record
+kind's (:mod:`kernelindex.records`), not the view's."""
+
+Number = int | float
+"""A number as a record states it: an integer stays an integer (no ``1`` shown as ``1.0``)."""
+
+
+class ViewModel(BaseModel):
+    """Every view is an exact model: no field a view does not declare, in the order readers see them."""
+
+    # a field named like a BaseModel method (``json``) is declared as ``json_`` with its alias
+    model_config = ConfigDict(extra="forbid", serialize_by_alias=True, validate_by_name=True, validate_by_alias=True)
+
+
+class EvidenceLevel(ViewModel):
+    level: str = Field(description="reported, reproducible, verified or replicated")
+    reasons: list[str]
+
+
+class Interval(ViewModel):
+    """A rank's bootstrap interval of the primary statistic."""
+
+    low: float
+    high: float
+    estimate: float
+    statistic: str
+    confidence: float
+    method: str
+    resamples: int
+    seed: int
+    sampleCount: int
+    display: str
+
+
+class NativeFigure(ViewModel):
+    """One figure as the source states it (SOL score, speedup, cases faster, ...)."""
+
+    label: str
+    text: str
+    metric: str
 
 
 def today() -> date:
@@ -27,12 +71,16 @@ def evidence_levels(conn: Connection, digests: Sequence[str]) -> dict[str, dict[
     return {d: {"level": e.level, "reasons": list(e.reasons)} for d, e in found.items()}
 
 
-def interval_dict(entry: RankedEntry | None, unit: str | None) -> dict[str, Any] | None:
+def interval_of(entry: RankedEntry | None, unit: str | None) -> Interval | None:
     if not entry or not entry.interval:
         return None
     data = entry.interval.as_dict()
-    data["display"] = f"{format_value(data['low'], unit)} – {format_value(data['high'], unit)}"
-    return data
+    return Interval(**data, display=f"{format_value(data['low'], unit)} – {format_value(data['high'], unit)}")
+
+
+def interval_dict(entry: RankedEntry | None, unit: str | None) -> dict[str, Any] | None:
+    interval = interval_of(entry, unit)
+    return interval.model_dump() if interval else None
 
 
 def source_native_display(native: dict[str, Any] | None) -> list[dict[str, str]]:

@@ -15,10 +15,13 @@ if TYPE_CHECKING:
 from datetime import date
 from typing import Any
 
+from pydantic import Field
+
 from kernelindex.records.canonical import metric_key
 from kernelindex.store.reads.lookup import resolve_run
+from kernelindex.views.common import EvidenceLevel, Interval, NativeFigure, ViewModel
 from kernelindex.views.errors import Refusal
-from kernelindex.views.run import run_view
+from kernelindex.views.run import GroupRank, PendingRank, Primary, Run, RunLinks, run_view
 
 MIN_RUNS, MAX_RUNS = 2, 8
 KEY_PARTS = ("operation", "workload", "protocol", "environment", "correctness", "metric")
@@ -41,52 +44,117 @@ def check_count(n: int) -> None:
         raise Refusal(400, "bad-run-count", f"compare takes {MIN_RUNS} to {MAX_RUNS} runs, got {n}", parameter="run")
 
 
-def _row(field: str, values: list[Any]) -> dict[str, Any]:
+class ComparedRank(ViewModel):
+    """A run's place in its group, in the order the compare answer has always listed it."""
+
+    rank: int | None
+    tied: bool
+    groupSize: int
+    comparisonKey: str
+    groupUrl: str | None
+    direction: str
+    tieRule: str
+    interval: Interval | None
+    excluded: list[str]
+    excludedText: list[str]
+    leaderRunId: str | None
+
+
+class ComparedRun(ViewModel):
+    label: str = Field(description="A, B, C ... in the order the runs were given")
+    id: str
+    digest: str
+    title: str
+    status: str
+    evidence: EvidenceLevel
+    primary: Primary
+    rank: ComparedRank | PendingRank
+    observedDate: str
+    comparisonKey: str | None
+    permalink: str
+    links: RunLinks
+
+
+class CompareField(ViewModel):
+    field: str
+    values: list[str | None]
+    same: bool
+
+
+class GroupRatio(ViewModel):
+    runId: str
+    label: str
+    ratio: float
+    text: str
+
+
+class CompareGroup(ViewModel):
+    comparisonKey: str | None
+    runIds: list[str]
+    ratios: list[GroupRatio] = Field(description="value(run) / value(best run of this group), same unit only")
+
+
+class CompareLinks(ViewModel):
+    self: str
+    json_: str = Field(alias="json")
+    markdown: str
+
+
+class Compare(ViewModel):
+    runs: list[ComparedRun]
+    comparable: bool = Field(description="true only when every run has the same comparison key")
+    fields: list[CompareField]
+    differingParts: list[str]
+    groups: list[CompareGroup]
+    ratio: float | None = Field(description="value(A) / value(B) for two comparable runs, else null")
+    ratioDefinition: str
+    statement: str | None
+    markdown: str
+    links: CompareLinks
+
+
+def _row(field: str, values: list[Any]) -> CompareField:
     shown = [None if v is None else str(v) for v in values]
-    return {"field": field, "values": shown, "same": len(set(shown)) == 1}
+    return CompareField(field=field, values=shown, same=len(set(shown)) == 1)
 
 
-def _fields(views: list[dict[str, Any]], parts: list[dict[str, str | None]]) -> list[dict[str, Any]]:
-    def rank(v):
-        r = v["rank"]
-        return f"{r['rank']} of {r['groupSize']}" if r.get("rank") else "not ranked"
+def _rank_text(v: Run) -> str:
+    return f"{v.rank.rank} of {v.rank.groupSize}" if v.rank.rank else "not ranked"
 
-    ident = [v["identity"] for v in views]
+
+def _figures(v: Run) -> list[NativeFigure]:
+    return v.sourceNative.display if v.sourceNative else []
+
+
+def _fields(views: list[Run], parts: list[dict[str, str | None]]) -> list[CompareField]:
+    ident = [v.identity for v in views]
     rows = [
-        _row("title", [v["title"] for v in views]),
-        _row("status", [v["status"] for v in views]),
-        _row("evidence", [v["evidence"]["level"] for v in views]),
-        _row("primary value", [v["primary"]["display"] for v in views]),
-        _row("rank", [rank(v) for v in views]),
-        _row("observed", [v["observedDate"] for v in views]),
-        _row("implementation", [i["implementation"]["title"] or i["implementation"]["digest"] for i in ident]),
-        _row("operation", [(i["operation"] or {}).get("name") for i in ident]),
-        _row("workload", [i["workload"]["title"] for i in ident]),
-        _row("hardware", [v["environment"]["hardware"].get("product") or v["environment"]["title"] for v in views]),
-        _row("source", [i["source"]["name"] for i in ident]),
+        _row("title", [v.title for v in views]),
+        _row("status", [v.status for v in views]),
+        _row("evidence", [v.evidence.level for v in views]),
+        _row("primary value", [v.primary.display for v in views]),
+        _row("rank", [_rank_text(v) for v in views]),
+        _row("observed", [v.observedDate for v in views]),
+        _row("implementation", [i.implementation.title or i.implementation.digest for i in ident]),
+        _row("operation", [i.operation.name if i.operation else None for i in ident]),
+        _row("workload", [i.workload.title for i in ident]),
+        _row("hardware", [v.environment.hardware.get("product") or v.environment.title for v in views]),
+        _row("source", [i.source.name for i in ident]),
     ]
     labels: list[str] = []
     for v in views:
-        for m in (v["sourceNative"] or {}).get("display", []):
-            if m["label"] not in labels:
-                labels.append(m["label"])
+        for m in _figures(v):
+            if m.label not in labels:
+                labels.append(m.label)
     for label in labels:
-        rows.append(
-            _row(
-                label,
-                [
-                    next((m["text"] for m in (v["sourceNative"] or {}).get("display", []) if m["label"] == label), None)
-                    for v in views
-                ],
-            )
-        )
+        rows.append(_row(label, [next((m.text for m in _figures(v) if m.label == label), None) for v in views]))
     for name in KEY_PARTS:
         rows.append(_row(f"key: {name}", [p[name] for p in parts]))
-    rows.append(_row("comparison key", [i["comparisonKey"] for i in ident]))
+    rows.append(_row("comparison key", [i.comparisonKey for i in ident]))
     return rows
 
 
-def _groups(rows, views) -> list[dict[str, Any]]:
+def _groups(rows: list[Any], views: list[Run]) -> list[CompareGroup]:
     """Runs by comparison key; inside a group of two or more, each value over the group's best."""
     by_key: dict[str | None, list[int]] = {}
     for i, row in enumerate(rows):
@@ -96,22 +164,22 @@ def _groups(rows, views) -> list[dict[str, Any]]:
         ratios = []
         values = [(i, rows[i].primary_value) for i in members if rows[i].primary_value]
         if key is not None and len(values) >= 2:
-            lower = views[members[0]]["primary"]["direction"].startswith("lower")
+            lower = views[members[0]].primary.direction.startswith("lower")
             best = min(v for _, v in values) if lower else max(v for _, v in values)
             for i, v in values:
                 ratios.append(
-                    {
-                        "runId": rows[i].id,
-                        "label": LABELS[i],
-                        "ratio": v / best,
-                        "text": f"{v / best:.3f}× the best of this group",
-                    }
+                    GroupRatio(
+                        runId=rows[i].id,
+                        label=LABELS[i],
+                        ratio=v / best,
+                        text=f"{v / best:.3f}× the best of this group",
+                    )
                 )
-        out.append({"comparisonKey": key, "runIds": [rows[i].id for i in members], "ratios": ratios})
+        out.append(CompareGroup(comparisonKey=key, runIds=[rows[i].id for i in members], ratios=ratios))
     return out
 
 
-def _markdown(views: list[dict[str, Any]], fields: list[dict[str, Any]], statement: str | None) -> str:
+def _markdown(views: list[Run], fields: list[CompareField], statement: str | None) -> str:
     def cell(text: Any) -> str:
         return ("—" if text is None else str(text)).replace("|", "\\|").replace("\n", " ")
 
@@ -119,19 +187,25 @@ def _markdown(views: list[dict[str, Any]], fields: list[dict[str, Any]], stateme
     lines = [head, "|---" * (len(views) + 1) + "|"]
     for f in fields:
         lines.append(
-            f"| {cell(f['field'])}{'' if f['same'] else ' (differs)'} | "
-            + " | ".join(cell(v) for v in f["values"])
-            + " |"
+            f"| {cell(f.field)}{'' if f.same else ' (differs)'} | " + " | ".join(cell(v) for v in f.values) + " |"
         )
     lines.append("")
     for i, v in enumerate(views):
-        lines.append(f"{LABELS[i]}: {v['citation']['permalink']}")
+        lines.append(f"{LABELS[i]}: {v.citation.permalink}")
     if statement:
         lines += ["", statement]
     return "\n".join(lines) + "\n"
 
 
-def compare_runs(conn: Connection, rows: list, base_url: str, today: date) -> dict[str, Any]:
+def _compared_rank(rank: GroupRank | PendingRank) -> ComparedRank | PendingRank:
+    return (
+        ComparedRank(**rank.model_dump(exclude={"interval"}), interval=rank.interval)
+        if isinstance(rank, GroupRank)
+        else rank
+    )
+
+
+def compare_runs(conn: Connection, rows: list, base_url: str, today: date) -> Compare:
     check_count(len(rows))
     views = [run_view(conn, row, base_url, today) for row in rows]
     parts = [key_parts(row) for row in rows]
@@ -142,49 +216,48 @@ def compare_runs(conn: Connection, rows: list, base_url: str, today: date) -> di
     ratio = statement = None
     if comparable and len(rows) == 2 and rows[0].primary_value and rows[1].primary_value:
         ratio = rows[0].primary_value / rows[1].primary_value
-        lower = views[0]["primary"]["direction"].startswith("lower")
+        direction = views[0].primary.direction
         if ratio == 1:
             statement = "A and B have the same value"
         else:
-            a_better = ratio < 1 if lower else ratio > 1
+            a_better = ratio < 1 if direction.startswith("lower") else ratio > 1
             factor = max(ratio, 1 / ratio)
             statement = (
-                f"{'A' if a_better else 'B'} is {factor:.3f}× better than {'B' if a_better else 'A'} "
-                f"({views[0]['primary']['direction']})"
+                f"{'A' if a_better else 'B'} is {factor:.3f}× better than {'B' if a_better else 'A'} ({direction})"
             )
     fields = _fields(views, parts)
     query = "&".join(f"run={row.id}" for row in rows)
-    return {
-        "runs": [
-            {
-                "label": LABELS[i],
-                "id": v["id"],
-                "digest": v["digest"],
-                "title": v["title"],
-                "status": v["status"],
-                "evidence": v["evidence"],
-                "primary": v["primary"],
-                "rank": v["rank"],
-                "observedDate": v["observedDate"],
-                "comparisonKey": v["identity"]["comparisonKey"],
-                "permalink": v["citation"]["permalink"],
-                "links": v["links"],
-            }
+    return Compare(
+        runs=[
+            ComparedRun(
+                label=LABELS[i],
+                id=v.id,
+                digest=v.digest,
+                title=v.title,
+                status=v.status,
+                evidence=v.evidence,
+                primary=v.primary,
+                rank=_compared_rank(v.rank),
+                observedDate=v.observedDate,
+                comparisonKey=v.identity.comparisonKey,
+                permalink=v.citation.permalink,
+                links=v.links,
+            )
             for i, v in enumerate(views)
         ],
-        "comparable": comparable,
-        "fields": fields,
-        "differingParts": differs,
-        "groups": groups,
-        "ratio": ratio,
-        "ratioDefinition": "value(A) / value(B), given only when both runs share one comparison key",
-        "statement": statement,
-        "markdown": _markdown(views, fields, statement),
-        "links": {"self": f"/compare?{query}", "json": f"/api/v1/compare?{query}", "markdown": f"/compare.md?{query}"},
-    }
+        comparable=comparable,
+        fields=fields,
+        differingParts=differs,
+        groups=groups,
+        ratio=ratio,
+        ratioDefinition="value(A) / value(B), given only when both runs share one comparison key",
+        statement=statement,
+        markdown=_markdown(views, fields, statement),
+        links=CompareLinks(self=f"/compare?{query}", json=f"/api/v1/compare?{query}", markdown=f"/compare.md?{query}"),
+    )
 
 
-def compare_view(conn: Connection, idents: list[str], base_url: str, today: date) -> dict[str, Any]:
+def compare_view(conn: Connection, idents: list[str], base_url: str, today: date) -> Compare:
     """The runs ``idents`` names (id, digest or 8+ hex prefix), compared: what ``/compare``, its JSON and
     Markdown twins, ``kernelindex compare`` and the MCP ``compare_runs`` tool show."""
     check_count(len(idents))

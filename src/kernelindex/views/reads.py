@@ -9,9 +9,11 @@ comes from, never what it is.
 from __future__ import annotations
 
 import os
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from kernelindex.views.common import today
+if TYPE_CHECKING:  # the views import the store: a CLI that reads a server never loads them
+    from kernelindex.views.compare import Compare
+    from kernelindex.views.run import Run
 
 PUBLIC_URL_ENV = "KERNELINDEX_PUBLIC_URL"
 DEFAULT_PUBLIC_URL = "http://127.0.0.1:8000"
@@ -21,10 +23,10 @@ PAGE = 200
 class Reads(Protocol):
     """What every read command and agent tool needs."""
 
-    def run(self, ident: str) -> dict[str, Any]: ...
+    def run(self, ident: str) -> Run: ...
     def runs(self, filters: dict[str, str], limit: int | None) -> list[dict[str, Any]]: ...
     def groups(self, target: str, limit: int | None) -> list[dict[str, Any]]: ...
-    def compare(self, a: str, b: str) -> dict[str, Any]: ...
+    def compare(self, a: str, b: str) -> Compare: ...
     def search(self, text: str, limit: int) -> dict[str, Any]: ...
 
     @property
@@ -44,12 +46,13 @@ class LocalReads:
     def base_url(self) -> str:
         return public_url()
 
-    def run(self, ident: str) -> dict[str, Any]:
+    def run(self, ident: str) -> Run:
         from kernelindex.store.reads.lookup import resolve_run
-        from kernelindex.views.run import full_run_view
+        from kernelindex.views.common import today
+        from kernelindex.views.run import run_view
 
         with self.store.engine.connect() as conn:
-            return full_run_view(conn, resolve_run(conn, ident), public_url(), today())
+            return run_view(conn, resolve_run(conn, ident), public_url(), today())
 
     def runs(self, filters: dict[str, str], limit: int | None) -> list[dict[str, Any]]:
         from kernelindex.views import run_listing
@@ -72,7 +75,8 @@ class LocalReads:
         with self.store.engine.connect() as conn:
             return rank_groups(conn, target, limit)
 
-    def compare(self, a: str, b: str) -> dict[str, Any]:
+    def compare(self, a: str, b: str) -> Compare:
+        from kernelindex.views.common import today
         from kernelindex.views.compare import compare_view
 
         with self.store.engine.connect() as conn:
@@ -94,8 +98,10 @@ class RemoteReads:
     def base_url(self) -> str:
         return self.client.base_url
 
-    def run(self, ident: str) -> dict[str, Any]:
-        return self.client.run(ident)
+    def run(self, ident: str) -> Run:
+        from kernelindex.views.run import Run
+
+        return Run.model_validate(self.client.run(ident))
 
     def runs(self, filters: dict[str, str], limit: int | None) -> list[dict[str, Any]]:
         page = min(PAGE, limit) if limit else PAGE
@@ -104,8 +110,10 @@ class RemoteReads:
     def groups(self, target: str, limit: int | None) -> list[dict[str, Any]]:
         return self.client.rankings(target, limit=limit)["groups"]
 
-    def compare(self, a: str, b: str) -> dict[str, Any]:
-        return self.client.compare(a, b)
+    def compare(self, a: str, b: str) -> Compare:
+        from kernelindex.views.compare import Compare
+
+        return Compare.model_validate(self.client.compare(a, b))
 
     def search(self, text: str, limit: int) -> dict[str, Any]:
         return self.client.search(text)

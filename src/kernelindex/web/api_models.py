@@ -10,6 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kernelindex.views.common import EvidenceLevel
+
 
 class Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -241,31 +243,6 @@ class ApiIndex(Model):
     feeds: dict[str, str]
 
 
-class CompareField(Model):
-    field: str
-    values: list[str | None]
-    same: bool
-
-
-class CompareGroup(Model):
-    comparisonKey: str | None
-    runIds: list[str]
-    ratios: list[dict[str, Any]] = Field(description="value(run) / value(best run of this group), same unit only")
-
-
-class Compare(Model):
-    runs: list[dict[str, Any]]
-    comparable: bool = Field(description="true only when every run has the same comparison key")
-    fields: list[CompareField]
-    differingParts: list[str]
-    groups: list[CompareGroup]
-    ratio: float | None = Field(description="value(A) / value(B) for two comparable runs, else null")
-    ratioDefinition: str
-    statement: str | None
-    markdown: str
-    links: dict[str, str]
-
-
 # ---------------------------------------------------------------- the older routes' shapes
 # Open models: the fields a client relies on are typed; fields a view adds later pass through.
 
@@ -280,11 +257,6 @@ class Primary(Open):
     unit: str | None
     value: float | None
     display: str = Field(description="the value in a readable unit, e.g. 317.9 µs")
-
-
-class EvidenceLevel(Open):
-    level: str = Field(description="reported, reproducible, verified or replicated")
-    reasons: list[str]
 
 
 class RunItem(Open):
@@ -310,29 +282,6 @@ class Listing(Open):
 
 class RunListing(Listing):
     items: list[RunItem]
-
-
-class RankSummary(Open):
-    rank: int | None
-    groupSize: int
-    excluded: list[str]
-
-
-class Run(Open):
-    id: str
-    digest: str
-    title: str
-    status: str
-    observedAt: str | None
-    evidence: EvidenceLevel
-    primary: Primary
-    rank: RankSummary
-    sol: float | None = Field(description="SOL score as the source states it")
-    speedup: float | None = Field(description="speedup over the reference as the source states it")
-    identity: dict[str, Any]
-    measurements: list[dict[str, Any]]
-    citation: dict[str, Any]
-    links: dict[str, str | None]
 
 
 class GroupRow(Open):

@@ -14,9 +14,9 @@ from kernelindex.views import rank as rankings
 from kernelindex.views import source as sources
 from kernelindex.views import workload as workloads
 from kernelindex.views.common import today
-from kernelindex.views.compare import compare_view
+from kernelindex.views.compare import Compare, compare_view
 from kernelindex.views.operation import operation_page_view
-from kernelindex.views.run import full_run_view
+from kernelindex.views.run import Run, run_view
 from kernelindex.web import api_models
 from kernelindex.web.http.deps import base_url, compare_idents, connection, next_cursor, not_found, page_args
 from kernelindex.web.http.pagination import DEFAULT_LIMIT
@@ -66,13 +66,13 @@ def list_runs(
 
 @router.get(
     "/runs/{run_id}",
-    response_model=api_models.Run,
+    response_model=Run,
     summary="One run: its rank, measurements, protocol, environment and manifest",
 )
-def get_run(request: Request, run_id: str) -> dict[str, Any]:
+def get_run(request: Request, run_id: str) -> Run:
     check_known_params(request, set())
     with connection(request) as conn:
-        return full_run_view(conn, resolve_run(conn, run_id), base_url(request), today())
+        return run_view(conn, resolve_run(conn, run_id), base_url(request), today())
 
 
 @router.get("/workloads", response_model=api_models.WorkloadListing, summary="Workloads, optionally of one operation")
@@ -156,7 +156,7 @@ def get_ranking(request: Request, comparison_key: str) -> dict[str, Any]:
 
 @router.get(
     "/compare",
-    response_model=api_models.Compare,
+    response_model=Compare,
     summary="2 to 8 runs side by side: what differs, and ratios only inside one comparison group",
 )
 def compare(
@@ -164,7 +164,7 @@ def compare(
     run: list[str] = Query([], description="run id, digest or unique 8+ hex prefix; give 2 to 8 of them"),
     a: str | None = Query(None, description="first run (older form of run=)"),
     b: str | None = Query(None, description="second run (older form of run=)"),
-):
+) -> Compare:
     with connection(request) as conn:
         return compare_view(conn, compare_idents(request, a, b, run), base_url(request), today())
 

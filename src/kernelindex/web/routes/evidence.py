@@ -16,7 +16,6 @@ A refused write raises before the transaction commits, so nothing of it is store
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import socket
@@ -37,15 +36,14 @@ from kernelindex.services.attestations import attest_with_api_key
 from kernelindex.services.corrections import report_correction
 from kernelindex.store.evidence_store import (
     EvidenceError,
-    signature_checks,
     utc_now,
 )
 from kernelindex.store.reads.attestations import attested_run_digest
 from kernelindex.store.reads.lookup import resolve_run
 from kernelindex.store.reads.runs import run_by_digest
 from kernelindex.store.reads.serving import serving_run_by_digest
+from kernelindex.views import evidence
 from kernelindex.views.common import today
-from kernelindex.views.evidence import evidence_panel, signature_dict
 from kernelindex.web.http.deps import base_url, connection, not_found
 from kernelindex.web.http.input_guards import (
     CSRF_STATE,
@@ -330,26 +328,25 @@ async def report_api(request: Request, run_id: str):
 
 
 @router.get(
-    "/api/v1/runs/{run_id}/evidence", summary="A run's evidence level, its reasons, signatures and attestations"
+    "/api/v1/runs/{run_id}/evidence",
+    response_model=evidence.RunEvidence,
+    summary="A run's evidence level, its reasons, signatures and attestations",
 )
-def evidence_api(request: Request, run_id: str) -> dict[str, Any]:
+def evidence_api(request: Request, run_id: str) -> evidence.RunEvidence:
     with connection(request) as conn:
-        row = _run_row(conn, run_id)
-        panel = evidence_panel(conn, row, base_url(request), today())
-    panel.pop("forms")
-    panel["cslJson"] = json.loads(panel["cslJson"])
-    return panel
+        return evidence.run_evidence(conn, _run_row(conn, run_id), base_url(request), today())
 
 
 @router.get(
-    "/api/v1/records/{digest}/signatures", summary="Every signature over a record, with envelope and public key"
+    "/api/v1/records/{digest}/signatures",
+    response_model=evidence.RecordSignatures,
+    summary="Every signature over a record, with envelope and public key",
 )
-def record_signatures(request: Request, digest: str) -> dict[str, Any]:
+def record_signatures(request: Request, digest: str) -> evidence.RecordSignatures:
     """What an offline check needs: save an envelope beside the record and run
     ``kernelindex verify-signatures --record RECORD.json --public-key KEY.pub``."""
     with connection(request) as conn:
-        checks = signature_checks(conn, [digest]).get(digest, [])
-    return {"record": digest, "signatures": [signature_dict(check) for check in checks]}
+        return evidence.record_signatures(conn, digest)
 
 
 @router.get("/r/{digest}", include_in_schema=False)

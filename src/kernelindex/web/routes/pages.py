@@ -20,7 +20,7 @@ from kernelindex.views.common import today
 from kernelindex.views.compare import compare_view
 from kernelindex.views.formatting import format_value
 from kernelindex.views.operation import operation_page_view
-from kernelindex.views.run import full_run_view
+from kernelindex.views.run import run_view
 from kernelindex.web.http.deps import base_url, compare_idents, connection, next_cursor, not_found, page_args
 from kernelindex.web.http.pagination import DEFAULT_LIMIT
 from kernelindex.web.problems import Problem, check_known_params
@@ -106,8 +106,8 @@ def runs_page(request: Request, cursor: str | None = None, limit: int = DEFAULT_
 def run_page(request: Request, run_id: str):
     check_known_params(request, set())
     with connection(request) as conn:
-        run = full_run_view(conn, resolve_run(conn, run_id), base_url(request), today())
-    return render(request, "run.html", run=run)
+        run = run_view(conn, resolve_run(conn, run_id), base_url(request), today())
+    return render(request, "run.html", run=run.model_dump())
 
 
 @router.get("/workloads/{workload_id}", response_class=HTMLResponse)
@@ -135,14 +135,14 @@ def ranking_page(request: Request, comparison_key: str):
 def compare_page(request: Request, a: str | None = None, b: str | None = None, run: list[str] = Query([])):
     with connection(request) as conn:
         view = compare_view(conn, compare_idents(request, a, b, run), base_url(request), today())
-    return render(request, "compare.html", cmp=view)
+    return render(request, "compare.html", cmp=view.model_dump())
 
 
 @router.get("/compare.md", response_class=PlainTextResponse)
 def compare_markdown(request: Request, a: str | None = None, b: str | None = None, run: list[str] = Query([])):
     with connection(request) as conn:
         view = compare_view(conn, compare_idents(request, a, b, run), base_url(request), today())
-    return PlainTextResponse(view["markdown"], media_type="text/markdown; charset=utf-8")
+    return PlainTextResponse(view.markdown, media_type="text/markdown; charset=utf-8")
 
 
 @router.get("/operations/{slug}", response_class=HTMLResponse)
