@@ -140,15 +140,15 @@ def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
         return {
             "runs": [
                 {
-                    "runId": r["id"],
-                    "digest": r["digest"],
-                    "permalink": permalink(base, r["digest"]),
-                    "title": r["title"],
-                    "operation": r.get("operation"),
-                    "hardware": r["hardware"],
-                    "status": r["status"],
-                    "value": r["primary"]["display"],
-                    "evidence": (r["evidence"] or {}).get("level"),
+                    "runId": r.id,
+                    "digest": r.digest,
+                    "permalink": permalink(base, r.digest),
+                    "title": r.title,
+                    "operation": r.operation,
+                    "hardware": r.hardware,
+                    "status": r.status,
+                    "value": r.primary.display,
+                    "evidence": r.evidence.level if r.evidence else None,
                 }
                 for r in rows
             ]

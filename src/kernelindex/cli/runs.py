@@ -43,7 +43,7 @@ def runs_command(
         if v
     }
     with reads(db, server) as source_of:
-        rows = source_of.runs(filters, limit or None)
+        rows = [r.model_dump(mode="json") for r in source_of.runs(filters, limit or None)]
     if as_json:
         print_json(rows)
     elif as_jsonl:

@@ -78,11 +78,6 @@ def interval_of(entry: RankedEntry | None, unit: str | None) -> Interval | None:
     return Interval(**data, display=f"{format_value(data['low'], unit)} – {format_value(data['high'], unit)}")
 
 
-def interval_dict(entry: RankedEntry | None, unit: str | None) -> dict[str, Any] | None:
-    interval = interval_of(entry, unit)
-    return interval.model_dump() if interval else None
-
-
 def source_native_display(native: dict[str, Any] | None) -> list[dict[str, str]]:
     """The source's own figures as the source states them (SOL score, speedup, cases faster); each
     names the ``metric`` it shows, so a reader that already shows :func:`native_scores` can skip those."""

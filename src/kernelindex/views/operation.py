@@ -236,7 +236,8 @@ def operation_page_view(
         chosen = max(entries, key=lambda e: e["runCount"], default=None)
     groups = []
     if chosen is not None and chosen["runCount"]:
-        groups = groups_view(conn, ranked_groups(conn, reads.group_keys(conn, chosen["ids"])), GROUP_ROWS_SHOWN)
+        ranked = ranked_groups(conn, reads.group_keys(conn, chosen["ids"]))
+        groups = [g.model_dump() for g in groups_view(conn, ranked, GROUP_ROWS_SHOWN)]
     chosen_group = next((g for g in groups if g["comparisonKey"] == group), groups[0] if groups else None)
     chooser = [
         {

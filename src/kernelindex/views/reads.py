@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:  # the views import the store: a CLI that reads a server never loads them
     from kernelindex.views.compare import Compare
     from kernelindex.views.run import Run
+    from kernelindex.views.run_listing import RunItem
 
 PUBLIC_URL_ENV = "KERNELINDEX_PUBLIC_URL"
 DEFAULT_PUBLIC_URL = "http://127.0.0.1:8000"
@@ -24,7 +25,7 @@ class Reads(Protocol):
     """What every read command and agent tool needs."""
 
     def run(self, ident: str) -> Run: ...
-    def runs(self, filters: dict[str, str], limit: int | None) -> list[dict[str, Any]]: ...
+    def runs(self, filters: dict[str, str], limit: int | None) -> list[RunItem]: ...
     def groups(self, target: str, limit: int | None) -> list[dict[str, Any]]: ...
     def compare(self, a: str, b: str) -> Compare: ...
     def search(self, text: str, limit: int) -> dict[str, Any]: ...
@@ -54,10 +55,10 @@ class LocalReads:
         with self.store.engine.connect() as conn:
             return run_view(conn, resolve_run(conn, ident), public_url(), today())
 
-    def runs(self, filters: dict[str, str], limit: int | None) -> list[dict[str, Any]]:
+    def runs(self, filters: dict[str, str], limit: int | None) -> list[RunItem]:
         from kernelindex.views import run_listing
 
-        items: list[dict[str, Any]] = []
+        items: list[RunItem] = []
         after = None
         with self.store.engine.connect() as conn:
             while limit is None or len(items) < limit:
@@ -73,7 +74,7 @@ class LocalReads:
         from kernelindex.views.rank import rank_groups
 
         with self.store.engine.connect() as conn:
-            return rank_groups(conn, target, limit)
+            return [g.model_dump(mode="json") for g in rank_groups(conn, target, limit)]
 
     def compare(self, a: str, b: str) -> Compare:
         from kernelindex.views.common import today
@@ -103,9 +104,11 @@ class RemoteReads:
 
         return Run.model_validate(self.client.run(ident))
 
-    def runs(self, filters: dict[str, str], limit: int | None) -> list[dict[str, Any]]:
+    def runs(self, filters: dict[str, str], limit: int | None) -> list[RunItem]:
+        from kernelindex.views.run_listing import RunItem
+
         page = min(PAGE, limit) if limit else PAGE
-        return list(self.client.iter_runs(max_items=limit, page_size=page, **filters))
+        return [RunItem.model_validate(r) for r in self.client.iter_runs(max_items=limit, page_size=page, **filters)]
 
     def groups(self, target: str, limit: int | None) -> list[dict[str, Any]]:
         return self.client.rankings(target, limit=limit)["groups"]

@@ -27,7 +27,7 @@ def workload_view(conn: Connection, row, limit: int | None = GROUP_ROWS_SHOWN) -
     manifest = row.manifest or {}
     spec = manifest.get("spec") or {}
     operation = catalog.operation_by_id(conn, row.operation_id)
-    shown = groups_view(conn, workload_groups(conn, row.id), limit)
+    shown = [g.model_dump() for g in groups_view(conn, workload_groups(conn, row.id), limit)]
     return {
         "id": row.id,
         "digest": row.workload_digest,
@@ -70,7 +70,7 @@ def _groups_of(conn: Connection, workload_ids: list[str], limit: int | None) -> 
     if not workload_ids:
         return []
     keys = catalog.comparison_keys_of(conn, workload_ids)
-    groups = groups_view(conn, ranked_groups(conn, keys), limit)
+    groups = [g.model_dump() for g in groups_view(conn, ranked_groups(conn, keys), limit)]
     if not groups:
         return groups
     titles = catalog.workload_titles(conn, workload_ids)

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kernelindex.views.common import EvidenceLevel
+from kernelindex.views.rank import Ranking
 
 
 class Model(BaseModel):
@@ -251,61 +251,9 @@ class Open(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class Primary(Open):
-    metric: str | None
-    statistic: str | None
-    unit: str | None
-    value: float | None
-    display: str = Field(description="the value in a readable unit, e.g. 317.9 µs")
-
-
-class RunItem(Open):
-    id: str
-    digest: str
-    status: str
-    observedAt: str | None
-    title: str | None
-    workloadId: str | None
-    comparisonKey: str | None
-    source: str | None
-    hardware: str | None
-    primary: Primary
-    evidence: EvidenceLevel | None
-    stack: str | None = Field(description="its environment's software stack, as one short label")
-    links: dict[str, str]
-
-
 class Listing(Open):
     next: str | None = Field(description="opaque cursor of the next page (expires), or null")
     links: dict[str, str | None]
-
-
-class RunListing(Listing):
-    items: list[RunItem]
-
-
-class GroupRow(Open):
-    rank: int
-    tied: bool
-    runId: str
-    digest: str | None
-    title: str
-    value: float | None
-    display: str
-    sol: float | None = Field(description="SOL score as the source states it")
-    speedup: float | None = Field(description="speedup over the reference as the source states it")
-    evidence: EvidenceLevel | None
-
-
-class Group(Open):
-    comparisonKey: str
-    metricKey: str
-    direction: str
-    tieRule: str
-    size: int
-    rows: list[GroupRow]
-    excluded: list[dict[str, Any]]
-    history: list[dict[str, Any]]
 
 
 class WorkloadItem(Open):
@@ -327,7 +275,7 @@ class Workload(Open):
     digest: str
     kind: str
     title: str
-    groups: list[Group]
+    groups: list[Ranking]
 
 
 class OperationItem(Open):

@@ -26,15 +26,18 @@ from kernelindex.web.routes import search_help
 router = APIRouter(prefix="/api/v1", tags=["api"])
 
 
-def _listing(request: Request, listing: str, items: list, after: int | None) -> dict[str, Any]:
+def _next(request: Request, listing: str, after: int | None) -> tuple[str | None, str | None]:
+    """The cursor of the page after ``after`` in ``listing``, and this URL carrying it (both None at the end)."""
     cursor = next_cursor(request, listing, after)
-    nxt = None
-    if cursor:
-        nxt = str(request.url.include_query_params(cursor=cursor))
-    return {"items": items, "next": cursor, "links": {"next": nxt}}
+    return cursor, str(request.url.include_query_params(cursor=cursor)) if cursor else None
 
 
-@router.get("/runs", summary="Runs, in arrival order, optionally filtered")
+def _listing(request: Request, listing: str, items: list, after: int | None) -> dict[str, Any]:
+    cursor, url = _next(request, listing, after)
+    return {"items": items, "next": cursor, "links": {"next": url}}
+
+
+@router.get("/runs", response_model=run_listing.RunListing, summary="Runs, in arrival order, optionally filtered")
 def list_runs(
     request: Request,
     operation: str | None = Query(None, description="operation slug, name, alias or digest prefix"),
@@ -45,7 +48,7 @@ def list_runs(
     hardware: str | None = Query(None, description="GPU model substring, architecture or vendor"),
     cursor: str | None = None,
     limit: int = DEFAULT_LIMIT,
-) -> dict[str, Any]:
+) -> run_listing.RunListing:
     after, limit = page_args(request, "runs", set(run_listing.RUN_FILTERS), cursor, limit)
     filters = {
         k: v
@@ -61,7 +64,8 @@ def list_runs(
     }
     with connection(request) as conn:
         items, last = run_listing.list_runs(conn, after, limit, filters)
-    return _listing(request, "runs", items, last)
+    cursor, url = _next(request, "runs", last)
+    return run_listing.RunListing(items=items, next=cursor, links=run_listing.NextLink(next=url))
 
 
 @router.get(
@@ -127,7 +131,11 @@ def get_operation(
     return view
 
 
-@router.get("/rankings", summary="The ranked groups a comparison key, workload, operation or run names")
+@router.get(
+    "/rankings",
+    response_model=rankings.RankedTarget,
+    summary="The ranked groups a comparison key, workload, operation or run names",
+)
 def find_rankings(
     request: Request,
     target: str = Query(
@@ -137,21 +145,21 @@ def find_rankings(
         "or run (id, digest or 8+ hex prefix, name, slug, alias)",
     ),
     limit: int | None = Query(None, ge=1, description="only the best N rows of each group"),
-) -> dict[str, Any]:
+) -> rankings.RankedTarget:
     """What ``kernelindex rank TARGET`` prints, from the same function."""
     check_known_params(request, {"target", "limit"})
     with connection(request) as conn:
-        return {"target": target, "groups": rankings.rank_groups(conn, target, limit)}
+        return rankings.RankedTarget(target=target, groups=rankings.rank_groups(conn, target, limit))
 
 
-@router.get("/rankings/{comparison_key}", response_model=api_models.Group, summary="One comparison group, fully ranked")
-def get_ranking(request: Request, comparison_key: str) -> dict[str, Any]:
+@router.get("/rankings/{comparison_key}", response_model=rankings.Ranking, summary="One comparison group, fully ranked")
+def get_ranking(request: Request, comparison_key: str) -> rankings.Ranking:
     check_known_params(request, set())
     with connection(request) as conn:
         view = rankings.ranking_view(conn, comparison_key)
     if view is None:
         raise not_found("comparison group", comparison_key)
-    return view
+    return rankings.ranking_of(view)
 
 
 @router.get(

@@ -73,7 +73,7 @@ def index(request: Request, q: str = "", cursor: str | None = None, limit: int =
         ops, last = operations.list_operations(conn, after, limit, None)
         source_items = sources.list_sources(conn)
         first_page = after is None
-        latest = run_listing.latest_runs(conn) if first_page else []
+        latest = [r.model_dump() for r in run_listing.latest_runs(conn)] if first_page else []
         seeds = origins.seed_summaries(conn, request.app.state.origins) if first_page else []
         packs = origins.pack_summaries(conn, request.app.state.origins) if first_page else []
     cursor_next = next_cursor(request, "operations", last)
@@ -99,7 +99,7 @@ def runs_page(request: Request, cursor: str | None = None, limit: int = DEFAULT_
         items, last = run_listing.list_runs(conn, after, limit, {})
     cursor_next = next_cursor(request, "runs", last)
     next_url = str(request.url.include_query_params(cursor=cursor_next)) if cursor_next else None
-    return render(request, "runs.html", runs=items, next_url=next_url)
+    return render(request, "runs.html", runs=[r.model_dump() for r in items], next_url=next_url)
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
@@ -128,7 +128,7 @@ def ranking_page(request: Request, comparison_key: str):
         view = rankings.ranking_view(conn, comparison_key)
     if view is None:
         raise not_found("comparison group", comparison_key)
-    return render(request, "ranking.html", group=with_plot(view))
+    return render(request, "ranking.html", group=with_plot(view.model_dump()))
 
 
 @router.get("/compare", response_class=HTMLResponse)
