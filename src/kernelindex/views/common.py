@@ -32,6 +32,21 @@ class ViewModel(BaseModel):
     model_config = ConfigDict(extra="forbid", serialize_by_alias=True, validate_by_name=True, validate_by_alias=True)
 
 
+class SelfLink(ViewModel):
+    self: str
+
+
+class ItemLinks(ViewModel):
+    """A listed item's page and its JSON twin."""
+
+    self: str
+    json_: str = Field(alias="json")
+
+
+class NextLink(ViewModel):
+    next: str | None = Field(description="the next page's URL, or null on the last page")
+
+
 class EvidenceLevel(ViewModel):
     level: str = Field(description="reported, reproducible, verified or replicated")
     reasons: list[str]

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from kernelindex.store.reads import runs
 from kernelindex.store.reads.stacks import stacks_of_runs
-from kernelindex.views.common import EvidenceLevel, ViewModel, evidence_levels
+from kernelindex.views.common import EvidenceLevel, ItemLinks, NextLink, ViewModel, evidence_levels
 from kernelindex.views.formatting import format_value
 
 if TYPE_CHECKING:
@@ -29,11 +29,6 @@ class ListedPrimary(ViewModel):
     display: str = Field(description="the value in a readable unit, e.g. 317.9 µs")
 
 
-class ItemLinks(ViewModel):
-    self: str
-    json_: str = Field(alias="json")
-
-
 class RunItem(ViewModel):
     id: str
     digest: str
@@ -49,10 +44,6 @@ class RunItem(ViewModel):
     links: ItemLinks
     evidence: EvidenceLevel | None
     stack: str | None = Field(description="its environment's software stack, as one short label")
-
-
-class NextLink(ViewModel):
-    next: str | None
 
 
 class RunListing(ViewModel):

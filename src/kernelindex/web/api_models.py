@@ -297,23 +297,6 @@ class Operation(OperationItem):
     workloads: list[dict[str, Any]]
 
 
-class SourceItem(Open):
-    slug: str
-    name: str
-    kind: str
-    runCount: int
-    policy: dict[str, Any] | None
-    links: dict[str, str]
-
-
-class SourceListing(Listing):
-    items: list[SourceItem]
-
-
-class Source(SourceItem):
-    operations: list[dict[str, Any]]
-
-
 class Origins(Open):
     seeds: list[dict[str, Any]]
     packs: list[dict[str, Any]]

@@ -206,19 +206,19 @@ def get_origins(request: Request) -> dict[str, Any]:
         }
 
 
-@router.get("/sources", response_model=api_models.SourceListing, summary="Where the records came from")
-def list_sources(request: Request) -> dict[str, Any]:
+@router.get("/sources", response_model=sources.SourceListing, summary="Where the records came from")
+def list_sources(request: Request) -> sources.SourceListing:
     check_known_params(request, set())
     with connection(request) as conn:
-        return {"items": sources.list_sources(conn), "next": None, "links": {"next": None}}
+        return sources.list_sources(conn)
 
 
 @router.get(
     "/sources/{slug}",
-    response_model=api_models.Source,
+    response_model=sources.Source,
     summary="One source: its policy and the operations it has runs for",
 )
-def get_source(request: Request, slug: str) -> dict[str, Any]:
+def get_source(request: Request, slug: str) -> sources.Source:
     check_known_params(request, set())
     with connection(request) as conn:
         view = sources.source_view(conn, slug)

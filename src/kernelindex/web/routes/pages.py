@@ -71,7 +71,7 @@ def index(request: Request, q: str = "", cursor: str | None = None, limit: int =
     after, limit = page_args(request, "operations", set(), cursor, limit)
     with connection(request) as conn:
         ops, last = operations.list_operations(conn, after, limit, None)
-        source_items = sources.list_sources(conn)
+        source_items = sources.list_sources(conn).model_dump()["items"]
         first_page = after is None
         latest = [r.model_dump() for r in run_listing.latest_runs(conn)] if first_page else []
         seeds = origins.seed_summaries(conn, request.app.state.origins) if first_page else []
@@ -165,4 +165,4 @@ def source_page(request: Request, slug: str):
         view = sources.source_view(conn, slug)
     if view is None:
         raise not_found("source", slug)
-    return render(request, "source.html", source=view)
+    return render(request, "source.html", source=view.model_dump())
