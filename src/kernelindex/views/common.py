@@ -93,7 +93,7 @@ def interval_of(entry: RankedEntry | None, unit: str | None) -> Interval | None:
     return Interval(**data, display=f"{format_value(data['low'], unit)} – {format_value(data['high'], unit)}")
 
 
-def source_native_display(native: dict[str, Any] | None) -> list[dict[str, str]]:
+def source_native_display(native: dict[str, Any] | None) -> list[NativeFigure]:
     """The source's own figures as the source states them (SOL score, speedup, cases faster); each
     names the ``metric`` it shows, so a reader that already shows :func:`native_scores` can skip those."""
     if not native:
@@ -101,27 +101,23 @@ def source_native_display(native: dict[str, Any] | None) -> list[dict[str, str]]
     m = native.get("metrics") or {}
     out = []
     if SOL_METRIC in m:
-        out.append({"label": "SOL score", "text": format_sol(m[SOL_METRIC]), "metric": SOL_METRIC})
+        out.append(NativeFigure(label="SOL score", text=format_sol(m[SOL_METRIC]), metric=SOL_METRIC))
     if "avg_speedup" in m:
-        out.append(
-            {"label": "Speedup over the reference", "text": format_speedup(m["avg_speedup"]), "metric": "avg_speedup"}
-        )
+        text = format_speedup(m["avg_speedup"])
+        out.append(NativeFigure(label="Speedup over the reference", text=text, metric="avg_speedup"))
     if "fast_1_count" in m and "fast_1_total" in m:
-        out.append(
-            {
-                "label": "Cases faster than the baseline",
-                "text": f"{m['fast_1_count']}/{m['fast_1_total']} cases faster",
-                "metric": "fast_1_count",
-            }
-        )
+        text = f"{m['fast_1_count']}/{m['fast_1_total']} cases faster"
+        out.append(NativeFigure(label="Cases faster than the baseline", text=text, metric="fast_1_count"))
     if "latency_ms" in m:
-        out.append({"label": "Reported latency", "text": format_value(m["latency_ms"], "ms"), "metric": "latency_ms"})
+        out.append(
+            NativeFigure(label="Reported latency", text=format_value(m["latency_ms"], "ms"), metric="latency_ms")
+        )
     known = {SOL_METRIC, "avg_speedup", "fast_1_count", "fast_1_total", "latency_ms"}
     for name, value in sorted(m.items()):
         if name not in known:
             unit = "s" if name.endswith("_s") else None
             text = format_value(value, unit) if isinstance(value, (int, float)) else str(value)
-            out.append({"label": name, "text": text, "metric": name})
+            out.append(NativeFigure(label=name, text=text, metric=name))
     return out
 
 

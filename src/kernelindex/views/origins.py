@@ -12,14 +12,16 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field
 
 from kernelindex.records.canonical import digest
 from kernelindex.sample import HERE as SAMPLE_DIR
 from kernelindex.sample import PROBLEMS as PROBLEMS_DIR
 from kernelindex.store.reads.catalog import run_counts_by_workload, workloads_by_digest
 from kernelindex.store.reads.runs import runs_by_digest
-from kernelindex.views.common import source_native_display
+from kernelindex.views.common import NativeFigure, ViewModel, source_native_display
 from kernelindex.views.formatting import format_value
 
 if TYPE_CHECKING:
@@ -109,55 +111,105 @@ def load_origins(sample_dir: Path = SAMPLE_DIR, problems_dir: Path = PROBLEMS_DI
 # ---------------------------------------------------------------- the landing page's section
 
 
-def seed_summaries(conn: Connection, origins: Origins) -> list[dict[str, Any]]:
+class SeedLinks(ViewModel):
+    self: str
+    workload: str | None
+
+
+class MissingSeed(ViewModel):
+    """A seed run this store does not hold."""
+
+    file: str
+    digest: str
+    benchmark: str | None
+    externalId: str | None
+    found: Literal[False]
+
+
+class FoundSeed(ViewModel):
+    file: str
+    digest: str
+    benchmark: str | None
+    externalId: str | None
+    found: Literal[True]
+    id: str
+    status: str
+    title: str
+    primary: str = Field(description="its primary value, readable")
+    figures: list[NativeFigure]
+    links: SeedLinks
+
+
+class SuiteLink(ViewModel):
+    id: str
+    href: str
+
+
+class PackSummary(ViewModel):
+    folder: str
+    name: str
+    operationDigest: str
+    caseCount: int
+    storedWorkloads: int
+    imported: bool
+    runCount: int
+    workloadIds: list[str]
+    suite: SuiteLink | None
+
+
+class OriginsView(ViewModel):
+    """Where this index started: the seed runs and our own problem packs (``GET /api/v1/origins``)."""
+
+    seeds: list[FoundSeed | MissingSeed]
+    packs: list[PackSummary]
+
+
+def origins_view(conn: Connection, origins: Origins) -> OriginsView:
+    return OriginsView(seeds=seed_summaries(conn, origins), packs=[pack_summary(conn, p) for p in origins.packs])
+
+
+def seed_summaries(conn: Connection, origins: Origins) -> list[FoundSeed | MissingSeed]:
     """Each seed run with its headline figures, or ``found: False`` when the store lacks it."""
     found = runs_by_digest(conn, [s.digest for s in origins.seeds])
-    out = []
+    out: list[FoundSeed | MissingSeed] = []
     for seed in origins.seeds:
         row = found.get(seed.digest)
-        item: dict[str, Any] = {
-            "file": seed.file,
-            "digest": seed.digest,
-            "benchmark": seed.benchmark,
-            "externalId": seed.external_id,
-            "found": row is not None,
-        }
-        if row is not None:
-            run = row.manifest["run"]
-            native = (run.get("spec") or {}).get("sourceNative")
-            item.update(
+        stated = {"file": seed.file, "digest": seed.digest, "benchmark": seed.benchmark, "externalId": seed.external_id}
+        if row is None:
+            out.append(MissingSeed(**stated, found=False))
+            continue
+        run = row.manifest["run"]
+        native = (run.get("spec") or {}).get("sourceNative")
+        out.append(
+            FoundSeed(
+                **stated,
+                found=True,
                 id=row.id,
                 status=row.status,
                 title=(run.get("metadata") or {}).get("title") or seed.benchmark or seed.digest,
                 primary=format_value(row.primary_value, row.primary_unit),
                 figures=source_native_display(native),
-                links={
-                    "self": f"/runs/{row.id}",
-                    "workload": f"/workloads/{row.workload_id}" if row.workload_id else None,
-                },
+                links=SeedLinks(
+                    self=f"/runs/{row.id}", workload=f"/workloads/{row.workload_id}" if row.workload_id else None
+                ),
             )
-        out.append(item)
+        )
     return out
 
 
-def pack_summaries(conn: Connection, origins: Origins) -> list[dict[str, Any]]:
-    """Each problem pack: whether it is imported, its cases, its suite workload and its run count."""
-    return [pack_summary(conn, pack) for pack in origins.packs]
-
-
-def pack_summary(conn: Connection, pack: Pack) -> dict[str, Any]:
+def pack_summary(conn: Connection, pack: Pack) -> PackSummary:
     stored = workloads_by_digest(conn, sorted(pack.workload_digests))
     ids = [w.id for w in stored]
     run_count = sum(run_counts_by_workload(conn, ids).values())
     suite = next((w for w in stored if w.workload_digest == pack.suite_digest), None)
-    return {
-        "folder": pack.folder,
-        "name": pack.name,
-        "operationDigest": pack.operation_digest,
-        "caseCount": len(pack.case_digests),
-        "storedWorkloads": len(stored),
-        "imported": bool(stored),
-        "runCount": run_count or 0,
-        "workloadIds": ids,
-        "suite": {"id": suite.id, "href": f"/workloads/{suite.id}"} if suite is not None else None,
-    }
+    return PackSummary(
+        folder=pack.folder,
+        name=pack.name,
+        operationDigest=pack.operation_digest,
+        caseCount=len(pack.case_digests),
+        storedWorkloads=len(stored),
+        imported=bool(stored),
+        runCount=run_count or 0,
+        workloadIds=ids,
+        suite=SuiteLink(id=suite.id, href=f"/workloads/{suite.id}") if suite is not None else None,
+    )

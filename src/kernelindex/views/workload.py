@@ -12,104 +12,154 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pydantic import Field
+
 from kernelindex.ranking.reads import ranked_groups, workload_groups
 from kernelindex.store.reads import catalog
-from kernelindex.views.common import GROUP_ROWS_SHOWN
-from kernelindex.views.origins import Origins, Pack, pack_summary
-from kernelindex.views.rank import groups_view
+from kernelindex.views.common import GROUP_ROWS_SHOWN, Document, ItemLinks, NextLink, ViewModel
+from kernelindex.views.origins import Origins, Pack, PackSummary, pack_summary
+from kernelindex.views.rank import Group, Ranking, groups_view, ranking_of
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
 
 
-def workload_view(conn: Connection, row, limit: int | None = GROUP_ROWS_SHOWN) -> dict[str, Any]:
-    """The workload's own groups; :mod:`kernelindex.views.workload` adds the other evidence."""
-    manifest = row.manifest or {}
-    spec = manifest.get("spec") or {}
-    operation = catalog.operation_by_id(conn, row.operation_id)
-    shown = [g.model_dump() for g in groups_view(conn, workload_groups(conn, row.id), limit)]
-    return {
-        "id": row.id,
-        "digest": row.workload_digest,
-        "kind": row.kind,
-        "title": (manifest.get("metadata") or {}).get("title") or row.name or row.id,
-        "shapeSummary": row.shape_summary,
-        "dtypes": row.dtypes,
-        "correctness": spec.get("correctness"),
-        "axes": spec.get("axes"),
-        "caseCount": len(spec.get("cases") or []) or None,
-        "aggregation": spec.get("aggregation"),
-        "operation": {"slug": operation.slug, "name": operation.name, "family": operation.family}
-        if operation is not None
-        else None,
-        "groups": shown,
-        "runCount": sum(g["size"] + len(g["excluded"]) for g in shown),
-        "manifest": manifest,
-        "links": {"self": f"/workloads/{row.id}", "json": f"/api/v1/workloads/{row.id}"},
-    }
+class WorkloadItem(ViewModel):
+    id: str
+    digest: str
+    kind: str
+    title: str | None
+    shapeSummary: str | None
+    operation: str | None = Field(description="the operation's slug")
+    links: ItemLinks
 
 
-def list_workloads(conn: Connection, after: int | None, limit: int, operation: str | None) -> tuple[list, int | None]:
+class WorkloadListing(ViewModel):
+    next: str | None = Field(description="opaque cursor of the next page (expires), or null")
+    links: NextLink
+    items: list[WorkloadItem]
+
+
+class WorkloadLabel(ViewModel):
+    id: str | None
+    title: str | None
+
+
+class LabelledGroup(Group):
+    """A group of another workload of the same problem, labelled with its workload."""
+
+    workload: WorkloadLabel
+
+
+class OurPack(PackSummary):
+    """One of our packs for this (upstream) workload's problem, with its groups."""
+
+    groups: list[LabelledGroup]
+
+
+class OwnPack(ViewModel):
+    folder: str
+    name: str
+    caseCount: int
+
+
+class UpstreamWorkload(ViewModel):
+    id: str
+    title: str | None
+    kind: str
+    runCount: int
+    href: str
+
+
+class WorkloadOperation(ViewModel):
+    slug: str
+    name: str | None
+    family: str | None
+
+
+class Workload(ViewModel):
+    """The workload page and ``GET /api/v1/workloads/{id}``: its own groups, then the problem's other evidence."""
+
+    id: str
+    digest: str
+    kind: str
+    title: str
+    groups: list[Ranking]
+    shapeSummary: str | None
+    dtypes: list[str] | None
+    correctness: Document | None
+    axes: Document | None
+    caseCount: int | None
+    aggregation: Document | None
+    operation: WorkloadOperation | None
+    runCount: int
+    manifest: Document
+    links: ItemLinks
+    pack: OwnPack | None = Field(description="the pack of ours this workload belongs to, if any")
+    ourPacks: list[OurPack] = Field(description="on an upstream workload: our packs for the same problem")
+    upstream: list[UpstreamWorkload] = Field(description="on a pack workload: the upstream workloads of the problem")
+    otherEvidence: list[LabelledGroup] = Field(description="groups of the problem's other workloads, never ranked here")
+
+
+def list_workloads(
+    conn: Connection, after: int | None, limit: int, operation: str | None
+) -> tuple[list[WorkloadItem], int | None]:
     rows, nxt = catalog.list_workloads(conn, after, limit, operation)
     return [
-        {
-            "id": w.id,
-            "digest": w.workload_digest,
-            "kind": w.kind,
-            "title": w.title,
-            "shapeSummary": w.shape_summary,
-            "operation": w.slug,
-            "links": {"self": f"/workloads/{w.id}", "json": f"/api/v1/workloads/{w.id}"},
-        }
+        WorkloadItem(
+            id=w.id,
+            digest=w.workload_digest,
+            kind=w.kind,
+            title=w.title,
+            shapeSummary=w.shape_summary,
+            operation=w.slug,
+            links=ItemLinks(self=f"/workloads/{w.id}", json=f"/api/v1/workloads/{w.id}"),
+        )
         for w in rows
     ], nxt
 
 
-def _groups_of(conn: Connection, workload_ids: list[str], limit: int | None) -> list[dict[str, Any]]:
+def _groups_of(conn: Connection, workload_ids: list[str], limit: int | None) -> list[LabelledGroup]:
     """Ranked groups of the runs on ``workload_ids``, each labelled with its workload."""
     if not workload_ids:
         return []
     keys = catalog.comparison_keys_of(conn, workload_ids)
-    groups = [g.model_dump() for g in groups_view(conn, ranked_groups(conn, keys), limit)]
+    groups = groups_view(conn, ranked_groups(conn, keys), limit)
     if not groups:
-        return groups
+        return []
     titles = catalog.workload_titles(conn, workload_ids)
     wl_of_key = catalog.workload_of_keys(conn, keys)
+    labelled = []
     for g in groups:
-        wid = wl_of_key.get(g["comparisonKey"])
-        g["workload"] = {"id": wid, "title": titles.get(wid)}
-    return groups
+        wid = wl_of_key.get(g.comparisonKey)
+        labelled.append(LabelledGroup(**dict(g), workload=WorkloadLabel(id=wid, title=titles.get(wid))))
+    return labelled
 
 
-def _pack_entry(conn: Connection, pack: Pack, limit: int | None) -> dict[str, Any]:
-    entry = pack_summary(conn, pack)
-    entry["groups"] = _groups_of(conn, entry["workloadIds"], limit)
-    return entry
+def _pack_entry(conn: Connection, pack: Pack, limit: int | None) -> OurPack:
+    summary = pack_summary(conn, pack)
+    return OurPack(**dict(summary), groups=_groups_of(conn, summary.workloadIds, limit))
 
 
-def _upstream_workloads(conn: Connection, operation_ids: list[str], origins: Origins) -> list[dict[str, Any]]:
+def _upstream_workloads(conn: Connection, operation_ids: list[str], origins: Origins) -> list[UpstreamWorkload]:
     """Workloads of the problem that no pack of ours made, busiest first, suites before cases."""
     ours = origins.pack_workload_digests
     rows = [w for w in catalog.workloads_of_operations(conn, operation_ids) if w.workload_digest not in ours]
     counts = catalog.run_counts_by_workload(conn, [w.id for w in rows])
     items = [
-        {
-            "id": w.id,
-            "title": w.title or w.name,
-            "kind": w.kind,
-            "runCount": counts.get(w.id, 0),
-            "href": f"/workloads/{w.id}",
-        }
+        UpstreamWorkload(
+            id=w.id, title=w.title or w.name, kind=w.kind, runCount=counts.get(w.id, 0), href=f"/workloads/{w.id}"
+        )
         for w in rows
     ]
-    items.sort(key=lambda w: (-w["runCount"], w["kind"] != "WorkloadSuite"))
+    items.sort(key=lambda w: (-w.runCount, w.kind != "WorkloadSuite"))
     return items
 
 
-def problem_evidence(conn: Connection, row, origins: Origins, limit: int | None) -> dict[str, Any]:
+def _problem_evidence(conn: Connection, row: Any, origins: Origins, limit: int | None) -> dict[str, Any]:
     """``pack`` (this workload's own pack, if any), ``ourPacks`` (on an upstream workload),
     ``upstream`` (on a pack workload) and ``otherEvidence`` (groups of the other workloads)."""
-    empty = {"pack": None, "ourPacks": [], "upstream": [], "otherEvidence": []}
+    empty: dict[str, Any] = {"pack": None, "ourPacks": [], "upstream": [], "otherEvidence": []}
     if not row.operation_id:
         return empty
     related = catalog.related_operation_ids(conn, row.operation_id)
@@ -128,14 +178,35 @@ def problem_evidence(conn: Connection, row, origins: Origins, limit: int | None)
     upstream = _upstream_workloads(conn, [row.operation_id, *related], origins)
     return {
         **empty,
-        "pack": {"folder": own.folder, "name": own.name, "caseCount": len(own.case_digests)},
+        "pack": OwnPack(folder=own.folder, name=own.name, caseCount=len(own.case_digests)),
         "upstream": upstream,
-        "otherEvidence": _groups_of(conn, [w["id"] for w in upstream if w["runCount"]], limit),
+        "otherEvidence": _groups_of(conn, [w.id for w in upstream if w.runCount], limit),
     }
 
 
-def workload_page_view(conn: Connection, row, origins: Origins, limit: int | None = GROUP_ROWS_SHOWN) -> dict[str, Any]:
-    """The workload page (and its JSON): its own ranked groups, then the rest of the problem's evidence."""
-    view = workload_view(conn, row, limit)
-    view.update(problem_evidence(conn, row, origins, limit))
-    return view
+def workload_view(conn: Connection, row: Any, origins: Origins, limit: int | None = GROUP_ROWS_SHOWN) -> Workload:
+    """The workload ``row`` (from the resolver): the page shows the best ``limit`` rows of each group."""
+    manifest = row.manifest or {}
+    spec = manifest.get("spec") or {}
+    operation = catalog.operation_by_id(conn, row.operation_id)
+    shown = groups_view(conn, workload_groups(conn, row.id), limit)
+    return Workload(
+        id=row.id,
+        digest=row.workload_digest,
+        kind=row.kind,
+        title=(manifest.get("metadata") or {}).get("title") or row.name or row.id,
+        shapeSummary=row.shape_summary,
+        dtypes=row.dtypes,
+        correctness=spec.get("correctness"),
+        axes=spec.get("axes"),
+        caseCount=len(spec.get("cases") or []) or None,
+        aggregation=spec.get("aggregation"),
+        operation=WorkloadOperation(slug=operation.slug, name=operation.name, family=operation.family)
+        if operation is not None
+        else None,
+        groups=[ranking_of(g) for g in shown],
+        runCount=sum(g.size + len(g.excluded) for g in shown),
+        manifest=manifest,
+        links=ItemLinks(self=f"/workloads/{row.id}", json=f"/api/v1/workloads/{row.id}"),
+        **_problem_evidence(conn, row, origins, limit),
+    )

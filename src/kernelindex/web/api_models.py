@@ -10,8 +10,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kernelindex.views.rank import Ranking
-
 
 class Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -256,28 +254,6 @@ class Listing(Open):
     links: dict[str, str | None]
 
 
-class WorkloadItem(Open):
-    id: str
-    digest: str
-    kind: str
-    title: str | None
-    shapeSummary: str | None
-    operation: str | None
-    links: dict[str, str]
-
-
-class WorkloadListing(Listing):
-    items: list[WorkloadItem]
-
-
-class Workload(Open):
-    id: str
-    digest: str
-    kind: str
-    title: str
-    groups: list[Ranking]
-
-
 class OperationItem(Open):
     slug: str
     name: str | None
@@ -295,8 +271,3 @@ class OperationListing(Listing):
 class Operation(OperationItem):
     aliases: list[str]
     workloads: list[dict[str, Any]]
-
-
-class Origins(Open):
-    seeds: list[dict[str, Any]]
-    packs: list[dict[str, Any]]

@@ -13,7 +13,7 @@ from kernelindex.views import origins, run_listing
 from kernelindex.views import rank as rankings
 from kernelindex.views import source as sources
 from kernelindex.views import workload as workloads
-from kernelindex.views.common import today
+from kernelindex.views.common import NextLink, today
 from kernelindex.views.compare import Compare, compare_view
 from kernelindex.views.operation import operation_page_view
 from kernelindex.views.run import Run, run_view
@@ -65,7 +65,7 @@ def list_runs(
     with connection(request) as conn:
         items, last = run_listing.list_runs(conn, after, limit, filters)
     cursor, url = _next(request, "runs", last)
-    return run_listing.RunListing(items=items, next=cursor, links=run_listing.NextLink(next=url))
+    return run_listing.RunListing(items=items, next=cursor, links=NextLink(next=url))
 
 
 @router.get(
@@ -79,26 +79,27 @@ def get_run(request: Request, run_id: str) -> Run:
         return run_view(conn, resolve_run(conn, run_id), base_url(request), today())
 
 
-@router.get("/workloads", response_model=api_models.WorkloadListing, summary="Workloads, optionally of one operation")
+@router.get("/workloads", response_model=workloads.WorkloadListing, summary="Workloads, optionally of one operation")
 def list_workloads(
     request: Request, operation: str | None = None, cursor: str | None = None, limit: int = DEFAULT_LIMIT
-) -> dict[str, Any]:
+) -> workloads.WorkloadListing:
     after, limit = page_args(request, "workloads", {"operation"}, cursor, limit)
     with connection(request) as conn:
         items, last = workloads.list_workloads(conn, after, limit, operation)
-    return _listing(request, "workloads", items, last)
+    cursor, url = _next(request, "workloads", last)
+    return workloads.WorkloadListing(next=cursor, links=NextLink(next=url), items=items)
 
 
 @router.get(
     "/workloads/{workload_id}",
-    response_model=api_models.Workload,
+    response_model=workloads.Workload,
     summary="A workload's leaderboard: every comparison group, ranked",
 )
-def get_workload(request: Request, workload_id: str) -> dict[str, Any]:
+def get_workload(request: Request, workload_id: str) -> workloads.Workload:
     check_known_params(request, set())
     with connection(request) as conn:
         row = resolve_workload(conn, workload_id)
-        return workloads.workload_page_view(conn, row, request.app.state.origins, limit=None)
+        return workloads.workload_view(conn, row, request.app.state.origins, limit=None)
 
 
 @router.get("/operations", response_model=api_models.OperationListing, summary="Operations, optionally of one family")
@@ -194,16 +195,13 @@ def search(
 
 @router.get(
     "/origins",
-    response_model=api_models.Origins,
+    response_model=origins.OriginsView,
     summary="Where this index started: the seed runs and our own problem packs",
 )
-def get_origins(request: Request) -> dict[str, Any]:
+def get_origins(request: Request) -> origins.OriginsView:
     check_known_params(request, set())
     with connection(request) as conn:
-        return {
-            "seeds": origins.seed_summaries(conn, request.app.state.origins),
-            "packs": origins.pack_summaries(conn, request.app.state.origins),
-        }
+        return origins.origins_view(conn, request.app.state.origins)
 
 
 @router.get("/sources", response_model=sources.SourceListing, summary="Where the records came from")

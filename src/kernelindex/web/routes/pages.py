@@ -74,8 +74,8 @@ def index(request: Request, q: str = "", cursor: str | None = None, limit: int =
         source_items = sources.list_sources(conn).model_dump()["items"]
         first_page = after is None
         latest = [r.model_dump() for r in run_listing.latest_runs(conn)] if first_page else []
-        seeds = origins.seed_summaries(conn, request.app.state.origins) if first_page else []
-        packs = origins.pack_summaries(conn, request.app.state.origins) if first_page else []
+        started = origins.origins_view(conn, request.app.state.origins).model_dump() if first_page else None
+    seeds, packs = (started["seeds"], started["packs"]) if started else ([], [])
     cursor_next = next_cursor(request, "operations", last)
     next_url = str(request.url.include_query_params(cursor=cursor_next)) if cursor_next else None
     return render(
@@ -115,7 +115,7 @@ def workload_page(request: Request, workload_id: str):
     check_known_params(request, set())
     with connection(request) as conn:
         row = resolve_workload(conn, workload_id)
-        view = workloads.workload_page_view(conn, row, request.app.state.origins)
+        view = workloads.workload_view(conn, row, request.app.state.origins).model_dump()
     for group in view["groups"] + view["otherEvidence"] + [g for p in view["ourPacks"] for g in p["groups"]]:
         with_plot(group)
     return render(request, "workload.html", workload=view)
