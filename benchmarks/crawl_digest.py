@@ -8,6 +8,7 @@ secret and cookie), so the answers do not either. Each answer is recorded as
 
     python benchmarks/crawl_digest.py --store /tmp/crawl.db --out /tmp/crawl-before.json
     python benchmarks/crawl_digest.py --store /tmp/crawl.db --out /tmp/crawl-after.json --compare /tmp/crawl-before.json
+    python benchmarks/crawl_digest.py --data search --store /tmp/crawl-search.db --out /tmp/crawl-search.json
 """
 
 from __future__ import annotations
@@ -54,15 +55,21 @@ RUN_JSON = re.compile(r"/api/v1/runs/[0-9a-f-]{36}")
 HREF = re.compile(r"""(?:href|src|action)\s*=\s*["']([^"']+)["']""")
 
 
-def build_store(path: Path) -> None:
-    """The web tests' store, filled once with a fixed seed."""
-    from web_storefill import fill
-
+def build_store(path: Path, data: str) -> None:
+    """The web tests' store (``web``), or the search tests' (``search``: problem packs, sweeps), filled
+    once with a fixed seed."""
     from kernelindex.store.database import open_store
 
     store = open_store(str(path))
     try:
-        fill(store, SEED)
+        if data == "search":
+            from search_storefill import fill_search
+
+            fill_search(store, SEED, None, path.parent)
+        else:
+            from web_storefill import fill
+
+            fill(store, SEED)
     finally:
         store.close()
 
@@ -149,13 +156,14 @@ def crawl(store_path: Path, limit: int, bodies: Path | None = None) -> dict[str,
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--store", type=Path, required=True, help="SQLite file; built on first use")
+    parser.add_argument("--data", choices=("web", "search"), default="web", help="which tests' store to build")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--compare", type=Path, help="an earlier crawl's JSON: print what differs, exit 1 if any")
     parser.add_argument("--bodies", type=Path, help="a folder to write each body to (named by its path's sha256)")
     parser.add_argument("--limit", type=int, default=4000, help="at most this many answers")
     args = parser.parse_args()
     if not args.store.exists():
-        build_store(args.store)
+        build_store(args.store, args.data)
     if args.bodies is not None:
         args.bodies.mkdir(parents=True, exist_ok=True)
     seen = crawl(args.store, args.limit, args.bodies)

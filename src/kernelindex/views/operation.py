@@ -16,7 +16,9 @@ if TYPE_CHECKING:
 
 import json
 from collections import Counter, defaultdict
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from kernelindex.ranking.direction import metric_direction
 from kernelindex.ranking.reads import ranked_groups
@@ -25,57 +27,148 @@ from kernelindex.records.families import shown_family
 from kernelindex.records.units import format_value
 from kernelindex.store.reads import catalog
 from kernelindex.store.reads import operation_workloads as reads
-from kernelindex.views.common import GROUP_ROWS_SHOWN
+from kernelindex.views.common import GROUP_ROWS_SHOWN, Document, ItemLinks, NextLink, Number, SelfLink, ViewModel
 from kernelindex.views.origins import Origins
-from kernelindex.views.rank import groups_view
+from kernelindex.views.rank import Group, groups_view
 
 SWEEP_SERIES = 8
 
 
-def operation_item(r, counts: dict[str, int] | None = None) -> dict[str, Any]:
-    return {
-        "slug": r.slug,
-        "name": r.name,
-        "family": shown_family(r.family, r.slug, r.tags),
-        "statedFamily": r.family,
-        "digest": r.semantic_digest,
-        "tags": r.tags or [],
-        "workloadCount": (counts or {}).get(r.id),
-        "links": {"self": f"/operations/{r.slug}", "json": f"/api/v1/operations/{r.slug}"},
-    }
+class OperationItem(ViewModel):
+    slug: str
+    name: str | None
+    family: str | None = Field(description="the family shown (stated, else read off the slug and tags)")
+    statedFamily: str | None
+    digest: str
+    tags: list[str]
+    workloadCount: int | None
+    links: ItemLinks
 
 
-def operation_view(conn: Connection, row) -> dict[str, Any]:
-    manifest = row.manifest or {}
-    aliases = catalog.aliases_of(conn, row.id)
-    wl = [
-        {
-            "id": w.id,
-            "title": w.title or w.name or w.id,
-            "kind": w.kind,
-            "shapeSummary": w.shape_summary,
-            "runCount": count,
-            "links": {"self": f"/workloads/{w.id}"},
-        }
-        for w, count in catalog.workloads_of(conn, row.id)
-    ]
-    wl.sort(key=lambda w: -w["runCount"])
-    related = [operation_item(r) for r in catalog.operations_by_id(conn, catalog.related_operation_ids(conn, row.id))]
-    return {
-        **operation_item(row),
-        "title": (manifest.get("metadata") or {}).get("title"),
-        "description": (manifest.get("metadata") or {}).get("description"),
-        "aliases": aliases,
-        "workloads": wl,
-        "related": related,
-        "manifest": manifest,
-    }
+class ListedOperation(ViewModel):
+    """:class:`OperationItem` in the order the operation listing has always given it."""
+
+    slug: str
+    name: str | None
+    family: str | None = Field(description="the family shown (stated, else read off the slug and tags)")
+    digest: str
+    tags: list[str]
+    workloadCount: int | None
+    links: ItemLinks
+    statedFamily: str | None
 
 
-def list_operations(conn: Connection, after: int | None, limit: int, family: str | None) -> tuple[list, int | None]:
+class OperationListing(ViewModel):
+    next: str | None = Field(description="opaque cursor of the next page (expires), or null")
+    links: NextLink
+    items: list[ListedOperation]
+
+
+class CaseRecord(ViewModel):
+    """One workload record a case (or suite) entry stands for."""
+
+    id: str
+    digest: str
+    title: str | None
+    origin: Literal["our pack", "upstream"]
+    runCount: int
+    href: str
+
+
+class CaseEntry(ViewModel):
+    """A case (or suite) as a reader chooses it: every record of it, merged."""
+
+    kind: str
+    axes: Document
+    caseCount: int | None
+    records: list[CaseRecord]
+    runCount: int
+    id: str
+    ids: list[str]
+    title: str | None
+    links: SelfLink
+
+
+class GroupChoice(ViewModel):
+    comparisonKey: str
+    label: str
+    size: int
+    chosen: bool
+    href: str
+
+
+class SweepPoint(ViewModel):
+    x: Number
+    value: float
+    display: str
+
+
+class SweepSeries(ViewModel):
+    implementation: str
+    points: list[SweepPoint]
+
+
+class Sweep(ViewModel):
+    """Best value per case size per implementation; the page draws it (``unit`` is for the chart only)."""
+
+    axis: str
+    hardware: str | None
+    metricKey: str
+    caption: str
+    series: list[SweepSeries]
+    unit: str | None = Field(exclude=True)
+
+
+class Semantics(ViewModel):
+    axes: Document | None
+    inputs: list[Document] | None
+    outputs: list[Document] | None
+    semantics: Document | None
+
+
+class Operation(ViewModel):
+    """The operation page and ``GET /api/v1/operations/{slug}``: ``workload`` and ``group`` choose."""
+
+    slug: str
+    name: str | None
+    family: str | None
+    statedFamily: str | None
+    digest: str
+    tags: list[str]
+    workloadCount: int | None
+    links: ItemLinks
+    title: str | None
+    description: str | None
+    aliases: list[str]
+    workloads: list[CaseEntry]
+    related: list[OperationItem]
+    manifest: Document
+    chosenWorkload: CaseEntry | None
+    groups: list[GroupChoice]
+    group: Group | None
+    sweep: Sweep | None
+    semantics: Semantics
+
+
+def operation_item(r: Any, counts: dict[str, int] | None = None) -> OperationItem:
+    return OperationItem(
+        slug=r.slug,
+        name=r.name,
+        family=shown_family(r.family, r.slug, r.tags),
+        statedFamily=r.family,
+        digest=r.semantic_digest,
+        tags=r.tags or [],
+        workloadCount=(counts or {}).get(r.id),
+        links=ItemLinks(self=f"/operations/{r.slug}", json=f"/api/v1/operations/{r.slug}"),
+    )
+
+
+def list_operations(
+    conn: Connection, after: int | None, limit: int, family: str | None
+) -> tuple[list[ListedOperation], int | None]:
     rows, nxt = catalog.list_operations(conn, after, limit, family)
     counts = catalog.workload_counts(conn, [r.id for r in rows])
-    return [operation_item(r, counts) for r in rows], nxt
+    return [ListedOperation(**dict(operation_item(r, counts))) for r in rows], nxt
 
 
 def _case_key(w: dict[str, Any]) -> str:
@@ -148,16 +241,13 @@ def merged_workloads(rows: list[dict[str, Any]], axis_names: list[str], origins:
     return out
 
 
-def _label(group: dict[str, Any]) -> str:
-    env = group.get("environment") or {}
-    proto = group.get("protocol") or {}
-    hardware = env.get("hardware") or env.get("title") or "unknown hardware"
-    return f"{hardware} · {proto.get('title') or 'unknown protocol'}"
+def _label(group: Group) -> str:
+    env, proto = group.environment, group.protocol
+    hardware = (env.hardware or env.title if env else None) or "unknown hardware"
+    return f"{hardware} · {(proto.title if proto else None) or 'unknown protocol'}"
 
 
-def _sweep(
-    conn: Connection, cases: list[dict[str, Any]], axis_names: list[str], group: dict[str, Any] | None
-) -> dict[str, Any] | None:
+def _sweep(conn: Connection, cases: list[dict[str, Any]], axis_names: list[str], group: Group | None) -> Sweep | None:
     """Best value per case size per implementation, on one hardware and metric (the chosen group's when
     it is a case's, else the most measured)."""
     member_of = {i: e for e in cases for i in e["ids"]}
@@ -171,7 +261,7 @@ def _sweep(
         pairs[pair_of[t]] += n
     wanted = None
     if group is not None:
-        wanted = ((group.get("environment") or {}).get("hardware"), group["metricKey"])
+        wanted = (group.environment.hardware if group.environment else None, group.metricKey)
     if wanted not in pairs:
         wanted = max(pairs, key=lambda p: pairs[p])
     if len(pairs) > 1:
@@ -202,68 +292,73 @@ def _sweep(
     caption = f"best {key} per {x_axis} on {hardware or 'unknown hardware'}, one line per implementation" + (
         f" (the {SWEEP_SERIES} covering most cases of {len(ranked)})" if len(ranked) > SWEEP_SERIES else ""
     )
-    return {
-        "axis": x_axis,
-        "hardware": hardware,
-        "metricKey": key,
-        "caption": caption,
-        "series": [
-            {
-                "implementation": name,
-                "points": [{"x": x, "value": y, "display": format_value(y, unit)} for x, y in points],
-            }
+    return Sweep(
+        axis=x_axis,
+        hardware=hardware,
+        metricKey=key,
+        caption=caption,
+        series=[
+            SweepSeries(
+                implementation=name,
+                points=[SweepPoint(x=x, value=y, display=format_value(y, unit)) for x, y in points],
+            )
             for name, points in series
         ],
-        "unit": unit,
-    }
+        unit=unit,
+    )
 
 
-def operation_page_view(
-    conn: Connection, row, origins: Origins, workload: str | None = None, group: str | None = None
-) -> dict[str, Any]:
-    """The page (and its JSON twin): ``workload`` and ``group`` choose; the busiest are the default."""
-    view = operation_view(conn, row)
-    spec = (view.get("manifest") or {}).get("spec") or {}
+def operation_view(
+    conn: Connection, row: Any, origins: Origins, workload: str | None = None, group: str | None = None
+) -> Operation:
+    """The operation ``row`` (from the resolver); the busiest workload and group are the default choice."""
+    manifest = row.manifest or {}
+    spec = manifest.get("spec") or {}
+    item = operation_item(row)
     axis_names = list((spec.get("axes") or {}).keys())
     entries = merged_workloads(reads.workload_rows(conn, [row.id]), axis_names, origins)
     for e in entries:
-        e["links"] = {"self": f"/operations/{view['slug']}?workload={e['id']}"}
+        e["links"] = {"self": f"/operations/{item.slug}?workload={e['id']}"}
     chosen = next(
         (e for e in entries if workload and (workload in e["ids"] or workload in [r["digest"] for r in e["records"]])),
         None,
     )
     if chosen is None:
         chosen = max(entries, key=lambda e: e["runCount"], default=None)
-    groups = []
+    groups: list[Group] = []
     if chosen is not None and chosen["runCount"]:
-        ranked = ranked_groups(conn, reads.group_keys(conn, chosen["ids"]))
-        groups = [g.model_dump() for g in groups_view(conn, ranked, GROUP_ROWS_SHOWN)]
-    chosen_group = next((g for g in groups if g["comparisonKey"] == group), groups[0] if groups else None)
+        groups = groups_view(conn, ranked_groups(conn, reads.group_keys(conn, chosen["ids"])), GROUP_ROWS_SHOWN)
+    chosen_group = next((g for g in groups if g.comparisonKey == group), groups[0] if groups else None)
     chooser = [
-        {
-            "comparisonKey": g["comparisonKey"],
-            "label": _label(g),
-            "size": g["size"],
-            "chosen": g is chosen_group,
-            "href": f"/operations/{view['slug']}?workload={chosen['id']}&group={g['comparisonKey']}",
-        }
+        GroupChoice(
+            comparisonKey=g.comparisonKey,
+            label=_label(g),
+            size=g.size,
+            chosen=g is chosen_group,
+            href=f"/operations/{item.slug}?workload={chosen['id']}&group={g.comparisonKey}",
+        )
         for g in groups
+        if chosen is not None
     ]
     cases = [e for e in entries if e["kind"] == "WorkloadCase" and e["runCount"]]
     sweep = _sweep(conn, cases, axis_names, chosen_group if chosen and chosen["kind"] == "WorkloadCase" else None)
-    view.update(
-        {
-            "workloads": entries,
-            "chosenWorkload": chosen,
-            "groups": chooser,
-            "group": chosen_group,
-            "sweep": sweep,
-            "semantics": {
-                "axes": spec.get("axes"),
-                "inputs": spec.get("inputs"),
-                "outputs": spec.get("outputs"),
-                "semantics": spec.get("semantics"),
-            },
-        }
+    related = catalog.operations_by_id(conn, catalog.related_operation_ids(conn, row.id))
+    return Operation(
+        **dict(item),
+        title=(manifest.get("metadata") or {}).get("title"),
+        description=(manifest.get("metadata") or {}).get("description"),
+        aliases=catalog.aliases_of(conn, row.id),
+        workloads=[CaseEntry.model_validate(e) for e in entries],
+        related=[operation_item(r) for r in related],
+        manifest=manifest,
+        chosenWorkload=CaseEntry.model_validate(chosen) if chosen is not None else None,
+        groups=chooser,
+        group=chosen_group,
+        sweep=sweep,
+        semantics=Semantics(
+            axes=spec.get("axes"),
+            inputs=spec.get("inputs"),
+            outputs=spec.get("outputs"),
+            semantics=spec.get("semantics"),
+        ),
     )
-    return view

@@ -239,35 +239,3 @@ class ApiIndex(Model):
     collections: dict[str, str]
     entities: dict[str, str]
     feeds: dict[str, str]
-
-
-# ---------------------------------------------------------------- the older routes' shapes
-# Open models: the fields a client relies on are typed; fields a view adds later pass through.
-
-
-class Open(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-
-class Listing(Open):
-    next: str | None = Field(description="opaque cursor of the next page (expires), or null")
-    links: dict[str, str | None]
-
-
-class OperationItem(Open):
-    slug: str
-    name: str | None
-    family: str | None
-    digest: str
-    tags: list[Any]
-    workloadCount: int | None
-    links: dict[str, str]
-
-
-class OperationListing(Listing):
-    items: list[OperationItem]
-
-
-class Operation(OperationItem):
-    aliases: list[str]
-    workloads: list[dict[str, Any]]

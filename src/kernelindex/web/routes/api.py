@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Query, Request
 
 from kernelindex.search.models import SearchAnswer
@@ -15,9 +13,7 @@ from kernelindex.views import source as sources
 from kernelindex.views import workload as workloads
 from kernelindex.views.common import NextLink, today
 from kernelindex.views.compare import Compare, compare_view
-from kernelindex.views.operation import operation_page_view
 from kernelindex.views.run import Run, run_view
-from kernelindex.web import api_models
 from kernelindex.web.http.deps import base_url, compare_idents, connection, next_cursor, not_found, page_args
 from kernelindex.web.http.pagination import DEFAULT_LIMIT
 from kernelindex.web.problems import check_known_params
@@ -30,11 +26,6 @@ def _next(request: Request, listing: str, after: int | None) -> tuple[str | None
     """The cursor of the page after ``after`` in ``listing``, and this URL carrying it (both None at the end)."""
     cursor = next_cursor(request, listing, after)
     return cursor, str(request.url.include_query_params(cursor=cursor)) if cursor else None
-
-
-def _listing(request: Request, listing: str, items: list, after: int | None) -> dict[str, Any]:
-    cursor, url = _next(request, listing, after)
-    return {"items": items, "next": cursor, "links": {"next": url}}
 
 
 @router.get("/runs", response_model=run_listing.RunListing, summary="Runs, in arrival order, optionally filtered")
@@ -102,18 +93,20 @@ def get_workload(request: Request, workload_id: str) -> workloads.Workload:
         return workloads.workload_view(conn, row, request.app.state.origins, limit=None)
 
 
-@router.get("/operations", response_model=api_models.OperationListing, summary="Operations, optionally of one family")
+@router.get("/operations", response_model=operations.OperationListing, summary="Operations, optionally of one family")
 def list_operations(
     request: Request, family: str | None = None, cursor: str | None = None, limit: int = DEFAULT_LIMIT
-) -> dict[str, Any]:
+) -> operations.OperationListing:
     after, limit = page_args(request, "operations", {"family"}, cursor, limit)
     with connection(request) as conn:
         items, last = operations.list_operations(conn, after, limit, family)
-    return _listing(request, "operations", items, last)
+    cursor, url = _next(request, "operations", last)
+    return operations.OperationListing(next=cursor, links=NextLink(next=url), items=items)
 
 
 @router.get(
     "/operations/{slug}",
+    response_model=operations.Operation,
     summary="An operation: its workloads (one entry per case), the chosen "
     "workload's comparison groups, the chosen group ranked, the sweep and the semantics",
 )
@@ -122,14 +115,12 @@ def get_operation(
     slug: str,
     workload: str | None = Query(None, description="a workload id or digest of the operation"),
     group: str | None = Query(None, description="a comparison key of the chosen workload"),
-) -> dict[str, Any]:
+) -> operations.Operation:
     check_known_params(request, {"workload", "group"})
     with connection(request) as conn:
-        row = resolve_operation(conn, slug)
-        view = operation_page_view(conn, row, request.app.state.origins, workload, group)
-    if view["sweep"]:
-        view["sweep"].pop("unit")
-    return view
+        return operations.operation_view(
+            conn, resolve_operation(conn, slug), request.app.state.origins, workload, group
+        )
 
 
 @router.get(

@@ -19,7 +19,6 @@ from kernelindex.views import workload as workloads
 from kernelindex.views.common import today
 from kernelindex.views.compare import compare_view
 from kernelindex.views.formatting import format_value
-from kernelindex.views.operation import operation_page_view
 from kernelindex.views.run import run_view
 from kernelindex.web.http.deps import base_url, compare_idents, connection, next_cursor, not_found, page_args
 from kernelindex.web.http.pagination import DEFAULT_LIMIT
@@ -70,7 +69,8 @@ def index(request: Request, q: str = "", cursor: str | None = None, limit: int =
         return render(request, "search.html", q=q, answer=answer.document())
     after, limit = page_args(request, "operations", set(), cursor, limit)
     with connection(request) as conn:
-        ops, last = operations.list_operations(conn, after, limit, None)
+        items, last = operations.list_operations(conn, after, limit, None)
+        ops = [o.model_dump() for o in items]
         source_items = sources.list_sources(conn).model_dump()["items"]
         first_page = after is None
         latest = [r.model_dump() for r in run_listing.latest_runs(conn)] if first_page else []
@@ -149,10 +149,10 @@ def compare_markdown(request: Request, a: str | None = None, b: str | None = Non
 def operation_page(request: Request, slug: str, workload: str | None = None, group: str | None = None):
     check_known_params(request, {"workload", "group"})
     with connection(request) as conn:
-        row = resolve_operation(conn, slug)
-        view = operation_page_view(conn, row, request.app.state.origins, workload, group)
-    if view["sweep"]:
-        view["sweep"]["svg"] = sweep_markup(view["sweep"])
+        op = operations.operation_view(conn, resolve_operation(conn, slug), request.app.state.origins, workload, group)
+    view = op.model_dump()
+    if op.sweep:
+        view["sweep"]["svg"] = sweep_markup(op.sweep)
     if view["group"]:
         with_plot(view["group"])
     return render(request, "operation.html", op=view)

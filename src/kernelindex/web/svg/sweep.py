@@ -10,12 +10,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 from xml.sax.saxutils import escape
 
 from markupsafe import Markup
 
 from kernelindex.records.units import format_value
+from kernelindex.views.operation import Sweep
 
 WIDTH = 780
 HEIGHT = 330
@@ -136,9 +136,8 @@ def sweep_svg(series: Sequence[Series], y_fmt: Callable[[float], str], x_name: s
     return "".join(out)
 
 
-def sweep_markup(sweep: dict[str, Any]) -> Markup | None:
-    """The chart of an operation view's ``sweep`` (taking its ``unit``, which only the chart needs)."""
-    unit = sweep.pop("unit")
-    series = [Series(s["implementation"], tuple((p["x"], p["value"]) for p in s["points"])) for s in sweep["series"]]
-    svg = sweep_svg(series, lambda v: format_value(v, unit), sweep["axis"], sweep["caption"])
+def sweep_markup(sweep: Sweep) -> Markup | None:
+    """The chart of an operation's sweep."""
+    series = [Series(s.implementation, tuple((p.x, p.value) for p in s.points)) for s in sweep.series]
+    svg = sweep_svg(series, lambda v: format_value(v, sweep.unit), sweep.axis, sweep.caption)
     return Markup(svg) if svg else None
