@@ -12,8 +12,10 @@ from fastapi.responses import HTMLResponse, Response
 from kernelindex.store.reads import entities
 from kernelindex.store.reads.ledger import LedgerFilter, hardware_models
 from kernelindex.store.reads.lookup import resolve_implementation, resolve_operation
-from kernelindex.views import implementation as entity_views
+from kernelindex.views import gpu as gpu_views
+from kernelindex.views import implementation as implementation_views
 from kernelindex.views import ledger as ledger_view
+from kernelindex.views import project as project_views
 from kernelindex.web import api_models
 from kernelindex.web.http.deps import base_url, connection, next_cursor, not_found, page_args
 from kernelindex.web.http.pagination import DEFAULT_LIMIT
@@ -34,34 +36,34 @@ def render(request: Request, template: str, **context: Any) -> HTMLResponse:
 # ---------------------------------------------------------------- views shared by page and API
 
 
-def _implementation(request: Request, slug: str) -> dict[str, Any]:
+def _implementation(request: Request, slug: str) -> implementation_views.Implementation:
     check_known_params(request, set())
     with connection(request) as conn:
-        return entity_views.implementation_view(conn, resolve_implementation(conn, slug))
+        return implementation_views.implementation_view(conn, resolve_implementation(conn, slug))
 
 
-def _project(request: Request, slug: str) -> dict[str, Any]:
+def _project(request: Request, slug: str) -> project_views.Project:
     check_known_params(request, set())
     with connection(request) as conn:
         row = entities.project_by_slug(conn, slug)
         if row is None:
             raise not_found("project", slug)
-        return entity_views.project_view(conn, row)
+        return project_views.project_view(conn, row)
 
 
-def _gpu(request: Request, slug: str) -> dict[str, Any]:
+def _gpu(request: Request, slug: str) -> gpu_views.Gpu:
     check_known_params(request, set())
     with connection(request) as conn:
-        view = entity_views.gpu_view(conn, slug)
+        view = gpu_views.gpu_view(conn, slug)
     if view is None:
         raise not_found("GPU", slug)
     return view
 
 
-def _gpus(request: Request) -> dict[str, Any]:
+def _gpus(request: Request) -> gpu_views.GpuIndex:
     check_known_params(request, set())
     with connection(request) as conn:
-        return entity_views.gpus_view(conn)
+        return gpu_views.gpus_view(conn)
 
 
 def _ledger_filter(conn, since, operation, gpu, source, kind) -> tuple[LedgerFilter, datetime | None]:
@@ -109,22 +111,22 @@ def _ledger(request: Request, since, operation, gpu, source, kind, cursor, limit
 
 @pages.get("/implementations/{slug}", response_class=HTMLResponse)
 def implementation_page(request: Request, slug: str):
-    return render(request, "implementation.html", impl=_implementation(request, slug))
+    return render(request, "implementation.html", impl=_implementation(request, slug).model_dump())
 
 
 @pages.get("/projects/{slug}", response_class=HTMLResponse)
 def project_page(request: Request, slug: str):
-    return render(request, "project.html", project=_project(request, slug))
+    return render(request, "project.html", project=_project(request, slug).model_dump())
 
 
 @pages.get("/gpus", response_class=HTMLResponse)
 def gpus_page(request: Request):
-    return render(request, "gpus.html", view=_gpus(request))
+    return render(request, "gpus.html", view=_gpus(request).model_dump())
 
 
 @pages.get("/gpus/{slug}", response_class=HTMLResponse)
 def gpu_page(request: Request, slug: str):
-    return render(request, "gpu.html", gpu=_gpu(request, slug))
+    return render(request, "gpu.html", gpu=_gpu(request, slug).model_dump())
 
 
 @pages.get("/records", response_class=HTMLResponse)
@@ -173,7 +175,7 @@ def ledger_feed(
 @pages.get("/badges/implementations/{slug}.svg")
 def implementation_badge(request: Request, slug: str):
     view = _implementation(request, slug)
-    svg = badges.implementation_badge(view["bestRank"], view["bestEvidence"])
+    svg = badges.implementation_badge(view.bestRank, view.bestEvidence)
     return Response(svg, media_type="image/svg+xml", headers={"Cache-Control": "max-age=300"})
 
 
@@ -182,33 +184,33 @@ def implementation_badge(request: Request, slug: str):
 
 @api.get(
     "/implementations/{slug}",
-    response_model=api_models.Implementation,
+    response_model=implementation_views.Implementation,
     summary="An implementation: install, licence, source, deployability, best run per GPU, evidence levels",
 )
-def get_implementation(request: Request, slug: str):
+def get_implementation(request: Request, slug: str) -> implementation_views.Implementation:
     return _implementation(request, slug)
 
 
 @api.get(
     "/projects/{slug}",
-    response_model=api_models.Project,
+    response_model=project_views.Project,
     summary="A project: its implementations, the records it holds, and leads gained or lost in 30 days",
 )
-def get_project(request: Request, slug: str):
+def get_project(request: Request, slug: str) -> project_views.Project:
     return _project(request, slug)
 
 
 @api.get(
     "/gpus",
-    response_model=api_models.GpuIndex,
+    response_model=gpu_views.GpuIndex,
     summary="GPU products and architectures, and the operations x GPUs coverage grid",
 )
-def list_gpus(request: Request):
+def list_gpus(request: Request) -> gpu_views.GpuIndex:
     return _gpus(request)
 
 
-@api.get("/gpus/{slug}", response_model=api_models.Gpu, summary="One GPU product: its best run in each group")
-def get_gpu(request: Request, slug: str):
+@api.get("/gpus/{slug}", response_model=gpu_views.Gpu, summary="One GPU product: its best run in each group")
+def get_gpu(request: Request, slug: str) -> gpu_views.Gpu:
     return _gpu(request, slug)
 
 
