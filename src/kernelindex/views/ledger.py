@@ -1,4 +1,4 @@
-"""The records ledger as a view model, its Atom feed, and the ``since`` time rule.
+"""The records ledger as a view model, and the ``since`` time rule (its Atom feed: :mod:`kernelindex.web.atom`).
 
 ``since`` is an ISO 8601 instant with a time zone (``2026-03-01T12:00:00Z``,
 ``2026-03-01T13:00:00+01:00``) or a calendar date (``2026-03-01``, meaning its midnight UTC).
@@ -18,10 +18,12 @@ if TYPE_CHECKING:
 import re
 from datetime import UTC, datetime
 from typing import Any
-from xml.etree import ElementTree as ET
+
+from pydantic import Field
 
 from kernelindex.store.reads import entities, ledger
 from kernelindex.store.reads.ledger import LedgerFilter, LedgerRow
+from kernelindex.views.common import Document, ViewModel
 from kernelindex.views.errors import Refusal
 from kernelindex.views.formatting import format_value, short_digest
 
@@ -90,11 +92,55 @@ def merged(
     return [r for _, _, r in window[:limit]], len(window) > limit
 
 
-def entry_view(row: LedgerRow, label: Any, base_url: str) -> dict[str, Any]:
+class LedgerRun(ViewModel):
+    id: str
+    digest: str | None
+    permalink: str | None = Field(description="a URL that names the run by digest, forever")
+
+
+class LedgerOperation(ViewModel):
+    slug: str
+    name: str | None
+
+
+class LedgerLinks(ViewModel):
+    run: str | None
+    json_: str | None = Field(alias="json")
+    previousRun: str | None
+    group: str | None
+
+
+class LedgerEntry(ViewModel):
+    id: str = Field(description="stable: the same change always has the same id (use it to drop repeats)")
+    kind: str = Field(description="new_run, new_leader, correction, retraction or correction_request")
+    kindTitle: str
+    at: str = Field(description="UTC ISO 8601 time of the change")
+    title: str
+    summary: str
+    operation: LedgerOperation | None
+    run: LedgerRun | None
+    detail: Document = Field(description="the change's own facts, by kind")
+    links: LedgerLinks
+
+
+class PageLinks(ViewModel):
+    next: str | None
+    feed: str
+    page: str
+
+
+class LedgerPage(ViewModel):
+    items: list[LedgerEntry]
+    since: str | None = Field(description="the normalised UTC floor applied (inclusive), or null")
+    next: str | None = Field(description="opaque cursor of the next page (expires), or null")
+    links: PageLinks
+
+
+def entry_view(row: LedgerRow, label: Any, base_url: str) -> LedgerEntry:
     d = row.detail
     title = (label.run_title or label.impl_title) if label is not None else None
     title = title or short_digest(row.run_digest) if row.run_digest else (title or "a run")
-    op = {"slug": label.op_slug, "name": label.op_name} if label is not None and label.op_slug else None
+    op = LedgerOperation(slug=label.op_slug, name=label.op_name) if label is not None and label.op_slug else None
     if row.kind == "new_run":
         summary = (
             f"{format_value(d.get('value'), d.get('unit'))} on {d.get('hardware') or 'unknown hardware'}, "
@@ -112,56 +158,25 @@ def entry_view(row: LedgerRow, label: Any, base_url: str) -> dict[str, Any]:
         details = details if len(details) <= 200 else details[:200] + "…"
         summary = f"{d.get('problem')}: {d.get('requestedAction')} requested ({d.get('status')}): {details}"
     permalink = f"{base_url}/r/{row.run_digest}" if row.run_digest else None
-    return {
-        "id": row.entry_id,
-        "kind": row.kind,
-        "kindTitle": KIND_TITLES[row.kind],
-        "at": row.at,
-        "title": title,
-        "summary": summary,
-        "operation": op,
-        "run": {"id": row.run_id, "digest": row.run_digest, "permalink": permalink} if row.run_id else None,
-        "detail": d,
-        "links": {
-            "run": f"/runs/{row.run_id}" if row.run_id else None,
-            "json": f"/api/v1/runs/{row.run_id}" if row.run_id else None,
-            "previousRun": f"/runs/{d['previousRunId']}" if d.get("previousRunId") else None,
-            "group": f"/rankings/{d['comparisonKey']}" if d.get("comparisonKey") else None,
-        },
-    }
+    return LedgerEntry(
+        id=row.entry_id,
+        kind=row.kind,
+        kindTitle=KIND_TITLES[row.kind],
+        at=row.at,
+        title=title,
+        summary=summary,
+        operation=op,
+        run=LedgerRun(id=row.run_id, digest=row.run_digest, permalink=permalink) if row.run_id else None,
+        detail=d,
+        links=LedgerLinks(
+            run=f"/runs/{row.run_id}" if row.run_id else None,
+            json=f"/api/v1/runs/{row.run_id}" if row.run_id else None,
+            previousRun=f"/runs/{d['previousRunId']}" if d.get("previousRunId") else None,
+            group=f"/rankings/{d['comparisonKey']}" if d.get("comparisonKey") else None,
+        ),
+    )
 
 
-def entries(conn: Connection, rows: list[LedgerRow], base_url: str) -> list[dict[str, Any]]:
+def entries(conn: Connection, rows: list[LedgerRow], base_url: str) -> list[LedgerEntry]:
     labels = entities.run_labels(conn, [r.run_id for r in rows if r.run_id])
     return [entry_view(r, labels.get(r.run_id), base_url) for r in rows]
-
-
-def atom_feed(items: list[dict[str, Any]], base_url: str, self_path: str, updated: str) -> bytes:
-    """An Atom 1.0 document; ElementTree escapes every text, so record text stays text."""
-    ns = "http://www.w3.org/2005/Atom"
-    ET.register_namespace("", ns)
-    feed = ET.Element(f"{{{ns}}}feed")
-
-    def sub(parent, tag, text=None, **attrs):
-        el = ET.SubElement(parent, f"{{{ns}}}{tag}", attrs)
-        if text is not None:
-            el.text = text
-        return el
-
-    sub(feed, "title", "kernelindex records ledger")
-    sub(feed, "id", f"{base_url}/records")
-    sub(feed, "updated", updated)
-    sub(feed, "link", rel="self", href=base_url + self_path)
-    sub(feed, "link", rel="alternate", href=f"{base_url}/records")
-    author = sub(feed, "author")
-    sub(author, "name", "kernelindex")
-    for item in items:
-        entry = sub(feed, "entry")
-        sub(entry, "title", f"{item['kindTitle']}: {item['title']}")
-        sub(entry, "id", f"{base_url}/records#{item['id']}")
-        sub(entry, "updated", item["at"])
-        if item["links"]["run"]:
-            sub(entry, "link", rel="alternate", href=base_url + item["links"]["run"])
-        sub(entry, "summary", item["summary"])
-        sub(entry, "category", term=item["kind"])
-    return b'<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(feed, encoding="utf-8")

@@ -16,7 +16,7 @@ from kernelindex.views import gpu as gpu_views
 from kernelindex.views import implementation as implementation_views
 from kernelindex.views import ledger as ledger_view
 from kernelindex.views import project as project_views
-from kernelindex.web import api_models
+from kernelindex.web.atom import atom_feed
 from kernelindex.web.http.deps import base_url, connection, next_cursor, not_found, page_args
 from kernelindex.web.http.pagination import DEFAULT_LIMIT
 from kernelindex.web.problems import Problem, check_known_params
@@ -85,7 +85,7 @@ def _ledger_filter(conn, since, operation, gpu, source, kind) -> tuple[LedgerFil
     return LedgerFilter(op_digests, models, source or None, floor), since_at
 
 
-def _ledger(request: Request, since, operation, gpu, source, kind, cursor, limit) -> dict[str, Any]:
+def _ledger(request: Request, since, operation, gpu, source, kind, cursor, limit) -> ledger_view.LedgerPage:
     listing = "records:" + "|".join(v or "" for v in (since, operation, gpu, source, kind))
     offset, limit = page_args(request, listing, LEDGER_PARAMS, cursor, limit)
     offset = offset or 0
@@ -94,16 +94,16 @@ def _ledger(request: Request, since, operation, gpu, source, kind, cursor, limit
         rows, more = ledger_view.merged(conn, f, since_at, kind, offset, limit)
         items = ledger_view.entries(conn, rows, base_url(request))
     nxt = next_cursor(request, listing, offset + limit if more else None)
-    return {
-        "items": items,
-        "since": since_at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z" if since_at else None,
-        "next": nxt,
-        "links": {
-            "next": str(request.url.include_query_params(cursor=nxt)) if nxt else None,
-            "feed": "/records/feed.xml",
-            "page": "/records",
-        },
-    }
+    return ledger_view.LedgerPage(
+        items=items,
+        since=since_at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z" if since_at else None,
+        next=nxt,
+        links=ledger_view.PageLinks(
+            next=str(request.url.include_query_params(cursor=nxt)) if nxt else None,
+            feed="/records/feed.xml",
+            page="/records",
+        ),
+    )
 
 
 # ---------------------------------------------------------------- pages
@@ -150,7 +150,9 @@ def ledger_page(
         "source": source or "",
         "kind": kind or "",
     }
-    return render(request, "records.html", ledger=view, filters=filters, gpus=gpus, kinds=ledger_view.KIND_TITLES)
+    return render(
+        request, "records.html", ledger=view.model_dump(), filters=filters, gpus=gpus, kinds=ledger_view.KIND_TITLES
+    )
 
 
 @pages.get("/records/feed.xml")
@@ -166,9 +168,9 @@ def ledger_feed(
         f, _ = _ledger_filter(conn, None, operation, gpu, source, kind)
         rows, _ = ledger_view.merged(conn, f, None, kind, 0, FEED_ENTRIES)
         items = ledger_view.entries(conn, rows, base_url(request))
-    updated = items[0]["at"] if items else datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    updated = items[0].at if items else datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     path = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-    body = ledger_view.atom_feed(items, base_url(request), path, updated)
+    body = atom_feed(items, base_url(request), path, updated)
     return Response(body, media_type="application/atom+xml; charset=utf-8")
 
 
@@ -216,7 +218,7 @@ def get_gpu(request: Request, slug: str) -> gpu_views.Gpu:
 
 @api.get(
     "/records",
-    response_model=api_models.LedgerPage,
+    response_model=ledger_view.LedgerPage,
     summary="The records ledger: new runs, new leaders, corrections, retractions, newest first",
 )
 def get_records(
@@ -228,6 +230,6 @@ def get_records(
     kind: str | None = Query(None, description="one of: " + ", ".join(ledger_view.KINDS)),
     cursor: str | None = None,
     limit: int = DEFAULT_LIMIT,
-):
+) -> ledger_view.LedgerPage:
     """Entries at or after ``since`` (inclusive; drop repeats by ``id``), newest first, paged by ``next``."""
     return _ledger(request, since, operation, gpu, source, kind, cursor, limit)
