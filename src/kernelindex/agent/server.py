@@ -82,7 +82,7 @@ def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
         """Answer a workload question: the best run per evidence level with its group's rank table, or
         the nearest measured cases; every run carries its digest and a link."""
         with refusals():
-            found = reads.search(query, limit)
+            found = reads.search(query, limit).document()
         return _absolute_links(found, base)
 
     @server.tool(annotations=READ_ONLY)

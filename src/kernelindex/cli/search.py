@@ -36,7 +36,7 @@ def search_command(
     from kernelindex.search.answer import RANK_ROWS
 
     with reads(db, server) as source_of:
-        document = source_of.search(" ".join(query), rows if not as_json else RANK_ROWS)
+        document = source_of.search(" ".join(query), rows if not as_json else RANK_ROWS).document()
     if as_json:
         print_json(document)
         return

@@ -12,6 +12,7 @@ import os
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # the views import the store: a CLI that reads a server never loads them
+    from kernelindex.search.models import SearchAnswer
     from kernelindex.views.compare import Compare
     from kernelindex.views.run import Run
     from kernelindex.views.run_listing import RunItem
@@ -28,7 +29,7 @@ class Reads(Protocol):
     def runs(self, filters: dict[str, str], limit: int | None) -> list[RunItem]: ...
     def groups(self, target: str, limit: int | None) -> list[dict[str, Any]]: ...
     def compare(self, a: str, b: str) -> Compare: ...
-    def search(self, text: str, limit: int) -> dict[str, Any]: ...
+    def search(self, text: str, limit: int) -> SearchAnswer: ...
 
     @property
     def base_url(self) -> str: ...
@@ -83,12 +84,12 @@ class LocalReads:
         with self.store.engine.connect() as conn:
             return compare_view(conn, [a, b], public_url(), today())
 
-    def search(self, text: str, limit: int) -> dict[str, Any]:
-        """The search answer document (what ``GET /api/v1/search`` returns)."""
+    def search(self, text: str, limit: int) -> SearchAnswer:
+        """The search answer (what ``GET /api/v1/search`` returns), ``limit`` rows per rank table."""
         from kernelindex.search.answer import search
 
         with self.store.engine.connect() as conn:
-            return search(conn, text, rank_rows=limit).document()
+            return search(conn, text, rank_rows=limit)
 
 
 class RemoteReads:
@@ -118,5 +119,7 @@ class RemoteReads:
 
         return Compare.model_validate(self.client.compare(a, b))
 
-    def search(self, text: str, limit: int) -> dict[str, Any]:
-        return self.client.search(text)
+    def search(self, text: str, limit: int) -> SearchAnswer:
+        from kernelindex.search.models import SearchAnswer
+
+        return SearchAnswer.model_validate(self.client.search(text))
