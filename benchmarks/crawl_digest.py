@@ -70,8 +70,21 @@ def build_store(path: Path, data: str) -> None:
             from web_storefill import fill
 
             fill(store, SEED)
+            queue_one(store)
     finally:
         store.close()
+
+
+def queue_one(store) -> None:
+    """One rerun request with a lease, so the queue pages and their JSON have something to show."""
+    sys.path.insert(0, str(REPO / "tests" / "queue"))
+    from queue_kit import register, vector_add_submission
+
+    from kernelindex.services import queue as service
+
+    service.submit(store, vector_add_submission())
+    register(store, "crawl")
+    service.submit(store, vector_add_submission(replicas=2))
 
 
 def local(url: str) -> str | None:

@@ -73,7 +73,9 @@ def queue_list(
 
     store = open_store_or_fail(db)
     with store.engine.connect() as conn:
-        items = [request_summary(r) for r in reads.requests_page(conn, state=state, limit=limit)]
+        items = [
+            request_summary(r).model_dump(mode="json") for r in reads.requests_page(conn, state=state, limit=limit)
+        ]
     if as_json:
         print_json(items)
         return
@@ -106,7 +108,7 @@ def queue_show(request_id: str, db: Db = None) -> None:
         row = reads.request_row(conn, request_id)
         if row is None:
             fail(f"no rerun request {request_id}")
-        print_json(request_detail(conn, row))
+        print_json(request_detail(conn, row).model_dump(mode="json"))
 
 
 @queue_app.command("cancel")

@@ -21,7 +21,7 @@ from kernelindex.services.queue import QueueError, Submission
 from kernelindex.store.evidence_store import EvidenceError, authenticate
 from kernelindex.store.reads import queue as reads
 from kernelindex.store.reads.lookup import resolve_run
-from kernelindex.views.queue import request_detail, request_summary, run_panel
+from kernelindex.views.queue import QueuePage, RerunRequestDetail, request_detail, request_summary, run_panel
 from kernelindex.web.http.deps import connection, not_found
 from kernelindex.web.http.input_guards import check_json_depth, check_visible_text, json_object
 from kernelindex.web.problems import Problem, check_known_params
@@ -184,11 +184,11 @@ def _listing(request: Request, state: str | None, before: int | None, limit: int
         return reads.requests_page(conn, state=state, before=before, limit=limit), reads.state_counts(conn)
 
 
-@router.get("/api/v1/rerun-requests", summary="The rerun queue, newest first")
-def list_api(request: Request, state: str | None = None, before: int | None = None, limit: int = 50):
+@router.get("/api/v1/rerun-requests", response_model=QueuePage, summary="The rerun queue, newest first")
+def list_api(request: Request, state: str | None = None, before: int | None = None, limit: int = 50) -> QueuePage:
     rows, counts = _listing(request, state, before, limit)
     more = f"/api/v1/rerun-requests?before={rows[-1].seq}&limit={limit}" if len(rows) == limit else None
-    return {"counts": counts, "items": [request_summary(r) for r in rows], "next": more}
+    return QueuePage(counts=counts, items=[request_summary(r) for r in rows], next=more)
 
 
 @router.get("/queue", response_class=HTMLResponse, include_in_schema=False)
@@ -198,11 +198,11 @@ def queue_page(request: Request, state: str | None = None, before: int | None = 
     return request.app.state.templates.TemplateResponse(
         request,
         "queue.html",
-        {"items": [request_summary(r) for r in rows], "counts": counts, "next_url": more, "state": state},
+        {"items": [request_summary(r).model_dump() for r in rows], "counts": counts, "next_url": more, "state": state},
     )
 
 
-def _detail(request: Request, request_id: str) -> dict[str, Any]:
+def _detail(request: Request, request_id: str) -> RerunRequestDetail:
     check_known_params(request, set())
     with connection(request) as conn:
         row = reads.request_row(conn, request_id)
@@ -211,15 +211,19 @@ def _detail(request: Request, request_id: str) -> dict[str, Any]:
         return request_detail(conn, row)
 
 
-@router.get("/api/v1/rerun-requests/{request_id}", summary="One rerun request with its leases and runs")
-def request_api(request: Request, request_id: str):
+@router.get(
+    "/api/v1/rerun-requests/{request_id}",
+    response_model=RerunRequestDetail,
+    summary="One rerun request with its leases and runs",
+)
+def request_api(request: Request, request_id: str) -> RerunRequestDetail:
     return _detail(request, request_id)
 
 
 @router.get("/queue/{request_id}", response_class=HTMLResponse, include_in_schema=False)
 def request_page(request: Request, request_id: str):
     return request.app.state.templates.TemplateResponse(
-        request, "queue_request.html", {"req": _detail(request, request_id)}
+        request, "queue_request.html", {"req": _detail(request, request_id).model_dump()}
     )
 
 
@@ -297,6 +301,6 @@ def install(app: FastAPI) -> None:
 
     def queue_panel(run_digest: str) -> dict[str, Any]:
         with app.state.read_engine.connect() as conn:
-            return run_panel(conn, run_digest)
+            return run_panel(conn, run_digest).model_dump()
 
     app.state.templates.env.globals["queue_panel"] = queue_panel
