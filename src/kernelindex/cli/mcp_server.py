@@ -42,7 +42,7 @@ def mcp_command(
         fail("--api-key submits through a server's API: give --server too", code=2)
     try:
         reads = RemoteReads(Client(server, api_key="")) if server else LocalReads(open_store_or_fail(db))
-        submitter = Client(server, api_key=api_key) if api_key else None
+        submitter = Client(server, api_key=api_key) if server and api_key else None
     except ValueError as exc:
         fail(f"--server: {exc}", code=2)
     mcp = build_server(reads, submitter=submitter)

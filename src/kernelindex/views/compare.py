@@ -253,7 +253,7 @@ def compare_runs(conn: Connection, rows: list, base_url: str, today: date) -> Co
         ratioDefinition="value(A) / value(B), given only when both runs share one comparison key",
         statement=statement,
         markdown=_markdown(views, fields, statement),
-        links=CompareLinks(self=f"/compare?{query}", json=f"/api/v1/compare?{query}", markdown=f"/compare.md?{query}"),
+        links=CompareLinks(self=f"/compare?{query}", json_=f"/api/v1/compare?{query}", markdown=f"/compare.md?{query}"),
     )
 
 

@@ -186,6 +186,7 @@ def evidence_panel(
     """Everything the evidence partials and the run's JSON show, computed from stored facts now
     (``facts``: the run's :func:`facts_of_run`, when the caller has read them already)."""
     evidence = evidence_for_run(conn, row.run_digest)
+    assert evidence is not None  # None only for a digest not stored, and ``row`` is stored
     attestation_rows = attestations_for(conn, row.run_digest)
     checks = signature_checks(conn, [row.run_digest] + [a["attestation_digest"] for a in attestation_rows])
     repro_digests = [a["reproduction_run_digest"] for a in attestation_rows if a["reproduction_run_digest"]]

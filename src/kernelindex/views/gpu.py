@@ -158,36 +158,35 @@ def gpu_view(conn: Connection, slug: str) -> Gpu | None:
     models = sorted({p.model for p in products})
     keys = entities.comparison_keys_on(conn, models)
     groups = ranked_groups(conn, keys)
-    leaders = {g.leader.run.run_id: g for g in groups.values() if g.leader is not None}
+    leaders = {g.leader.run.run_id: (g, g.leader) for g in groups.values() if g.leader is not None}
     labels = entities.run_labels(conn, list(leaders))
-    levels = evidence_for_runs(conn, [g.leader.run.digest for g in leaders.values() if g.leader.run.digest])
+    levels = evidence_for_runs(conn, [lead.run.digest for _, lead in leaders.values() if lead.run.digest])
     best = []
-    for run_id, group in leaders.items():
+    for run_id, (group, lead) in leaders.items():
         label = labels.get(run_id)
-        lead = group.leader
         ev = levels.get(lead.run.digest or "")
         best.append(
-            {
-                "operation": {"slug": label.op_slug, "name": label.op_name}
+            GpuBestRun(
+                operation={"slug": label.op_slug, "name": label.op_name}
                 if label is not None and label.op_slug
                 else None,
-                "workload": (label.wl_name or label.shape_summary) if label is not None else None,
-                "workloadId": label.workload_id if label is not None else None,
-                "implementation": {"slug": label.impl_slug, "title": label.impl_title}
+                workload=(label.wl_name or label.shape_summary) if label is not None else None,
+                workloadId=label.workload_id if label is not None else None,
+                implementation={"slug": label.impl_slug, "title": label.impl_title}
                 if label is not None and label.impl_slug
                 else None,
-                "runId": run_id,
-                "digest": lead.run.digest,
-                "groupSize": group.size,
-                "tied": lead.tied,
-                "value": lead.run.value,
-                "display": format_value(lead.run.value, group.unit),
-                "evidence": ev.level if ev else None,
-                "comparisonKey": group.comparison_key,
-                "links": {"run": f"/runs/{run_id}", "group": f"/rankings/{group.comparison_key}"},
-            }
+                runId=run_id,
+                digest=lead.run.digest,
+                groupSize=group.size,
+                tied=lead.tied,
+                value=lead.run.value,
+                display=format_value(lead.run.value, group.unit),
+                evidence=ev.level if ev else None,
+                comparisonKey=group.comparison_key,
+                links={"run": f"/runs/{run_id}", "group": f"/rankings/{group.comparison_key}"},
+            )
         )
-    best.sort(key=lambda b: ((b["operation"] or {}).get("name") or "", b["workload"] or "", b["comparisonKey"]))
+    best.sort(key=lambda b: ((b.operation or {}).get("name") or "", b.workload or "", b.comparisonKey))
     verified = _verified_counts(conn, models)
     return Gpu.model_validate(
         {

@@ -170,7 +170,7 @@ def entry_view(row: LedgerRow, label: Any, base_url: str) -> LedgerEntry:
         detail=d,
         links=LedgerLinks(
             run=f"/runs/{row.run_id}" if row.run_id else None,
-            json=f"/api/v1/runs/{row.run_id}" if row.run_id else None,
+            json_=f"/api/v1/runs/{row.run_id}" if row.run_id else None,
             previousRun=f"/runs/{d['previousRunId']}" if d.get("previousRunId") else None,
             group=f"/rankings/{d['comparisonKey']}" if d.get("comparisonKey") else None,
         ),
@@ -179,4 +179,4 @@ def entry_view(row: LedgerRow, label: Any, base_url: str) -> LedgerEntry:
 
 def entries(conn: Connection, rows: list[LedgerRow], base_url: str) -> list[LedgerEntry]:
     labels = entities.run_labels(conn, [r.run_id for r in rows if r.run_id])
-    return [entry_view(r, labels.get(r.run_id), base_url) for r in rows]
+    return [entry_view(r, labels.get(r.run_id) if r.run_id else None, base_url) for r in rows]

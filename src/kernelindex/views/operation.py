@@ -159,7 +159,7 @@ def operation_item(r: Any, counts: dict[str, int] | None = None) -> OperationIte
         digest=r.semantic_digest,
         tags=r.tags or [],
         workloadCount=(counts or {}).get(r.id),
-        links=ItemLinks(self=f"/operations/{r.slug}", json=f"/api/v1/operations/{r.slug}"),
+        links=ItemLinks(self=f"/operations/{r.slug}", json_=f"/api/v1/operations/{r.slug}"),
     )
 
 

@@ -170,5 +170,5 @@ def run_panel(conn: Connection, run_digest: str) -> QueuePanel:
     source = (spec.get("source") or {}).get("contentDigest")
     return QueuePanel(
         requests=[request_detail(conn, row) for row in rows.values()],
-        rerunnable=bool(source) and reads.has_blob(conn, source),
+        rerunnable=bool(source and reads.has_blob(conn, source)),
     )

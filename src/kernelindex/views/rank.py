@@ -183,7 +183,7 @@ def group_view(
     rows = []
     for e in entries:
         b = briefs.get(e.run.run_id)
-        level = evidence.get(e.run.digest)
+        level = evidence.get(e.run.digest) if e.run.digest else None
         rows.append(
             GroupRow(
                 rank=e.rank,

@@ -711,7 +711,7 @@ def _build(row: Any, reads: RunReads, base_url: str, today: date) -> Run:
         ),
         links=RunLinks(
             self=f"/runs/{row.id}",
-            json=f"/api/v1/runs/{row.id}",
+            json_=f"/api/v1/runs/{row.id}",
             workload=f"/workloads/{row.workload_id}" if row.workload_id else None,
             compareWithLeader=f"/compare?a={row.id}&b={leader_id}" if leader_id and leader_id != row.id else None,
         ),

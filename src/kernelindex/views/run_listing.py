@@ -79,7 +79,7 @@ def _items(conn: Connection, rows: list[dict[str, Any]]) -> list[RunItem]:
                     value=r["primary_value"],
                     display=format_value(r["primary_value"], r["primary_unit"]),
                 ),
-                links=ItemLinks(self=f"/runs/{r['id']}", json=f"/api/v1/runs/{r['id']}"),
+                links=ItemLinks(self=f"/runs/{r['id']}", json_=f"/api/v1/runs/{r['id']}"),
                 evidence=EvidenceLevel(**level) if level else None,
                 stack=stacks.get(r["id"]),
             )

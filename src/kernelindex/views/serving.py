@@ -167,14 +167,15 @@ def _slo_rows(run: Mapping[str, Any]) -> list[dict[str, Any]]:
 def serving_run_view(conn: Connection, run: Mapping[str, Any], base_url: str) -> dict[str, Any]:
     spec = run["manifest"]["spec"]
     cohort = cohort_view(reads.cohort_runs(conn, run["cohort_key"]), base_url)
-    mine = next((row for row in (cohort or {}).get("rows", []) if row["id"] == run["id"]), None)
+    rows = cohort["rows"] if cohort else []
+    mine = next((row for row in rows if row["id"] == run["id"]), None)
     policy = run.get("source_policy") or {}
     return {
         **run_brief(run, base_url),
         "kind": "ServingRun",
         "rank": {
             "rank": mine["rank"],
-            "of": sum(1 for r in cohort["rows"] if r["rank"] is not None),
+            "of": sum(r["rank"] is not None for r in rows),
             "tied": mine["tied"],
             "excluded": mine["excluded"],
         }

@@ -57,7 +57,7 @@ def _item(r, counts: dict[str, int], refreshed: dict[str, str]) -> SourceItem:
         runCount=counts.get(r.id, 0),
         lastRefreshedAt=refreshed.get(r.slug),
         policy={**policy, "href": safe_url(policy.get("url"))} if policy else None,
-        links=ItemLinks(self=f"/sources/{r.slug}", json=f"/api/v1/sources/{r.slug}"),
+        links=ItemLinks(self=f"/sources/{r.slug}", json_=f"/api/v1/sources/{r.slug}"),
     )
 
 

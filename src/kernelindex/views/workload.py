@@ -113,7 +113,7 @@ def list_workloads(
             title=w.title,
             shapeSummary=w.shape_summary,
             operation=w.slug,
-            links=ItemLinks(self=f"/workloads/{w.id}", json=f"/api/v1/workloads/{w.id}"),
+            links=ItemLinks(self=f"/workloads/{w.id}", json_=f"/api/v1/workloads/{w.id}"),
         )
         for w in rows
     ], nxt
@@ -132,7 +132,8 @@ def _groups_of(conn: Connection, workload_ids: list[str], limit: int | None) -> 
     labelled = []
     for g in groups:
         wid = wl_of_key.get(g.comparisonKey)
-        labelled.append(LabelledGroup(**dict(g), workload=WorkloadLabel(id=wid, title=titles.get(wid))))
+        title = titles.get(wid) if wid else None
+        labelled.append(LabelledGroup(**dict(g), workload=WorkloadLabel(id=wid, title=title)))
     return labelled
 
 
@@ -207,6 +208,6 @@ def workload_view(conn: Connection, row: Any, origins: Origins, limit: int | Non
         groups=[ranking_of(g) for g in shown],
         runCount=sum(g.size + len(g.excluded) for g in shown),
         manifest=manifest,
-        links=ItemLinks(self=f"/workloads/{row.id}", json=f"/api/v1/workloads/{row.id}"),
+        links=ItemLinks(self=f"/workloads/{row.id}", json_=f"/api/v1/workloads/{row.id}"),
         **_problem_evidence(conn, row, origins, limit),
     )

@@ -116,7 +116,7 @@ class CompressionMiddleware:
                     start = message  # hold it until the body is complete
                     return
                 await send(message)
-            elif start is None:
+            elif start is None or coding is None:  # (a start is held only when there is a coding)
                 await send(message)
             else:
                 chunks.append(message.get("body", b""))

@@ -17,7 +17,7 @@ import hashlib
 import hmac
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 from kernelindex.web.problems import Problem
@@ -72,7 +72,7 @@ class Cursors:
         return after, issued + self._ttl_s
 
 
-def answer_holds_until(scope: dict[str, Any], deadline: float) -> None:
+def answer_holds_until(scope: MutableMapping[str, Any], deadline: float) -> None:
     """Say that the answer being made is right only until ``deadline`` (the earliest such moment wins)."""
     state = scope.setdefault("state", {})
     earlier = state.get(ANSWER_DEADLINE)

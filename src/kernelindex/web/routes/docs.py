@@ -97,7 +97,7 @@ def api_reference(openapi: dict[str, Any]) -> dict[str, Any]:
             op = item.get(method)
             if not op:
                 continue
-            ok = next((r for code, r in op.get("responses", {}).items() if code.startswith("2")), {})
+            ok: dict[str, Any] = next((r for code, r in op.get("responses", {}).items() if code.startswith("2")), {})
             schema = ((ok.get("content") or {}).get("application/json") or {}).get("schema")
             ops.append(
                 {

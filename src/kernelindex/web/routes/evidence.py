@@ -308,10 +308,12 @@ async def report_form(request: Request, run_id: str):
 @router.post("/api/v1/runs/{run_id}/corrections", status_code=201, summary="Report a problem with a run")
 async def report_api(request: Request, run_id: str):
     data = await read_json(request, API_REPORT_FIELDS)
-    fields = {name: data.get(name) for name in API_REPORT_FIELDS}
-    for name, value in fields.items():
+    fields: dict[str, str] = {}
+    for name in API_REPORT_FIELDS:
+        value = data.get(name)
         if not isinstance(value, str):
             raise Problem(422, "invalid-record", f"{name}: required, a string", field=name)
+        fields[name] = value
     row, request_id = await run_in_threadpool(
         _store_correction,
         request,
@@ -407,7 +409,7 @@ class CsrfCookieMiddleware:
         name = csrf_cookie_name(scope)
         cookie = Request(scope).cookies.get(name)
         fresh = not cookie or len(cookie) != NONCE_CHARS
-        nonce = secrets.token_urlsafe(32) if fresh else cookie  # the cookie; the form field is its HMAC
+        nonce = cookie if cookie and not fresh else secrets.token_urlsafe(32)  # the form field is its HMAC
         scope.setdefault("state", {})[CSRF_STATE] = csrf_field_token(scope["app"].state.csrf_secret, nonce)
 
         async def send_with_cookie(message) -> None:

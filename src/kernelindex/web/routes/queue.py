@@ -9,6 +9,7 @@ records back; the use cases in :mod:`kernelindex.services.queue` decide what is 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
@@ -174,7 +175,9 @@ def submit_page(request: Request):
 # --- the queue -----------------------------------------------------------------------------
 
 
-def _listing(request: Request, state: str | None, before: int | None, limit: int) -> tuple[list[Any], dict[str, int]]:
+def _listing(
+    request: Request, state: str | None, before: int | None, limit: int
+) -> tuple[Sequence[Any], dict[str, int]]:
     check_known_params(request, {"state", "before", "limit"})
     if state is not None and state not in STATES:
         raise Problem(422, "bad-request", f"state: one of {', '.join(STATES)}", field="state")

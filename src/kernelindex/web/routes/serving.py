@@ -23,11 +23,9 @@ router = APIRouter()
 MAX_TEXT = 200  # a model or GPU name longer than this names nothing
 
 
-def _text(name: str, value: str | None, required: bool = True) -> str | None:
+def _text(name: str, value: str | None) -> str:
     if value is None or not value.strip():
-        if required:
-            raise Problem(400, "missing-parameter", f"{name} is required", parameter=name)
-        return None
+        raise Problem(400, "missing-parameter", f"{name} is required", parameter=name)
     if len(value) > MAX_TEXT:
         raise Problem(400, "bad-parameter", f"{name} is longer than {MAX_TEXT} characters", parameter=name)
     return value.strip()
