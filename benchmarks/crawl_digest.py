@@ -50,19 +50,27 @@ STARTS = (
     "/api/v1/workloads?limit=1",
     "/api/v1/operations?limit=1",
     "/serving/resolve.svg",
+    "/models",
+    "/api/v1/models",
 )
+EMPTY_FEED_UPDATED = re.compile(rb"<updated>[^<]*</updated>")
 RUN_JSON = re.compile(r"/api/v1/runs/[0-9a-f-]{36}")
 HREF = re.compile(r"""(?:href|src|action)\s*=\s*["']([^"']+)["']""")
 
 
 def build_store(path: Path, data: str) -> None:
-    """The web tests' store (``web``), or the search tests' (``search``: problem packs, sweeps), filled
-    once with a fixed seed."""
+    """The web tests' store (``web``), the search tests' (``search``: problem packs, sweeps) or the serving
+    tests' (``serving``: models, serving runs), filled once with a fixed seed."""
     from kernelindex.store.database import open_store
 
     store = open_store(str(path))
     try:
-        if data == "search":
+        if data == "serving":
+            from kernelindex.ingest.catalog import import_catalog
+            from serving_kit import serving_lines, write_lines
+
+            import_catalog(store, write_lines(path.parent / "serving.jsonl.zst", serving_lines(SEED)))
+        elif data == "search":
             from search_storefill import fill_search
 
             fill_search(store, SEED, None, path.parent)
@@ -137,13 +145,16 @@ def crawl(store_path: Path, limit: int, bodies: Path | None = None) -> dict[str,
             path = queue.popleft()
             reply = client.get(path, follow_redirects=False)
             kind = reply.headers.get("content-type", "")
+            body = reply.content
+            if kind.startswith("application/atom+xml") and b"<entry>" not in body:
+                body = EMPTY_FEED_UPDATED.sub(b"<updated />", body)  # an empty feed is updated "now"
             seen[path] = {
                 "status": reply.status_code,
                 "type": kind,
-                "sha256": hashlib.sha256(reply.content).hexdigest(),
+                "sha256": hashlib.sha256(body).hexdigest(),
             }
             if bodies is not None:  # each body under the sha256 of its path, to diff two crawls' answers
-                (bodies / hashlib.sha256(path.encode()).hexdigest()[:16]).write_bytes(reply.content)
+                (bodies / hashlib.sha256(path.encode()).hexdigest()[:16]).write_bytes(body)
             links: list[str] = []
             if "location" in reply.headers:
                 links.append(reply.headers["location"])
@@ -169,7 +180,9 @@ def crawl(store_path: Path, limit: int, bodies: Path | None = None) -> dict[str,
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--store", type=Path, required=True, help="SQLite file; built on first use")
-    parser.add_argument("--data", choices=("web", "search"), default="web", help="which tests' store to build")
+    parser.add_argument(
+        "--data", choices=("web", "search", "serving"), default="web", help="which tests' store to build"
+    )
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--compare", type=Path, help="an earlier crawl's JSON: print what differs, exit 1 if any")
     parser.add_argument("--bodies", type=Path, help="a folder to write each body to (named by its path's sha256)")

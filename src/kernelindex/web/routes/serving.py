@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from kernelindex.store.reads import serving as reads
 from kernelindex.store.reads.lookup import resolve_model, resolve_serving_run
-from kernelindex.views.serving import fits_lengths, model_view, resolve_view, serving_run_view
+from kernelindex.views import serving as views
 from kernelindex.web.http.deps import base_url, connection
 from kernelindex.web.problems import Problem, check_known_params
 from kernelindex.web.svg.serving_frontier import frontier_svg
@@ -47,12 +47,12 @@ def _length(name: str, value: str | None) -> int | None:
     return number
 
 
-def _run_view(conn, request: Request, ident: str) -> dict[str, Any]:
+def _run_view(conn, request: Request, ident: str) -> views.ServingRun:
     run = reads.serving_run_detail(conn, resolve_serving_run(conn, _text("id", ident)).id)
-    return serving_run_view(conn, run, base_url(request))
+    return views.serving_run_view(conn, run, base_url(request))
 
 
-def _resolve(request: Request) -> dict[str, Any]:
+def _resolve(request: Request) -> views.Resolved:
     check_known_params(request, {"model", "gpu", "input_len", "output_len"})
     params = request.query_params
     ident, gpu = _text("model", params.get("model")), _text("gpu", params.get("gpu"))
@@ -67,7 +67,7 @@ def _resolve(request: Request) -> dict[str, Any]:
             raise Problem(
                 404, "no-runs", f"no serving runs of {model['name']} on a GPU matching {gpu!r}", resource="serving runs"
             )
-        runs = [run for run in runs if fits_lengths(run, input_len, output_len)]
+        runs = [run for run in runs if views.fits_lengths(run, input_len, output_len)]
         if not runs:
             raise Problem(
                 404,
@@ -75,21 +75,22 @@ def _resolve(request: Request) -> dict[str, Any]:
                 f"no serving run of {model['name']} on {gpu!r} admits input_len={input_len} output_len={output_len}",
                 resource="serving runs",
             )
-        return resolve_view(conn, model, gpu, runs, input_len, output_len, base_url(request))
+        return views.resolve_view(conn, model, gpu, runs, input_len, output_len, base_url(request))
 
 
 @router.get(
     "/api/v1/resolve/serving",
     tags=["serving"],
+    response_model=views.Resolved,
     summary="Which stack and configuration serve a model best on a GPU: the Pareto frontier",
 )
-def api_resolve(request: Request) -> dict[str, Any]:
+def api_resolve(request: Request) -> views.Resolved:
     return _resolve(request)
 
 
 @router.get("/serving/resolve.svg", include_in_schema=False)
 def resolve_svg(request: Request) -> Response:
-    answer = _resolve(request)
+    answer = _resolve(request).model_dump()
     svg = frontier_svg(answer["candidates"], f"{answer['model']['name']} on {answer['gpu']}")
     return Response(svg, media_type="image/svg+xml")
 
@@ -98,10 +99,10 @@ def resolve_svg(request: Request) -> Response:
 def resolve_page(request: Request):
     params = request.query_params
     with connection(request) as conn:
-        models = reads.list_models(conn)
+        models = views.list_models(conn, base_url(request)).model_dump()["items"]
     context: dict[str, Any] = {"models": models, "asked": dict(params), "answer": None, "svg": ""}
     if params.get("model") or params.get("gpu"):
-        context["answer"] = answer = _resolve(request)
+        context["answer"] = answer = _resolve(request).model_dump()
         context["svg"] = frontier_svg(answer["candidates"], f"{answer['model']['name']} on {answer['gpu']}")
     else:
         check_known_params(request, set())
@@ -111,9 +112,10 @@ def resolve_page(request: Request):
 @router.get(
     "/api/v1/serving-runs/{run_id}",
     tags=["serving"],
+    response_model=views.ServingRun,
     summary="One serving run: rank in its cohort, measurements, SLO percentiles, identity, manifest",
 )
-def api_serving_run(request: Request, run_id: str) -> dict[str, Any]:
+def api_serving_run(request: Request, run_id: str) -> views.ServingRun:
     check_known_params(request, set())
     with connection(request) as conn:
         return _run_view(conn, request, run_id)
@@ -124,30 +126,35 @@ def serving_run_page(request: Request, run_id: str):
     check_known_params(request, set())
     with connection(request) as conn:
         view = _run_view(conn, request, run_id)
-    return request.app.state.templates.TemplateResponse(request, "serving_run.html", {"run": view})
-
-
-@router.get("/api/v1/models", tags=["serving"], summary="Models with serving results")
-def api_models(request: Request) -> dict[str, Any]:
-    check_known_params(request, set())
-    with connection(request) as conn:
-        return {"items": [{**m, "url": f"{base_url(request)}/models/{m['slug']}"} for m in reads.list_models(conn)]}
+    return request.app.state.templates.TemplateResponse(request, "serving_run.html", {"run": view.model_dump()})
 
 
 @router.get(
-    "/api/v1/models/{ident}", tags=["serving"], summary="A model: best known serving result per GPU, and its links"
+    "/api/v1/models", tags=["serving"], response_model=views.ModelListing, summary="Models with serving results"
 )
-def api_model(request: Request, ident: str) -> dict[str, Any]:
+def api_models(request: Request) -> views.ModelListing:
     check_known_params(request, set())
     with connection(request) as conn:
-        return model_view(conn, dict(resolve_model(conn, _text("model", ident))._mapping), base_url(request))
+        return views.list_models(conn, base_url(request))
+
+
+@router.get(
+    "/api/v1/models/{ident}",
+    tags=["serving"],
+    response_model=views.ModelView,
+    summary="A model: best known serving result per GPU, and its links",
+)
+def api_model(request: Request, ident: str) -> views.ModelView:
+    check_known_params(request, set())
+    with connection(request) as conn:
+        return views.model_view(conn, dict(resolve_model(conn, _text("model", ident))._mapping), base_url(request))
 
 
 @router.get("/models", response_class=HTMLResponse, include_in_schema=False)
 def models_page(request: Request):
     check_known_params(request, set())
     with connection(request) as conn:
-        models = reads.list_models(conn)
+        models = views.list_models(conn, base_url(request)).model_dump()["items"]
     return request.app.state.templates.TemplateResponse(request, "models.html", {"models": models})
 
 
@@ -155,5 +162,5 @@ def models_page(request: Request):
 def model_page(request: Request, ident: str):
     check_known_params(request, set())
     with connection(request) as conn:
-        view = model_view(conn, dict(resolve_model(conn, _text("model", ident))._mapping), base_url(request))
-    return request.app.state.templates.TemplateResponse(request, "model.html", {"model": view})
+        view = views.model_view(conn, dict(resolve_model(conn, _text("model", ident))._mapping), base_url(request))
+    return request.app.state.templates.TemplateResponse(request, "model.html", {"model": view.model_dump()})
