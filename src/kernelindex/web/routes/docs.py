@@ -8,12 +8,12 @@ from xml.etree import ElementTree as ET
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from pydantic import BaseModel, ConfigDict
 
 from kernelindex import __version__
 from kernelindex.store.reads import entities
 from kernelindex.store.reads.ledger import hardware_models
 from kernelindex.store.reads.site_map import sitemap_slugs
-from kernelindex.web import api_models
 from kernelindex.web.http.deps import base_url, connection
 from kernelindex.web.problems import check_known_params
 
@@ -27,8 +27,22 @@ def render(request: Request, template: str, **context: Any) -> HTMLResponse:
     return request.app.state.templates.TemplateResponse(request, template, context)
 
 
-@api.get("/", response_model=api_models.ApiIndex, summary="Where every collection of this API lives")
-def api_index(request: Request):
+class ApiIndex(BaseModel):
+    """``GET /api/v1/``: where every collection, entity and feed of this API lives."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    version: str
+    docs: str
+    openapi: str
+    collections: dict[str, str]
+    entities: dict[str, str]
+    feeds: dict[str, str]
+
+
+@api.get("/", response_model=ApiIndex, summary="Where every collection of this API lives")
+def api_index(request: Request) -> dict[str, Any]:
     check_known_params(request, set())
     return {
         "name": "kernelindex",
