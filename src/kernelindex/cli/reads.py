@@ -27,7 +27,6 @@ Server = Annotated[
 def reads(db: str | None, server: str | None) -> Iterator[Reads]:
     """The store at ``db`` or the API at ``server``; a refusal from either ends the command with one line."""
     from kernelindex.client import ApiError, Client
-    from kernelindex.search.query import QueryError
     from kernelindex.store.reads.lookup import LookupFailed
     from kernelindex.views.errors import Refusal
 
@@ -50,8 +49,6 @@ def reads(db: str | None, server: str | None) -> Iterator[Reads]:
         fail(exc.detail if exc.status else f"{server}: {exc.detail}")
     except LookupFailed as exc:
         fail(exc.message)
-    except QueryError as exc:  # a search text refused before it is read (too long)
-        fail(str(exc))
     finally:
         if client is not None:
             client.close()

@@ -86,10 +86,10 @@ class LocalReads:
 
     def search(self, text: str, limit: int) -> SearchAnswer:
         """The search answer (what ``GET /api/v1/search`` returns), ``limit`` rows per rank table."""
-        from kernelindex.search.answer import search
+        from kernelindex.views.search import search_view
 
         with self.store.engine.connect() as conn:
-            return search(conn, text, rank_rows=limit)
+            return search_view(conn, text, limit)
 
 
 class RemoteReads:

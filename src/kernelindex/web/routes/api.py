@@ -14,6 +14,7 @@ from kernelindex.views import workload as workloads
 from kernelindex.views.common import NextLink, today
 from kernelindex.views.compare import Compare, compare_view
 from kernelindex.views.run import Run, run_view
+from kernelindex.views.search import search_view
 from kernelindex.web.http.deps import base_url, compare_idents, connection, next_cursor, not_found, page_args
 from kernelindex.web.http.pagination import DEFAULT_LIMIT
 from kernelindex.web.problems import check_known_params
@@ -181,7 +182,7 @@ def search(
 ) -> SearchAnswer:
     check_known_params(request, {"q"})
     with connection(request) as conn:
-        return search_help.answer_or_problem(conn, q)
+        return search_view(conn, q)
 
 
 @router.get(

@@ -20,10 +20,10 @@ from kernelindex.views.common import today
 from kernelindex.views.compare import compare_view
 from kernelindex.views.formatting import format_value
 from kernelindex.views.run import run_view
+from kernelindex.views.search import search_view
 from kernelindex.web.http.deps import base_url, compare_idents, connection, next_cursor, not_found, page_args
 from kernelindex.web.http.pagination import DEFAULT_LIMIT
 from kernelindex.web.problems import Problem, check_known_params
-from kernelindex.web.routes import search_help
 from kernelindex.web.svg.group_plot import Point, group_svg
 from kernelindex.web.svg.sweep import sweep_markup
 
@@ -65,7 +65,7 @@ def index(request: Request, q: str = "", cursor: str | None = None, limit: int =
     if q.strip():  # a search: one answer, from the same code as /api/v1/search and `kernelindex search`
         check_known_params(request, {"q"})
         with connection(request) as conn:
-            answer = search_help.answer_or_problem(conn, q)
+            answer = search_view(conn, q)
         return render(request, "search.html", q=q, answer=answer.document())
     after, limit = page_args(request, "operations", set(), cursor, limit)
     with connection(request) as conn:

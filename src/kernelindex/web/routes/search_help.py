@@ -1,17 +1,8 @@
-"""The search answer for the web: the query syntax help and the one place a refused query becomes a 400."""
+"""The query language's help: the description of ``GET /api/v1/search`` in the API reference."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from sqlalchemy import Connection
-
-
-from kernelindex.search.answer import search
-from kernelindex.search.models import SearchAnswer
-from kernelindex.search.query import MAX_QUERY_CHARS, QueryError
-from kernelindex.web.problems import Problem
+from kernelindex.search.query import MAX_QUERY_CHARS
 
 QUERY_HELP = f"""One query language for the search page, this route and `kernelindex search`:
 
@@ -27,10 +18,3 @@ Filters apply before cases are chosen. When a measured case has every pinned val
 per evidence level in each of its comparison groups, with the group's rank table; otherwise the nearest measured
 cases on each side of every differing axis (bracketing), and the suites that hold them. At most
 {MAX_QUERY_CHARS} characters. Paths in `links` are permalinks relative to this site."""
-
-
-def answer_or_problem(conn: Connection, q: str) -> SearchAnswer:
-    try:
-        return search(conn, q)
-    except QueryError as exc:
-        raise Problem(400, "bad-query", str(exc), parameter="q") from None
