@@ -8,6 +8,7 @@ import re
 
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, RedirectResponse
+from pydantic import BaseModel, ConfigDict
 
 from kernelindex.web.http.deps import not_found
 
@@ -15,15 +16,23 @@ router = APIRouter(prefix="/api/v1/exports")
 _HEX = re.compile(r"^[0-9a-f]{64}$")
 
 
-@router.get("/latest.json", summary="The newest catalog export: its digest, size and URL")
-def latest(request: Request) -> dict:
+class LatestExport(BaseModel):
+    """Where the newest catalog export is, and what ``kernelindex sync`` checks it against."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    digest: str
+    sizeBytes: int
+    createdAt: str
+    url: str
+
+
+@router.get("/latest.json", response_model=LatestExport, summary="The newest catalog export: its digest, size and URL")
+def latest(request: Request) -> LatestExport:
     export = request.app.state.export_cache.latest()
-    return {
-        "digest": export.digest,
-        "sizeBytes": export.size,
-        "createdAt": export.created_at,
-        "url": f"/api/v1/exports/{export.name}",
-    }
+    return LatestExport(
+        digest=export.digest, sizeBytes=export.size, createdAt=export.created_at, url=f"/api/v1/exports/{export.name}"
+    )
 
 
 @router.get("/catalog.jsonl.zst", summary="Redirects to the newest catalog export")
