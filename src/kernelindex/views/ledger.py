@@ -1,4 +1,4 @@
-"""The records ledger as a view model, and the ``since`` time rule (its Atom feed: :mod:`kernelindex.web.atom`).
+"""The records ledger as a view model, and the ``since`` time rule (the web draws its Atom feed).
 
 ``since`` is an ISO 8601 instant with a time zone (``2026-03-01T12:00:00Z``,
 ``2026-03-01T13:00:00+01:00``) or a calendar date (``2026-03-01``, meaning its midnight UTC).
