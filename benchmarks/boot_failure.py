@@ -18,7 +18,7 @@ import time
 from collections import Counter
 
 from kernelindex.store.database import URL_ENV
-from kernelindex.web.workers import FAILED_TO_BOOT, MASTER, gunicorn_argv
+from kernelindex.web.server.workers import FAILED_TO_BOOT, MASTER, gunicorn_argv
 
 MASTERS = {"gunicorn (python -m gunicorn)": "gunicorn", f"ours (python -m {MASTER})": MASTER}
 

@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from kernelindex.client import Client  # noqa: E402
 from kernelindex.ingest.bundles import import_bundles  # noqa: E402
-from kernelindex.reading import LocalReads, RemoteReads  # noqa: E402
 from kernelindex.store import open_store  # noqa: E402
+from kernelindex.views.reads import LocalReads, RemoteReads  # noqa: E402
 from kernelindex.web.app import create_app  # noqa: E402
 from live_kit import serving  # noqa: E402
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One entry point for the README's commands: `demo` (set up, import the sample, serve), `lint`
-# (ruff, the import-layer contracts, mypy on all but harness/ web/ cli/ agent/) and `test` (set up, lint, then the
+# (ruff, the import-layer contracts, mypy on the files pyproject.toml names) and `test` (set up, lint, then the
 # whole test suite). Safe to run again: each step skips what is done.
 set -euo pipefail
 cd "$(dirname "$0")/.."

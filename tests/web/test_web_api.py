@@ -260,7 +260,8 @@ def test_no_get_route_answers_500_to_junk(client):
     seed = random.randrange(2**32)
     rng = random.Random(seed)
     junk = ["", "x" * 2000, "sha256:", "😀", "<script>", "-1", "1e309", "%", "null", "[]", "{}", "%ff", "a/b"]
-    from kernelindex.web import api_routes, page_routes
+    from kernelindex.web.routes import api as api_routes
+    from kernelindex.web.routes import pages as page_routes
 
     routes = [r for r in api_routes.router.routes + page_routes.router.routes if "GET" in r.methods]
     assert len(routes) >= 18

@@ -30,9 +30,9 @@ from kernelindex.store.database import open_store
 from kernelindex.store.evidence.records import add_attestation, add_correction_request, create_api_key
 from kernelindex.store.generation import GenerationReader, is_write
 from kernelindex.web.app import create_app
-from kernelindex.web.cache import IMMUTABLE, CacheMiddleware, Entry, LRUBytes
-from kernelindex.web.compression import MIN_SIZE, deflate_part
-from kernelindex.web.input_guards import csrf_field_token
+from kernelindex.web.http.cache import IMMUTABLE, CacheMiddleware, Entry, LRUBytes
+from kernelindex.web.http.compression import MIN_SIZE, deflate_part
+from kernelindex.web.http.input_guards import csrf_field_token
 from store_fixtures import BACKENDS, database_url
 
 CSRF_INPUT = re.compile(r'name="csrf_token" value="([^"]+)"')

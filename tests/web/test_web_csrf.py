@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from kernelindex.web.app import create_app
-from kernelindex.web.input_guards import csrf_field_token
+from kernelindex.web.http.input_guards import csrf_field_token
 
 CSRF_INPUT = re.compile(r'name="csrf_token" value="([^"]+)"')
 SAME_ORIGIN = {"Sec-Fetch-Site": "same-origin"}

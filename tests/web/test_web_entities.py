@@ -13,7 +13,7 @@ from test_web_api import assert_problem
 from web_storefill import HOSTILE_AUTHOR, HOSTILE_TITLE
 
 from kernelindex.store.tables import projects
-from kernelindex.web.entity_views import project_view
+from kernelindex.views.project import project_view
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 
@@ -74,8 +74,8 @@ def test_project_gained_leads_within_thirty_days(web_filled, filled):
         soon = project_view(conn, row, now=datetime(2026, 4, 15, tzinfo=UTC))
         later = project_view(conn, row, now=datetime(2026, 6, 1, tzinfo=UTC))
     # The leader events were recorded on 2026-04-01: inside the window on 04-15, outside it in June.
-    assert {g["runId"] for g in soon["gained"]} == {filled.runs["fast"], filled.runs["v2-only"], filled.runs["pack"]}
-    assert soon["lost"] == [] and later["gained"] == []
+    assert {g.runId for g in soon.gained} == {filled.runs["fast"], filled.runs["v2-only"], filled.runs["pack"]}
+    assert soon.lost == [] and later.gained == []
 
 
 def test_gpus_coverage_and_gpu_page(client, filled):

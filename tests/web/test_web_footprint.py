@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 from kernelindex.store.database import open_store
-from kernelindex.web.workers import MASTER, WORKER_CLASS, gunicorn_argv
+from kernelindex.web.server.workers import MASTER, WORKER_CLASS, gunicorn_argv
 
 # Never needed to serve a page from a SQLite store without signatures: each is MiBs per worker.
 KEPT_OUT = (
@@ -94,6 +94,6 @@ def test_the_gunicorn_master_does_not_load_the_app():
     )
     modules = _fresh_interpreter(code)
     assert "uvicorn_worker" in modules
-    assert _loaded(modules, "kernelindex") == ["kernelindex", "kernelindex.web", MASTER]
+    assert _loaded(modules, "kernelindex") == ["kernelindex", "kernelindex.web", "kernelindex.web.server", MASTER]
     assert _loaded(modules, "fastapi") == []
     assert _loaded(modules, "sqlalchemy") == []

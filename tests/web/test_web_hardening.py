@@ -14,9 +14,9 @@ from test_web_api import assert_problem
 from kernelindex.search.query import MAX_QUERY_CHARS
 from kernelindex.store.evidence.records import create_api_key
 from kernelindex.web.app import create_app
-from kernelindex.web.headers import MAX_PARAM_CHARS
-from kernelindex.web.input_guards import INVISIBLE, MAX_JSON_DEPTH, check_json_depth
-from kernelindex.web.pagination import CURSOR_TTL_S, Cursors
+from kernelindex.web.http.headers import MAX_PARAM_CHARS
+from kernelindex.web.http.input_guards import INVISIBLE, MAX_JSON_DEPTH, check_json_depth
+from kernelindex.web.http.pagination import CURSOR_TTL_S, Cursors
 from kernelindex.web.problems import Problem
 
 SEED = int(os.environ.get("KERNELINDEX_TEST_SEED", random.randrange(2**32)))

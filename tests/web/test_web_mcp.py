@@ -14,7 +14,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from kernelindex.agent.server import build_server
 from kernelindex.client import Client
-from kernelindex.reading import LocalReads, RemoteReads
+from kernelindex.views.reads import LocalReads, RemoteReads
 from live_kit import serving
 
 READ_TOOLS = {"search", "show_run", "rank", "compare_runs", "runs"}

@@ -16,9 +16,8 @@ from kernelindex.store.evidence.records import add_correction_request, create_ap
 from kernelindex.store.reads.lookup import resolve_run
 from kernelindex.store.tables import implementations, workloads
 from kernelindex.store.writer import Writer
+from kernelindex.views.run import STALE_DAYS, run_view
 from kernelindex.web.app import create_app
-from kernelindex.web.run_extras import STALE_DAYS, run_extras
-from kernelindex.web.views import run_view
 
 DETAILS = 'timer 3 < 4 "twice" & more'  # plain text with markup-like characters
 
@@ -119,8 +118,7 @@ def test_disputed_and_stale_notes(suite_store):
         assert "timer 3 &lt; 4 &#34;twice&#34; &amp; more" in records_page  # escaped, shown as text
     with store.engine.connect() as conn:
         row = resolve_run(conn, filled.runs["fast"])
-        view = run_view(conn, row, "http://x", date(2026, 12, 1))
-        fresh = run_extras(conn, row, view, date(2026, 12, 1))
-        old = run_extras(conn, row, view, date(2027, 6, 1))
-    assert [n["kind"] for n in fresh["lifecycle"]] == []
-    assert [n["kind"] for n in old["lifecycle"]] == ["stale"] and str(STALE_DAYS) in old["lifecycle"][0]["text"]
+        fresh = run_view(conn, row, "http://x", date(2026, 12, 1))
+        old = run_view(conn, row, "http://x", date(2027, 6, 1))
+    assert [n.kind for n in fresh.lifecycle] == []
+    assert [n.kind for n in old.lifecycle] == ["stale"] and str(STALE_DAYS) in old.lifecycle[0].text

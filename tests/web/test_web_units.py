@@ -7,10 +7,10 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from kernelindex.web.formatting import format_duration, format_sol, format_speedup, format_value, safe_url
-from kernelindex.web.pagination import CURSOR_TTL_S, Cursors
-from kernelindex.web.plot import Point, group_svg
+from kernelindex.views.formatting import format_duration, format_sol, format_speedup, format_value, safe_url
+from kernelindex.web.http.pagination import CURSOR_TTL_S, Cursors
 from kernelindex.web.problems import Problem
+from kernelindex.web.svg.group_plot import Point, group_svg
 
 
 @pytest.mark.parametrize(
@@ -116,7 +116,7 @@ def test_plot_linear_axis_starts_at_zero_and_nothing_is_clipped_or_overlapping()
 
 
 def test_sweep_chart_axes_legend_and_escaping():
-    from kernelindex.web.sweep import Series, sweep_svg
+    from kernelindex.web.svg.sweep import Series, sweep_svg
 
     series = [
         Series("<b>fast</b>", ((2048, 7000.0), (4096, 9000.0), (65536, 90000.0))),

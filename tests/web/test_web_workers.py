@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 
 from kernelindex.store.database import URL_ENV, open_store
-from kernelindex.web.workers import FAILED_TO_BOOT, gunicorn_argv
+from kernelindex.web.server.workers import FAILED_TO_BOOT, gunicorn_argv
 from process_kit import living_children
 
 

@@ -1,6 +1,6 @@
 """``kernelindex mcp``: an MCP server (official Python SDK) whose tools answer what agents ask —
 the fastest verified kernel for a workload, a run's evidence and why, rankings, comparisons —
-reading a local store or any server through :mod:`kernelindex.reading`.
+reading a local store or any server through :mod:`kernelindex.views.reads`.
 
 Read-only unless an API key is configured; then one more tool submits a kernel for verification.
 Every tool result carries digests and permalinks so the agent can cite them. A refusal (unknown
@@ -21,7 +21,7 @@ from pydantic import Field
 from kernelindex import __version__
 from kernelindex.agent.citing import compare_summary, group_summary, permalink, run_summary
 from kernelindex.client import ApiError, Client
-from kernelindex.reading import Reads
+from kernelindex.views.reads import Reads
 
 INSTRUCTIONS = """KernelIndex ranks GPU kernel benchmark runs that are comparable (same operation, workload,
 protocol, environment, correctness policy and metric) and says how sure it is of each: reported (a
@@ -45,11 +45,11 @@ Rows = Annotated[int, Field(ge=1, le=50, description="at most this many rows")]
 def refusals() -> Iterator[None]:
     """Turn every refusal from the store or the server into a tool error naming the reason."""
     from kernelindex.store.reads.lookup import LookupFailed
-    from kernelindex.web.problems import Problem
+    from kernelindex.views.errors import Refusal
 
     try:
         yield
-    except Problem as exc:
+    except Refusal as exc:
         raise ToolError(exc.detail) from None
     except ApiError as exc:
         raise ToolError(exc.detail) from None
@@ -82,7 +82,7 @@ def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
         """Answer a workload question: the best run per evidence level with its group's rank table, or
         the nearest measured cases; every run carries its digest and a link."""
         with refusals():
-            found = reads.search(query, limit)
+            found = reads.search(query, limit).document()
         return _absolute_links(found, base)
 
     @server.tool(annotations=READ_ONLY)
@@ -140,15 +140,15 @@ def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
         return {
             "runs": [
                 {
-                    "runId": r["id"],
-                    "digest": r["digest"],
-                    "permalink": permalink(base, r["digest"]),
-                    "title": r["title"],
-                    "operation": r.get("operation"),
-                    "hardware": r["hardware"],
-                    "status": r["status"],
-                    "value": r["primary"]["display"],
-                    "evidence": (r["evidence"] or {}).get("level"),
+                    "runId": r.id,
+                    "digest": r.digest,
+                    "permalink": permalink(base, r.digest),
+                    "title": r.title,
+                    "operation": r.operation,
+                    "hardware": r.hardware,
+                    "status": r.status,
+                    "value": r.primary.display,
+                    "evidence": r.evidence.level if r.evidence else None,
                 }
                 for r in rows
             ]

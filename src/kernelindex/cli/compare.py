@@ -20,7 +20,7 @@ def compare_command(
 ) -> None:
     """Compare two runs: comparable or not, which key parts differ, and their ratio."""
     with reads(db, server) as source_of:
-        view = source_of.compare(a, b)
+        view = source_of.compare(a, b).model_dump(mode="json")
     if as_json:
         print_json(view)
     else:

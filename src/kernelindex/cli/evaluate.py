@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from kernelindex.cli.common import Db, load_private_key, open_store_or_fail, out_console
+
+if TYPE_CHECKING:  # rich is imported when a bar is shown
+    from rich.progress import TaskID
 
 
 def eval_command(
@@ -131,7 +135,7 @@ class EvalProgress:
             console=console,
             transient=False,
         )
-        self.tasks: dict[str, int] = {}
+        self.tasks: dict[str, TaskID] = {}
 
     def __enter__(self):
         self.bar.__enter__()

@@ -106,7 +106,7 @@ def _import_upstream(store, source: str, paths: list[Path], check: bool):
     return imported.reports, imported.leader_events
 
 
-def _import_files(store, paths, problem, solution, skip_invalid, refused_path, check) -> list:
+def _import_files(store, paths, problem, solution, skip_invalid, refused_path, check) -> tuple[list, list]:
     from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
 
     from kernelindex.ingest.refused import RefusedLines

@@ -53,11 +53,11 @@ def keys_list(db: Db = None) -> None:
         for row in list_signing_keys(conn):
             typer.echo(f"  {row.key_id}  {row.label or '-'}  since {row.created_at}")
         typer.echo("API keys:")
-        for row in list_api_keys(conn):
-            state = f"revoked {row['revoked_at']}" if row["revoked_at"] else "active"
+        for key in list_api_keys(conn):
+            state = f"revoked {key['revoked_at']}" if key["revoked_at"] else "active"
             typer.echo(
-                f"  {row['key_id']}  {row['label']}  scopes={','.join(row['scopes'])}  "
-                f"limit={row['daily_limit']}/day  {state}"
+                f"  {key['key_id']}  {key['label']}  scopes={','.join(key['scopes'])}  "
+                f"limit={key['daily_limit']}/day  {state}"
             )
 
 

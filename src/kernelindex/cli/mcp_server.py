@@ -32,7 +32,7 @@ def mcp_command(
     """Serve KernelIndex's answers as MCP tools (read-only unless an API key is configured)."""
     from kernelindex.agent.server import build_server
     from kernelindex.client import Client
-    from kernelindex.reading import LocalReads, RemoteReads
+    from kernelindex.views.reads import LocalReads, RemoteReads
 
     if transport not in ("stdio", "http"):
         fail(f"--transport must be stdio or http, not {transport!r}", code=2)
@@ -42,7 +42,7 @@ def mcp_command(
         fail("--api-key submits through a server's API: give --server too", code=2)
     try:
         reads = RemoteReads(Client(server, api_key="")) if server else LocalReads(open_store_or_fail(db))
-        submitter = Client(server, api_key=api_key) if api_key else None
+        submitter = Client(server, api_key=api_key) if server and api_key else None
     except ValueError as exc:
         fail(f"--server: {exc}", code=2)
     mcp = build_server(reads, submitter=submitter)

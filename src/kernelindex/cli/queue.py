@@ -69,11 +69,13 @@ def queue_list(
     from rich.table import Table
 
     from kernelindex.store.reads import queue as reads
-    from kernelindex.web.queue_view import request_summary
+    from kernelindex.views.queue import request_summary
 
     store = open_store_or_fail(db)
     with store.engine.connect() as conn:
-        items = [request_summary(r) for r in reads.requests_page(conn, state=state, limit=limit)]
+        items = [
+            request_summary(r).model_dump(mode="json") for r in reads.requests_page(conn, state=state, limit=limit)
+        ]
     if as_json:
         print_json(items)
         return
@@ -99,14 +101,14 @@ def queue_list(
 def queue_show(request_id: str, db: Db = None) -> None:
     """One request with its leases and runs, as JSON."""
     from kernelindex.store.reads import queue as reads
-    from kernelindex.web.queue_view import request_detail
+    from kernelindex.views.queue import request_detail
 
     store = open_store_or_fail(db)
     with store.engine.connect() as conn:
         row = reads.request_row(conn, request_id)
         if row is None:
             fail(f"no rerun request {request_id}")
-        print_json(request_detail(conn, row))
+        print_json(request_detail(conn, row).model_dump(mode="json"))
 
 
 @queue_app.command("cancel")

@@ -83,8 +83,10 @@ def render_groups(groups: list[dict[str, Any]]) -> None:
         shown = {k: v for k, v in columns.items() if k not in optional or any(c != "—" for c in v)}
         table = Table()
         for name, cells in shown.items():
-            justify = "left" if name in ("digest", "evidence", "observed") else "right"
-            table.add_column(name, justify=justify, no_wrap=True, min_width=max(map(len, cells), default=1))
+            left = name in ("digest", "evidence", "observed")
+            table.add_column(
+                name, justify="left" if left else "right", no_wrap=True, min_width=max(map(len, cells), default=1)
+            )
         table.add_column("title", overflow="fold")
         for i, row in enumerate(rows):
             table.add_row(*(cells[i] for cells in shown.values()), row["title"])

@@ -1,4 +1,4 @@
-"""The ``--server`` option and opening the right :mod:`kernelindex.reading` source for a command."""
+"""The ``--server`` option and opening the right :mod:`kernelindex.views.reads` source for a command."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from kernelindex.cli.common import fail, open_store_or_fail
-from kernelindex.reading import LocalReads, Reads, RemoteReads
+from kernelindex.views.reads import LocalReads, Reads, RemoteReads
 
 Server = Annotated[
     str | None,
@@ -27,9 +27,8 @@ Server = Annotated[
 def reads(db: str | None, server: str | None) -> Iterator[Reads]:
     """The store at ``db`` or the API at ``server``; a refusal from either ends the command with one line."""
     from kernelindex.client import ApiError, Client
-    from kernelindex.search.query import QueryError
     from kernelindex.store.reads.lookup import LookupFailed
-    from kernelindex.web.problems import Problem
+    from kernelindex.views.errors import Refusal
 
     if server:
         if db:
@@ -44,14 +43,12 @@ def reads(db: str | None, server: str | None) -> Iterator[Reads]:
         source = LocalReads(open_store_or_fail(db))
     try:
         yield source
-    except Problem as exc:
+    except Refusal as exc:
         fail(exc.detail)
     except ApiError as exc:
         fail(exc.detail if exc.status else f"{server}: {exc.detail}")
     except LookupFailed as exc:
         fail(exc.message)
-    except QueryError as exc:  # a search text refused before it is read (too long)
-        fail(str(exc))
     finally:
         if client is not None:
             client.close()

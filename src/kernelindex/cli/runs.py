@@ -43,7 +43,7 @@ def runs_command(
         if v
     }
     with reads(db, server) as source_of:
-        rows = source_of.runs(filters, limit or None)
+        rows = [r.model_dump(mode="json") for r in source_of.runs(filters, limit or None)]
     if as_json:
         print_json(rows)
     elif as_jsonl:
@@ -99,7 +99,7 @@ def show_command(
 ) -> None:
     """Show one run: rank, evidence and why, measurements, protocol, environment, identity."""
     with reads(db, server) as source_of:
-        view = source_of.run(id_or_digest)
+        view = source_of.run(id_or_digest).model_dump(mode="json")
     if as_json:
         print_json(view)
     else:
@@ -120,7 +120,7 @@ def render_run(v: dict[str, Any]) -> None:
     """The run view as one ``label  text`` line per fact (a digest is never folded), then its measurements."""
     from rich.table import Table
 
-    from kernelindex.web.formatting import SOL_METRIC, SPEEDUP_METRICS
+    from kernelindex.views.formatting import SOL_METRIC, SPEEDUP_METRICS
 
     out = out_console()
     out.print(v["title"], style="bold", markup=False)

@@ -36,7 +36,7 @@ def search_command(
     from kernelindex.search.answer import RANK_ROWS
 
     with reads(db, server) as source_of:
-        document = source_of.search(" ".join(query), rows if not as_json else RANK_ROWS)
+        document = source_of.search(" ".join(query), rows if not as_json else RANK_ROWS).document()
     if as_json:
         print_json(document)
         return
@@ -145,7 +145,7 @@ def cases_command(
         fail(str(exc))
     definition = loaded.definition
     variable = [a.name for a in definition.axes.values() if a.type == "var"]
-    items = []
+    items: list[dict[str, Any]] = []
     for case in loaded.cases:
         values = definition.resolve_axes(case.axes, where=f"case {case.uuid}")
         shapes, total = {}, 0
@@ -180,7 +180,8 @@ def cases_command(
     table.add_column("inputs", justify="right", no_wrap=True)
     table.add_column("largest input", overflow="fold")
     for c in items:
-        largest = max(c["inputShapes"].items(), key=lambda kv: _count(kv[1]), default=("", []))
+        input_shapes: dict[str, list[int]] = c["inputShapes"]
+        largest = max(input_shapes.items(), key=lambda kv: _count(kv[1]), default=("", []))
         table.add_row(
             c["id"],
             *(str(c["axes"][n]) for n in variable),

@@ -31,7 +31,7 @@ def serve(
     import uvicorn
 
     from kernelindex.store.database import URL_ENV, resolve_url
-    from kernelindex.web.workers import APP, FAILED_TO_BOOT, gunicorn_argv
+    from kernelindex.web.server.workers import APP, FAILED_TO_BOOT, gunicorn_argv
 
     check_store_url(db)
     url = resolve_url(db)
@@ -48,12 +48,12 @@ def serve(
         if not server.started:
             raise typer.Exit(FAILED_TO_BOOT)  # as uvicorn.run: it could not start (port taken, app failed)
         return
-    from kernelindex.web.cache import BUDGET_ENV, DEFAULT_BUDGET
+    from kernelindex.web.http.cache import BUDGET_ENV, DEFAULT_BUDGET
     from kernelindex.web.templating import warm
 
     warm()  # compiled here, the workers load bytecode: ~5 MiB less each (web/templating.py)
     os.environ.setdefault(BUDGET_ENV, str(DEFAULT_BUDGET // count))  # one budget for the server
     sys.stdout.flush()
-    # The resident master need not hold the CLI and the store code: become gunicorn (web/workers.py).
+    # The resident master need not hold the CLI and the store code: become gunicorn (web/server/workers.py).
     argv = gunicorn_argv(host, port, count)
     os.execv(argv[0], argv)

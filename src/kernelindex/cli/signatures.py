@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -83,7 +84,7 @@ def attest(
     typer.echo(f"attestation {digest} on {run}")
 
 
-def signature_report(db: str | None) -> dict:
+def signature_report(db: str | None) -> dict[str, Any]:
     """Every stored signature re-verified: ``{"valid": n, "invalid": [{record, key, problem}]}``."""
     from kernelindex.store.evidence.records import all_signature_checks
 
@@ -118,7 +119,7 @@ def check_signatures(
 
     if (files or records) and missing_sqlite_store(db):  # checking files needs no store: none is made
         typer.echo(f"no store at {resolve_url(db)}: only the given files and records are checked")
-        report = {"valid": 0, "invalid": []}
+        report: dict[str, Any] = {"valid": 0, "invalid": []}
     else:
         report = signature_report(db)
     for bad in report["invalid"]:

@@ -93,7 +93,7 @@ def _once(store, url: str, as_json: bool, limits: dict) -> bool:
     else:
         typer.echo(
             f"{result.url}: export {result.digest}: {added} rows added, "
-            f"{sum(result.report.present.values())} already present"
+            f"{sum(result.report.present.values()) if result.report else 0} already present"
         )
     return True
 

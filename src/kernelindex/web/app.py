@@ -10,18 +10,19 @@ import hashlib
 import os
 from pathlib import Path
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
 
 from kernelindex import __version__
 from kernelindex.store.database import Store, open_store, read_only_engine
 from kernelindex.store.generation import GenerationReader
+from kernelindex.views.errors import Refusal
+from kernelindex.views.origins import load_origins
 from kernelindex.web import problems, templating
-from kernelindex.web.cache import CacheMiddleware
-from kernelindex.web.compression import CompressionMiddleware
-from kernelindex.web.headers import SecurityHeadersMiddleware
-from kernelindex.web.origins import load_origins
-from kernelindex.web.pagination import Cursors
+from kernelindex.web.http.cache import CacheMiddleware
+from kernelindex.web.http.compression import CompressionMiddleware
+from kernelindex.web.http.headers import SecurityHeadersMiddleware
+from kernelindex.web.http.pagination import Cursors
 
 HERE = Path(__file__).parent
 FAST_ENV = "KERNELINDEX_WEB_CACHE"  # "off": no caching, no compression (the benchmark's baseline)
@@ -45,18 +46,16 @@ def export_cache(store: Store):
 
 def create_app(db: str | None = None, *, store: Store | None = None, cursor_key: bytes | None = None) -> FastAPI:
     """An app over ``store`` (or the store at ``db``; see :func:`kernelindex.store.database.resolve_url`)."""
-    from kernelindex.web import (
-        api_routes,
-        artifact_routes,
-        docs_routes,
-        entity_routes,
-        evidence_routes,
-        export_routes,
-        export_stream_routes,
-        page_routes,
-        queue_routes,
-        serving_routes,
-    )
+    from kernelindex.web.routes import api as api_routes
+    from kernelindex.web.routes import artifacts as artifact_routes
+    from kernelindex.web.routes import docs as docs_routes
+    from kernelindex.web.routes import entities as entity_routes
+    from kernelindex.web.routes import evidence as evidence_routes
+    from kernelindex.web.routes import export_stream as export_stream_routes
+    from kernelindex.web.routes import exports as export_routes
+    from kernelindex.web.routes import pages as page_routes
+    from kernelindex.web.routes import queue as queue_routes
+    from kernelindex.web.routes import serving as serving_routes
 
     app = FastAPI(
         title="kernelindex",
@@ -73,6 +72,12 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     app.state.origins = load_origins()  # seed run digests and our problem packs' record digests, once
     app.state.export_cache = export_cache(app.state.store)
     problems.install(app)
+
+    @app.exception_handler(Refusal)
+    async def _refused(request: Request, exc: Refusal) -> Response:
+        """A view's refusal, answered like any problem the routes raise."""
+        return problems.render_problem(request, exc.status, exc.slug, exc.detail, **exc.extra)
+
     fast = os.environ.get(FAST_ENV, "on") != "off"
     if fast:  # innermost: it sees the anti-forgery token the outer middleware chose
         app.add_middleware(

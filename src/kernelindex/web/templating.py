@@ -18,7 +18,7 @@ import jinja2
 from starlette.templating import Jinja2Templates
 
 from kernelindex import __version__
-from kernelindex.web import formatting
+from kernelindex.views import formatting
 
 TEMPLATES = Path(__file__).parent / "templates"
 

@@ -1,0 +1,108 @@
+"""The run listings: ``/runs``, ``GET /api/v1/runs``, ``kernelindex runs``, the MCP ``runs`` tool and the
+home page's latest runs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field
+
+from kernelindex.store.reads import runs
+from kernelindex.store.reads.stacks import stacks_of_runs
+from kernelindex.views.common import EvidenceLevel, ItemLinks, NextLink, ViewModel, evidence_levels
+from kernelindex.views.formatting import format_value
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
+
+RUN_FILTERS = ("operation", "workload", "comparisonKey", "status", "source", "hardware")
+"""operation: id, slug, name, alias or digest prefix; workload: id, name or digest prefix; comparisonKey and
+status: exact; source: slug; hardware: model substring, architecture or vendor."""
+
+
+class ListedPrimary(ViewModel):
+    metric: str | None
+    statistic: str | None
+    unit: str | None
+    value: float | None
+    display: str = Field(description="the value in a readable unit, e.g. 317.9 µs")
+
+
+class RunItem(ViewModel):
+    id: str
+    digest: str
+    status: str
+    observedAt: str | None
+    title: str | None
+    workloadId: str | None
+    comparisonKey: str | None
+    source: str | None
+    hardware: str | None
+    operation: str | None = Field(description="the operation's slug")
+    primary: ListedPrimary
+    links: ItemLinks
+    evidence: EvidenceLevel | None
+    stack: str | None = Field(description="its environment's software stack, as one short label")
+
+
+class RunListing(ViewModel):
+    items: list[RunItem]
+    next: str | None = Field(description="opaque cursor of the next page (expires), or null")
+    links: NextLink
+
+
+def _items(conn: Connection, rows: list[dict[str, Any]]) -> list[RunItem]:
+    """Each listed run with its evidence level and software stack (a listing says when it mixes stacks),
+    from one bulk call each."""
+    levels = evidence_levels(conn, [r["run_digest"] for r in rows])
+    stacks = stacks_of_runs(conn, [r["id"] for r in rows])
+    items = []
+    for r in rows:
+        level = levels.get(r["run_digest"])
+        items.append(
+            RunItem(
+                id=r["id"],
+                digest=r["run_digest"],
+                status=r["status"],
+                observedAt=r["observed_at"],
+                title=r["run_title"],
+                workloadId=r["workload_id"],
+                comparisonKey=r["comparison_key"],
+                source=r["source_slug"],
+                hardware=r["hardware_model"],
+                operation=r.get("operation"),
+                primary=ListedPrimary(
+                    metric=r["primary_metric"],
+                    statistic=r["primary_statistic"],
+                    unit=r["primary_unit"],
+                    value=r["primary_value"],
+                    display=format_value(r["primary_value"], r["primary_unit"]),
+                ),
+                links=ItemLinks(self=f"/runs/{r['id']}", json_=f"/api/v1/runs/{r['id']}"),
+                evidence=EvidenceLevel(**level) if level else None,
+                stack=stacks.get(r["id"]),
+            )
+        )
+    return items
+
+
+def list_runs(
+    conn: Connection, after: int | None, limit: int, filters: dict[str, str]
+) -> tuple[list[RunItem], int | None]:
+    """Runs in arrival order matching ``filters`` (:data:`RUN_FILTERS`, read as :class:`runs.RunFilter` reads them)."""
+    names = {
+        "operation": "operation",
+        "workload": "workload",
+        "comparisonKey": "comparison_key",
+        "status": "status",
+        "source": "source",
+        "hardware": "hardware",
+    }
+    wanted = runs.RunFilter(**{names[k]: v for k, v in filters.items()}, limit=limit)
+    rows, last = runs.list_runs(conn, wanted, after)
+    return _items(conn, rows), last
+
+
+def latest_runs(conn: Connection, n: int = 10) -> list[RunItem]:
+    return _items(conn, runs.latest_runs(conn, n))

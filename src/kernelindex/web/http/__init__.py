@@ -1,0 +1,1 @@
+"""HTTP plumbing every route shares: the answer cache, compression, security headers, input guards, cursors."""

@@ -1,0 +1,1 @@
+"""The processes of ``kernelindex serve --workers N``: gunicorn's master and uvicorn workers."""
