@@ -390,9 +390,9 @@ def run(x, y, z):
     torch.add(x, y, out=z)
     threading.Thread(target=GATE.wait, daemon=True).start()
 """,
-        {"PASSED"},
+        {"PASSED", "RUNTIME_ERROR"},
         "left thread",
-    ),
+    ),  # a thread a call: noted; past the sandbox's pids.max (1,024 tasks) a new thread fails the call
     "slows_the_reference": (
         True,
         """

@@ -10,8 +10,9 @@ from kernelindex.search.query import QueryError
 from kernelindex.store.evidence.records import EvidenceError
 from kernelindex.store.queue.writes import QueueError
 from kernelindex.store.reads.lookup import LookupFailed
-from kernelindex.web import evidence_routes, queue_routes
 from kernelindex.web.problems import HTTP_STATUS, lookup_problem, refusal_problem
+from kernelindex.web.routes import evidence as evidence_routes
+from kernelindex.web.routes import queue as queue_routes
 
 
 def test_every_kind_has_a_status():

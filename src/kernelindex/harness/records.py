@@ -23,6 +23,7 @@ from kernelindex.harness.formats import Definition, FormatError, Problem, Soluti
 from kernelindex.harness.replies import LOG_CHARS, untrusted
 from kernelindex.records.canonical import canonical_json, digest, sha256_digest
 from kernelindex.records.errors import RecordError
+from kernelindex.records.vocabulary import UNSANDBOXED_RERUN
 
 # A sandboxed run is this index's verified evidence; a run without a sandbox is only reproducible
 # (the source kind is what evidence levels are derived from), and its logs say why.
@@ -30,7 +31,7 @@ SOURCE_SLUG = "kernelindex-harness"
 SOURCE_KIND = "controlled"
 SOURCE_NAME = "KernelIndex controlled harness"
 UNSANDBOXED_SLUG = "kernelindex-harness-unsandboxed"
-UNSANDBOXED_KIND = "unsandboxed_rerun"
+UNSANDBOXED_KIND = UNSANDBOXED_RERUN
 UNSANDBOXED_NAME = "KernelIndex harness without a sandbox (reproducible, not verified)"
 COMPARATOR = "elementwise_close"
 _ARCHITECTURES = {

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from itertools import combinations
 from typing import Any
 
-from kernelindex.records.vocabulary import CONTROLLED, EvidenceLevel, RunStatus
+from kernelindex.records.vocabulary import CONTROLLED, UNSANDBOXED_RERUN, EvidenceLevel, RunStatus
 
 
 def _short(digest: str | None) -> str:
@@ -87,6 +87,10 @@ def evidence_level(run_facts: Mapping[str, Any]) -> tuple[str, list[str]]:
             "not replicated: needs passing runs signed by two different runner keys on two different machines"
         ]
     reasons: list[str] = []
+    if run_facts.get("source_kind") == UNSANDBOXED_RERUN:
+        reasons.append(
+            "this index's harness reran it without a sandbox (its log says why): reproducible at most, never verified"
+        )
     if run_facts.get("source_kind") == CONTROLLED:
         reasons.append(f"this index's harness ran it but it did not pass (status {run_facts.get('status')})")
     source = run_facts.get("source") or run_facts.get("source_kind") or "an unknown source"

@@ -100,6 +100,7 @@ class Direction(StrEnum):
 # The source this index's own harness stores its runs under, and the kind of source it is.
 HARNESS_SOURCE = "kernelindex-harness"
 CONTROLLED = "controlled"
+UNSANDBOXED_RERUN = "unsandboxed_rerun"  # the harness ran it, without a sandbox: never verified
 
 
 def is_harness_source(slug: str | None, kind: str | None) -> bool:
