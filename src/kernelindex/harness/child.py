@@ -234,7 +234,7 @@ class Worker:
         if op == "open":
             self.arena, self.device = open_arena(request["arena"], self.arena_fd), request["device"]
             return {}
-        if op == "calibrate":  # before any solution code is loaded, so nothing of it can slow the empty loop
+        if op == "calibrate":  # asked of the reference's process only: no solution code runs where it is timed
             calls = Calls(self.arena, self.device, dps=True)
             return {
                 "samples": calls.batch(_empty, calls.layout(request["layout"]), request["slots"], True),

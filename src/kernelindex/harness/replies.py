@@ -75,12 +75,15 @@ class MalformedReply(Exception):
     """A reply that fits no schema: the case fails, the parent goes on."""
 
 
-def parse(raw: dict, batch: bool) -> Failure | Done | BatchDone:
-    """The reply as its schema reads it; `batch` says whether the request was a batch of calls."""
+BATCH_OPS = ("batch", "calibrate")  # the requests whose replies carry per-call figures and notes
+
+
+def parse(raw: dict, op: str) -> Failure | Done | BatchDone:
+    """The reply to a request `op`, as its schema reads it."""
     try:
         if raw.get("ok") is False:
             return Failure.model_validate(raw)
-        return (BatchDone if batch else Done).model_validate(raw)
+        return (BatchDone if op in BATCH_OPS else Done).model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "reply"

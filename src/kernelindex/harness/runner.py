@@ -323,7 +323,7 @@ class _Session:
         finally:
             budget.spend(started)
         try:
-            reply = replies.parse(raw, batch=message["op"] in ("batch", "calibrate"))
+            reply = replies.parse(raw, message["op"])
         except replies.MalformedReply as exc:
             raise _ReferenceFailed(f"the reference's process sent a malformed reply: {exc}") from None
         if isinstance(reply, replies.Failure):
@@ -364,10 +364,6 @@ class _ReferenceFailed(Exception):
 
 class _SolutionFailed(Exception):
     pass
-
-
-def _fastest(figures: list[int]) -> int:
-    return min(figures) if figures else 0
 
 
 class _CaseRun:
@@ -441,7 +437,7 @@ class _CaseRun:
         the request leaving to the reply arriving)."""
         # Starting the process and importing the solution get their own allowance, not the case's budget.
         assert self.sol is not None
-        opening = message["op"] in ("open", "calibrate", "load")
+        opening = message["op"] in ("open", "load")
         budget = _Budget(STARTUP_S + self.s.options.timeout_s) if opening else self.sol_budget
         self.sol.thaw()
         started = time.monotonic()
@@ -460,7 +456,7 @@ class _CaseRun:
         if self.seen.not_frozen:
             raise _SolutionFailed()
         try:
-            reply = replies.parse(raw, batch=message["op"] in ("batch", "calibrate"))
+            reply = replies.parse(raw, message["op"])
         except replies.MalformedReply as exc:
             self.seen.malformed_reply = f"during {what}: {exc}"
             raise _SolutionFailed() from None
