@@ -29,17 +29,23 @@ PACKS = {
 PROTOCOL = ["--rounds", "3", "--warmup", "5", "--iterations", "20", "--pairs", "10"]
 
 
-def eval_once(src: Path, pack: str, cases: list[str]) -> tuple[float, int]:
-    """(seconds, exit status) of one sandboxed eval, run with `src` as the package's source tree."""
+def eval_once(src: Path, pack: str, cases: list[str]) -> float | None:
+    """Seconds of one sandboxed eval (None if it failed), run with `src` as the package's source tree."""
     problem = src / "kernelindex" / "problems" / pack
     solution = src / "kernelindex" / "kernels" / pack / "solution.json"
-    env = {**os.environ, "PYTHONPATH": str(src.resolve())}
+    env = {**os.environ, "PYTHONPATH": str(src)}
     command = [sys.executable, "-m", "kernelindex.cli", "eval", str(problem), "--solution", str(solution)]
     command += [*PROTOCOL, "--sandbox", "required", "--cases", *cases]
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
         done = subprocess.run(command, env=env, cwd=tmp, capture_output=True, text=True)
-        return time.perf_counter() - started, done.returncode
+        seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        # a failed eval is no timing: show what failed and leave it out of the medians
+        tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
+        print(f"  eval of {pack} in {src} exited {done.returncode} after {seconds:.1f} s:", *tail, sep="\n    ")
+        return None
+    return seconds
 
 
 def main() -> None:
@@ -47,20 +53,31 @@ def main() -> None:
     parser.add_argument("--tree", action="append", required=True, help="NAME=PATH of a src folder; first is baseline")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    trees = [(name, Path(path)) for name, _, path in (t.partition("=") for t in args.tree)]
+    trees = [(name, Path(path).resolve()) for name, _, path in (t.partition("=") for t in args.tree)]
     times: dict[tuple[str, str], list[float]] = {}
+    failed: dict[tuple[str, str], int] = {}
     for round_number in range(args.rounds):
         for label, (pack, cases) in PACKS.items():
             for name, src in trees:
-                seconds, status = eval_once(src, pack, cases)
+                seconds = eval_once(src, pack, cases)
+                if seconds is None:
+                    failed[(name, label)] = failed.get((name, label), 0) + 1
+                    continue
                 times.setdefault((name, label), []).append(seconds)
-                print(f"round {round_number + 1}: {name:>8} {label}: {seconds:7.1f} s (exit {status})", flush=True)
-    print(f"\nmedian wall time of a sandboxed eval over {args.rounds} round(s); ratio against {trees[0][0]}")
+                print(f"round {round_number + 1}: {name:>8} {label}: {seconds:7.1f} s", flush=True)
+    print(f"\nmedian wall time of a passing sandboxed eval over {args.rounds} round(s); ratio against {trees[0][0]}")
     for label in PACKS:
-        base = statistics.median(times[(trees[0][0], label)])
+        done = times.get((trees[0][0], label))
+        base = statistics.median(done) if done else None
         for name, _ in trees:
-            median = statistics.median(times[(name, label)])
-            print(f"  {label:<28} {name:>8}: {median:7.1f} s  ({median / base:.2f}x)")
+            runs, lost = times.get((name, label), []), failed.get((name, label), 0)
+            note = f", {lost} failed" if lost else ""
+            if not runs:
+                print(f"  {label:<28} {name:>8}: no passing eval{note}")
+                continue
+            median = statistics.median(runs)
+            ratio = f"{median / base:.2f}x" if base else "no baseline"
+            print(f"  {label:<28} {name:>8}: {median:7.1f} s  ({ratio}{note})")
 
 
 if __name__ == "__main__":

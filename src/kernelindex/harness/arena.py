@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import fcntl
+import functools
 import os
 import pickle
 from dataclasses import dataclass
@@ -32,15 +33,20 @@ class Entry:
         return self.offset < 0
 
 
-def _nbytes(shape: tuple[int, ...], dtype: str) -> int:
+@functools.cache
+def _element_size(dtype: str) -> int:
     import torch
 
     from kernelindex.harness.dtypes import torch_dtype
 
+    return torch.empty((), dtype=torch_dtype(dtype)).element_size()
+
+
+def _nbytes(shape: tuple[int, ...], dtype: str) -> int:
     count = 1
     for d in shape:
         count *= d
-    return count * torch.empty((), dtype=torch_dtype(dtype)).element_size()
+    return count * _element_size(dtype)
 
 
 def _aligned(n: int) -> int:
