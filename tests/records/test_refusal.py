@@ -72,14 +72,6 @@ def test_api_errors_read_their_kind_from_the_status():
     assert down.kind is RefusalKind.UNAVAILABLE and down.lines() == ["connection refused"]
 
 
-def test_runner_errors_read_their_kind_from_the_status():
-    from kernelindex.services.remote_runner import RunnerError
-
-    assert RunnerError(409, "lease closed").kind is RefusalKind.CONFLICT
-    assert RunnerError(503, "down").kind is RefusalKind.UNAVAILABLE
-    assert RunnerError(404, "no lease").lines() == ["HTTP 404: no lease"]
-
-
 def test_mcp_error():
     assert mcp_error(LookupFailed(RefusalKind.NOT_FOUND, "run", "x", "no run 'x'")) == {
         "code": -32602,

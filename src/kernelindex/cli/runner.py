@@ -28,15 +28,21 @@ def runner_command(
     ),
 ) -> None:
     """Pull one job at a time (a lease kept alive by heartbeats), run it in the harness, sign and post it."""
+    from kernelindex.client import ApiError
+    from kernelindex.client.protocol import checked_base_url
     from kernelindex.services.campaign import RayUnavailable, start_ray
     from kernelindex.services.harness_adapter import missing_devices, sandbox_refusal
     from kernelindex.services.queue import QueueError, hardware_name
-    from kernelindex.services.remote_runner import Client, RunnerError, run_on_ray, run_one, summary
+    from kernelindex.services.remote_runner import Runner, connect, run_on_ray, run_one, summary
 
     refusal = sandbox_refusal(sandbox)
     if refusal:
         fail(refusal)
     private_key = load_private_key(key)
+    try:
+        checked_base_url(server)
+    except ValueError as exc:
+        fail(f"--server: {exc}")
     if gpus is not None and not re.fullmatch(r"\d+(,\d+)*", gpus):
         fail(f"--gpus must list GPU indices such as 0,1, not {gpus!r}")
     try:
@@ -47,10 +53,10 @@ def runner_command(
     stop = threading.Event()
     failures: list[str] = []
 
-    def step(client: Client, device: str) -> list:
+    def step(runner: Runner, device: str) -> list:
         if ray_address:
-            return run_on_ray(client, hardware, jobs, sandbox)
-        outcome = run_one(client, device, progress=lambda event: case_done(device, event), sandbox=sandbox)
+            return run_on_ray(runner, hardware, jobs, sandbox)
+        outcome = run_one(runner, device, progress=lambda event: case_done(device, event), sandbox=sandbox)
         return [outcome] if outcome else []
 
     def case_done(device: str, event) -> None:
@@ -61,16 +67,16 @@ def runner_command(
             )
 
     def work(device: str) -> None:
-        client = Client(server, private_key)
+        runner = connect(server, private_key)
         try:
             while not stop.is_set():
                 try:
-                    outcomes = step(client, device)
-                except RunnerError as exc:
+                    outcomes = step(runner, device)
+                except ApiError as exc:
                     failures.append(str(exc))
                     err.print(f"error: {exc}", markup=False)
                     return
-                except Exception as exc:  # the server is unreachable: say so and stop this worker
+                except Exception as exc:  # anything else went wrong here: say so and stop this worker
                     failures.append(f"{type(exc).__name__}: {exc}")
                     err.print(f"error: {server}: {type(exc).__name__}: {exc}", markup=False)
                     return
@@ -83,7 +89,7 @@ def runner_command(
                 if not outcomes:
                     stop.wait(poll)
         finally:
-            client.close()
+            runner.close()
 
     if ray_address:
         try:
