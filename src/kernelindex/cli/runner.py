@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
@@ -30,8 +31,7 @@ def runner_command(
     """Pull one job at a time (a lease kept alive by heartbeats), run it in the harness, sign and post it."""
     from kernelindex.client import ApiError
     from kernelindex.client.protocol import checked_base_url
-    from kernelindex.services.campaign import RayUnavailable, start_ray
-    from kernelindex.services.harness_adapter import missing_devices, sandbox_refusal
+    from kernelindex.services.harness_adapter import sandbox_refusal
     from kernelindex.services.queue import QueueError, hardware_name
     from kernelindex.services.remote_runner import Runner, connect, run_on_ray, run_one, summary
 
@@ -91,21 +91,36 @@ def runner_command(
         finally:
             runner.close()
 
+    devices = _devices(ray_address, hardware, gpus)
+    _run_workers(work, devices[:1] if once else devices, stop)
+    raise typer.Exit(1 if failures else 0)
+
+
+def _devices(ray_address: str | None, hardware: str, gpus: str | None) -> list[str]:
+    """Where the jobs run: the Ray cluster (started here), the CPU, or each GPU --gpus names (refused
+    when this machine lacks one)."""
+    from kernelindex.services.campaign import RayUnavailable, start_ray
+    from kernelindex.services.harness_adapter import missing_devices
+
     if ray_address:
         try:
             start_ray(None if ray_address == "local" else ray_address, hardware)
         except RayUnavailable as exc:
             fail(f"--ray-address: {exc}")
-        devices = ["ray"]
-    else:
-        devices = ["cpu"] if hardware == "cpu" else [f"cuda:{g}" for g in (gpus or "0").split(",")]
-        missing = missing_devices(devices)
-        if missing:
-            fail(
-                f"--hardware {hardware} --gpus {gpus or '0'}: this machine has no {', '.join(missing)} "
-                "(torch.cuda sees too few GPUs); run the runner on its GPU machine"
-            )
-    threads = [threading.Thread(target=work, args=(d,), daemon=True) for d in (devices[:1] if once else devices)]
+        return ["ray"]
+    devices = ["cpu"] if hardware == "cpu" else [f"cuda:{g}" for g in (gpus or "0").split(",")]
+    missing = missing_devices(devices)
+    if missing:
+        fail(
+            f"--hardware {hardware} --gpus {gpus or '0'}: this machine has no {', '.join(missing)} "
+            "(torch.cuda sees too few GPUs); run the runner on its GPU machine"
+        )
+    return devices
+
+
+def _run_workers(work: Callable[[str], None], devices: list[str], stop: threading.Event) -> None:
+    """One worker thread per device until each is done; Ctrl-C asks them all to stop."""
+    threads = [threading.Thread(target=work, args=(d,), daemon=True) for d in devices]
     for thread in threads:
         thread.start()
     try:
@@ -114,4 +129,3 @@ def runner_command(
                 thread.join(0.5)
     except KeyboardInterrupt:
         stop.set()
-    raise typer.Exit(1 if failures else 0)
