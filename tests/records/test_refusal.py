@@ -9,7 +9,7 @@ from kernelindex.ingest.problems import ImportFailed, ImportProblem
 from kernelindex.ingest.sync import SyncFailed
 from kernelindex.ingest.upstream.common import UpstreamError
 from kernelindex.records.errors import RecordError
-from kernelindex.records.refusal import Refusal, RefusalKind, mcp_error
+from kernelindex.records.refusal import BadParameter, Refusal, RefusalKind, mcp_error
 from kernelindex.records.request_signing import RequestSignatureError
 from kernelindex.records.signing import SignatureError
 from kernelindex.search.query import QueryError
@@ -41,6 +41,7 @@ from kernelindex.store.rows import RowError
         (UpstreamError("a.json", None, "x", "missing"), "invalid", "invalid"),
         (SyncFailed("refused"), "bad_request", "bad_request"),
         (RayUnavailable("no cluster"), "unavailable", "unavailable"),
+        (BadParameter("bad-since", "since 'x' is not a date", parameter="since"), "bad_request", "bad-since"),
     ],
 )
 def test_every_domain_error_is_a_refusal(exc, kind, code):
