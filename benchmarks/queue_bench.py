@@ -117,7 +117,7 @@ def queue_throughput(url: str, label: str, requests: int) -> None:
 
 
 def end_to_end(repeats: int) -> None:
-    from kernelindex.services.remote_runner import Client, run_one
+    from kernelindex.services.remote_runner import connect, run_one
     from kernelindex.web.app import create_app
     from live_kit import serving
 
@@ -129,7 +129,7 @@ def end_to_end(repeats: int) -> None:
         )
         rows = []
         with serving(create_app(store=store)) as url:
-            client = Client(url, private_key)
+            client = connect(url, private_key)
             for _ in range(repeats):
                 start = time.perf_counter()
                 request_id = service.submit(store, _submission())

@@ -128,7 +128,7 @@ def test_a_runner_runs_its_leased_jobs_as_ray_tasks(store, local_ray):
 
     from kernelindex.records.signing import new_private_key, public_key_to_text
     from kernelindex.services import queue as service
-    from kernelindex.services.remote_runner import Client, run_on_ray
+    from kernelindex.services.remote_runner import connect, run_on_ray
     from kernelindex.store.reads import queue as reads
     from kernelindex.web.app import create_app
     from live_kit import serving
@@ -140,7 +140,7 @@ def test_a_runner_runs_its_leased_jobs_as_ray_tasks(store, local_ray):
         store, public_key_to_text(private_key.public_key()), label="ray", machine="cluster", hardware="cpu"
     )
     with serving(create_app(store=store)) as url:
-        client = Client(url, private_key)
+        client = connect(url, private_key)
         outcomes = run_on_ray(client, "cpu", jobs=4)
         client.close()
     assert sorted(o.request for o in outcomes) == sorted([first, second])

@@ -233,7 +233,8 @@ def test_submit_page_and_rerun_this_run(store, vector_suite):
 
 
 def test_hostile_runner_calls_get_clear_refusals(store):
-    from kernelindex.services.remote_runner import Client, RunnerError
+    from kernelindex.client import ApiError
+    from kernelindex.services.remote_runner import connect
 
     service.submit(store, vector_add_submission())
     private_key = new_private_key()
@@ -245,16 +246,16 @@ def test_hostile_runner_calls_get_clear_refusals(store):
             "X-Kernelindex-Signature": "!!",
         }
         assert httpx.post(f"{url}/api/v1/runner/lease", headers=forged).status_code == 401
-        client = Client(url, private_key)
-        job = client.call("POST", "/api/v1/runner/lease", {}).json()
-        with pytest.raises(RunnerError) as caught:
-            client.call("POST", f"/api/v1/runner/leases/{job['lease']}/result", {"result": {"records": "x"}})
+        runner = connect(url, private_key)
+        job = runner.api.lease()
+        with pytest.raises(ApiError) as caught:
+            runner.api.post_result(job["lease"], {"records": "x"}, {})
         assert caught.value.status == 422
-        with pytest.raises(RunnerError) as caught:  # the refused result closed the lease
-            client.call("POST", f"/api/v1/runner/leases/{job['lease']}/heartbeat", {})
+        with pytest.raises(ApiError) as caught:  # the refused result closed the lease
+            runner.api.heartbeat(job["lease"])
         assert caught.value.status == 409
-        with pytest.raises(RunnerError) as caught:
-            client.call("GET", "/api/v1/runner/blobs/sha256:" + "1" * 64)
+        with pytest.raises(ApiError) as caught:
+            runner.api.runner_blob("sha256:" + "1" * 64)
         assert caught.value.status == 404
-        client.close()
+        runner.close()
     assert counts(store)["runs"] == 0

@@ -9,7 +9,7 @@ from kernelindex.ingest.problems import ImportFailed, ImportProblem
 from kernelindex.ingest.sync import SyncFailed
 from kernelindex.ingest.upstream.common import UpstreamError
 from kernelindex.records.errors import RecordError
-from kernelindex.records.refusal import Refusal, RefusalKind, mcp_error
+from kernelindex.records.refusal import BadParameter, Refusal, RefusalKind, mcp_error
 from kernelindex.records.request_signing import RequestSignatureError
 from kernelindex.records.signing import SignatureError
 from kernelindex.search.query import QueryError
@@ -41,6 +41,7 @@ from kernelindex.store.rows import RowError
         (UpstreamError("a.json", None, "x", "missing"), "invalid", "invalid"),
         (SyncFailed("refused"), "bad_request", "bad_request"),
         (RayUnavailable("no cluster"), "unavailable", "unavailable"),
+        (BadParameter("bad-since", "since 'x' is not a date", parameter="since"), "bad_request", "bad-since"),
     ],
 )
 def test_every_domain_error_is_a_refusal(exc, kind, code):
@@ -70,14 +71,6 @@ def test_api_errors_read_their_kind_from_the_status():
     assert error(404).message == "said the server"
     down = ApiError(client_problem("unreachable", "Unreachable", "connection refused"), method="GET", url="http://x")
     assert down.kind is RefusalKind.UNAVAILABLE and down.lines() == ["connection refused"]
-
-
-def test_runner_errors_read_their_kind_from_the_status():
-    from kernelindex.services.remote_runner import RunnerError
-
-    assert RunnerError(409, "lease closed").kind is RefusalKind.CONFLICT
-    assert RunnerError(503, "down").kind is RefusalKind.UNAVAILABLE
-    assert RunnerError(404, "no lease").lines() == ["HTTP 404: no lease"]
 
 
 def test_mcp_error():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kernelindex.records.refusal import RefusalKind
+from kernelindex.records.refusal import BadParameter, RefusalKind
 from kernelindex.search.query import QueryError
 from kernelindex.store.evidence.records import EvidenceError
 from kernelindex.store.queue.writes import QueueError
@@ -45,3 +45,13 @@ def test_lookups_and_queries_keep_their_problems():
     assert refusal_problem(ambiguous).status == 409
     query = refusal_problem(QueryError("too long"))
     assert (query.status, query.slug) == (400, "bad-query")  # what search_docs.answer_or_problem says
+
+
+def test_a_views_bad_parameter_is_a_400_naming_the_parameter():
+    problem = refusal_problem(BadParameter("bad-run-count", "compare takes 2 to 8 runs, got 1", parameter="run"))
+    assert (problem.status, problem.slug, problem.detail, problem.extra) == (
+        400,
+        "bad-run-count",
+        "compare takes 2 to 8 runs, got 1",
+        {"parameter": "run"},
+    )

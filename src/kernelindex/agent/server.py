@@ -20,7 +20,8 @@ from pydantic import Field
 
 from kernelindex import __version__
 from kernelindex.agent.citing import compare_summary, group_summary, permalink, run_summary
-from kernelindex.client import ApiError, Client
+from kernelindex.client import Client
+from kernelindex.records.refusal import Refusal
 from kernelindex.views.reads import Reads
 
 INSTRUCTIONS = """KernelIndex ranks GPU kernel benchmark runs that are comparable (same operation, workload,
@@ -44,16 +45,9 @@ Rows = Annotated[int, Field(ge=1, le=50, description="at most this many rows")]
 @contextmanager
 def refusals() -> Iterator[None]:
     """Turn every refusal from the store or the server into a tool error naming the reason."""
-    from kernelindex.store.reads.lookup import LookupFailed
-    from kernelindex.views.errors import Refusal
-
     try:
         yield
-    except Refusal as exc:
-        raise ToolError(exc.detail) from None
-    except ApiError as exc:
-        raise ToolError(exc.detail) from None
-    except LookupFailed as exc:
+    except Refusal as exc:  # a lookup, a view's bad parameter, the server's problem (ApiError)
         raise ToolError(exc.message) from None
 
 

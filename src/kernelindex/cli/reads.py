@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from kernelindex.cli.common import fail, open_store_or_fail
+from kernelindex.cli.common import fail, fail_refusal, open_store_or_fail
 from kernelindex.views.reads import LocalReads, Reads, RemoteReads
 
 Server = Annotated[
@@ -27,8 +27,7 @@ Server = Annotated[
 def reads(db: str | None, server: str | None) -> Iterator[Reads]:
     """The store at ``db`` or the API at ``server``; a refusal from either ends the command with one line."""
     from kernelindex.client import ApiError, Client
-    from kernelindex.store.reads.lookup import LookupFailed
-    from kernelindex.views.errors import Refusal
+    from kernelindex.records.refusal import Refusal
 
     if server:
         if db:
@@ -43,12 +42,10 @@ def reads(db: str | None, server: str | None) -> Iterator[Reads]:
         source = LocalReads(open_store_or_fail(db))
     try:
         yield source
-    except Refusal as exc:
-        fail(exc.detail)
     except ApiError as exc:
         fail(exc.detail if exc.status else f"{server}: {exc.detail}")
-    except LookupFailed as exc:
-        fail(exc.message)
+    except Refusal as exc:  # a lookup that names nothing, a view's bad parameter
+        fail_refusal(exc)
     finally:
         if client is not None:
             client.close()

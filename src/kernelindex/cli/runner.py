@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
@@ -28,15 +29,20 @@ def runner_command(
     ),
 ) -> None:
     """Pull one job at a time (a lease kept alive by heartbeats), run it in the harness, sign and post it."""
-    from kernelindex.services.campaign import RayUnavailable, start_ray
-    from kernelindex.services.harness_adapter import missing_devices, sandbox_refusal
+    from kernelindex.client import ApiError
+    from kernelindex.client.protocol import checked_base_url
+    from kernelindex.services.harness_adapter import sandbox_refusal
     from kernelindex.services.queue import QueueError, hardware_name
-    from kernelindex.services.remote_runner import Client, RunnerError, run_on_ray, run_one, summary
+    from kernelindex.services.remote_runner import Runner, connect, run_on_ray, run_one, summary
 
     refusal = sandbox_refusal(sandbox)
     if refusal:
         fail(refusal)
     private_key = load_private_key(key)
+    try:
+        checked_base_url(server)
+    except ValueError as exc:
+        fail(f"--server: {exc}")
     if gpus is not None and not re.fullmatch(r"\d+(,\d+)*", gpus):
         fail(f"--gpus must list GPU indices such as 0,1, not {gpus!r}")
     try:
@@ -47,10 +53,10 @@ def runner_command(
     stop = threading.Event()
     failures: list[str] = []
 
-    def step(client: Client, device: str) -> list:
+    def step(runner: Runner, device: str) -> list:
         if ray_address:
-            return run_on_ray(client, hardware, jobs, sandbox)
-        outcome = run_one(client, device, progress=lambda event: case_done(device, event), sandbox=sandbox)
+            return run_on_ray(runner, hardware, jobs, sandbox)
+        outcome = run_one(runner, device, progress=lambda event: case_done(device, event), sandbox=sandbox)
         return [outcome] if outcome else []
 
     def case_done(device: str, event) -> None:
@@ -61,16 +67,16 @@ def runner_command(
             )
 
     def work(device: str) -> None:
-        client = Client(server, private_key)
+        runner = connect(server, private_key)
         try:
             while not stop.is_set():
                 try:
-                    outcomes = step(client, device)
-                except RunnerError as exc:
+                    outcomes = step(runner, device)
+                except ApiError as exc:
                     failures.append(str(exc))
                     err.print(f"error: {exc}", markup=False)
                     return
-                except Exception as exc:  # the server is unreachable: say so and stop this worker
+                except Exception as exc:  # anything else went wrong here: say so and stop this worker
                     failures.append(f"{type(exc).__name__}: {exc}")
                     err.print(f"error: {server}: {type(exc).__name__}: {exc}", markup=False)
                     return
@@ -83,23 +89,38 @@ def runner_command(
                 if not outcomes:
                     stop.wait(poll)
         finally:
-            client.close()
+            runner.close()
+
+    devices = _devices(ray_address, hardware, gpus)
+    _run_workers(work, devices[:1] if once else devices, stop)
+    raise typer.Exit(1 if failures else 0)
+
+
+def _devices(ray_address: str | None, hardware: str, gpus: str | None) -> list[str]:
+    """Where the jobs run: the Ray cluster (started here), the CPU, or each GPU --gpus names (refused
+    when this machine lacks one)."""
+    from kernelindex.services.campaign import RayUnavailable, start_ray
+    from kernelindex.services.harness_adapter import missing_devices
 
     if ray_address:
         try:
             start_ray(None if ray_address == "local" else ray_address, hardware)
         except RayUnavailable as exc:
             fail(f"--ray-address: {exc}")
-        devices = ["ray"]
-    else:
-        devices = ["cpu"] if hardware == "cpu" else [f"cuda:{g}" for g in (gpus or "0").split(",")]
-        missing = missing_devices(devices)
-        if missing:
-            fail(
-                f"--hardware {hardware} --gpus {gpus or '0'}: this machine has no {', '.join(missing)} "
-                "(torch.cuda sees too few GPUs); run the runner on its GPU machine"
-            )
-    threads = [threading.Thread(target=work, args=(d,), daemon=True) for d in (devices[:1] if once else devices)]
+        return ["ray"]
+    devices = ["cpu"] if hardware == "cpu" else [f"cuda:{g}" for g in (gpus or "0").split(",")]
+    missing = missing_devices(devices)
+    if missing:
+        fail(
+            f"--hardware {hardware} --gpus {gpus or '0'}: this machine has no {', '.join(missing)} "
+            "(torch.cuda sees too few GPUs); run the runner on its GPU machine"
+        )
+    return devices
+
+
+def _run_workers(work: Callable[[str], None], devices: list[str], stop: threading.Event) -> None:
+    """One worker thread per device until each is done; Ctrl-C asks them all to stop."""
+    threads = [threading.Thread(target=work, args=(d,), daemon=True) for d in devices]
     for thread in threads:
         thread.start()
     try:
@@ -108,4 +129,3 @@ def runner_command(
                 thread.join(0.5)
     except KeyboardInterrupt:
         stop.set()
-    raise typer.Exit(1 if failures else 0)

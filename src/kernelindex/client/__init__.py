@@ -8,6 +8,7 @@ from kernelindex.client.aio import AsyncClient
 from kernelindex.client.endpoints import RunRecords, View
 from kernelindex.client.errors import ApiError
 from kernelindex.client.protocol import SERVER_ENV, Page
+from kernelindex.client.signing import SignedRequests
 from kernelindex.client.sync import Client
 
-__all__ = ["ApiError", "AsyncClient", "Client", "Page", "RunRecords", "SERVER_ENV", "View"]
+__all__ = ["ApiError", "AsyncClient", "Client", "Page", "RunRecords", "SERVER_ENV", "SignedRequests", "View"]

@@ -180,3 +180,26 @@ class Endpoints:
     def rerun_request(self, request_id: str) -> Any:
         """One rerun request with its state, leases and resulting runs."""
         return self._call("GET", f"{API}/rerun-requests/{segment(request_id)}")
+
+    # --- a remote runner's calls (signed: ``auth=SignedRequests(key)``)
+    def lease(self) -> Any:
+        """Lease one queued job for this runner: the job, or None when the queue has nothing for it."""
+        return self._call("POST", f"{API}/runner/lease", json={})
+
+    def heartbeat(self, lease: str) -> Any:
+        """Keep a lease alive while its job runs."""
+        return self._call("POST", f"{API}/runner/leases/{segment(lease)}/heartbeat", json={})
+
+    def fail_lease(self, lease: str, reason: str) -> Any:
+        """Give a leased job back to the queue, saying why."""
+        return self._call("POST", f"{API}/runner/leases/{segment(lease)}/fail", json={"reason": reason})
+
+    def post_result(self, lease: str, result: dict[str, Any], timings: dict[str, float]) -> Any:
+        """Post a leased job's signed records; the stored runs, the request's state and the suite run."""
+        return self._call(
+            "POST", f"{API}/runner/leases/{segment(lease)}/result", json={"result": result, "timings": timings}
+        )
+
+    def runner_blob(self, digest: str) -> Any:
+        """A job's input (problem files or solution document) by its digest."""
+        return self._call("GET", f"{API}/runner/blobs/{segment(digest)}")

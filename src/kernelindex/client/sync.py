@@ -33,7 +33,8 @@ class Client(Endpoints):
     """A KernelIndex API client: ``Client("http://127.0.0.1:8000").run("149b7c1a")``.
 
     Idempotent requests are retried with backoff; GETs revalidate with ``If-None-Match``; every
-    failure is one :class:`~kernelindex.client.ApiError`. ``api_key`` defaults to $KERNELINDEX_API_KEY.
+    failure is one :class:`~kernelindex.client.ApiError`. ``api_key`` defaults to $KERNELINDEX_API_KEY
+    (``""``: none); a remote runner passes ``auth=SignedRequests(key)``; ``sync`` follows redirects.
     """
 
     def __init__(
@@ -45,6 +46,9 @@ class Client(Endpoints):
         retries: int = 3,
         backoff_s: float = 0.25,
         transport: httpx.BaseTransport | None = None,
+        auth: httpx.Auth | None = None,
+        follow_redirects: bool = False,
+        max_redirects: int = 20,
     ) -> None:
         self.base_url = checked_base_url(base_url)
         self.timeout = timeout
@@ -55,6 +59,9 @@ class Client(Endpoints):
             base_url=self.base_url,
             timeout=timeout,
             transport=transport,
+            auth=auth,
+            follow_redirects=follow_redirects,
+            max_redirects=max_redirects,
             headers=headers(key, f"kernelindex-client/{__version__}"),
         )
 
@@ -66,6 +73,16 @@ class Client(Endpoints):
 
     def close(self) -> None:
         self._http.close()
+
+    @contextmanager
+    def download(
+        self, url: str, *, headers: dict[str, str] | None = None, timeout: httpx.Timeout | float | None = None
+    ) -> Iterator[httpx.Response]:
+        """One GET of ``url`` (a path on the server, or an absolute URL it pointed to) as an unread
+        streamed answer, for files that are not API documents (the catalog export): tried once, any
+        status comes back, and faults are httpx's own, so the caller judges the bytes itself."""
+        with self._http.stream("GET", url, headers=headers, timeout=timeout or self.timeout) as response:
+            yield response
 
     @contextmanager
     def export(self) -> Iterator[Lines[Iterator[str]]]:

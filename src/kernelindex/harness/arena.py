@@ -127,6 +127,7 @@ class Arena:
         import torch
 
         self.nbytes, self.device, self.fd = max(nbytes, ALIGN), device, -1
+        self.tensor: torch.Tensor | None
         if device.startswith("cuda"):
             self.tensor = torch.zeros(self.nbytes, dtype=torch.uint8, device=device)
         else:

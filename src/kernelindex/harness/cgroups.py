@@ -132,10 +132,10 @@ def _v1(mounts: list[tuple[str, str, list[str]]]) -> Hierarchy:
         raise Unavailable(f"no cgroup v1 {', '.join(missing)} hierarchy is mounted")
     own = _own_paths()
     parents = {}
-    for name, mount in by_controller.items():
-        base = mount / own.get(name, "/").lstrip("/")  # nested under our own group: its limits hold
+    for name, folder in by_controller.items():
+        base = folder / own.get(name, "/").lstrip("/")  # nested under our own group: its limits hold
         if not base.is_dir():
-            base = mount
+            base = folder
         parent = base / PARENT
         try:
             parent.mkdir(exist_ok=True)
@@ -416,7 +416,7 @@ def _rmdir_tree(path: Path, timeout_s: float = 5.0) -> None:
 
 def reap_stale(where: Hierarchy) -> list[str]:
     """Empty and remove the groups of harness processes that no longer exist; the names removed."""
-    removed = []
+    removed: list[str] = []
     first = next(iter(where.parents.values()))
     try:
         names = [p.name for p in first.iterdir() if p.is_dir()]

@@ -94,7 +94,8 @@ class Forked:
     """The parts of a Popen object the worker handle uses, for a forked child."""
 
     def __init__(self, server: ForkServer, pid: int):
-        self.server, self.pid, self.returncode = server, pid, None
+        self.server, self.pid = server, pid
+        self.returncode: int | None = None
 
     def poll(self) -> int | None:
         if self.returncode is None:
@@ -103,11 +104,11 @@ class Forked:
 
     def wait(self, timeout: float | None = None) -> int:
         deadline = None if timeout is None else time.monotonic() + timeout
-        while self.poll() is None:
+        while (code := self.poll()) is None:
             if deadline is not None and time.monotonic() > deadline:
-                raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout)
+                raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout or 0.0)
             time.sleep(0.01)
-        return self.returncode
+        return code
 
 
 def server(boot: str) -> ForkServer | None:

@@ -114,6 +114,8 @@ class Child:
     ):
         self.role, self.log_path, self.sandboxed = role, log_path, sandboxed
         self.box: sandbox.Sandbox | None = None
+        self.proc: subprocess.Popen | forkserver.Forked
+        self.members: sandbox.Members | sandbox.ProcessGroup
         self._pump: _LogPump | None = None
         self.memory_limit = memory_limit_bytes
         request_r, self._request_w = os.pipe()
@@ -230,7 +232,8 @@ class Child:
         if self.sandboxed:
             over = self.members.oom_killed()
         else:
-            over = bool(self.memory_limit) and self.members.memory_bytes() > self.memory_limit
+            cap = self.memory_limit or 0
+            over = cap > 0 and self.members.memory_bytes() > cap
         if over:
             self.kill()
             limit = f" of {self.memory_limit >> 20} MiB" if self.memory_limit else ""

@@ -92,14 +92,14 @@ def case_score(case, definition, axis_values: dict, passed: bool, latency_ms, re
 
 
 def suite_score(scores: list[CaseScore], passed: list[bool]) -> SuiteScore:
-    ok = [s for s, p in zip(scores, passed) if p and s.latency_ms]
-    sols = [s.sol for s in scores]
+    ok = [(s, s.latency_ms) for s, p in zip(scores, passed) if p and s.latency_ms]  # (score, its latency)
+    sols = [s.sol for s in scores if s.sol is not None]
     return SuiteScore(
         cases=len(scores),
         passed=sum(passed),
-        geomean_latency_ms=geomean([s.latency_ms for s in ok]),
-        geomean_speedup=geomean([s.baseline_ms / s.latency_ms for s in ok if s.baseline_ms]),
-        geomean_speedup_vs_reference=geomean([s.speedup for s in ok if s.speedup]),
-        faster_than_baseline=sum(1 for s in ok if s.baseline_ms and s.latency_ms < s.baseline_ms),
-        sol_score=(sum(sols) / len(sols)) if sols and all(v is not None for v in sols) else None,
+        geomean_latency_ms=geomean([latency for _, latency in ok]),
+        geomean_speedup=geomean([s.baseline_ms / latency for s, latency in ok if s.baseline_ms]),
+        geomean_speedup_vs_reference=geomean([s.speedup for s, _ in ok if s.speedup]),
+        faster_than_baseline=sum(1 for s, latency in ok if s.baseline_ms and latency < s.baseline_ms),
+        sol_score=(sum(sols) / len(sols)) if sols and len(sols) == len(scores) else None,
     )

@@ -25,6 +25,7 @@ from urllib.parse import urljoin
 
 import httpx
 
+from kernelindex.client import Client
 from kernelindex.ingest.catalog import ImportReport, import_catalog
 from kernelindex.ingest.jsonlines import ZSTD_MAGIC
 from kernelindex.ingest.problems import ImportFailed, ImportProblem
@@ -48,6 +49,8 @@ MAX_POINTER = 64 << 10  # bytes of latest.json read at most (ours is ~200)
 DEADLINE = 30 * 60
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 _NAMED = re.compile(r"([0-9a-f]{64})\.jsonl\.zst$")
+# the export's bytes as stored (their digest is what servers state), whatever its type
+_AS_STORED = {"Accept": "*/*", "Accept-Encoding": "identity"}
 
 
 class SyncFailed(Refusal):
@@ -101,11 +104,11 @@ def _refused_on_http_errors(url: str, deadline: _Deadline, broke: str | None = N
         raise SyncFailed(f"{url}: {broke} ({error})" if broke else f"{url}: {error}") from None
 
 
-def _pointer(http: httpx.Client, base: str, deadline: _Deadline) -> tuple[str | None, str | None]:
+def _pointer(api: Client, base: str, deadline: _Deadline) -> tuple[str | None, str | None]:
     """(digest, export URL) from ``latest.json``; (None, None) when the server has no pointer. At
     most :data:`MAX_POINTER` bytes of it are read: a pointer that streams on is refused."""
     url = base + POINTER
-    with _refused_on_http_errors(url, deadline), http.stream("GET", url, timeout=deadline.timeout()) as response:
+    with _refused_on_http_errors(url, deadline), api.download(url, timeout=deadline.timeout()) as response:
         if response.status_code == 404:
             return None, None
         if response.status_code != 200:
@@ -133,9 +136,7 @@ def _pointer(http: httpx.Client, base: str, deadline: _Deadline) -> tuple[str | 
     return digest, urljoin(final, target) if target else None
 
 
-def _download(
-    http: httpx.Client, url: str, into: Path, max_bytes: int, deadline: _Deadline
-) -> tuple[str, str, list[str]]:
+def _download(api: Client, url: str, into: Path, max_bytes: int, deadline: _Deadline) -> tuple[str, str, list[str]]:
     """Stream ``url`` to ``into``; (sha256 digest, final URL, digests the server stated for it).
     Refused past ``max_bytes``: at once when the server says the length, else as the bytes come."""
     sha = hashlib.sha256()
@@ -144,7 +145,7 @@ def _download(
     # means the download is incomplete
     with (
         _refused_on_http_errors(url, deadline, "the download broke off"),
-        http.stream("GET", url, headers={"Accept-Encoding": "identity"}, timeout=deadline.timeout()) as response,
+        api.download(url, headers=_AS_STORED, timeout=deadline.timeout()) as response,
     ):
         if response.status_code != 200:
             raise SyncFailed(f"{response.url}: HTTP {response.status_code}")
@@ -195,9 +196,13 @@ def sync(
     base = url.rstrip("/")
     if not base.startswith(("http://", "https://")):
         raise SyncFailed(f"{url}: not an http(s) URL")
-    with httpx.Client(follow_redirects=True, max_redirects=MAX_REDIRECTS, timeout=timeout) as http:
+    try:  # no API key: a sync origin is any server, and the export is public
+        api = Client(base, api_key="", timeout=timeout, retries=0, follow_redirects=True, max_redirects=MAX_REDIRECTS)
+    except ValueError as exc:
+        raise SyncFailed(str(exc)) from None
+    with api:
         clock = _Deadline(deadline, timeout)
-        expected, target = _pointer(http, base, clock)
+        expected, target = _pointer(api, base, clock)
         with store.read() as conn:
             last = last_synced_digest(conn, base)
         if expected is not None and expected == last:
@@ -208,7 +213,7 @@ def sync(
             raise SyncFailed(f"{base}: no folder for the download ({exc.strerror}: {exc.filename})") from None
         with scratch_folder as scratch:
             path = Path(scratch) / "catalog.jsonl.zst"
-            got, final, stated = _download(http, target or base + EXPORT, path, max_bytes, clock)
+            got, final, stated = _download(api, target or base + EXPORT, path, max_bytes, clock)
             claims = ([expected] if expected else []) + stated
             if not claims:
                 raise SyncFailed(

@@ -41,9 +41,31 @@ class Refusal(Exception):
     def message(self) -> str:
         return str(self)
 
+    @property
+    def extra(self) -> dict[str, Any]:
+        """Facts beside the message that a front end may show (an HTTP problem's own members)."""
+        return {}
+
     def lines(self) -> list[str]:
         """The message as the lines a terminal shows, one problem each."""
         return [self.message]
+
+
+class BadParameter(Refusal):
+    """A request's input refused by the read layer (a bad count, a bad date): ``code`` names the
+    problem (``bad-since``), ``parameter`` the input it came in."""
+
+    def __init__(self, code: str, detail: str, *, parameter: str) -> None:
+        super().__init__(detail)
+        self._code, self.parameter = code, parameter
+
+    @property
+    def code(self) -> str:
+        return self._code
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        return {"parameter": self.parameter}
 
 
 # JSON-RPC error codes (MCP speaks JSON-RPC 2.0): a refusal of the caller's arguments is "invalid

@@ -16,26 +16,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
-
-from kernelindex.client.errors import kind_of_status
-from kernelindex.records.canonical import canonical_json
-from kernelindex.records.refusal import Refusal, RefusalKind
-from kernelindex.records.request_signing import sign_request
+from kernelindex.client import ApiError, Client, SignedRequests
 from kernelindex.records.signing import sign_record_digest
 from kernelindex.services import harness_adapter as harness
-
-
-class RunnerError(Refusal, RuntimeError):
-    """The server refused a call; the message carries its problem detail."""
-
-    def __init__(self, status: int, detail: str) -> None:
-        self.status = status
-        super().__init__(f"HTTP {status}: {detail}")
-
-    @property
-    def kind(self) -> RefusalKind:  # type: ignore[override]  # read from the answer, not set
-        return kind_of_status(self.status)
 
 
 @dataclass
@@ -49,48 +32,38 @@ class Outcome:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-class Client:
-    """Signed calls to a kernelindex server."""
+@dataclass
+class Runner:
+    """This runner's connection to a server: every call signed with its key, which also signs the records."""
 
-    def __init__(self, server: str, private_key, timeout: float = 60.0) -> None:
-        self.http = httpx.Client(base_url=server.rstrip("/"), timeout=timeout)
-        self.key = private_key
-
-    def call(self, method: str, path: str, body: Any = None) -> httpx.Response:
-        data = canonical_json(body) if body is not None else b""
-        headers = sign_request(self.key, method, path, data)
-        if body is not None:
-            headers["Content-Type"] = "application/json"
-        response = self.http.request(method, path, content=data, headers=headers)
-        if response.status_code >= 400:
-            try:
-                detail = response.json().get("detail", response.text)
-            except ValueError:
-                detail = response.text
-            raise RunnerError(response.status_code, str(detail))
-        return response
+    api: Client
+    key: Any
 
     def close(self) -> None:
-        self.http.close()
+        self.api.close()
+
+
+def connect(server: str, private_key, timeout: float = 60.0) -> Runner:
+    """A runner for ``server`` (no API key: the signature is the credential)."""
+    return Runner(Client(server, api_key="", timeout=timeout, auth=SignedRequests(private_key)), private_key)
 
 
 class _Heartbeat(threading.Thread):
-    def __init__(self, client: Client, lease_id: str, every: float) -> None:
+    def __init__(self, runner: Runner, lease_id: str, every: float) -> None:
         super().__init__(daemon=True)
-        self.client, self.lease_id, self.every = client, lease_id, every
+        self.runner, self.lease_id, self.every = runner, lease_id, every
         self.stopped = threading.Event()
         self.lost: str | None = None
 
     def run(self) -> None:
         while not self.stopped.wait(self.every):
             try:
-                self.client.call("POST", f"/api/v1/runner/leases/{self.lease_id}/heartbeat", {})
-            except RunnerError as exc:
+                self.runner.api.heartbeat(self.lease_id)
+            except ApiError as exc:
                 if exc.status in (403, 404, 409):
                     self.lost = str(exc)
                     return
-            except httpx.HTTPError:
-                continue  # the server may come back before the lease expires
+                # any other answer, or none: the server may come back before the lease expires
 
 
 def signed_result(suite, private_key) -> dict[str, Any]:
@@ -109,44 +82,41 @@ def _digest(record: dict) -> str:
     return digest(record)
 
 
-def take(client: Client) -> dict[str, Any] | None:
+def take(runner: Runner) -> dict[str, Any] | None:
     """Lease one job (None when the queue has nothing for this runner) and start its heartbeats."""
-    response = client.call("POST", "/api/v1/runner/lease", {})
-    if response.status_code == 204:
+    job = runner.api.lease()
+    if job is None:
         return None
-    job = response.json()
-    job["heartbeat"] = _Heartbeat(client, job["lease"], float(job["heartbeatEveryS"]))
+    job["heartbeat"] = _Heartbeat(runner, job["lease"], float(job["heartbeatEveryS"]))
     job["heartbeat"].start()
     return job
 
 
-def job_inputs(client: Client, job: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
+def job_inputs(runner: Runner, job: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
     """(problem files, solution.json document) a job names, fetched by digest."""
-    document = client.call("GET", f"/api/v1/runner/blobs/{job['solution']['document']}").json()
-    problem = client.call("GET", f"/api/v1/runner/blobs/{job['problem']['digest']}").json()
+    document = runner.api.runner_blob(job["solution"]["document"])
+    problem = runner.api.runner_blob(job["problem"]["digest"])
     return problem["files"], document
 
 
-def give_back(client: Client, job: dict[str, Any], reason: str) -> Outcome:
+def give_back(runner: Runner, job: dict[str, Any], reason: str) -> Outcome:
     job["heartbeat"].stopped.set()
-    client.call("POST", f"/api/v1/runner/leases/{job['lease']}/fail", {"reason": reason})
+    runner.api.fail_lease(job["lease"], reason)
     return Outcome(job["lease"], job["request"], False, f"gave the job back: {reason}")
 
 
-def post(client: Client, job: dict[str, Any], suite, timings: dict[str, float]) -> Outcome:
+def post(runner: Runner, job: dict[str, Any], suite, timings: dict[str, float]) -> Outcome:
     """Stop the heartbeats, sign the suite's records and post them for the job's lease."""
     beat = job["heartbeat"]
     beat.stopped.set()
     lease_id = job["lease"]
     if beat.lost:
         return Outcome(lease_id, job["request"], False, f"lease lost while running: {beat.lost}", timings=timings)
-    result = signed_result(suite, client.key)
+    result = signed_result(suite, runner.key)
     started = time.perf_counter()
     try:
-        stored = client.call(
-            "POST", f"/api/v1/runner/leases/{lease_id}/result", {"result": result, "timings": timings}
-        ).json()
-    except RunnerError as exc:
+        stored = runner.api.post_result(lease_id, result, timings)
+    except ApiError as exc:
         return Outcome(lease_id, job["request"], False, str(exc), timings=timings)
     timings["uploadS"] = time.perf_counter() - started
     return Outcome(
@@ -165,13 +135,13 @@ def post(client: Client, job: dict[str, Any], suite, timings: dict[str, float]) 
     )
 
 
-def run_one(client: Client, device: str = "cpu", progress=None, sandbox: str = "required") -> Outcome | None:
+def run_one(runner: Runner, device: str = "cpu", progress=None, sandbox: str = "required") -> Outcome | None:
     """Lease one job, run it here, post it; None when the queue has nothing for this runner."""
-    job = take(client)
+    job = take(runner)
     if job is None:
         return None
     try:
-        files, document = job_inputs(client, job)
+        files, document = job_inputs(runner, job)
         started = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="kernelindex-job-") as tmp:
             problem_dir = harness.write_problem(files, Path(tmp) / "problem")
@@ -183,11 +153,11 @@ def run_one(client: Client, device: str = "cpu", progress=None, sandbox: str = "
                 progress=progress,
             )
     except Exception as exc:  # the harness itself failed here: give the job back with the reason
-        return give_back(client, job, f"{type(exc).__name__}: {exc}")
-    return post(client, job, suite, {"harnessS": time.perf_counter() - started})
+        return give_back(runner, job, f"{type(exc).__name__}: {exc}")
+    return post(runner, job, suite, {"harnessS": time.perf_counter() - started})
 
 
-def run_on_ray(client: Client, hardware: str, jobs: int, sandbox: str = "required") -> list[Outcome]:
+def run_on_ray(runner: Runner, hardware: str, jobs: int, sandbox: str = "required") -> list[Outcome]:
     """Lease up to ``jobs`` jobs and run each as one Ray task (the campaign's task) on the cluster;
     post each as soon as its task is back. Ray must already be started."""
     import ray
@@ -199,13 +169,13 @@ def run_on_ray(client: Client, hardware: str, jobs: int, sandbox: str = "require
     running: dict[Any, tuple[dict[str, Any], float]] = {}
     outcomes: list[Outcome] = []
     for _ in range(jobs):
-        job = take(client)
+        job = take(runner)
         if job is None:
             break
         try:
-            files, document = job_inputs(client, job)
-        except RunnerError as exc:
-            outcomes.append(give_back(client, job, str(exc)))
+            files, document = job_inputs(runner, job)
+        except ApiError as exc:
+            outcomes.append(give_back(runner, job, str(exc)))
             continue
         running[task.remote(files, document, {**job["protocol"], "sandbox": sandbox}, device, None)] = (
             job,
@@ -218,9 +188,9 @@ def run_on_ray(client: Client, hardware: str, jobs: int, sandbox: str = "require
         try:
             suite = ray.get(done[0])
         except RayError as exc:
-            outcomes.append(give_back(client, job, f"{type(exc).__name__}: {str(exc).splitlines()[0]}"))
+            outcomes.append(give_back(runner, job, f"{type(exc).__name__}: {str(exc).splitlines()[0]}"))
             continue
-        outcomes.append(post(client, job, suite, {"harnessS": time.perf_counter() - started}))
+        outcomes.append(post(runner, job, suite, {"harnessS": time.perf_counter() - started}))
     return outcomes
 
 

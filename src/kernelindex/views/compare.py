@@ -18,9 +18,9 @@ from typing import Any
 from pydantic import Field
 
 from kernelindex.records.canonical import metric_key
+from kernelindex.records.refusal import BadParameter
 from kernelindex.store.reads.lookup import resolve_run
 from kernelindex.views.common import EvidenceLevel, Interval, NativeFigure, ViewModel
-from kernelindex.views.errors import Refusal
 from kernelindex.views.run import GroupRank, PendingRank, Primary, Run, RunLinks, run_view
 
 MIN_RUNS, MAX_RUNS = 2, 8
@@ -41,7 +41,7 @@ def key_parts(row) -> dict[str, str | None]:
 
 def check_count(n: int) -> None:
     if not MIN_RUNS <= n <= MAX_RUNS:
-        raise Refusal(400, "bad-run-count", f"compare takes {MIN_RUNS} to {MAX_RUNS} runs, got {n}", parameter="run")
+        raise BadParameter("bad-run-count", f"compare takes {MIN_RUNS} to {MAX_RUNS} runs, got {n}", parameter="run")
 
 
 class ComparedRank(ViewModel):

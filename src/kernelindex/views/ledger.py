@@ -21,10 +21,10 @@ from typing import Any
 
 from pydantic import Field
 
+from kernelindex.records.refusal import BadParameter
 from kernelindex.store.reads import entities, ledger
 from kernelindex.store.reads.ledger import LedgerFilter, LedgerRow
 from kernelindex.views.common import Document, ViewModel
-from kernelindex.views.errors import Refusal
 from kernelindex.views.formatting import format_value, short_digest
 
 DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -48,15 +48,13 @@ def parse_since(text: str) -> datetime:
     except ValueError:
         parsed = None
     if parsed is None or len(value) > 40:
-        raise Refusal(
-            400,
+        raise BadParameter(
             "bad-since",
             f"since {value[:40]!r} is not an ISO 8601 date or date-time (e.g. 2026-03-01 or 2026-03-01T12:00:00Z)",
             parameter="since",
         )
     if parsed.tzinfo is None:
-        raise Refusal(
-            400,
+        raise BadParameter(
             "bad-since",
             f"since {value!r} has no time zone: add Z (UTC) or an offset like +01:00",
             parameter="since",

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kernelindex.records.refusal import BadParameter
 from kernelindex.search.answer import RANK_ROWS, search
 from kernelindex.search.models import SearchAnswer
 from kernelindex.search.query import QueryError
-from kernelindex.views.errors import Refusal
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -19,4 +19,4 @@ def search_view(conn: Connection, text: str, rank_rows: int = RANK_ROWS) -> Sear
     try:
         return search(conn, text, rank_rows=rank_rows)
     except QueryError as exc:
-        raise Refusal(400, "bad-query", str(exc), parameter="q") from None
+        raise BadParameter("bad-query", str(exc), parameter="q") from None

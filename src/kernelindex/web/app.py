@@ -10,13 +10,12 @@ import hashlib
 import os
 from pathlib import Path
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from kernelindex import __version__
 from kernelindex.store.database import Store, open_store, read_only_engine
 from kernelindex.store.generation import GenerationReader
-from kernelindex.views.errors import Refusal
 from kernelindex.views.origins import load_origins
 from kernelindex.web import problems, templating
 from kernelindex.web.http.cache import CacheMiddleware
@@ -72,11 +71,6 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     app.state.origins = load_origins()  # seed run digests and our problem packs' record digests, once
     app.state.export_cache = export_cache(app.state.store)
     problems.install(app)
-
-    @app.exception_handler(Refusal)
-    async def _refused(request: Request, exc: Refusal) -> Response:
-        """A view's refusal, answered like any problem the routes raise."""
-        return problems.render_problem(request, exc.status, exc.slug, exc.detail, **exc.extra)
 
     fast = os.environ.get(FAST_ENV, "on") != "off"
     if fast:  # innermost: it sees the anti-forgery token the outer middleware chose

@@ -90,7 +90,7 @@ def refusal_problem(exc: Refusal) -> Problem:
     """Any refusal as HTTP: its kind gives the status, its code the problem type (``unknown-run``)."""
     if isinstance(exc, LookupFailed):
         return lookup_problem(exc)
-    return Problem(HTTP_STATUS[exc.kind], exc.code.replace("_", "-"), exc.message)
+    return Problem(HTTP_STATUS[exc.kind], exc.code.replace("_", "-"), exc.message, **exc.extra)
 
 
 def check_known_params(request: Request, allowed: set[str]) -> None:
