@@ -1,0 +1,32 @@
+"""The log's two tables: its leaves in order, and the perfect subtrees above them.
+
+``log_leaves``: leaf ``idx`` holds the content digest of the row ``row_seq`` of ``table_name``.
+``log_nodes``: the hash of every perfect subtree of two or more leaves, kept when its last leaf
+arrives (about one per leaf), so any root or proof is a few dozen reads at any size. A leaf's own
+hash is not kept: it is one SHA-256 of its digest.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import BigInteger, Column, Index, LargeBinary, SmallInteger, String, Table, UniqueConstraint
+
+from kernelindex.store.tables import DIGEST, metadata
+
+log_leaves = Table(
+    "log_leaves",
+    metadata,
+    Column("idx", BigInteger, primary_key=True, autoincrement=False),
+    Column("digest", DIGEST, nullable=False),
+    Column("table_name", String(60), nullable=False),
+    Column("row_seq", BigInteger, nullable=False),
+    UniqueConstraint("table_name", "row_seq"),
+)
+Index("ix_log_leaves_digest", log_leaves.c.digest)
+
+log_nodes = Table(
+    "log_nodes",
+    metadata,
+    Column("level", SmallInteger, primary_key=True, autoincrement=False),
+    Column("idx", BigInteger, primary_key=True, autoincrement=False),
+    Column("hash", LargeBinary(32), nullable=False),
+)
