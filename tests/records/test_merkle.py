@@ -9,6 +9,7 @@ import random
 import pytest
 
 from kernelindex.records import merkle
+from rfc9162_kit import rfc_mth, rfc_path, rfc_subproof, root_from_path, roots_from_consistency
 
 # The eight leaves of the CT reference implementation's tree tests (RFC 6962 / 9162 hashing).
 CT_LEAVES = [
@@ -31,80 +32,6 @@ CT_PATH_0_8 = [
     "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
     "6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4",
 ]
-
-
-# -- the RFC's definitions (section 2.1), independently of the module under test --------------
-
-
-def _h(data: bytes) -> bytes:
-    return hashlib.sha256(data).digest()
-
-
-def rfc_mth(d: list[bytes]) -> bytes:
-    n = len(d)
-    if n == 0:
-        return _h(b"")
-    if n == 1:
-        return _h(b"\x00" + d[0])
-    k = 1
-    while k * 2 < n:
-        k *= 2
-    return _h(b"\x01" + rfc_mth(d[:k]) + rfc_mth(d[k:]))
-
-
-def rfc_path(m: int, d: list[bytes]) -> list[bytes]:
-    n = len(d)
-    if n == 1:
-        return []
-    k = 1
-    while k * 2 < n:
-        k *= 2
-    if m < k:
-        return rfc_path(m, d[:k]) + [rfc_mth(d[k:])]
-    return rfc_path(m - k, d[k:]) + [rfc_mth(d[:k])]
-
-
-def rfc_subproof(m: int, d: list[bytes], b: bool) -> list[bytes]:
-    n = len(d)
-    if m == n:
-        return [] if b else [rfc_mth(d)]
-    k = 1
-    while k * 2 < n:
-        k *= 2
-    if m <= k:
-        return rfc_subproof(m, d[:k], b) + [rfc_mth(d[k:])]
-    return rfc_subproof(m - k, d[k:], False) + [rfc_mth(d[:k])]
-
-
-def rfc_root_from_path(m: int, d_m: bytes, n: int, path: list[bytes]) -> bytes:
-    """A second verifier: walk the RFC's recursion down to the leaf, consuming the path from its end."""
-    path = list(path)
-
-    def up(m: int, n: int) -> bytes:
-        if n == 1:
-            return _h(b"\x00" + d_m)
-        k = 1
-        while k * 2 < n:
-            k *= 2
-        if m < k:
-            left = up(m, k)
-            return _h(b"\x01" + left + path_for[(m, n)])
-        right = up(m - k, n - k)
-        return _h(b"\x01" + path_for[(m, n)] + right)
-
-    # the path lists the deepest sibling first: assign each recursion level its element
-    levels = []
-    mm, nn = m, n
-    while nn > 1:
-        k = 1
-        while k * 2 < nn:
-            k *= 2
-        levels.append((mm, nn))
-        mm, nn = (mm, k) if mm < k else (mm - k, nn - k)
-    if len(levels) != len(path):
-        raise ValueError("wrong path length")
-    path_for = dict(zip(reversed(levels), path, strict=True))
-    return up(m, n)
 
 
 # -- the module's tree from stored perfect nodes ----------------------------------------------
@@ -150,12 +77,14 @@ def test_every_proof_is_the_rfcs_and_verifies():
         for m in range(n):
             proof = merkle.hashes_of(merkle.inclusion_ranges(m, n), fetch)
             assert proof == rfc_path(m, data[:n])
-            assert rfc_root_from_path(m, data[m], n, proof) == root
+            assert root_from_path(m, n, merkle.leaf_hash(data[m]), proof) == root
             merkle.verify_inclusion(m, n, merkle.leaf_hash(data[m]), proof, root)
         for m in range(1, n + 1):
             proof = merkle.hashes_of(merkle.consistency_ranges(m, n), fetch)
             assert proof == (rfc_subproof(m, data[:n], True) if m < n else [])
             merkle.verify_consistency(m, n, rfc_mth(data[:m]), root, proof)
+            if m < n:
+                assert roots_from_consistency(m, n, rfc_mth(data[:m]), proof) == (rfc_mth(data[:m]), root)
 
 
 def test_tampered_proofs_are_refused():
