@@ -144,3 +144,70 @@ def open_checkpoint(note: str, verifier: str) -> Checkpoint:
             raise CheckpointError(f"the signature by {name} does not hold on this checkpoint") from exc
         return checkpoint
     raise CheckpointError(f"the note carries no signature by {name}")
+
+
+def check_extends(old: Checkpoint, new: Checkpoint, proof: list[bytes]) -> None:
+    """Refuse unless the tree of ``new`` is the tree of ``old`` with leaves added (RFC 9162
+    consistency): a smaller tree, another origin or a proof that fails is a fork or a rewrite."""
+    from kernelindex.records.merkle import ProofError, verify_consistency
+
+    if new.origin != old.origin:
+        raise CheckpointError(f"the log's origin changed from {old.origin!r} to {new.origin!r}")
+    if new.size < old.size:
+        raise CheckpointError(f"the log shrank from {old.size} to {new.size} leaves: its history was rewritten")
+    try:
+        verify_consistency(old.size, new.size, old.root, new.root, proof)
+    except ProofError as exc:
+        raise CheckpointError(
+            f"the log of {new.size} leaves does not extend the one of {old.size} leaves seen before "
+            f"(a fork or a rewritten history): {exc}"
+        ) from exc
+
+
+def check_included(checkpoint: Checkpoint, digest: str, index: int, proof: list[bytes]) -> None:
+    """Refuse unless the record with content ``digest`` is leaf ``index`` of ``checkpoint``'s tree."""
+    from kernelindex.records.merkle import ProofError, leaf_hash, verify_inclusion
+
+    if not re.fullmatch(r"sha256:[0-9a-f]{64}", digest):
+        raise CheckpointError(f"{digest[:80]!r} is not a sha256: digest")
+    try:
+        verify_inclusion(index, checkpoint.size, leaf_hash(bytes.fromhex(digest[7:])), proof, checkpoint.root)
+    except ProofError as exc:
+        raise CheckpointError(f"{digest} is not leaf {index} of the checkpoint's tree: {exc}") from exc
+
+
+def _hashes(answer: dict, what: str) -> list[bytes]:
+    try:
+        return [bytes.fromhex(h) for h in answer["proof"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CheckpointError(f"the {what} proof is not a list of hex hashes") from exc
+
+
+def prove_answer(checkpoint_answer: dict, proof_answer: dict, digest: str, verifier: str | None = None) -> Checkpoint:
+    """Check a server's checkpoint (``GET /api/v1/log/checkpoint``) and inclusion proof for ``digest``
+    with nothing taken on trust but ``verifier`` (the pinned log key; default: the one the server
+    names, trusted on first use). Returns the checkpoint the record is proved in."""
+    key = verifier or checkpoint_answer.get("verifierKey") or ""
+    checkpoint = open_checkpoint(str(checkpoint_answer.get("note", "")), key)
+    if proof_answer.get("treeSize") != checkpoint.size:
+        raise CheckpointError(
+            f"the proof is for {proof_answer.get('treeSize')} leaves, not the checkpoint's {checkpoint.size}"
+        )
+    index = proof_answer.get("leafIndex")
+    if not isinstance(index, int):
+        raise CheckpointError("the inclusion proof names no leaf index")
+    check_included(checkpoint, digest, index, _hashes(proof_answer, "inclusion"))
+    return checkpoint
+
+
+def extension_answer(
+    old_note: str, new_answer: dict, proof_answer: dict | None, verifier: str
+) -> tuple[Checkpoint, Checkpoint]:
+    """Check that the server's checkpoint ``new_answer`` extends the signed note ``old_note`` saved
+    earlier, both signed by ``verifier``, with the consistency proof ``proof_answer`` (None when the
+    sizes are equal). Returns (old, new)."""
+    old = open_checkpoint(old_note, verifier)
+    new = open_checkpoint(str(new_answer.get("note", "")), verifier)
+    proof = [] if proof_answer is None else _hashes(proof_answer, "consistency")
+    check_extends(old, new, proof)
+    return old, new

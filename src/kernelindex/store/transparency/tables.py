@@ -3,14 +3,15 @@
 ``log_leaves``: leaf ``idx`` holds the content digest of the row ``row_seq`` of ``table_name``.
 ``log_nodes``: the hash of every perfect subtree of two or more leaves, kept when its last leaf
 arrives (about one per leaf), so any root or proof is a few dozen reads at any size. A leaf's own
-hash is not kept: it is one SHA-256 of its digest.
+hash is not kept: it is one SHA-256 of its digest. ``log_witnessed``: the newest checkpoint
+``sync`` saw of each server it mirrors, so the next sync can prove that server's log only grew.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Column, Index, LargeBinary, SmallInteger, String, Table, UniqueConstraint
+from sqlalchemy import BigInteger, Column, Index, LargeBinary, SmallInteger, String, Table, Text, UniqueConstraint
 
-from kernelindex.store.tables import DIGEST, metadata
+from kernelindex.store.tables import DIGEST, TIME, metadata
 
 log_leaves = Table(
     "log_leaves",
@@ -29,4 +30,14 @@ log_nodes = Table(
     Column("level", SmallInteger, primary_key=True, autoincrement=False),
     Column("idx", BigInteger, primary_key=True, autoincrement=False),
     Column("hash", LargeBinary(32), nullable=False),
+)
+
+log_witnessed = Table(
+    "log_witnessed",
+    metadata,
+    Column("server", String(500), primary_key=True),
+    Column("size", BigInteger, nullable=False),
+    Column("note", Text, nullable=False),  # the signed note as the server sent it
+    Column("verifier_key", Text, nullable=False),
+    Column("seen_at", TIME, nullable=False),
 )

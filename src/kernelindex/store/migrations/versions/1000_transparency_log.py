@@ -1,7 +1,7 @@
 """The transparency log (see kernelindex/store/transparency/): its leaves and the perfect subtrees
 above them, with a leaf for every record a store already holds, in the order the store took them
 (tables parents first, each by ``seq``), so an existing store's log is the one it would have
-built record by record.
+built record by record; and the checkpoints ``sync`` last saw of the servers it mirrors.
 
 Revision ID: 1000_transparency_log
 Revises: 0900_migration_checks
@@ -34,12 +34,22 @@ def upgrade() -> None:
         sa.Column("hash", sa.LargeBinary(length=32), nullable=False),
         sa.PrimaryKeyConstraint("level", "idx", name=op.f("pk_log_nodes")),
     )
+    op.create_table(
+        "log_witnessed",
+        sa.Column("server", sa.String(length=500), nullable=False),
+        sa.Column("size", sa.BigInteger(), nullable=False),
+        sa.Column("note", sa.Text(), nullable=False),
+        sa.Column("verifier_key", sa.Text(), nullable=False),
+        sa.Column("seen_at", sa.String(length=32), nullable=False),
+        sa.PrimaryKeyConstraint("server", name=op.f("pk_log_witnessed")),
+    )
     from kernelindex.store.transparency.append import log_new_records
 
     log_new_records(op.get_bind())
 
 
 def downgrade() -> None:
+    op.drop_table("log_witnessed")
     op.drop_table("log_nodes")
     op.drop_index("ix_log_leaves_digest", table_name="log_leaves")
     op.drop_table("log_leaves")
