@@ -113,3 +113,16 @@ def test_a_store_write_moves_the_checkpoint_and_old_checkpoints_stay_consistent(
         old_root,
         bytes.fromhex(after["rootHash"]),
     )
+
+
+def test_the_run_page_and_its_json_show_the_runs_leaf_and_proof(log_client):
+    client, store = log_client
+    with store.read() as conn:
+        run_id, digest = conn.execute(select(runs.c.id, runs.c.run_digest).limit(1)).one()
+    proof = client.get("/api/v1/log/proof/inclusion", params={"digest": digest}).json()
+    view = client.get(f"/api/v1/runs/{run_id}").json()
+    assert view["log"]["leafIndex"] == proof["leafIndex"]
+    assert view["log"]["proof"].endswith(f"/api/v1/log/proof/inclusion?digest={digest}")
+    page = client.get(f"/runs/{run_id}").text
+    assert f'<span data-field="log-index">{proof["leafIndex"]}</span>' in page
+    assert f"/api/v1/log/proof/inclusion?digest={digest}" in page

@@ -54,11 +54,12 @@ class ConsistencyProof(ViewModel):
 
 
 class LogEntry(ViewModel):
-    """Where a record sits in the log (the run page shows it)."""
+    """Where a record sits in the log (the run page shows it). No tree size: a leaf's place never
+    changes, so a permalink's page stays the same as the log grows; the proof is against the
+    current tree."""
 
     leafIndex: int
-    treeSize: int
-    proof: str = Field(description="URL of its inclusion proof")
+    proof: str = Field(description="URL of its inclusion proof in the current tree")
 
 
 def checkpoint_view(signed: SignedCheckpoint) -> LogCheckpoint:
@@ -131,7 +132,4 @@ def log_entry(conn: Connection, digest: str, base: str = "") -> LogEntry | None:
     leaf = reads.leaf_of(conn, digest)
     if leaf is None:
         return None
-    size = reads.tree_size(conn)
-    return LogEntry(
-        leafIndex=leaf.index, treeSize=size, proof=f"{base}/api/v1/log/proof/inclusion?digest={digest}&size={size}"
-    )
+    return LogEntry(leafIndex=leaf.index, proof=f"{base}/api/v1/log/proof/inclusion?digest={digest}")
