@@ -136,7 +136,7 @@ def test_a_tampered_log_is_found(filled, change):
     elif change == "drop_last":
         _raw(filled, "DELETE FROM log_leaves WHERE idx = :i", i=size - 1)
     else:
-        _raw(filled, "UPDATE log_nodes SET hash = :h WHERE level = 1 AND idx = 0", h=bytes(32))
+        _raw(filled, "UPDATE log_nodes SET hash = :h WHERE node = 1", h=bytes(32))
     assert not verify_store(filled).ok
 
 

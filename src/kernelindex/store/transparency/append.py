@@ -17,7 +17,7 @@ from kernelindex.records import merkle
 from kernelindex.store.bulk import insert_rows
 from kernelindex.store.transparency.leaves import LOGGED, leaf_hash
 from kernelindex.store.transparency.reads import fetch_nodes, tree_size
-from kernelindex.store.transparency.tables import log_leaves, log_nodes
+from kernelindex.store.transparency.tables import log_leaves, log_nodes, node_key
 
 BATCH = 5000
 
@@ -76,7 +76,7 @@ def log_new_records(conn: Connection) -> int:
                 index = size + added
                 leaves.append({"idx": index, "digest": leaf, "table_name": logged.name, "row_seq": row["seq"]})
                 nodes.extend(
-                    {"level": level, "idx": at, "hash": value}
+                    {"node": node_key(level, at), "hash": value}
                     for (level, at), value in merkle.extend(edge, leaf_hash(leaf), index)
                 )
                 added += 1

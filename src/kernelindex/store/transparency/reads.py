@@ -10,7 +10,7 @@ from sqlalchemy import Connection, func, select
 from kernelindex.records import merkle
 from kernelindex.store.bulk import select_in
 from kernelindex.store.transparency.leaves import leaf_hash
-from kernelindex.store.transparency.tables import log_leaves, log_nodes
+from kernelindex.store.transparency.tables import log_leaves, log_nodes, node_key
 
 
 @dataclass(frozen=True)
@@ -33,9 +33,9 @@ def fetch_nodes(conn: Connection, wanted: Iterable[merkle.Node]) -> dict[merkle.
     leaves = [index for level, index in wanted if level == 0]
     for index, leaf in select_in(conn, log_leaves, ["idx", "digest"], ["idx"], leaves):
         found[(0, int(index))] = leaf_hash(leaf)
-    inner = [node for node in wanted if node[0] > 0]
-    for level, index, value in select_in(conn, log_nodes, ["level", "idx", "hash"], ["level", "idx"], inner):
-        found[(int(level), int(index))] = bytes(value)
+    inner = {node_key(*node): node for node in wanted if node[0] > 0}
+    for key, value in select_in(conn, log_nodes, ["node", "hash"], ["node"], inner):
+        found[inner[int(key)]] = bytes(value)
     if missing := wanted - found.keys():
         raise LookupError(f"the log has no node {sorted(missing)[0]}: its tables were changed")
     return found

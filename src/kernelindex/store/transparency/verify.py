@@ -46,8 +46,9 @@ def log_checks(conn: Connection) -> Iterator[Check]:
         computed.update(merkle.extend(edge, leaf_hash(digest), index))
     for index, table in unknown:
         yield "log_leaves", str(index), [("table_name", table, "a logged table")]
-    for level, index, value in stream.execute(select(log_nodes.c.level, log_nodes.c.idx, log_nodes.c.hash)):
-        want = computed.pop((int(level), int(index)), None)
+    for key, value in stream.execute(select(log_nodes.c.node, log_nodes.c.hash)):
+        level, index = int(key) & 63, int(key) >> 6
+        want = computed.pop((level, index), None)
         if want != bytes(value):
             shown = None if want is None else want.hex()
             yield "log_nodes", f"{level}/{index}", [("hash", bytes(value).hex(), shown)]

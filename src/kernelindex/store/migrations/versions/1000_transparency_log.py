@@ -15,11 +15,13 @@ down_revision = "0900_migration_checks"
 branch_labels = None
 depends_on = None
 
+KEY = sa.BigInteger().with_variant(sa.Integer(), "sqlite")  # SQLite: the row id itself
+
 
 def upgrade() -> None:
     op.create_table(
         "log_leaves",
-        sa.Column("idx", sa.BigInteger(), autoincrement=False, nullable=False),
+        sa.Column("idx", KEY, autoincrement=False, nullable=False),
         sa.Column("digest", sa.String(length=71), nullable=False),
         sa.Column("table_name", sa.String(length=60), nullable=False),
         sa.Column("row_seq", sa.BigInteger(), nullable=False),
@@ -29,10 +31,9 @@ def upgrade() -> None:
     op.create_index("ix_log_leaves_digest", "log_leaves", ["digest"], unique=False)
     op.create_table(
         "log_nodes",
-        sa.Column("level", sa.SmallInteger(), autoincrement=False, nullable=False),
-        sa.Column("idx", sa.BigInteger(), autoincrement=False, nullable=False),
+        sa.Column("node", KEY, autoincrement=False, nullable=False),
         sa.Column("hash", sa.LargeBinary(length=32), nullable=False),
-        sa.PrimaryKeyConstraint("level", "idx", name=op.f("pk_log_nodes")),
+        sa.PrimaryKeyConstraint("node", name=op.f("pk_log_nodes")),
     )
     op.create_table(
         "log_witnessed",
