@@ -53,6 +53,7 @@ def log_new_records(conn: Connection) -> int:
         return 0
     size = tree_size(conn)
     edge = right_edge(conn, size)
+    rebuild = _drop_indexes_if_new(conn, size)
     leaves: list[dict] = []
     nodes: list[dict] = []
 
@@ -82,4 +83,26 @@ def log_new_records(conn: Connection) -> int:
                 added += 1
             seen = rows[-1]["seq"]
             flush()
+    for statement in rebuild:
+        conn.exec_driver_sql(statement)
     return added
+
+
+_LEAF_INDEXES = ("ix_log_leaves_digest", "ix_log_leaves_table_name_row_seq")
+
+
+def _drop_indexes_if_new(conn: Connection, size: int) -> list[str]:
+    """On SQLite, a log still empty (a new store's first import) takes its leaves without its two
+    secondary indexes, built again from them at the end: one sort each instead of a random B-tree
+    insert per leaf. Inside the transaction, so a rollback restores them. Returns the statements
+    that build them again."""
+    if size or conn.dialect.name != "sqlite":
+        return []
+    statements = []
+    for name in _LEAF_INDEXES:
+        found = conn.exec_driver_sql("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?", (name,)).first()
+        if found is None:
+            continue
+        conn.exec_driver_sql(f'DROP INDEX "{name}"')
+        statements.append(found[0])
+    return statements

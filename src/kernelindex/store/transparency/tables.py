@@ -9,7 +9,7 @@ hash is not kept: it is one SHA-256 of its digest. ``log_witnessed``: the newest
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Column, Index, Integer, LargeBinary, String, Table, Text, UniqueConstraint
+from sqlalchemy import BigInteger, Column, Index, Integer, LargeBinary, String, Table, Text
 
 from kernelindex.store.tables import DIGEST, TIME, metadata
 
@@ -23,9 +23,11 @@ log_leaves = Table(
     Column("digest", DIGEST, nullable=False),
     Column("table_name", String(60), nullable=False),
     Column("row_seq", BigInteger, nullable=False),
-    UniqueConstraint("table_name", "row_seq"),
 )
 Index("ix_log_leaves_digest", log_leaves.c.digest)
+# which rows of a table the log holds (its newest: where appending resumes); one leaf per row is
+# what appending does and ``verify`` checks, so a plain index, which a first import builds last
+Index("ix_log_leaves_table_name_row_seq", log_leaves.c.table_name, log_leaves.c.row_seq)
 
 log_nodes = Table(
     "log_nodes",

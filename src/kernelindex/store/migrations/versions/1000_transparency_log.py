@@ -26,9 +26,9 @@ def upgrade() -> None:
         sa.Column("table_name", sa.String(length=60), nullable=False),
         sa.Column("row_seq", sa.BigInteger(), nullable=False),
         sa.PrimaryKeyConstraint("idx", name=op.f("pk_log_leaves")),
-        sa.UniqueConstraint("table_name", "row_seq", name=op.f("uq_log_leaves_table_name_row_seq")),
     )
     op.create_index("ix_log_leaves_digest", "log_leaves", ["digest"], unique=False)
+    op.create_index("ix_log_leaves_table_name_row_seq", "log_leaves", ["table_name", "row_seq"], unique=False)
     op.create_table(
         "log_nodes",
         sa.Column("node", KEY, autoincrement=False, nullable=False),
@@ -52,5 +52,6 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_table("log_witnessed")
     op.drop_table("log_nodes")
+    op.drop_index("ix_log_leaves_table_name_row_seq", table_name="log_leaves")
     op.drop_index("ix_log_leaves_digest", table_name="log_leaves")
     op.drop_table("log_leaves")
