@@ -53,8 +53,8 @@ def _user_key_path() -> Path:
 def load_log_key() -> Ed25519PrivateKey:
     """The log key (see the module docstring), made on first use when none is configured."""
     for env in (LOG_KEY_ENV, SIGNING_KEY_ENV):
-        if path := os.environ.get(env):
-            return private_key_from_pem(Path(path).read_bytes())
+        if configured := os.environ.get(env):
+            return private_key_from_pem(Path(configured).read_bytes())
     path = _user_key_path()
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)

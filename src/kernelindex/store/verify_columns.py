@@ -26,12 +26,12 @@ LINKS = frozenset(
 SOURCES = frozenset({"manifest", "export_row"})
 
 
-def _with_manifest(row: Mapping[str, Any]) -> dict[str, Any]:
+def _with_manifest(row: Mapping[Any, Any]) -> dict[str, Any]:
     return {**row["export_row"], "manifest": row["manifest"]}
 
 
 # table -> (its row's conversion input from the stored row, the converter the writer used)
-_CONVERTED: tuple[tuple[Table, Callable[[Mapping[str, Any]], Any], Callable[..., dict[str, Any]]], ...] = (
+_CONVERTED: tuple[tuple[Table, Callable[[Mapping[Any, Any]], Any], Callable[..., dict[str, Any]]], ...] = (
     (t.sources, lambda row: row["export_row"], r.source_columns),
     (t.projects, _with_manifest, r.project_columns),
     (t.operations, _with_manifest, r.operation_columns),
@@ -45,11 +45,11 @@ _CONVERTED: tuple[tuple[Table, Callable[[Mapping[str, Any]], Any], Callable[...,
 )
 
 
-def _where(table: Table, row: Mapping[str, Any]) -> str:
+def _where(table: Table, row: Mapping[Any, Any]) -> str:
     return str(row["id"]) if "id" in row else f"seq {row['seq']}"
 
 
-def _compare(table: Table, stored: Mapping[str, Any], derived: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
+def _compare(table: Table, stored: Mapping[Any, Any], derived: Mapping[Any, Any]) -> list[tuple[str, Any, Any]]:
     return [
         (name, stored[name], value)
         for name, value in derived.items()

@@ -60,7 +60,7 @@ class Logged:
         """The columns :meth:`leaf_digest` reads."""
         return (self.column,) if self.column else (self.record,) if self.record else self.content
 
-    def leaf_digest(self, row: Mapping[str, Any]) -> str:
+    def leaf_digest(self, row: Mapping[Any, Any]) -> str:
         if self.column:  # a stated digest of another form (an artifact's) is logged by its text
             value = row[self.column]
             return value if SHA256.match(value) else content_digest(value)

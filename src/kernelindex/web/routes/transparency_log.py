@@ -16,7 +16,7 @@ from kernelindex.web.http.deps import connection
 from kernelindex.web.problems import check_known_params
 
 router = APIRouter(prefix="/api/v1/log", tags=["log"])
-SIZE = {"ge": 0, "le": log_views.MAX_SIZE}
+MAX = log_views.MAX_SIZE
 
 
 def signer(request: Request) -> CheckpointSigner:
@@ -55,7 +55,7 @@ def get_checkpoint_note(request: Request) -> PlainTextResponse:
 def get_inclusion(
     request: Request,
     digest: str = Query(..., min_length=1, max_length=80, description="the record's content digest (sha256:…)"),
-    size: int | None = Query(None, **SIZE, description="tree size (default: the whole log)"),
+    size: int | None = Query(None, ge=0, le=MAX, description="tree size (default: the whole log)"),
 ) -> log_views.InclusionProof:
     check_known_params(request, {"digest", "size"})
     with connection(request) as conn:
@@ -69,8 +69,8 @@ def get_inclusion(
 )
 def get_consistency(
     request: Request,
-    from_: int = Query(..., alias="from", **SIZE, description="the older tree's size"),
-    to: int | None = Query(None, **SIZE, description="the newer tree's size (default: the whole log)"),
+    from_: int = Query(..., alias="from", ge=0, le=MAX, description="the older tree's size"),
+    to: int | None = Query(None, ge=0, le=MAX, description="the newer tree's size (default: the whole log)"),
 ) -> log_views.ConsistencyProof:
     check_known_params(request, {"from", "to"})
     with connection(request) as conn:
