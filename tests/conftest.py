@@ -10,6 +10,21 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
+def _test_log_key() -> None:
+    """Every test process signs log checkpoints with a key of its own, never the user's
+    (``services.log_checkpoints`` would otherwise make one under ~/.config)."""
+    import tempfile
+
+    from kernelindex.records.signing import new_private_key, private_key_to_pem
+
+    path = Path(tempfile.mkdtemp(prefix="kernelindex-logkey-")) / "log.key"
+    path.write_bytes(private_key_to_pem(new_private_key()))
+    os.environ["KERNELINDEX_LOG_KEY"] = str(path)
+
+
+_test_log_key()
+
+
 def shared_path() -> Path:
     """`../shared` beside the checkout (CI lays a copy there); KERNELINDEX_SHARED overrides."""
     return Path(os.environ.get("KERNELINDEX_SHARED", REPO.parent / "shared"))

@@ -17,7 +17,16 @@ from kernelindex.client import Client
 from kernelindex.views.reads import LocalReads, RemoteReads
 from live_kit import serving
 
-READ_TOOLS = {"search", "show_run", "rank", "compare_runs", "runs"}
+READ_TOOLS = {
+    "search",
+    "show_run",
+    "rank",
+    "compare_runs",
+    "runs",
+    "log_checkpoint",
+    "prove_record",
+    "check_log_extends",
+}
 
 
 @pytest.fixture
@@ -106,3 +115,22 @@ def test_streamable_http_and_stdio_transports(live_store, live_server, servers):
     )
     tools, (ranked,) = asyncio.run(_calls(stdio, [("rank", {"target": filled.workload_id})]))
     assert set(tools) == READ_TOOLS and _payload(ranked)["groups"][0]["rows"][0]["runId"] == filled.runs["fast"]
+
+
+def test_log_tools_prove_a_record_locally_and_through_the_api(servers, live_store):
+    from sqlalchemy import select
+
+    from kernelindex.store.tables import runs
+
+    with live_store[0].read() as conn:
+        digest = conn.execute(select(runs.c.run_digest).limit(1)).scalar_one()
+    calls = [("log_checkpoint", {}), ("prove_record", {"digest": digest})]
+    (_, local), (_, remote) = (asyncio.run(_calls(s, calls)) for s in servers)
+    checkpoint, proved = (_payload(r) for r in local)
+    assert [_payload(r) for r in remote] == [checkpoint, proved]
+    assert proved["verified"] and proved["treeSize"] == checkpoint["size"] and proved["table"] == "runs"
+    check = [("check_log_extends", {"note": checkpoint["note"], "verifier_key": checkpoint["verifierKey"]})]
+    (_, answered), _ = asyncio.run(_calls(servers[0], check)), None
+    assert _payload(answered[0])["consistent"] is True
+    (_, missing), _ = asyncio.run(_calls(servers[1], [("prove_record", {"digest": "sha256:" + "0" * 64})])), None
+    assert missing[0].is_error

@@ -20,6 +20,7 @@ from pydantic import Field
 
 from kernelindex import __version__
 from kernelindex.agent.citing import compare_summary, group_summary, permalink, run_summary
+from kernelindex.agent.log_tools import add_log_tools, log_reads_for
 from kernelindex.client import Client
 from kernelindex.records.refusal import Refusal
 from kernelindex.views.reads import Reads
@@ -147,6 +148,8 @@ def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
                 for r in rows
             ]
         }
+
+    add_log_tools(server, log_reads_for(reads))  # agent/log_tools.py
 
     if submitter is not None:
 

@@ -17,6 +17,7 @@ from kernelindex.cli import (
     export,
     imports,
     keys,
+    log,
     mcp_server,
     queue,
     rank,
@@ -62,6 +63,7 @@ app.add_typer(queue.queue_app, name="queue")
 app.add_typer(queue.runners_app, name="runners")
 app.add_typer(keys.keys_app, name="keys")
 app.add_typer(corrections.corrections_app, name="corrections")
+app.add_typer(log.log_app, name="log")
 app.command("sign")(signatures.sign)
 app.command("attest")(signatures.attest)
 app.command("verify-signatures")(signatures.verify_signatures)

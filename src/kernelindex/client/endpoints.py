@@ -141,6 +141,21 @@ class Endpoints:
     def source(self, slug: str) -> Any:
         return self._call("GET", f"{API}/sources/{segment(slug)}")
 
+    # --- the transparency log (check what these return with kernelindex.records.checkpoint)
+    def log_checkpoint(self) -> Any:
+        """The log's newest signed checkpoint: origin, size, rootHash, the C2SP note, its verifier key."""
+        return self._call("GET", f"{API}/log/checkpoint")
+
+    def log_inclusion(self, digest: str, size: int | None = None) -> Any:
+        """The RFC 9162 inclusion proof of the record with content ``digest`` in the tree of ``size`` leaves."""
+        params: dict[str, Any] = {"digest": digest} | ({"size": size} if size is not None else {})
+        return self._call("GET", f"{API}/log/proof/inclusion", params=params)
+
+    def log_consistency(self, old: int, new: int | None = None) -> Any:
+        """The RFC 9162 proof that the tree of ``new`` leaves (default: all) extends the one of ``old``."""
+        params: dict[str, Any] = {"from": old} | ({"to": new} if new is not None else {})
+        return self._call("GET", f"{API}/log/proof/consistency", params=params)
+
     # --- writes (never retried: they are not idempotent)
     def attest(
         self,

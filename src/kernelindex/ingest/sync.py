@@ -1,13 +1,15 @@
 """``kernelindex sync URL``: bring this store up to date with a KernelIndex-style server's catalog export.
 
-One request answers the usual case: ``/api/v1/exports/latest.json`` names the newest export's
+Two small requests answer the usual case: ``/api/v1/exports/latest.json`` names the newest export's
 digest, and when it equals the digest this store last synced from that server nothing else is
 fetched. Otherwise the export (``/api/v1/exports/catalog.jsonl.zst``, redirects followed) is
 streamed to a temporary file while it is hashed, checked against every digest the server states
 (the pointer, the ``X-Content-Digest`` header, the digest in the file's name) and imported: the
 import is idempotent, so only rows not stored yet are added. Anything wrong (HTML instead of an
 export, a digest that does not match, a cut-off download, 404, a redirect loop) refuses the sync
-with a message naming the URL, and the store is left as it was.
+with a message naming the URL, and the store is left as it was. Before any of that, the server's
+transparency log must extend the checkpoint of it this store kept last time
+(:mod:`kernelindex.ingest.log_witness`): a rewritten mirror is refused.
 """
 
 from __future__ import annotations
@@ -28,11 +30,13 @@ import httpx
 from kernelindex.client import Client
 from kernelindex.ingest.catalog import ImportReport, import_catalog
 from kernelindex.ingest.jsonlines import ZSTD_MAGIC
+from kernelindex.ingest.log_witness import CHECKPOINT, LogRefused, Seen, check_mirror
 from kernelindex.ingest.problems import ImportFailed, ImportProblem
 from kernelindex.records.refusal import Refusal
 from kernelindex.records.strict_json import loads_strict
 from kernelindex.store.database import JoinedStore, Store
 from kernelindex.store.reads.refresh import last_synced_digest
+from kernelindex.store.transparency.witness import remember
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -178,6 +182,21 @@ def _download(api: Client, url: str, into: Path, max_bytes: int, deadline: _Dead
     return "sha256:" + sha.hexdigest(), final, stated
 
 
+def _checked_log(api: Client, base: str, conn: Connection, clock: _Deadline) -> Seen | None:
+    """The mirror's checkpoint, proved to extend the one kept (see :mod:`kernelindex.ingest.log_witness`)."""
+    with _refused_on_http_errors(base + CHECKPOINT, clock):
+        try:
+            return check_mirror(api, base, conn, clock.timeout())
+        except LogRefused as exc:
+            raise SyncFailed(str(exc)) from None
+
+
+def _keep(store: Store, base: str, seen: Seen | None) -> None:
+    if seen is not None:
+        with store.begin() as conn:
+            remember(conn, base, seen.size, seen.note, seen.verifier_key)
+
+
 def sync(
     store: Store,
     url: str,
@@ -205,8 +224,11 @@ def sync(
         expected, target = _pointer(api, base, clock)
         with store.read() as conn:
             last = last_synced_digest(conn, base)
+            seen = _checked_log(api, base, conn, clock)
+        asked = 1 if seen is None else 2  # the pointer, and the log's checkpoint where it has one
         if expected is not None and expected == last:
-            return SyncResult(base, expected, up_to_date=True, requests=1)
+            _keep(store, base, seen)
+            return SyncResult(base, expected, up_to_date=True, requests=asked)
         try:
             scratch_folder = tempfile.TemporaryDirectory(prefix="kernelindex-sync-")
         except OSError as exc:
@@ -231,12 +253,15 @@ def sync(
             if head != ZSTD_MAGIC:
                 raise SyncFailed(f"{final}: not a catalog export (the bytes are not zstd: {head[:4]!r})")
             if got == last:
-                return SyncResult(base, got, up_to_date=True, requests=2)
+                _keep(store, base, seen)
+                return SyncResult(base, got, up_to_date=True, requests=asked + 1)
             try:
                 with store.begin(bulk=True) as conn:
                     report = import_catalog(JoinedStore(conn), path, origin=base, export_digest=got)
                     if after_import is not None:
                         after_import(conn)
+                    if seen is not None:
+                        remember(conn, base, seen.size, seen.note, seen.verifier_key)
             except ImportFailed as exc:
                 raise ImportFailed([ImportProblem(final, p.line, p.field, p.reason) for p in exc.problems]) from None
-    return SyncResult(base, got, up_to_date=False, requests=2, report=report)
+    return SyncResult(base, got, up_to_date=False, requests=asked + 1, report=report)

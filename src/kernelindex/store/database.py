@@ -110,13 +110,19 @@ Writable = Store | JoinedStore
 
 @contextmanager
 def write_transaction(conn: Connection) -> Iterator[Connection]:
-    """Begin a writing transaction on ``conn`` (see :meth:`Store.begin`)."""
+    """Begin a writing transaction on ``conn`` (see :meth:`Store.begin`). Before it commits, every
+    record it stored gets its leaf in the transparency log (:mod:`kernelindex.store.transparency`)."""
+    from kernelindex.store.generation import has_written
+    from kernelindex.store.transparency.append import log_new_records
+
     conn.execution_options(**{_WRITE: True})
     try:
         with conn.begin():
             if conn.dialect.name == "postgresql":
                 conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": WRITE_LOCK})
             yield conn
+            if has_written(conn):
+                log_new_records(conn)
     finally:
         conn.execution_options(**{_WRITE: False})
 

@@ -9,5 +9,6 @@ from kernelindex.store.queue import tables as queue_tables  # noqa: F401
 from kernelindex.store.refresh import tables as refresh_tables  # noqa: F401
 from kernelindex.store.serving import tables as serving_tables  # noqa: F401
 from kernelindex.store.tables import metadata
+from kernelindex.store.transparency import tables as log_tables  # noqa: F401
 
 __all__ = ["metadata"]

@@ -1,4 +1,6 @@
-"""Recomputing every stored digest and key from the stored records.
+"""Recomputing every stored digest and key from the stored records, every denormalised column
+from its record (:mod:`kernelindex.store.verify_columns`), and the transparency log from the
+records (:mod:`kernelindex.store.transparency.verify`).
 
 A mismatch means the database was changed behind the store's back (records are never edited by
 it), so ``kernelindex verify`` exits non-zero on any.
@@ -23,6 +25,8 @@ from kernelindex.records.canonical import (
 from kernelindex.store import tables as t
 from kernelindex.store.database import Store
 from kernelindex.store.serving.verify import count_serving, serving_checks
+from kernelindex.store.transparency.verify import count_log_checks, log_checks
+from kernelindex.store.verify_columns import column_checks, count_column_checks
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,8 @@ def _record_checks(conn: Connection) -> Iterator[tuple[str, str, list[tuple[str,
         if r["content"] is not None:
             yield "artifacts", r["id"], [("content_digest", r["content_digest"], sha256_digest(bytes(r["content"])))]
     yield from serving_checks(conn)
+    yield from column_checks(conn)
+    yield from log_checks(conn)
     f = t.foreign_rows
     for r in _rows(conn, f, f.c.seq, f.c.table_name, f.c.row_digest, f.c.row):
         yield (
@@ -200,7 +206,7 @@ def count_records(store: Store) -> int:
             t.foreign_rows,
         ):
             total += conn.scalar(select(func.count()).select_from(table)) or 0
-        total += count_serving(conn)
+        total += count_serving(conn) + count_column_checks(conn) + count_log_checks(conn)
         total += (
             conn.scalar(select(func.count()).select_from(t.artifacts).where(t.artifacts.c.content.is_not(None))) or 0
         )

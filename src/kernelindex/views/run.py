@@ -39,6 +39,7 @@ from kernelindex.views.common import (
 )
 from kernelindex.views.evidence import EvidencePanel, evidence_panel
 from kernelindex.views.formatting import format_date, format_value, safe_url, short_digest
+from kernelindex.views.transparency_log import LogEntry, log_entry
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection, Row
@@ -326,6 +327,7 @@ class Run(ViewModel):
     comparisonProfile: list[ProfilePart]
     lifecycle: list[LifecycleNote]
     sourceTerms: SourceTerms | None
+    log: LogEntry | None = Field(None, description="the run's leaf in the transparency log, and its proof")
 
 
 # ---------------------------------------------------------------- reads
@@ -373,7 +375,8 @@ def _read(conn: Connection, row: Any, base_url: str, today: date) -> RunReads:
 
 def run_view(conn: Connection, row: Any, base_url: str, today: date) -> Run:
     """The run ``row`` (from the resolver) as every reader shows it."""
-    return _build(row, _read(conn, row, base_url, today), base_url, today)
+    reads, entry = _read(conn, row, base_url, today), log_entry(conn, row.run_digest, base_url)
+    return _build(row, reads, base_url, today).model_copy(update={"log": entry})
 
 
 # ---------------------------------------------------------------- building

@@ -55,6 +55,7 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     from kernelindex.web.routes import pages as page_routes
     from kernelindex.web.routes import queue as queue_routes
     from kernelindex.web.routes import serving as serving_routes
+    from kernelindex.web.routes import transparency_log as log_routes
 
     app = FastAPI(
         title="kernelindex",
@@ -92,6 +93,7 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     app.include_router(artifact_routes.router)
     app.include_router(export_routes.router)
     app.include_router(export_stream_routes.router)
+    app.include_router(log_routes.router)
     evidence_routes.install(app)  # writes, permalinks, anti-forgery cookie (evidence helper)
     queue_routes.install(app)  # rerun requests, the queue pages, the runner protocol
     if fast:

@@ -1,0 +1,164 @@
+"""The transparency log's costs: the sample export's import with and without the log, and proof
+and checkpoint times at a million leaves.
+
+Import: paired rounds on fresh SQLite stores, with the log and with ``log_new_records`` made a
+no-op (the baseline, measured in the same run, alternating which goes first); printed: each
+side's median and the ratio of medians (target: with / without <= 1.10). Proofs: a store whose
+log holds ``--leaves`` leaves (default 1,000,000; built straight into the log tables), then the
+p50 and p95 of ``--proofs`` inclusion and consistency proofs at random places (targets: p50 <= 5
+ms), each checked with RFC 9162's verifiers; and the cost of signing one checkpoint, which the
+server does once per tree size off the request path.
+
+    .venv/bin/python benchmarks/log_bench.py [catalog.jsonl.zst] [--rounds 5] [--leaves 1000000] [--proofs 500] [--seed N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kernelindex.ingest.catalog import import_catalog  # noqa: E402
+from kernelindex.records import merkle  # noqa: E402
+from kernelindex.records.signing import new_private_key  # noqa: E402
+from kernelindex.services.log_checkpoints import CheckpointSigner  # noqa: E402
+from kernelindex.store.bulk import insert_rows  # noqa: E402
+from kernelindex.store.database import open_store  # noqa: E402
+from kernelindex.store.transparency import append, reads  # noqa: E402
+from kernelindex.store.transparency.leaves import leaf_hash  # noqa: E402
+from kernelindex.store.transparency.tables import log_leaves, log_nodes, node_key  # noqa: E402
+from web_bench import DEFAULT_CATALOG  # noqa: E402
+
+
+def _percentiles(values: list[float]) -> tuple[float, float]:
+    values = sorted(values)
+    return statistics.median(values), values[min(len(values) - 1, round(0.95 * (len(values) - 1)))]
+
+
+def one_import(catalog: Path, folder: Path, name: str, with_log: bool) -> float:
+    real = append.log_new_records
+    if not with_log:
+        append.log_new_records = lambda conn: 0
+    try:
+        store = open_store(str(folder / f"{name}.db"))
+        start = time.perf_counter()
+        import_catalog(store, catalog)
+        took = time.perf_counter() - start
+        with store.read() as conn:
+            size = reads.tree_size(conn)
+        store.close()
+    finally:
+        append.log_new_records = real
+    assert (size > 0) == with_log, (size, with_log)
+    return took
+
+
+def imports(catalog: Path, rounds: int, rng: random.Random) -> None:
+    withs, withouts = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(rounds):
+            order = [True, False] if rng.random() < 0.5 else [False, True]
+            for with_log in order:
+                took = one_import(catalog, Path(tmp), f"r{i}-{with_log}", with_log)
+                (withs if with_log else withouts).append(took)
+    a, b = statistics.median(withs), statistics.median(withouts)
+    print(f"import {catalog.name}, {rounds} paired rounds (fresh SQLite store each)")
+    print(f"  with the log    median {a:6.3f} s   ({', '.join(f'{x:.3f}' for x in withs)})")
+    print(f"  without the log median {b:6.3f} s   ({', '.join(f'{x:.3f}' for x in withouts)})")
+    print(f"  ratio with/without {a / b:5.3f}   target <= 1.10: {'ok' if a / b <= 1.10 else 'OVER'}")
+
+
+def big_log(store, leaves: int) -> None:
+    """``leaves`` synthetic leaves written straight into the log tables, as appending writes them."""
+    edge: list[tuple[int, bytes]] = []
+    with store.begin() as conn:
+        batch_l, batch_n = [], []
+        for i in range(leaves):
+            digest = "sha256:" + hashlib.sha256(i.to_bytes(8, "big")).hexdigest()
+            batch_l.append({"idx": i, "digest": digest, "table_name": "bench", "row_seq": i})
+            batch_n.extend(
+                {"node": node_key(lv, at), "hash": h} for (lv, at), h in merkle.extend(edge, leaf_hash(digest), i)
+            )
+            if len(batch_l) >= 50_000:
+                insert_rows(conn, log_leaves, batch_l)
+                insert_rows(conn, log_nodes, batch_n)
+                batch_l, batch_n = [], []
+        insert_rows(conn, log_leaves, batch_l)
+        insert_rows(conn, log_nodes, batch_n)
+
+
+def proofs(leaves: int, count: int, rng: random.Random) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        store = open_store(str(Path(tmp) / "big.db"))
+        start = time.perf_counter()
+        big_log(store, leaves)
+        print(f"log of {leaves:,} leaves built in {time.perf_counter() - start:.1f} s")
+        inclusion, consistency, roots = [], [], []
+        with store.read() as conn:
+            size = reads.tree_size(conn)
+            assert size == leaves
+            root = reads.root_at(conn, size)
+            for k in range(count):
+                i = rng.randrange(size)
+                t0 = time.perf_counter()
+                proof = reads.inclusion_proof(conn, i, size)
+                inclusion.append((time.perf_counter() - t0) * 1000)
+                m = rng.randrange(1, size)
+                t0 = time.perf_counter()
+                cproof = reads.consistency_proof(conn, m, size)
+                consistency.append((time.perf_counter() - t0) * 1000)
+                t0 = time.perf_counter()
+                old_root = reads.root_at(conn, m)
+                roots.append((time.perf_counter() - t0) * 1000)
+                if k < 50:  # the proofs hold
+                    digest = conn.exec_driver_sql(f"SELECT digest FROM log_leaves WHERE idx = {i}").scalar_one()
+                    merkle.verify_inclusion(i, size, leaf_hash(digest), proof, root)
+                    merkle.verify_consistency(m, size, old_root, root, cproof)
+        signer = CheckpointSigner(new_private_key(), "bench/log")
+        signs = []
+        for k in range(200):
+            t0 = time.perf_counter()
+            signer.sign(size + k, root)
+            signs.append((time.perf_counter() - t0) * 1000)
+        t0 = time.perf_counter()
+        for _ in range(200):
+            signer.sign(size, root)  # a size already signed: the request path's case
+        cached = (time.perf_counter() - t0) * 1000 / 200
+        store.close()
+    print(f"{count} proofs at {size:,} leaves (SQLite)        p50 ms   p95 ms   target p50 <= 5 ms")
+    for name, values in (("inclusion proof", inclusion), ("consistency proof", consistency), ("root at a size", roots)):
+        p50, p95 = _percentiles(values)
+        print(f"  {name:<38} {p50:7.3f}  {p95:7.3f}   {'ok' if p50 <= 5 or name.startswith('root') else 'OVER'}")
+    p50, p95 = _percentiles(signs)
+    print(f"  signing one new checkpoint             {p50:7.3f}  {p95:7.3f}   (once per tree size, by the watcher)")
+    print(f"  a checkpoint already signed            {cached:7.4f}           (what a request costs)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("catalog", nargs="?", type=Path, default=DEFAULT_CATALOG[-1] if DEFAULT_CATALOG else None)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--leaves", type=int, default=1_000_000)
+    parser.add_argument("--proofs", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=random.randrange(2**32))
+    parser.add_argument("--skip-import", action="store_true")
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    print(f"seed {args.seed}")
+    if not args.skip_import:
+        if args.catalog is None or not args.catalog.exists():
+            print("no catalog export found (pass its path; it lives in ../shared/data)", file=sys.stderr)
+            return 2
+        imports(args.catalog, args.rounds, rng)
+    proofs(args.leaves, args.proofs, rng)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""Checking the log against the records (part of ``kernelindex verify``).
+
+Recomputed from what is stored, trusting neither the records nor the log: every record row has
+one leaf, every leaf names a row that is there, a leaf's digest is the row's content digest as
+the row now reads, each table's leaves follow its rows' order, the leaves are numbered 0..n-1,
+and every stored subtree hash is the one the leaves give. An edited, removed, added-behind-the-
+store's-back or reordered record fails one of these. A history rewritten consistently (records,
+leaves and nodes together) passes them all: only a checkpoint saved outside catches that
+(``kernelindex log check``), which is what the signed checkpoints are for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from sqlalchemy import Connection, select
+
+from kernelindex.records import merkle
+from kernelindex.store.transparency.leaves import LOGGED, leaf_hash
+from kernelindex.store.transparency.tables import log_leaves, log_nodes
+
+Check = tuple[str, str, list[tuple[str, Any, Any]]]  # (table, id, [(field, stored, recomputed)])
+
+
+def log_checks(conn: Connection) -> Iterator[Check]:
+    stream = conn.execution_options(stream_results=True, yield_per=2000)
+    leaves_of: dict[str, dict[int, tuple[int, str]]] = {logged.name: {} for logged in LOGGED}
+    unknown: list[tuple[int, str]] = []
+    edge: list[tuple[int, bytes]] = []
+    computed: dict[merkle.Node, bytes] = {}
+    expected = 0
+    for index, digest, table, row_seq in stream.execute(
+        select(log_leaves.c.idx, log_leaves.c.digest, log_leaves.c.table_name, log_leaves.c.row_seq).order_by(
+            log_leaves.c.idx
+        )
+    ):
+        if index != expected:
+            yield "log_leaves", str(index), [("idx", index, expected)]
+            expected = index
+        expected += 1
+        if table in leaves_of:
+            leaves_of[table][row_seq] = (index, digest)
+        else:
+            unknown.append((index, table))
+        computed.update(merkle.extend(edge, leaf_hash(digest), index))
+    for index, table in unknown:
+        yield "log_leaves", str(index), [("table_name", table, "a logged table")]
+    for key, value in stream.execute(select(log_nodes.c.node, log_nodes.c.hash)):
+        level, index = int(key) & 63, int(key) >> 6
+        want = computed.pop((level, index), None)
+        if want != bytes(value):
+            shown = None if want is None else want.hex()
+            yield "log_nodes", f"{level}/{index}", [("hash", bytes(value).hex(), shown)]
+    for (level, index), want in computed.items():
+        yield "log_nodes", f"{level}/{index}", [("hash", None, want.hex())]
+    for logged in LOGGED:
+        yield from _table_checks(conn, logged, leaves_of[logged.name])
+
+
+def _table_checks(conn: Connection, logged, leaves: dict[int, tuple[int, str]]) -> Iterator[Check]:
+    table = logged.table
+    stream = conn.execution_options(stream_results=True, yield_per=2000)
+    last_index = -1
+    query = select(table.c.seq, *(table.c[c] for c in logged.columns)).order_by(table.c.seq)
+    for row in stream.execute(query).mappings():
+        seq = row["seq"]
+        found = leaves.pop(seq, None)
+        recomputed = logged.leaf_digest(row)
+        where = f"{table.name} seq {seq}"
+        if found is None:
+            yield "log_leaves", where, [("leaf", None, recomputed)]
+            continue
+        index, stored = found
+        checks: list[tuple[str, Any, Any]] = [(f"leaf {index} digest", stored, recomputed)]
+        if index < last_index:
+            checks.append((f"leaf {index} order", f"after leaf {last_index}", f"before leaf {last_index}"))
+        last_index = max(last_index, index)
+        yield "log_leaves", where, checks
+    for seq, (index, stored) in sorted(leaves.items()):
+        yield "log_leaves", f"leaf {index}", [(f"{table.name} seq {seq}", None, stored)]
+
+
+def count_log_checks(conn: Connection) -> int:
+    """How many checks :func:`log_checks` yields on an intact store: one per record row."""
+    from sqlalchemy import func
+
+    return sum(conn.scalar(select(func.count()).select_from(logged.table)) or 0 for logged in LOGGED)

@@ -1,0 +1,159 @@
+"""``verify`` finds every kind of tampering with records or the log, on SQLite and PostgreSQL:
+an edited denormalised column (issue #32: a run's primary_value), an edited record, a removed
+record, reordered records, a record slipped in behind the store's back, an edited, removed or
+reordered leaf, an edited subtree hash."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from sqlalchemy import select, text
+
+from catalog_kit import write_catalog
+from kernelindex.ingest.bundles import import_bundles
+from kernelindex.ingest.catalog import import_catalog
+from kernelindex.records.canonical import sha256_digest
+from kernelindex.store import tables as t
+from kernelindex.store.transparency import reads
+from kernelindex.store.transparency.leaves import LOGGED
+from kernelindex.store.transparency.tables import log_leaves
+from kernelindex.store.verify import verify_store
+from store_fixtures import BACKENDS  # noqa: F401
+
+SAMPLE = sorted((__import__("pathlib").Path(__file__).resolve().parents[2] / "src/kernelindex/sample").glob("*.json"))
+
+
+@pytest.fixture
+def filled(store, tmp_path):
+    import_catalog(store, write_catalog(tmp_path / "small.jsonl.zst"))
+    import_bundles(store, SAMPLE)
+    report = verify_store(store)
+    assert report.ok, report.mismatches[:5]
+    return store
+
+
+def _raw(store, sql: str, **params) -> None:
+    """A change made straight in the database, as an operator or an attacker would: no store code."""
+    with store.engine.connect() as conn, conn.begin():
+        conn.execute(text(sql), params)
+
+
+def _found(store) -> set[tuple[str, str]]:
+    report = verify_store(store)
+    assert not report.ok
+    return {(m.table, m.field) for m in report.mismatches}
+
+
+def test_every_record_is_a_leaf_once(filled):
+    with filled.read() as conn:
+        size = reads.tree_size(conn)
+        rows = sum(conn.scalar(select(text("count(*)")).select_from(logged.table)) for logged in LOGGED)
+        tables = set(conn.execute(select(log_leaves.c.table_name)).scalars())
+    assert size == rows
+    assert {"runs", "measurements", "operations", "workloads", "protocols", "record_events", "sources"} <= tables
+
+
+def test_an_edited_primary_value_is_found(filled):
+    _raw(filled, "UPDATE runs SET primary_value = 1.0 WHERE seq = (SELECT MIN(seq) FROM runs)")
+    assert ("runs", "primary_value") in _found(filled)
+
+
+@pytest.mark.parametrize(
+    "column",
+    ["status", "hardware_model", "primary_unit", "observed_at", "published_at", "sample_count", "has_raw_evidence"],
+)
+def test_every_run_column_is_checked_against_its_manifest(filled, column):
+    values = {"sample_count": 999999, "has_raw_evidence": True}
+    with filled.read() as conn:
+        seq, current = conn.execute(select(t.runs.c.seq, t.runs.c[column]).order_by(t.runs.c.seq)).first()
+    new = values.get(column, "tampered")
+    if column == "has_raw_evidence":
+        new = not current
+    with filled.engine.connect() as conn, conn.begin():
+        conn.execute(t.runs.update().where(t.runs.c.seq == seq).values({column: new}))
+    assert ("runs", column) in _found(filled)
+
+
+def test_other_denormalised_columns_are_checked(filled):
+    _raw(filled, "UPDATE measurements SET value = value * 2")
+    _raw(filled, "UPDATE workloads SET name = 'other'")
+    _raw(filled, "UPDATE environments SET hardware_model = 'H999'")
+    found = _found(filled)
+    assert {("measurements", "value"), ("workloads", "name"), ("environments", "hardware_model")} <= found
+
+
+def test_a_record_rewritten_with_its_digest_is_found_by_its_leaf(filled):
+    """The record and its digest column edited together pass the digest checks; the leaf remembers."""
+    with filled.read() as conn:
+        seq, reason = conn.execute(select(t.record_events.c.seq, t.record_events.c.export_row)).first()
+    reason = dict(reason, reason="rewritten")
+    with filled.engine.connect() as conn, conn.begin():
+        conn.execute(t.record_events.update().where(t.record_events.c.seq == seq).values(export_row=reason))
+    found = _found(filled)
+    assert any(table == "log_leaves" and field.endswith("digest") for table, field in found)
+
+
+def test_a_removed_record_is_found(filled):
+    _raw(filled, "DELETE FROM measurements WHERE seq = (SELECT MAX(seq) FROM measurements)")
+    found = _found(filled)
+    assert any(table == "log_leaves" and field.startswith("measurements seq") for table, field in found)
+
+
+def test_reordered_records_are_found(filled):
+    with filled.read() as conn:
+        a, b = conn.execute(select(t.runs.c.seq).order_by(t.runs.c.seq).limit(2)).scalars()
+    _raw(filled, "UPDATE runs SET seq = -1 WHERE seq = :a", a=a)
+    _raw(filled, "UPDATE runs SET seq = :a WHERE seq = :b", a=a, b=b)
+    _raw(filled, "UPDATE runs SET seq = :b WHERE seq = -1", b=b)
+    assert any(table == "log_leaves" and field.endswith("digest") for table, field in _found(filled))
+
+
+def test_a_record_added_behind_the_stores_back_is_found(filled):
+    row = {"id": "0190f0f0-0000-7000-8000-000000000001", "slug": "sneaky", "kind": "dataset", "name": "s"}
+    export = __import__("json").dumps(row)
+    _raw(
+        filled,
+        "INSERT INTO sources (id, slug, kind, name, export_row) VALUES (:id, :slug, :kind, :name, :row)",
+        **row,
+        row=export,
+    )
+    assert ("log_leaves", "leaf") in _found(filled)
+
+
+@pytest.mark.parametrize("change", ["edit", "swap", "drop_last", "node"])
+def test_a_tampered_log_is_found(filled, change):
+    rng = random.Random(34)
+    with filled.read() as conn:
+        size = reads.tree_size(conn)
+    i, j = rng.sample(range(size - 1), 2)
+    if change == "edit":
+        _raw(filled, "UPDATE log_leaves SET digest = :d WHERE idx = :i", d=sha256_digest(b"forged"), i=i)
+    elif change == "swap":
+        _raw(filled, "UPDATE log_leaves SET idx = -1 WHERE idx = :i", i=i)
+        _raw(filled, "UPDATE log_leaves SET idx = :i WHERE idx = :j", i=i, j=j)
+        _raw(filled, "UPDATE log_leaves SET idx = :j WHERE idx = -1", j=j)
+    elif change == "drop_last":
+        _raw(filled, "DELETE FROM log_leaves WHERE idx = :i", i=size - 1)
+    else:
+        _raw(filled, "UPDATE log_nodes SET hash = :h WHERE node = 1", h=bytes(32))
+    assert not verify_store(filled).ok
+
+
+def test_nothing_is_logged_for_a_rolled_back_write(filled):
+    with filled.read() as conn:
+        before = reads.tree_size(conn), reads.root_at(conn, reads.tree_size(conn))
+    from kernelindex.store.writer import Writer
+
+    with pytest.raises(RuntimeError), filled.begin() as conn:
+        run_id = conn.execute(select(t.runs.c.id)).scalars().first()
+        Writer(conn).retract_run(run_id, "never")
+        raise RuntimeError("rolled back")
+    with filled.read() as conn:
+        assert (reads.tree_size(conn), reads.root_at(conn, reads.tree_size(conn))) == before
+    with filled.begin() as conn:
+        Writer(conn).retract_run(run_id, "kept")
+    with filled.read() as conn:
+        assert reads.tree_size(conn) == before[0] + 1
+        assert reads.leaf_at(conn, before[0]).table_name == "record_events"
+    assert verify_store(filled).ok
