@@ -106,10 +106,6 @@ def show_command(
         render_run(view)
 
 
-def _joined(values: Any) -> str:
-    return " / ".join(str(v) for v in (values or {}).values() if v and not isinstance(v, dict | list))
-
-
 def _rank_text(rank: dict[str, Any]) -> str:
     if rank.get("rank") is not None:
         return f"{rank['rank']}{'=' if rank.get('tied') else ''} of {rank['groupSize']} in its comparison group"
@@ -120,7 +116,7 @@ def render_run(v: dict[str, Any]) -> None:
     """The run view as one ``label  text`` line per fact (a digest is never folded), then its measurements."""
     from rich.table import Table
 
-    from kernelindex.views.formatting import SOL_METRIC, SPEEDUP_METRICS
+    from kernelindex.views.formatting import SOL_METRIC, SPEEDUP_METRICS, format_hardware
 
     out = out_console()
     out.print(v["title"], style="bold", markup=False)
@@ -149,7 +145,7 @@ def render_run(v: dict[str, Any]) -> None:
         ("evidence", "; ".join([v["evidence"]["level"], *v["evidence"]["reasons"]])),
         ("observed", v["observedAt"]),
         ("source", ident["source"]["slug"] or "-"),
-        ("hardware", _joined(v["environment"]["hardware"]) or "-"),
+        ("hardware", format_hardware(v["environment"]["hardware"]) or "-"),
         ("stack", v["environment"].get("stack") or "-"),
         ("protocol", f"{ident['protocolDigest']}  {v['protocol']['title'] or ''}"),
         ("environment", f"{ident['environmentDigest']}  {v['environment']['title'] or ''}"),
