@@ -3,6 +3,7 @@ when piped; `campaign --solutions` takes a shell glob's several files. No Ray, n
 
 from __future__ import annotations
 
+import json
 import re
 
 from queue_kit import FIXTURES, VECTOR_ADD, VECTOR_ADD_SOLUTION
@@ -78,3 +79,14 @@ def test_runner_and_campaign_refuse_to_run_unverified_by_default(tmp_path, monke
     assert told.exit_code == 1 and "its definition is none of the given problems" in told.output
     bad = CliRunner().invoke(app, ["campaign", str(VECTOR_ADD), "--solutions", str(other), "--sandbox", "maybe"])
     assert bad.exit_code == 1 and "--sandbox must be one of" in bad.output
+
+
+def test_a_shortened_queue_list_says_how_many_requests_there_are(tmp_path):
+    db = str(tmp_path / "queue.db")
+    for _ in range(3):
+        made = CliRunner().invoke(app, ["submit", str(VECTOR_ADD), "--solution", str(VECTOR_ADD_SOLUTION), "--db", db])
+        assert made.exit_code == 0, made.output
+    listed = CliRunner().invoke(app, ["queue", "list", "--db", db, "--limit", "2", "--json"])
+    assert listed.exit_code == 0 and len(json.loads(listed.stdout)) == 2
+    assert "showing the newest 2 of 3 requests" in listed.stderr
+    assert CliRunner().invoke(app, ["queue", "list", "--db", db]).stderr == ""  # all shown: nothing to say

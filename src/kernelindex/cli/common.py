@@ -22,6 +22,9 @@ Db = Annotated[
 AsJson = Annotated[bool, typer.Option("--json", help="machine-readable JSON on stdout")]
 AsJsonl = Annotated[bool, typer.Option("--jsonl", help="JSON Lines on stdout: one object per row")]
 MAX_SHOWN_PROBLEMS = 20
+# the largest count a listing option takes (--limit, --rows, ...): past it a number is a mistake, and SQL
+# integers (64 bits) would overflow well before a Python int does
+MAX_LIMIT = 1_000_000
 
 
 def stderr():

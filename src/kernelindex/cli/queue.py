@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from kernelindex.cli.common import AsJson, Db, fail, id_column, open_store_or_fail, out_console, print_json
+from kernelindex.cli.common import AsJson, Db, fail, id_column, open_store_or_fail, out_console, print_json, stderr
 
 queue_app = typer.Typer(no_args_is_help=True, help="The rerun queue: list, show, cancel, expire.")
 runners_app = typer.Typer(no_args_is_help=True, help="Runner keys allowed to take jobs: add, list, revoke.")
@@ -76,6 +76,10 @@ def queue_list(
         items = [
             request_summary(r).model_dump(mode="json") for r in reads.requests_page(conn, state=state, limit=limit)
         ]
+        counts = reads.state_counts(conn)
+    total = counts.get(state, 0) if state else sum(counts.values())
+    if len(items) < total:  # on stderr: --json stays the list of requests
+        stderr().print(f"note: showing the newest {len(items)} of {total} requests (--limit up to 1000)", markup=False)
     if as_json:
         print_json(items)
         return
