@@ -253,3 +253,25 @@ def test_shortened_rank_tables_say_what_they_leave_out(real_db):
     assert ranked.exit_code == 0 and "showing the best 1 of 2 ranked runs" in ranked.stdout, ranked.output
     found = cli("search", "042", "B200", "--db", real_db, "--rows", "1")
     assert found.exit_code == 0 and re.search(r"… \d+ more ranked: --rows N", found.stdout), found.output
+
+
+def test_filler_words_pick_no_operation(real_db):
+    answer = json.loads(cli("search", "best", "kernel", "for", "042", "on", "B200", "--db", real_db, "--json").stdout)
+    named = [op["operation"]["slug"] for op in answer["operations"]] + [o["slug"] for o in answer["otherOperations"]]
+    assert named and all(slug.startswith("042-") for slug in named), named  # not 051_..._single_kernel_...
+    assert any("filler" in note and "kernel" in note for note in answer["notes"]), answer["notes"]
+
+
+def test_the_readme_author_example_finds_the_seed_on_a_store_of_the_seeds_alone(tmp_path):
+    db = str(tmp_path / "seeds.db")
+    assert cli("import", *map(str, sample_paths()), "--db", db).exit_code == 0
+    found = cli("search", "ac4k", "--db", db, "--json")
+    assert found.exit_code == 0, found.output
+    matches = json.loads(found.stdout)["matches"]
+    seed = json.loads(cli("runs", "--db", db, "--json").stdout)
+    ac4k = next(r for r in seed if r["title"].startswith("ac4k"))
+    impl = json.loads(cli("show", ac4k["id"], "--db", db, "--json").stdout)["identity"]["implementation"]["digest"]
+    assert [(m["kind"], m["digest"]) for m in matches] == [("implementation", impl)]
+    assert matches[0]["href"] == f"/runs/{ac4k['id']}" and "ac4k" in matches[0]["title"]
+    table = cli("search", "ac4k", "--db", db).stdout
+    assert "no operation, workload, implementation or digest matches" not in table and impl[:19] in table
