@@ -27,6 +27,27 @@ MAX_SHOWN_PROBLEMS = 20
 MAX_LIMIT = 1_000_000
 
 
+MemoryMb = Annotated[
+    int, typer.Option("--memory-mb", min=64, max=1 << 22, help="memory limit of each worker process (MiB)")
+]
+Cases = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--cases", help="case uuids or unique prefixes to run, e.g. --cases 60b6e5ee,21f99877 (all when absent)"
+    ),
+]
+
+
+def case_list(values: list[str] | None) -> list[str] | None:
+    """``--cases a,b --cases c`` as ``[a, b, c]``; None when not given. An empty value is refused."""
+    if not values:
+        return None
+    cases = [c for text in values for c in text.replace(",", " ").split()]
+    if not cases:
+        fail("--cases: give case uuids or prefixes, e.g. --cases 60b6e5ee,21f99877", code=2)
+    return cases
+
+
 def stderr():
     from rich.console import Console
 

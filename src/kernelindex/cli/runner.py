@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from kernelindex.cli.common import fail, load_private_key, stderr
+from kernelindex.cli.common import Cases, MemoryMb, case_list, fail, load_private_key, stderr
 
 
 def runner_command(
@@ -26,16 +26,19 @@ def runner_command(
     sandbox: str = typer.Option(
         "required", "--sandbox", help="required (refuse to start without it), auto (unverified runs then), or off"
     ),
+    memory_mb: MemoryMb = 16384,
+    cases: Cases = None,
 ) -> None:
     """Pull one job at a time (a lease kept alive by heartbeats), run it in the harness, sign and post it."""
     from kernelindex.services.campaign import RayUnavailable, start_ray
     from kernelindex.services.harness_adapter import missing_devices, sandbox_refusal
     from kernelindex.services.queue import QueueError, hardware_name
-    from kernelindex.services.remote_runner import Client, RunnerError, run_on_ray, run_one, summary
+    from kernelindex.services.remote_runner import Client, RunnerError, RunnerLimits, run_on_ray, run_one, summary
 
     refusal = sandbox_refusal(sandbox)
     if refusal:
         fail(refusal)
+    limits = RunnerLimits(sandbox, memory_mb, case_list(cases))  # this runner's word on every job
     private_key = load_private_key(key)
     if gpus is not None and not re.fullmatch(r"\d+(,\d+)*", gpus):
         fail(f"--gpus must list GPU indices such as 0,1, not {gpus!r}")
@@ -49,8 +52,8 @@ def runner_command(
 
     def step(client: Client, device: str) -> list:
         if ray_address:
-            return run_on_ray(client, hardware, jobs, sandbox)
-        outcome = run_one(client, device, progress=lambda event: case_done(device, event), sandbox=sandbox)
+            return run_on_ray(client, hardware, jobs, limits)
+        outcome = run_one(client, device, progress=lambda event: case_done(device, event), limits=limits)
         return [outcome] if outcome else []
 
     def case_done(device: str, event) -> None:
