@@ -34,11 +34,11 @@ def campaign_command(
         help="a Ray cluster: auto, or ray://host:10001 (needs ray[client]); default: start a local Ray with 2 CPUs",
     ),
     hardware: str = typer.Option("cpu", "--hardware", help="cpu, or the GPU product the tasks need"),
-    batch: int = typer.Option(4, "--batch", min=1, help="cases per Ray task"),
-    rounds: int = typer.Option(10, min=1, help="correctness rounds with fresh inputs"),
-    warmup: int = typer.Option(10, min=0, help="warm-up calls"),
-    iterations: int = typer.Option(50, min=1, help="timed calls"),
-    timeout: float = typer.Option(300.0, min=1, help="seconds per case and process"),
+    batch: int = typer.Option(4, "--batch", min=1, max=10_000, help="cases per Ray task"),
+    rounds: int = typer.Option(10, min=1, max=100, help="correctness rounds with fresh inputs"),
+    warmup: int = typer.Option(10, min=0, max=1000, help="warm-up calls"),
+    iterations: int = typer.Option(50, min=1, max=10_000, help="timed calls"),
+    timeout: float = typer.Option(300.0, min=1, max=3600, help="seconds per case and process"),
     key: Path = typer.Option(None, "--key", help="Ed25519 private key to sign the stored runs"),
     sandbox: str = typer.Option(
         "required", "--sandbox", help="required (refuse to start without it), auto (unverified runs then), or off"
