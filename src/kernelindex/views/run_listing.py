@@ -108,7 +108,7 @@ def list_runs(
 
 def count_runs(conn: Connection, filters: dict[str, str]) -> int:
     """How many runs match ``filters`` in all: a shortened listing says what part of them it shows."""
-    return runs.count_runs(conn, runs.RunFilter(**{_FILTER_FIELDS[k]: v for k, v in filters.items()}))
+    return runs.count_runs(conn, runs.RunFilter(**{_FILTER_FIELDS[k]: v for k, v in filters.items()}, limit=None))
 
 
 def latest_runs(conn: Connection, n: int = 10) -> list[RunItem]:
