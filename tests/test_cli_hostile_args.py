@@ -36,3 +36,29 @@ def test_bad_arguments_are_refused_cleanly(db, args, code, expected):
     assert isinstance(result.exception, SystemExit), repr(result.exception)
     assert result.exit_code == code, result.output
     assert "Traceback" not in result.output and expected in result.output, result.output
+
+
+PROBLEM = Path(__file__).resolve().parents[1] / "src" / "kernelindex" / "problems" / "moe_load_balance_bwd"
+SOLUTION = Path(__file__).resolve().parents[1] / "src" / "kernelindex" / "kernels" / "moe_load_balance_bwd"
+
+
+@pytest.mark.parametrize(
+    "args, option",
+    [
+        # a count past a C long was an OverflowError traceback
+        (["eval", str(PROBLEM), "--solution", str(SOLUTION / "solution.json"), "--rounds", "9" * 20], "--rounds"),
+        (
+            ["eval", str(PROBLEM), "--solution", str(SOLUTION / "solution.json"), "--iterations", "10001"],
+            "--iterations",
+        ),
+        (["eval", str(PROBLEM), "--solution", str(SOLUTION / "solution.json"), "--memory-mb", "9" * 20], "--memory-mb"),
+        (["campaign", str(PROBLEM), "-s", str(SOLUTION / "solution.json"), "--warmup", "9" * 20], "--warmup"),
+        (["mcp", "--transport", "http", "--port", "99999999"], "--port"),
+        (["rank", "--limit", "9" * 20, "x"], "--limit"),
+        (["search", "042", "--rows", "9" * 20], "--rows"),
+    ],
+)
+def test_counts_past_their_bounds_are_usage_errors(db, args, option):
+    result = CliRunner().invoke(app, [*args, "--db", db])
+    assert isinstance(result.exception, SystemExit), repr(result.exception)
+    assert result.exit_code == 2 and option in result.output and "Traceback" not in result.output, result.output

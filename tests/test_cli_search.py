@@ -118,7 +118,7 @@ def test_runs_in_human_units_with_unwrapped_digests_and_mixed_stacks(db):
     assert {r["primary"]["display"] for r in rows} == {"317.9 µs", "7.70 µs"}
     assert {r["stack"] for r in rows} == {"evaluation_stack v1.0", "evaluation_stack v1.1"}
     one_stack = cli("runs", "--db", db, "--limit", "1").output
-    assert "1 runs" in one_stack and "mix" not in one_stack and "stack" not in one_stack
+    assert "1 of 2 runs" in one_stack and "mix" not in one_stack and "stack" not in one_stack
 
 
 def test_show_has_rank_sol_speedup_and_a_whole_digest(db):
@@ -151,7 +151,7 @@ def test_show_and_rank_on_the_real_export(real_db):
 
 def test_rank_takes_what_runs_and_show_print(real_db):
     db = real_db
-    rows = json.loads(cli("runs", "--db", db, "--json", "--source", "sol-execbench", "--limit", "3").output)
+    rows = json.loads(cli("runs", "--db", db, "--json", "--source", "sol-execbench", "--limit", "3").stdout)
     for row in rows:
         assert row["workloadId"] and row["operation"]  # the real export holds their workloads
         ident = json.loads(cli("show", row["id"], "--db", db, "--json").output)["identity"]
@@ -206,7 +206,7 @@ def test_eval_cases_takes_several_ids_after_one_flag():
 def test_runs_show_and_rank_print_the_same_from_a_store_and_a_server(real_db, real_server, monkeypatch):
     monkeypatch.setenv("KERNELINDEX_PUBLIC_URL", real_server)  # local permalinks name the same site
     monkeypatch.delenv("KERNELINDEX_SERVER", raising=False)
-    row = json.loads(cli("runs", "--db", real_db, "--json", "--source", "sol-execbench", "--limit", "1").output)[0]
+    row = json.loads(cli("runs", "--db", real_db, "--json", "--source", "sol-execbench", "--limit", "1").stdout)[0]
     printed = {}
     for args in (
         ("runs", "--limit", "40"),
@@ -216,11 +216,62 @@ def test_runs_show_and_rank_print_the_same_from_a_store_and_a_server(real_db, re
         ("rank", row["workloadId"]),
     ):
         local, remote = cli(*args, "--db", real_db), cli(*args, "--server", real_server)
-        assert local.exit_code == remote.exit_code == 0 and local.output == remote.output, args
+        assert local.exit_code == remote.exit_code == 0, args
+        if args[0] == "runs":  # a shortened listing: the store counts what matches, the API gives no total
+            assert "40 of " in local.stdout and "the first 40 runs (more match)" in remote.stdout
+            assert local.stdout.split("\n", 1)[1] == remote.stdout.split("\n", 1)[1]  # the rows, all the same
+        else:
+            assert local.output == remote.output, args
         printed[args[0]] = printed.get(args[0], "") + local.output
     assert "software stacks" in printed["runs"] and "317.9 µs" in printed["show"] and "8.02×" in printed["rank"]
     assert re.search(r"^rank\s+2 of 2 in its comparison group$", printed["show"], re.M)
     assert re.search(r"^SOL score\s+0\.9189$", printed["show"], re.M) and row["digest"][:19] in printed["rank"]
     for args in (("show", "149b7c1a", "--json"), ("runs", "--limit", "5", "--json")):
         local, remote = cli(*args, "--db", real_db), cli(*args, "--server", real_server)
-        assert json.loads(local.output) == json.loads(remote.output), args
+        assert json.loads(local.stdout) == json.loads(remote.stdout), args
+
+
+def test_the_readme_and_the_search_box_name_a_gpu_with_kernel_runs(real_db):
+    """Their examples are what a newcomer types first: each GPU they name has kernel runs in the export."""
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text()
+    box = (root / "src/kernelindex/web/templates/base.html").read_text()
+    named = {
+        *re.findall(r"kernelindex runs [^\n]*--hardware (\w+)", readme),
+        *re.findall(r'iter_runs\(hardware="(\w+)"\)', readme),
+        *re.findall(r"kernelindex search 042 (\w+)", readme),
+        *re.findall(r'placeholder="042 (\w+) ', box),
+    }
+    assert len(named) >= 1 and all(re.fullmatch(r"[A-Z]\d+", g) for g in named), named
+    for gpu in named:
+        listed = cli("runs", "--db", real_db, "--hardware", gpu, "--limit", "1", "--json")
+        assert json.loads(listed.stdout), f"{gpu}: no kernel runs in the export"
+
+
+def test_shortened_rank_tables_say_what_they_leave_out(real_db):
+    ranked = cli("rank", "149b7c1a", "--db", real_db, "--limit", "1")
+    assert ranked.exit_code == 0 and "showing the best 1 of 2 ranked runs" in ranked.stdout, ranked.output
+    found = cli("search", "042", "B200", "--db", real_db, "--rows", "1")
+    assert found.exit_code == 0 and re.search(r"… \d+ more ranked: --rows N", found.stdout), found.output
+
+
+def test_filler_words_pick_no_operation(real_db):
+    answer = json.loads(cli("search", "best", "kernel", "for", "042", "on", "B200", "--db", real_db, "--json").stdout)
+    named = [op["operation"]["slug"] for op in answer["operations"]] + [o["slug"] for o in answer["otherOperations"]]
+    assert named and all(slug.startswith("042-") for slug in named), named  # not 051_..._single_kernel_...
+    assert any("filler" in note and "kernel" in note for note in answer["notes"]), answer["notes"]
+
+
+def test_the_readme_author_example_finds_the_seed_on_a_store_of_the_seeds_alone(tmp_path):
+    db = str(tmp_path / "seeds.db")
+    assert cli("import", *map(str, sample_paths()), "--db", db).exit_code == 0
+    found = cli("search", "ac4k", "--db", db, "--json")
+    assert found.exit_code == 0, found.output
+    matches = json.loads(found.stdout)["matches"]
+    seed = json.loads(cli("runs", "--db", db, "--json").stdout)
+    ac4k = next(r for r in seed if r["title"].startswith("ac4k"))
+    impl = json.loads(cli("show", ac4k["id"], "--db", db, "--json").stdout)["identity"]["implementation"]["digest"]
+    assert [(m["kind"], m["digest"]) for m in matches] == [("implementation", impl)]
+    assert matches[0]["href"] == f"/runs/{ac4k['id']}" and "ac4k" in matches[0]["title"]
+    table = cli("search", "ac4k", "--db", db).stdout
+    assert "no operation, workload, implementation or digest matches" not in table and impl[:19] in table

@@ -3,8 +3,10 @@ when piped; `campaign --solutions` takes a shell glob's several files. No Ray, n
 
 from __future__ import annotations
 
+import json
 import re
 
+import pytest
 from queue_kit import FIXTURES, VECTOR_ADD, VECTOR_ADD_SOLUTION
 from typer.testing import CliRunner
 
@@ -78,3 +80,57 @@ def test_runner_and_campaign_refuse_to_run_unverified_by_default(tmp_path, monke
     assert told.exit_code == 1 and "its definition is none of the given problems" in told.output
     bad = CliRunner().invoke(app, ["campaign", str(VECTOR_ADD), "--solutions", str(other), "--sandbox", "maybe"])
     assert bad.exit_code == 1 and "--sandbox must be one of" in bad.output
+
+
+def test_a_shortened_queue_list_says_how_many_requests_there_are(tmp_path):
+    db = str(tmp_path / "queue.db")
+    for _ in range(3):
+        made = CliRunner().invoke(app, ["submit", str(VECTOR_ADD), "--solution", str(VECTOR_ADD_SOLUTION), "--db", db])
+        assert made.exit_code == 0, made.output
+    listed = CliRunner().invoke(app, ["queue", "list", "--db", db, "--limit", "2", "--json"])
+    assert listed.exit_code == 0 and len(json.loads(listed.stdout)) == 2
+    assert "showing the newest 2 of 3 requests" in listed.stderr
+    assert CliRunner().invoke(app, ["queue", "list", "--db", db]).stderr == ""  # all shown: nothing to say
+
+
+SECOND_CASE = "3a1f0e2c-0000-4000-8000-000000000002"  # of vector_add's two cases
+
+
+def _submit(db: str, *extra: str):
+    return CliRunner().invoke(
+        app, ["submit", str(VECTOR_ADD), "--solution", str(VECTOR_ADD_SOLUTION), "--db", db, *extra]
+    )
+
+
+def test_submit_keeps_a_request_to_the_cases_given(tmp_path):
+    db = str(tmp_path / "queue.db")
+    made = _submit(db, "--cases", SECOND_CASE, "--json")
+    assert made.exit_code == 0, made.output
+    shown = CliRunner().invoke(app, ["queue", "show", json.loads(made.stdout)["id"], "--db", db])
+    assert json.loads(shown.stdout)["protocol"]["cases"] == [SECOND_CASE]
+    for cases, expected in (("3a1f0e2c", "2 cases of the problem's 2"), ("ffff0000", "no case of the problem's 2")):
+        refused = _submit(db, "--cases", cases)
+        assert refused.exit_code == 1 and f"cases: case {cases!r}: {expected}" in refused.stderr, refused.output
+    assert _submit(db, "--cases", ",").exit_code == 2
+
+
+@pytest.mark.parametrize("value", ["0", "101", "99999999999999999999"])
+def test_submit_bounds_max_attempts(tmp_path, value):
+    refused = _submit(str(tmp_path / "queue.db"), "--max-attempts", value)
+    assert isinstance(refused.exception, SystemExit) and refused.exit_code in (1, 2), refused.output
+    assert "max_attempts" in refused.output or "--max-attempts" in refused.output
+
+
+@pytest.mark.parametrize("args", [["--memory-mb", "10"], ["--memory-mb", "99999999999999999999"]])
+def test_runner_and_campaign_bound_the_memory_cap(tmp_path, args):
+    key = tmp_path / "r.key"
+    for command in (["runner", "--server", "http://127.0.0.1:9", "--key", str(key)], ["campaign", "x", "-s", "y.json"]):
+        refused = CliRunner().invoke(app, [*command, *args])
+        assert refused.exit_code == 2 and "--memory-mb" in refused.output, refused.output
+
+
+def test_campaign_keeps_to_the_cases_given(tmp_path):
+    refused = CliRunner().invoke(
+        app, ["campaign", str(VECTOR_ADD), "-s", str(VECTOR_ADD_SOLUTION), "--cases", "ffff0000", "--sandbox", "off"]
+    )
+    assert refused.exit_code == 1 and "--cases ffff0000: no case of the given problems" in refused.output

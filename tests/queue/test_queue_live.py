@@ -46,7 +46,7 @@ def _runner(url: str, key: str, *extra: str, **popen) -> subprocess.Popen:
 
 def _finish(process: subprocess.Popen) -> dict:
     out, err = process.communicate(timeout=300)
-    assert process.returncode == 0, err
+    assert process.returncode == 0, (out, err)
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -259,3 +259,68 @@ def test_hostile_runner_calls_get_clear_refusals(store):
         assert caught.value.status == 404
         runner.close()
     assert counts(store)["runs"] == 0
+
+
+def test_a_runner_runs_only_the_cases_it_is_given(store, tmp_path):
+    """`runner --cases` (a case that runs out of memory here, left out): the server takes the result of just
+    that case, with the suite of exactly it, as the lease's result."""
+    second = "3a1f0e2c-0000-4000-8000-000000000002"
+    request_id = service.submit(store, vector_add_submission())  # the request asks for both cases
+    key = _runner_key(store, tmp_path, "narrow")
+    with serving(create_app(store=store)) as url:
+        outcome = _finish(_runner(url, key, "--once", "--cases", second[:36], "--memory-mb", "8192"))
+        assert outcome["accepted"], outcome
+        detail = httpx.get(f"{url}/api/v1/rerun-requests/{request_id}").json()
+        suite = httpx.get(url + detail["leases"][0]["runPage"].replace("/runs/", "/api/v1/runs/")).json()
+        stored = httpx.get(f"{url}/api/v1/runs", params={"limit": 50}).json()["items"]
+    assert detail["state"] == "done" and len(stored) == 2, stored  # the one case's run and its suite's
+    assert "1 of 2 cases" in suite["identity"]["workload"]["title"], suite["identity"]["workload"]
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
+
+
+def test_the_fork_server_and_its_workers_die_with_a_killed_runner(store, tmp_path):
+    """The OOM killer's SIGKILL, on the runner alone (the fork server runs in a session of its own, so a
+    signal to the runner's process group would not reach it): nothing the runner started stays behind."""
+    service.submit(store, vector_add_submission(solution=_slow_solution(tmp_path)))
+    key = _runner_key(store, tmp_path, "doomed")
+    env = {k: v for k, v in os.environ.items() if k != "KERNELINDEX_HARNESS_SPAWN"}
+    with serving(create_app(store=store)) as url:
+        runner = _runner(url, key, "--sandbox", "off", "--poll", "0.2", env=env)
+        try:
+            deadline, workers, server = time.monotonic() + 120, [], None
+            while not workers:  # until the fork server has forked a worker for the job
+                assert time.monotonic() < deadline and runner.poll() is None, "the runner never ran a worker"
+                servers = [p for p in _children(runner.pid) if b"forkserver" in Path(f"/proc/{p}/cmdline").read_bytes()]
+                server = servers[0] if servers else None
+                workers = _children(server) if server else []
+                time.sleep(0.05)
+            os.kill(runner.pid, signal.SIGKILL)
+            runner.communicate(timeout=30)
+            deadline = time.monotonic() + 10
+            while any(_alive(p) for p in [server, *workers]) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert [p for p in [server, *workers] if _alive(p)] == []
+        finally:
+            if runner.poll() is None:
+                runner.kill()
+                runner.communicate(timeout=30)

@@ -148,3 +148,31 @@ def test_runner_requests_must_be_signed_by_a_registered_unrevoked_key(store):
     with pytest.raises(QueueError) as caught:
         service.authenticate_runner(store, sign_request(key, "POST", path, body), "POST", path, body)
     assert caught.value.code == "revoked"
+
+
+FIRST, SECOND = "3a1f0e2c-0000-4000-8000-000000000001", "3a1f0e2c-0000-4000-8000-000000000002"
+
+
+@pytest.fixture(scope="module")
+def first_case_suite():
+    """A run of vector_add's first case alone (what `runner --cases` or a request's cases make)."""
+    from queue_kit import QUICK, VECTOR_ADD, VECTOR_ADD_SOLUTION
+
+    from kernelindex.services import harness_adapter as harness
+
+    return harness.run(VECTOR_ADD, VECTOR_ADD_SOLUTION, harness.evaluation_options(QUICK, "cpu", [FIRST]))
+
+
+def test_a_result_of_the_requests_cases_is_taken_and_of_others_refused(store, first_case_suite):
+    key, kid = register(store, "a")
+    asked_other = service.submit(store, vector_add_submission(cases=[SECOND]))
+    other = service.lease(store, kid, seconds=60)
+    before = counts(store)
+    refused = _refused("bad_result", store, kid, other["lease"], signed_result(first_case_suite, key))
+    assert f"ran cases the request did not ask for: {FIRST}" in str(refused) and counts(store) == before
+    service.cancel(store, asked_other)  # the refusal put it back in the queue
+    service.submit(store, vector_add_submission(cases=[FIRST]))
+    job = service.lease(store, kid, seconds=60)
+    assert job["protocol"]["cases"] == [FIRST]
+    stored = service.complete(store, kid, job["lease"], signed_result(first_case_suite, key), {})
+    assert stored["state"] == "done" and len(stored["runs"]) == 2  # the one case's run and its suite's

@@ -96,3 +96,17 @@ def test_word_score_counts_numbers_tokens_and_long_prefixes():
     assert word_score(["42"], tokens, {"042"}) == 1
     assert word_score(["bala"], tokens, {"042"}) == 1 and word_score(["ba"], tokens, {"042"}) == 0
     assert word_score(["009"], tokens, {"042"}) == 0
+
+
+def test_filler_words_typed_alone_are_left_out():
+    q = parse("best kernel for 042 on B200")
+    assert q.words == ("042",) and q.gpus == ("b200",) and q.fillers == ("best", "kernel", "for", "on")
+    assert parse("fastest kernels for moe_token_scatter_bwd").words == ("moe", "token", "scatter", "backward")
+    assert "kernel" in parse("051_attention_qkv_with_qk_norm_single_kernel_backward").words  # inside a name: kept
+    assert parse("op:kernel").words == ("kernel",) and not parse("op:kernel").fillers
+
+
+def test_a_query_of_filler_alone_is_read_as_words():
+    q = parse("the kernel")
+    assert q.words == ("the", "kernel") and not q.fillers and not q.empty
+    assert parse("kernels on H200").words == () and parse("kernels on H200").gpus == ("h200",)

@@ -6,7 +6,18 @@ from pathlib import Path
 
 import typer
 
-from kernelindex.cli.common import Db, fail, id_column, load_private_key, open_store_or_fail, out_console, progress
+from kernelindex.cli.common import (
+    Cases,
+    Db,
+    MemoryMb,
+    case_list,
+    fail,
+    id_column,
+    load_private_key,
+    open_store_or_fail,
+    out_console,
+    progress,
+)
 
 
 def campaign_command(
@@ -23,15 +34,17 @@ def campaign_command(
         help="a Ray cluster: auto, or ray://host:10001 (needs ray[client]); default: start a local Ray with 2 CPUs",
     ),
     hardware: str = typer.Option("cpu", "--hardware", help="cpu, or the GPU product the tasks need"),
-    batch: int = typer.Option(4, "--batch", min=1, help="cases per Ray task"),
-    rounds: int = typer.Option(10, min=1, help="correctness rounds with fresh inputs"),
-    warmup: int = typer.Option(10, min=0, help="warm-up calls"),
-    iterations: int = typer.Option(50, min=1, help="timed calls"),
-    timeout: float = typer.Option(300.0, min=1, help="seconds per case and process"),
+    batch: int = typer.Option(4, "--batch", min=1, max=10_000, help="cases per Ray task"),
+    rounds: int = typer.Option(10, min=1, max=100, help="correctness rounds with fresh inputs"),
+    warmup: int = typer.Option(10, min=0, max=1000, help="warm-up calls"),
+    iterations: int = typer.Option(50, min=1, max=10_000, help="timed calls"),
+    timeout: float = typer.Option(300.0, min=1, max=3600, help="seconds per case and process"),
     key: Path = typer.Option(None, "--key", help="Ed25519 private key to sign the stored runs"),
     sandbox: str = typer.Option(
         "required", "--sandbox", help="required (refuse to start without it), auto (unverified runs then), or off"
     ),
+    memory_mb: MemoryMb = 16384,
+    only_cases: Cases = None,
     db: Db = None,
 ) -> None:
     """Run every (problem, solution) whose definitions agree as Ray tasks; store the verified runs; print a summary."""
@@ -63,6 +76,9 @@ def campaign_command(
         hardware = hardware_name(hardware)
     except (harness.FormatError, ValueError) as exc:
         fail(str(exc))
+    wanted = case_list(only_cases)
+    if wanted:
+        loaded = _keep_cases(loaded, wanted)
     pairs = [
         Pair(loaded[doc["definition"]][0], doc, loaded[doc["definition"]][1], f"{doc['name']} on {doc['definition']}")
         for doc in documents
@@ -73,7 +89,14 @@ def campaign_command(
         fail([f"{path}: its definition is none of the given problems" for path in unmatched])
     private_key = load_private_key(key) if key else None
     store = open_store_or_fail(db, create=True)
-    protocol = {"rounds": rounds, "warmup": warmup, "iterations": iterations, "timeout_s": timeout, "sandbox": sandbox}
+    protocol = {
+        "rounds": rounds,
+        "warmup": warmup,
+        "iterations": iterations,
+        "timeout_s": timeout,
+        "sandbox": sandbox,
+        "memory_mb": memory_mb,
+    }
 
     def store_pair(pair: Pair, suite) -> None:  # the driver is the one writer
         pair.stored = harness.record(store, suite, private_key=private_key)
@@ -113,3 +136,22 @@ def campaign_command(
     out_console().print(table, markup=False)
     ok = all(pair.stored and all(c.passed for c in pair.parts[0].cases) for pair in pairs)
     raise typer.Exit(0 if ok else 1)
+
+
+def _keep_cases(
+    loaded: dict[str, tuple[dict[str, str], list[str]]], wanted: list[str]
+) -> dict[str, tuple[dict[str, str], list[str]]]:
+    """Each problem's cases that ``--cases`` names (uuids or prefixes); refused when one names no case
+    of any problem, or a problem is left with none."""
+    kept = {
+        name: (files, [c for c in cases if any(c.startswith(w) for w in wanted)])
+        for name, (files, cases) in loaded.items()
+    }
+    unused = [w for w in wanted if not any(c.startswith(w) for _, cases in loaded.values() for c in cases)]
+    empty = [name for name, (_, cases) in kept.items() if not cases]
+    if unused or empty:
+        fail(
+            [f"--cases {w}: no case of the given problems starts with it" for w in unused]
+            + [f"--cases names no case of {name}" for name in empty]
+        )
+    return kept

@@ -22,6 +22,30 @@ Db = Annotated[
 AsJson = Annotated[bool, typer.Option("--json", help="machine-readable JSON on stdout")]
 AsJsonl = Annotated[bool, typer.Option("--jsonl", help="JSON Lines on stdout: one object per row")]
 MAX_SHOWN_PROBLEMS = 20
+# the largest count a listing option takes (--limit, --rows, ...): past it a number is a mistake, and SQL
+# integers (64 bits) would overflow well before a Python int does
+MAX_LIMIT = 1_000_000
+
+
+MemoryMb = Annotated[
+    int, typer.Option("--memory-mb", min=64, max=1 << 22, help="memory limit of each worker process (MiB)")
+]
+Cases = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--cases", help="case uuids or unique prefixes to run, e.g. --cases 60b6e5ee,21f99877 (all when absent)"
+    ),
+]
+
+
+def case_list(values: list[str] | None) -> list[str] | None:
+    """``--cases a,b --cases c`` as ``[a, b, c]``; None when not given. An empty value is refused."""
+    if not values:
+        return None
+    cases = [c for text in values for c in text.replace(",", " ").split()]
+    if not cases:
+        fail("--cases: give case uuids or prefixes, e.g. --cases 60b6e5ee,21f99877", code=2)
+    return cases
 
 
 def stderr():

@@ -19,7 +19,7 @@ def demo(
     ),
     export: bool = typer.Option(True, "--export/--no-export", help="import the catalog export(s) at all"),
     host: str = typer.Option("127.0.0.1", help="address to listen on"),
-    port: int = typer.Option(8000, help="port to listen on"),
+    port: serve_cli.Port = 8000,
     serve: bool = typer.Option(True, "--serve/--no-serve", help="start the web site after importing"),
     verify_ours: bool = typer.Option(
         True, "--eval/--no-eval", help="also rerun our 042 kernel on its three smallest cases and store verified runs"
@@ -28,6 +28,8 @@ def demo(
     """The main job: import the built-in sample (and the real export beside the checkout) and serve it."""
     from kernelindex.sample import default_catalogs, sample_paths
 
+    if serve:  # a second demo while one serves: say so before importing or rerunning anything
+        serve_cli.check_port_free(host, port)
     exports = (list(map(Path, catalog)) if catalog else default_catalogs()) if export else []
     paths = [*sample_paths(), *exports]
     for path in paths:

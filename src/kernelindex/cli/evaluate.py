@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from kernelindex.cli.common import Db, load_private_key, open_store_or_fail, out_console
+from kernelindex.cli.common import Db, MemoryMb, load_private_key, open_store_or_fail, out_console
 
 if TYPE_CHECKING:  # rich is imported when a bar is shown
     from rich.progress import TaskID
@@ -26,12 +26,14 @@ def eval_command(
     keep: bool = typer.Option(False, "--record", help="store the records (evidence: verified) in the store"),
     db: Db = None,
     key: str = typer.Option(None, "--key", help="runner's Ed25519 private key (PEM) to sign the stored runs"),
-    rounds: int = typer.Option(10, min=1, help="correctness rounds with fresh inputs"),
-    warmup: int = typer.Option(10, min=0, help="warm-up calls"),
-    iterations: int = typer.Option(50, min=1, help="timed calls"),
-    timeout: float = typer.Option(300.0, min=0.1, help="seconds per case and process"),
-    memory_mb: int = typer.Option(16384, "--memory-mb", min=64, help="memory limit of each worker process"),
-    pairs: int = typer.Option(10, min=1, help="paired batches of timed calls (reference and solution interleaved)"),
+    rounds: int = typer.Option(10, min=1, max=100, help="correctness rounds with fresh inputs"),
+    warmup: int = typer.Option(10, min=0, max=1000, help="warm-up calls"),
+    iterations: int = typer.Option(50, min=1, max=10_000, help="timed calls"),
+    timeout: float = typer.Option(300.0, min=0.1, max=3600, help="seconds per case and process"),
+    memory_mb: MemoryMb = 16384,
+    pairs: int = typer.Option(
+        10, min=1, max=1000, help="paired batches of timed calls (reference and solution interleaved)"
+    ),
     sandbox: str = typer.Option("auto", help="auto (bubblewrap when it works), required, or off (then: reproducible)"),
 ) -> None:
     """Run a solution on a problem in isolated processes; print a table; exit 0 only if every case passed."""

@@ -17,7 +17,7 @@ def mcp_command(
     server: Server = None,
     transport: Annotated[str, typer.Option(help="stdio (a local agent) or http (streamable HTTP at /mcp)")] = "stdio",
     host: Annotated[str, typer.Option(help="address for --transport http")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="port for --transport http")] = 8765,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="port for --transport http")] = 8765,
     api_key: Annotated[
         str | None,
         typer.Option(

@@ -6,7 +6,18 @@ from pathlib import Path
 
 import typer
 
-from kernelindex.cli.common import AsJson, Db, fail, id_column, open_store_or_fail, out_console, print_json
+from kernelindex.cli.common import (
+    AsJson,
+    Cases,
+    Db,
+    case_list,
+    fail,
+    id_column,
+    open_store_or_fail,
+    out_console,
+    print_json,
+    stderr,
+)
 
 queue_app = typer.Typer(no_args_is_help=True, help="The rerun queue: list, show, cancel, expire.")
 runners_app = typer.Typer(no_args_is_help=True, help="Runner keys allowed to take jobs: add, list, revoke.")
@@ -24,8 +35,9 @@ def submit_command(
     iterations: int = typer.Option(50, help="timed calls"),
     timeout: float = typer.Option(300.0, help="seconds per case and process"),
     max_attempts: int = typer.Option(
-        None, "--max-attempts", help="leases allowed before it fails (default 3 x replicas)"
+        None, "--max-attempts", help="leases allowed before it fails (default 3 x replicas; at most 100)"
     ),
+    cases: Cases = None,
     db: Db = None,
     as_json: AsJson = False,
 ) -> None:
@@ -45,6 +57,7 @@ def submit_command(
         hardware=hardware,
         replicas=replicas,
         max_attempts=max_attempts,
+        cases=case_list(cases),
         protocol={"rounds": rounds, "warmup": warmup, "iterations": iterations, "timeout_s": timeout},
     )
     store = open_store_or_fail(db, create=True)
@@ -76,6 +89,10 @@ def queue_list(
         items = [
             request_summary(r).model_dump(mode="json") for r in reads.requests_page(conn, state=state, limit=limit)
         ]
+        counts = reads.state_counts(conn)
+    total = counts.get(state, 0) if state else sum(counts.values())
+    if len(items) < total:  # on stderr: --json stays the list of requests
+        stderr().print(f"note: showing the newest {len(items)} of {total} requests (--limit up to 1000)", markup=False)
     if as_json:
         print_json(items)
         return

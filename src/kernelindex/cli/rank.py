@@ -9,6 +9,7 @@ import typer
 
 from kernelindex.cli.common import (
     DIGEST_SHOWN,
+    MAX_LIMIT,
     AsJsonl,
     Db,
     fail,
@@ -30,7 +31,7 @@ def rank(
     server: Server = None,
     as_json: bool = typer.Option(False, "--json", help="print the ranking as JSON (as /api/v1 returns it)"),
     as_jsonl: AsJsonl = False,
-    limit: int = typer.Option(None, "--limit", min=1, help="show only the best N runs of each group"),
+    limit: int = typer.Option(None, "--limit", min=1, max=MAX_LIMIT, help="show only the best N runs of each group"),
     record_leaders: bool = typer.Option(
         False, "--record-leaders", help="first append a leader event for every group whose leader changed"
     ),
@@ -91,5 +92,7 @@ def render_groups(groups: list[dict[str, Any]]) -> None:
         for i, row in enumerate(rows):
             table.add_row(*(cells[i] for cells in shown.values()), row["title"])
         out.print(table, markup=False)
+        if len(rows) < g["size"]:  # --limit: say what was left out
+            out.print(f"  showing the best {len(rows)} of {g['size']} ranked runs (without --limit: all)", markup=False)
         for x in g["excluded"]:
             out.print(f"  not ranked: {x['runId']} {', '.join(x['reasons'])} ({x['title']})", markup=False)

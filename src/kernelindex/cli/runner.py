@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from kernelindex.cli.common import fail, load_private_key, stderr
+from kernelindex.cli.common import Cases, MemoryMb, case_list, fail, load_private_key, stderr
 
 
 def runner_command(
@@ -27,17 +27,20 @@ def runner_command(
     sandbox: str = typer.Option(
         "required", "--sandbox", help="required (refuse to start without it), auto (unverified runs then), or off"
     ),
+    memory_mb: MemoryMb = 16384,
+    cases: Cases = None,
 ) -> None:
     """Pull one job at a time (a lease kept alive by heartbeats), run it in the harness, sign and post it."""
     from kernelindex.client import ApiError
     from kernelindex.client.protocol import checked_base_url
     from kernelindex.services.harness_adapter import sandbox_refusal
     from kernelindex.services.queue import QueueError, hardware_name
-    from kernelindex.services.remote_runner import Runner, connect, run_on_ray, run_one, summary
+    from kernelindex.services.remote_runner import Runner, RunnerLimits, connect, run_on_ray, run_one, summary
 
     refusal = sandbox_refusal(sandbox)
     if refusal:
         fail(refusal)
+    limits = RunnerLimits(sandbox, memory_mb, case_list(cases))  # this runner's word on every job
     private_key = load_private_key(key)
     try:
         checked_base_url(server)
@@ -55,8 +58,8 @@ def runner_command(
 
     def step(runner: Runner, device: str) -> list:
         if ray_address:
-            return run_on_ray(runner, hardware, jobs, sandbox)
-        outcome = run_one(runner, device, progress=lambda event: case_done(device, event), sandbox=sandbox)
+            return run_on_ray(runner, hardware, jobs, limits)
+        outcome = run_one(runner, device, progress=lambda event: case_done(device, event), limits=limits)
         return [outcome] if outcome else []
 
     def case_done(device: str, event) -> None:

@@ -12,7 +12,18 @@ from typing import Annotated, Any
 
 import typer
 
-from kernelindex.cli.common import DIGEST_SHOWN, AsJson, AsJsonl, Db, id_column, out_console, print_json, print_jsonl
+from kernelindex.cli.common import (
+    DIGEST_SHOWN,
+    MAX_LIMIT,
+    AsJson,
+    AsJsonl,
+    Db,
+    id_column,
+    out_console,
+    print_json,
+    print_jsonl,
+    stderr,
+)
 from kernelindex.cli.reads import Server, reads
 
 
@@ -23,7 +34,7 @@ def runs_command(
     source: Annotated[str | None, typer.Option(help="source slug, e.g. sol-execbench")] = None,
     hardware: Annotated[str | None, typer.Option(help="hardware model substring, architecture or vendor")] = None,
     status: Annotated[str | None, typer.Option(help="run status, e.g. passed")] = None,
-    limit: Annotated[int, typer.Option(min=0, help="at most this many runs (0: all)")] = 50,
+    limit: Annotated[int, typer.Option(min=0, max=MAX_LIMIT, help="at most this many runs (0: all)")] = 50,
     db: Db = None,
     server: Server = None,
     as_json: AsJson = False,
@@ -43,22 +54,49 @@ def runs_command(
         if v
     }
     with reads(db, server) as source_of:
-        rows = [r.model_dump(mode="json") for r in source_of.runs(filters, limit or None)]
+        items = source_of.runs(filters, limit + 1 if limit else None)  # one more: are there more?
+        more = bool(limit) and len(items) > limit
+        total = source_of.count_runs(filters) if more else len(items)
+    rows = [r.model_dump(mode="json") for r in items[: limit or None]]
     if as_json:
         print_json(rows)
     elif as_jsonl:
         print_jsonl(rows)
     else:
-        render_runs(rows)
+        render_runs(rows, _part_shown(len(rows), total, more))
+    if not rows or more:  # on stderr: --json and --jsonl stay the API's documents
+        stderr().print(_listing_note(len(rows), total, filters), markup=False)
 
 
-def render_runs(rows: list[dict[str, Any]]) -> None:
+FILTER_OPTIONS = {"comparisonKey": "--comparison-key"}  # the others are --NAME
+
+
+def _part_shown(shown: int, total: int | None, more: bool) -> str:
+    """The table's title: how many runs it holds, of how many."""
+    if not more:
+        return f"{shown} run{'' if shown == 1 else 's'}"
+    return f"{shown} of {total:,} runs" if total is not None else f"the first {shown} runs (more match)"
+
+
+def _listing_note(shown: int, total: int | None, filters: dict[str, str]) -> str:
+    """What a listing left out, or why it is empty: never a silent cut or a silent nothing."""
+    if shown:
+        part = f"{shown} of {total:,}" if total is not None else f"the first {shown}; more"
+        return f"note: showing {part} matching runs, in arrival order; --limit 0 lists them all, or narrow the filters"
+    if not filters:
+        return "note: no runs in this store (kernelindex import FILES adds some)"
+    named = " ".join(f"{FILTER_OPTIONS.get(k, '--' + k)} {v}" for k, v in filters.items())
+    hint = " (--hardware matches part of a model name, an architecture or a vendor)" if "hardware" in filters else ""
+    return f"note: no runs match {named}{hint}; try fewer filters, or `kernelindex stats` for what is stored"
+
+
+def render_runs(rows: list[dict[str, Any]], title: str | None = None) -> None:
     """The listing as a table; a stack column and a note when the runs mix software stacks."""
     from rich.table import Table
 
     stacks = Counter(r["stack"] for r in rows if r.get("stack"))
     mixed = len(stacks) > 1
-    table = Table(title=f"{len(rows)} runs", title_justify="left")
+    table = Table(title=title or _part_shown(len(rows), len(rows), False), title_justify="left")
     id_column(table, "digest")
     for column in ("operation", "title", "source", "hardware", "status", "evidence"):
         table.add_column(column, overflow="fold")
@@ -106,10 +144,6 @@ def show_command(
         render_run(view)
 
 
-def _joined(values: Any) -> str:
-    return " / ".join(str(v) for v in (values or {}).values() if v and not isinstance(v, dict | list))
-
-
 def _rank_text(rank: dict[str, Any]) -> str:
     if rank.get("rank") is not None:
         return f"{rank['rank']}{'=' if rank.get('tied') else ''} of {rank['groupSize']} in its comparison group"
@@ -120,7 +154,7 @@ def render_run(v: dict[str, Any]) -> None:
     """The run view as one ``label  text`` line per fact (a digest is never folded), then its measurements."""
     from rich.table import Table
 
-    from kernelindex.views.formatting import SOL_METRIC, SPEEDUP_METRICS
+    from kernelindex.views.formatting import SOL_METRIC, SPEEDUP_METRICS, format_hardware
 
     out = out_console()
     out.print(v["title"], style="bold", markup=False)
@@ -149,7 +183,7 @@ def render_run(v: dict[str, Any]) -> None:
         ("evidence", "; ".join([v["evidence"]["level"], *v["evidence"]["reasons"]])),
         ("observed", v["observedAt"]),
         ("source", ident["source"]["slug"] or "-"),
-        ("hardware", _joined(v["environment"]["hardware"]) or "-"),
+        ("hardware", format_hardware(v["environment"]["hardware"]) or "-"),
         ("stack", v["environment"].get("stack") or "-"),
         ("protocol", f"{ident['protocolDigest']}  {v['protocol']['title'] or ''}"),
         ("environment", f"{ident['environmentDigest']}  {v['environment']['title'] or ''}"),

@@ -25,7 +25,7 @@ from kernelindex.cli.reads import Server, reads
 
 
 def search_command(
-    query: Annotated[list[str], typer.Argument(help="e.g. 042 H200 verified · moe_token_scatter_bwd N=300 · ac4k")],
+    query: Annotated[list[str], typer.Argument(help="e.g. 042 B200 verified · moe_token_scatter_bwd N=300 · ac4k")],
     db: Db = None,
     as_json: AsJson = False,
     rows: Annotated[int, typer.Option("--rows", min=1, max=200, help="rows of each rank table")] = 5,
@@ -95,6 +95,8 @@ def _print_answer(doc: dict[str, Any]) -> None:
                         r["title"],
                     )
                 console.print(table, markup=False)
+                if len(g["rows"]) < g["size"]:
+                    say(f"      … {g['size'] - len(g['rows'])} more ranked: --rows N, or kernelindex rank KEY", "dim")
     if doc["otherOperations"]:
         say("")
         say("other operations these words name: " + ", ".join(o["slug"] for o in doc["otherOperations"]))

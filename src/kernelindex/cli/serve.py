@@ -8,9 +8,39 @@ from typing import Annotated
 
 import typer
 
-from kernelindex.cli.common import Db, check_store_url, open_store_or_fail
+from kernelindex.cli.common import Db, check_store_url, fail, open_store_or_fail
 
-Workers = Annotated[int, typer.Option(min=0, help="worker processes (0: one per CPU core); each has its own cache")]
+Workers = Annotated[
+    int, typer.Option(min=0, max=256, help="worker processes (0: one per CPU core); each has its own cache")
+]
+Port = Annotated[int, typer.Option(min=1, max=65535, help="port to listen on")]
+PORT_TAKEN = 2  # the exit status when the address is already taken (nothing was started)
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Refuse, before anything is imported, rerun or started, an address another process listens on.
+
+    It binds as the server will (``SO_REUSEADDR``, as uvicorn and gunicorn do), so a port held only by
+    closing connections still counts as free; a listening socket does not.
+    """
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        fail(f"--host {host}: cannot resolve it ({exc.strerror})", code=PORT_TAKEN)
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            fail(
+                f"cannot serve on {host}:{port}: {exc.strerror.lower() if exc.strerror else exc} "
+                "(is another `kernelindex serve` or `scripts/dev.sh demo` running?). Open that one, stop it "
+                "(Ctrl-C in its terminal), or pick another port with --port",
+                code=PORT_TAKEN,
+            )
 
 
 def default_workers() -> int:
@@ -24,7 +54,7 @@ def default_workers() -> int:
 def serve(
     db: Db = None,
     host: str = typer.Option("127.0.0.1", help="address to listen on"),
-    port: int = typer.Option(8000, help="port to listen on"),
+    port: Port = 8000,
     workers: Workers = 0,
 ) -> None:
     """Serve the read-only site and the JSON API (/api/v1/) over the store."""
@@ -34,6 +64,7 @@ def serve(
     from kernelindex.web.server.workers import APP, FAILED_TO_BOOT, gunicorn_argv
 
     check_store_url(db)
+    check_port_free(host, port)
     url = resolve_url(db)
     open_store_or_fail(url).close()  # migrate once here, so no two workers race to do it
     os.environ[URL_ENV] = url  # the workers (forked processes) open the store from it

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ from kernelindex.ingest.bundles import import_bundles
 from kernelindex.ingest.catalog import BadLines, ImportReport, import_catalog
 from kernelindex.ingest.jsonlines import MAX_LINE
 from kernelindex.ingest.problems import ImportFailed, ImportProblem
+from kernelindex.records.strict_json import loads_strict
 from kernelindex.store.database import Writable
 
 
@@ -36,8 +36,8 @@ def kind_of(path: Path) -> str:
                 pass
         if len(first) > MAX_LINE:
             return "catalog"  # the catalog reader refuses the line, naming it
-        try:
-            head = json.loads(first) if first.strip() else None
+        try:  # the strict reader: a hostile first line (1,000 "[") is a refusal, not a RecursionError
+            head = loads_strict(first) if first.strip() else None
         except ValueError:
             return "catalog"  # the catalog reader reports the bad line precisely
         if isinstance(head, dict) and "definition" in head and "evaluation" in head:

@@ -65,6 +65,8 @@ def search(conn: Connection, text: str, rank_rows: int = RANK_ROWS) -> SearchAns
         notes.append(
             f"ignored {len(query.ignored)} word(s) past the first 40 or not understood: " + " ".join(query.ignored[:5])
         )
+    if query.fillers:
+        notes.append("left out filler word(s): " + " ".join(query.fillers))
     answered = named[:ANSWERED_OPERATIONS]
     context = _Context(conn, rank_rows)
     ops = [context.operation(op, query, best) for op in answered]
@@ -177,7 +179,24 @@ def _matches(conn: Connection, query: Query, named: Sequence[reads.OperationEntr
                 detail=detail,
             )
         )
-    return out
+    return out + _pending_implementations(conn, residual)
+
+
+def _pending_implementations(conn: Connection, words: list[str]) -> list[EntityMatch]:
+    """Implementations named by runs whose record is not stored (``ac4k`` over the sample's seeds alone)."""
+    return [
+        EntityMatch(
+            kind="implementation",
+            id=impl["digest"],
+            digest=impl["digest"],
+            title=impl["title"] or impl["digest"],
+            href=f"/runs/{impl['runId']}",
+            detail=f"{impl['runCount']} run(s)"
+            + (f" · operation {impl['operation']}" if impl["operation"] else "")
+            + " · its record is not stored yet",
+        )
+        for impl in reads.pending_implementation_matches(conn, words)
+    ]
 
 
 def _axes_key(axes: dict[str, Any]) -> str:

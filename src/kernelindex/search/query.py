@@ -11,6 +11,8 @@ as exactly one thing, in this order:
 - a dtype (``bf16``, ``fp32``, ``float16`` …), a GPU product (``H200``, ``MI300X``) or an
   architecture (``sm_90``, ``gfx942``, ``hopper``);
 - a source slug the caller knows of (``sol-execbench``);
+- a filler word typed on its own (``best kernel for 042 on B200``: ``best``, ``kernel``, ``for``,
+  ``on``), left out while anything else remains, so it never picks operations by itself;
 - otherwise a word, matched against operation names, aliases and families, then against
   implementations, projects and authors. ``moe_token_scatter_bwd`` is split into its words.
 
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kernelindex.records.refusal import Refusal, RefusalKind
 from kernelindex.records.vocabulary import EvidenceLevel
@@ -98,6 +100,14 @@ SYNONYMS = {
 }
 
 
+FILLER_WORDS = frozenset(
+    "a an the for on of in at to with and or by from is are me show find which what best fastest fast top "
+    "kernel kernels gpu gpus implementation implementations impl".split()
+)
+"""Words that ask a question rather than name a record. Only a whole token counts (``single_kernel`` keeps
+its ``kernel``), and a query of filler words alone is read as words (``kernel`` still finds operations)."""
+
+
 class QueryError(Refusal, ValueError):
     """A query the parser refuses (too long), with the reason to show."""
 
@@ -133,6 +143,7 @@ class Query:
     sources: tuple[str, ...] = ()
     digests: tuple[str, ...] = ()
     ignored: tuple[str, ...] = field(default=())
+    fillers: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -165,6 +176,7 @@ class Query:
             "sources": list(self.sources),
             "digests": list(self.digests),
             "ignored": list(self.ignored),
+            "fillers": list(self.fillers),
         }
 
 
@@ -230,6 +242,7 @@ def parse(text: str, sources: Iterable[str] = ()) -> Query:
     srcs: list[str] = []
     digests: list[str] = []
     ignored: list[str] = []
+    fillers: list[str] = []
     evidence = license = None
     tokens = _clean(text).split()
     for token in tokens[MAX_TOKENS:]:
@@ -271,20 +284,28 @@ def parse(text: str, sources: Iterable[str] = ()) -> Query:
         elif lowered in known_sources:
             srcs.append(lowered)
         else:
-            words.extend(split_words(token))
-    return Query(
-        text=text,
-        words=tuple(dict.fromkeys(words)),
-        axes=tuple(axes),
-        dtypes=tuple(dict.fromkeys(dtypes)),
-        gpus=tuple(dict.fromkeys(gpus)),
-        architectures=tuple(dict.fromkeys(archs)),
-        evidence=evidence,
-        license=license,
-        sources=tuple(dict.fromkeys(srcs)),
-        digests=tuple(dict.fromkeys(digests)),
-        ignored=tuple(ignored),
+            (fillers if lowered in FILLER_WORDS else words).extend(split_words(token))
+    return _unless_only_filler(
+        Query(
+            text=text,
+            words=tuple(dict.fromkeys(words)),
+            axes=tuple(axes),
+            dtypes=tuple(dict.fromkeys(dtypes)),
+            gpus=tuple(dict.fromkeys(gpus)),
+            architectures=tuple(dict.fromkeys(archs)),
+            evidence=evidence,
+            license=license,
+            sources=tuple(dict.fromkeys(srcs)),
+            digests=tuple(dict.fromkeys(digests)),
+            ignored=tuple(ignored),
+            fillers=tuple(dict.fromkeys(fillers)),
+        )
     )
+
+
+def _unless_only_filler(query: Query) -> Query:
+    """A query of nothing but filler words: those are the words asked for."""
+    return replace(query, words=query.fillers, fillers=()) if query.empty and query.fillers else query
 
 
 def gpu_matches(product: str, hardware_model: str | None) -> bool:

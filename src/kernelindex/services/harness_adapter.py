@@ -22,9 +22,9 @@ from kernelindex.harness.records import (
     SOURCE_NAME,
     SOURCE_SLUG,
     evaluation_records,
-    problem_records,
     records_for,
     sources_bundle,
+    workload_suite,
 )
 from kernelindex.harness.scores import CaseScore, suite_score
 from kernelindex.records.canonical import digest
@@ -60,10 +60,18 @@ def problem_summary(files: Mapping[str, str]) -> tuple[str, list[str]]:
         return problem.definition.name, [case.uuid for case in problem.cases]
 
 
-def expected_problem_digests(files: Mapping[str, str]) -> set[str]:
-    """Digests of the OperationSpec, WorkloadCases and WorkloadSuite a correct run of this problem posts."""
+def expected_problem_digests(files: Mapping[str, str], ran: list[str] | None = None) -> set[str]:
+    """Digests of the OperationSpec, WorkloadCases and WorkloadSuite a correct run of this problem posts;
+    a run of some of its cases (``ran``: uuids) posts the suite of exactly those too."""
     with tempfile.TemporaryDirectory(prefix="kernelindex-problem-") as tmp:
-        return {digest(record) for record in problem_records(write_problem(files, Path(tmp) / "problem"))}
+        problem = load_problem(write_problem(files, Path(tmp) / "problem"))
+        made = records_for(problem)
+        expected = {digest(record) for record in made.all()}
+        if ran is not None and set(ran) != {c.uuid for c in problem.cases}:
+            chosen = [c for c in problem.cases if c.uuid in set(ran)]
+            op = digest(made.operation)
+            expected.add(digest(workload_suite(problem.definition, chosen, op, total=len(problem.cases))))
+        return expected
 
 
 def inline_solution(path: str | Path) -> dict[str, Any]:
@@ -98,10 +106,12 @@ def solution_bundle(document: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]
 
 
 def evaluation_options(protocol: Mapping[str, Any], device: str, cases: list[str] | None = None) -> EvalOptions:
-    """The harness options of a job's protocol. The sandbox mode is the runner's own (``sandbox`` in the
-    protocol as the runner passes it on, never the server's word); without one it is required."""
+    """The harness options of a job's protocol. The sandbox mode and the memory cap of each worker are the
+    runner's own (``sandbox`` and ``memory_mb`` in the protocol as the runner passes it on, never the
+    server's word); without them the sandbox is required and the harness's default cap applies."""
     from kernelindex.harness.runner import EvalOptions
 
+    memory = protocol.get("memory_mb")
     return EvalOptions(
         device=device,
         rounds=int(protocol["rounds"]),
@@ -110,7 +120,34 @@ def evaluation_options(protocol: Mapping[str, Any], device: str, cases: list[str
         timeout_s=float(protocol["timeout_s"]),
         cases=cases,
         sandbox=str(protocol.get("sandbox", "required")),
+        **({"memory_limit_mb": int(memory)} if memory else {}),
     )
+
+
+def pick_cases(cases: list[str], wanted: list[str]) -> list[str]:
+    """The problem's case uuids that ``wanted`` names (whole uuids or unique prefixes, as ``eval --cases``
+    takes them), in the order given; ValueError naming the first that names none or several."""
+    picked = []
+    for want in wanted:
+        found = [c for c in cases if c == want] or [c for c in cases if want and c.startswith(want)]
+        if len(found) != 1:
+            problem = "no case" if not found else f"{len(found)} cases"
+            raise ValueError(f"case {want!r}: {problem} of the problem's {len(cases)} start with it")
+        picked.append(found[0])
+    return list(dict.fromkeys(picked))
+
+
+def narrowed_cases(job_cases: list[str] | None, mine: list[str] | None) -> list[str] | None:
+    """The cases a runner runs of a job: the job's (all when it names none), kept to the runner's own
+    ``--cases`` prefixes when it has some; ValueError when the two leave none."""
+    if not mine:
+        return job_cases
+    if job_cases is None:
+        return mine
+    kept = [c for c in job_cases if any(c.startswith(p) for p in mine)]
+    if not kept:
+        raise ValueError(f"none of this runner's --cases ({', '.join(mine)}) is among the job's cases")
+    return kept
 
 
 SANDBOX_MODES = ("required", "auto", "off")
@@ -169,10 +206,11 @@ def merge(parts: list[SuiteResult]) -> SuiteResult:
 
 
 def evaluation_payload(suite: SuiteResult) -> dict[str, Any]:
-    """The records of an evaluation as JSON a runner posts: records, run bundles and artifacts."""
+    """The records of an evaluation as JSON a runner posts: records (the suite of just the cases that ran
+    too, when they are not all of the problem's), run bundles and artifacts."""
     records = evaluation_records(suite)
     return {
-        "records": [*records.problem.all(), records.implementation],
+        "records": records.records(),
         "bundles": records.bundles(),
         "suiteRun": digest(records.suite_run),
         "artifacts": [

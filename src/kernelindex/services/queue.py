@@ -47,6 +47,7 @@ __all__ = ["QueueError", "Submission"]
 MAX_SOLUTION_BYTES = 256 * 1024  # solution.json with every source inline
 MAX_PROBLEM_BYTES = 2 * 1024 * 1024  # definition.json + workload.jsonl
 MAX_REPLICAS = 8
+MAX_ATTEMPTS = 100  # leases one request may take before it fails
 DEFAULT_LEASE_S = 120.0
 DEFAULT_PROTOCOL = {"rounds": 10, "warmup": 10, "iterations": 50, "timeout_s": 300.0}
 PROTOCOL_BOUNDS = {"rounds": (1, 100), "warmup": (0, 1000), "iterations": (1, 10_000), "timeout_s": (1, 3600)}
@@ -97,6 +98,7 @@ class Submission:
     api_key_id: str | None = None  # who asked over HTTP (rate-limited); None: the operator's CLI
     rerun_of: str | None = None
     max_attempts: int | None = None
+    cases: list[str] | None = None  # case uuids or unique prefixes to run (all when None); stored as protocol.cases
 
 
 def _protocol(given: Mapping[str, Any]) -> dict[str, Any]:
@@ -148,6 +150,8 @@ def submit(store: Store, submission: Submission) -> str:
     hardware = hardware_name(submission.hardware)
     if not 1 <= submission.replicas <= MAX_REPLICAS:
         raise QueueError("bad_request", f"replicas: expected 1 to {MAX_REPLICAS}, got {submission.replicas}")
+    if submission.max_attempts is not None and not 1 <= submission.max_attempts <= MAX_ATTEMPTS:
+        raise QueueError("bad_request", f"max_attempts: expected 1 to {MAX_ATTEMPTS}, got {submission.max_attempts}")
     protocol = _protocol(submission.protocol)
     if not isinstance(submission.solution, dict):
         raise QueueError("bad_solution", "solution: expected a solution.json object")
@@ -166,11 +170,16 @@ def submit(store: Store, submission: Submission) -> str:
     with store.engine.connect() as conn:
         files = _problem_files(conn, submission)
     try:
-        definition, _ = harness.problem_summary(files)
+        definition, cases = harness.problem_summary(files)
     except harness.FormatError as exc:
         raise QueueError(
             "bad_problem", f"problem: {Path(str(exc.file)).name}: {exc.field or ''} {exc.reason}"
         ) from None
+    if submission.cases is not None:
+        try:
+            protocol["cases"] = harness.pick_cases(cases, submission.cases)
+        except ValueError as exc:
+            raise QueueError("bad_request", f"cases: {exc}") from None
     if facts["definition"] != definition:
         raise QueueError(
             "bad_solution", f"solution is for definition {facts['definition']!r}, the problem is {definition!r}"
@@ -384,6 +393,24 @@ def _check_run_signatures(runner, signatures: Mapping[str, Any], run_digests: li
             raise QueueError("bad_signature", f"result.signatures[{run_digest}]: signed as a {checked.record_kind}")
 
 
+def _cases_ran(request, records: list[dict]) -> list[str] | None:
+    """The case uuids a result ran when it ran some of the problem's (its suite of fewer cases than the
+    problem has names them), None when it ran them all; refused when it ran a case the request did not ask
+    for. The digests are checked after: the suite must be exactly the one of those cases."""
+    total = sum(r["kind"] == "WorkloadCase" for r in records)
+    suites = [r["spec"].get("cases") or [] for r in records if r["kind"] == "WorkloadSuite"]
+    partial = [cases for cases in suites if len(cases) < total]
+    if len(partial) > 1:
+        raise _bad("result.records: more than one suite of the cases that ran")
+    if not partial:
+        return None
+    ran = [str(case.get("externalId")) for case in partial[0]]
+    asked = request.protocol.get("cases")
+    if asked is not None and not set(ran) <= set(asked):
+        raise _bad(f"result.records: ran cases the request did not ask for: {', '.join(sorted(set(ran) - set(asked)))}")
+    return ran
+
+
 def _check_result(conn, request, runner, payload: Mapping[str, Any]) -> _Checked:
     """Everything a posted result must satisfy, checked before anything is written."""
     for name, kind in (
@@ -402,7 +429,8 @@ def _check_result(conn, request, runner, payload: Mapping[str, Any]) -> _Checked
         except RecordError as exc:
             raise _bad(str(exc)) from None
     files = json.loads(reads.blob(conn, request.problem_digest) or b"{}")["files"]
-    expected = harness.expected_problem_digests(files)
+    ran = _cases_ran(request, records)
+    expected = harness.expected_problem_digests(files, ran)
     problem = {digest(r) for r in records if r["kind"] != "ImplementationRevision"}
     if problem != expected:
         raise _bad(f"result.records: the problem's records differ from problem {request.problem_name} as submitted")
@@ -420,9 +448,10 @@ def _check_result(conn, request, runner, payload: Mapping[str, Any]) -> _Checked
         for index, bundle in enumerate(payload["bundles"])
     ]
     run_digests = [digest(parsed["run"]) for parsed in bundles]
-    if len(set(run_digests)) != len(expected) - 1 or payload["suiteRun"] not in run_digests:
+    wanted_runs = (len(ran) if ran is not None else len(expected) - 2) + 1  # each case run, and the suite's
+    if len(set(run_digests)) != wanted_runs or payload["suiteRun"] not in run_digests:
         raise _bad(
-            f"result.bundles: expected one run per case and one for the suite ({len(expected) - 1}), "
+            f"result.bundles: expected one run per case and one for the suite ({wanted_runs}), "
             f"got {len(set(run_digests))}"
         )
     _check_run_signatures(runner, payload["signatures"], run_digests)

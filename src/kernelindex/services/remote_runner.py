@@ -11,6 +11,7 @@ import json
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -135,8 +136,25 @@ def post(runner: Runner, job: dict[str, Any], suite, timings: dict[str, float]) 
     )
 
 
-def run_one(runner: Runner, device: str = "cpu", progress=None, sandbox: str = "required") -> Outcome | None:
+@dataclass(frozen=True)
+class RunnerLimits:
+    """What the runner's operator decides for every job, whatever the server asks: the sandbox mode, each
+    worker's memory cap (MiB; None: the harness's default) and the cases to keep to (None: the job's)."""
+
+    sandbox: str = "required"
+    memory_mb: int | None = None
+    cases: list[str] | None = None
+
+    def protocol(self, job: Mapping[str, Any]) -> dict[str, Any]:
+        return {**job["protocol"], "sandbox": self.sandbox, "memory_mb": self.memory_mb}
+
+    def cases_of(self, job: Mapping[str, Any]) -> list[str] | None:
+        return harness.narrowed_cases(job["protocol"].get("cases"), self.cases)
+
+
+def run_one(runner: Runner, device: str = "cpu", progress=None, limits: RunnerLimits | None = None) -> Outcome | None:
     """Lease one job, run it here, post it; None when the queue has nothing for this runner."""
+    limits = limits or RunnerLimits()
     job = take(runner)
     if job is None:
         return None
@@ -149,7 +167,7 @@ def run_one(runner: Runner, device: str = "cpu", progress=None, sandbox: str = "
             suite = harness.run(
                 problem_dir,
                 solution_path,
-                harness.evaluation_options({**job["protocol"], "sandbox": sandbox}, device),
+                harness.evaluation_options(limits.protocol(job), device, limits.cases_of(job)),
                 progress=progress,
             )
     except Exception as exc:  # the harness itself failed here: give the job back with the reason
@@ -157,9 +175,10 @@ def run_one(runner: Runner, device: str = "cpu", progress=None, sandbox: str = "
     return post(runner, job, suite, {"harnessS": time.perf_counter() - started})
 
 
-def run_on_ray(runner: Runner, hardware: str, jobs: int, sandbox: str = "required") -> list[Outcome]:
+def run_on_ray(runner: Runner, hardware: str, jobs: int, limits: RunnerLimits | None = None) -> list[Outcome]:
     """Lease up to ``jobs`` jobs and run each as one Ray task (the campaign's task) on the cluster;
     post each as soon as its task is back. Ray must already be started."""
+    limits = limits or RunnerLimits()
     import ray
     from ray.exceptions import RayError
 
@@ -174,10 +193,11 @@ def run_on_ray(runner: Runner, hardware: str, jobs: int, sandbox: str = "require
             break
         try:
             files, document = job_inputs(runner, job)
-        except ApiError as exc:
+            cases = limits.cases_of(job)
+        except (ApiError, ValueError) as exc:
             outcomes.append(give_back(runner, job, str(exc)))
             continue
-        running[task.remote(files, document, {**job["protocol"], "sandbox": sandbox}, device, None)] = (
+        running[task.remote(files, document, limits.protocol(job), device, cases)] = (
             job,
             time.perf_counter(),
         )

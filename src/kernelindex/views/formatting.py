@@ -7,7 +7,13 @@ from urllib.parse import urlsplit
 
 from markupsafe import Markup, escape
 
-from kernelindex.records.units import NS_PER_UNIT, SCALES, format_duration, format_value  # noqa: F401  (one place)
+from kernelindex.records.units import (  # noqa: F401  (one place)
+    NS_PER_UNIT,
+    SCALES,
+    format_bytes,
+    format_duration,
+    format_value,
+)
 
 SOL_METRIC = "sol_score"  # the source-stated metrics that are a run's SOL score and its speedup
 SPEEDUP_METRICS = ("avg_speedup", "speedup_factor")  # SOL-ExecBench's name, then the trace format's (and ours)
@@ -23,6 +29,20 @@ def format_speedup(value: float | None) -> str:
 
 def format_ratio(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}×"
+
+
+def format_hardware(hardware: dict | None) -> str:
+    """An environment's hardware for people: ``8 × NVIDIA B200 (blackwell, 180.0 GiB memory, NVLink)``; the
+    vendor only where the product does not already say it, the count only when more than one."""
+    hw = hardware or {}
+    product, vendor = str(hw.get("product") or ""), str(hw.get("vendor") or "")
+    name = product if vendor.lower() in product.lower() else f"{vendor} {product}".strip()
+    memory = hw.get("memoryBytes")
+    details = [hw.get("architecture"), hw.get("formFactor"), memory and f"{format_bytes(memory)} memory"]
+    shown = ", ".join(str(d) for d in [*details, hw.get("interconnect")] if d)
+    text = f"{name} ({shown})" if shown else name
+    count = hw.get("count")
+    return f"{count} × {text}" if isinstance(count, int) and count > 1 else text
 
 
 def format_date(iso: str | None) -> str:

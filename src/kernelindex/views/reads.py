@@ -27,6 +27,7 @@ class Reads(Protocol):
 
     def run(self, ident: str) -> Run: ...
     def runs(self, filters: dict[str, str], limit: int | None) -> list[RunItem]: ...
+    def count_runs(self, filters: dict[str, str]) -> int | None: ...
     def groups(self, target: str, limit: int | None) -> list[dict[str, Any]]: ...
     def compare(self, a: str, b: str) -> Compare: ...
     def search(self, text: str, limit: int) -> SearchAnswer: ...
@@ -71,6 +72,13 @@ class LocalReads:
                     break
         return items
 
+    def count_runs(self, filters: dict[str, str]) -> int | None:
+        """How many runs match in all."""
+        from kernelindex.views import run_listing
+
+        with self.store.engine.connect() as conn:
+            return run_listing.count_runs(conn, filters)
+
     def groups(self, target: str, limit: int | None) -> list[dict[str, Any]]:
         from kernelindex.views.rank import rank_groups
 
@@ -110,6 +118,10 @@ class RemoteReads:
 
         page = min(PAGE, limit) if limit else PAGE
         return [RunItem.model_validate(r) for r in self.client.iter_runs(max_items=limit, page_size=page, **filters)]
+
+    def count_runs(self, filters: dict[str, str]) -> int | None:
+        """Unknown: the API's run listing pages by cursor and gives no total."""
+        return None
 
     def groups(self, target: str, limit: int | None) -> list[dict[str, Any]]:
         return self.client.rankings(target, limit=limit)["groups"]

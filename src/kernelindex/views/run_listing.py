@@ -87,21 +87,28 @@ def _items(conn: Connection, rows: list[dict[str, Any]]) -> list[RunItem]:
     return items
 
 
+_FILTER_FIELDS = {
+    "operation": "operation",
+    "workload": "workload",
+    "comparisonKey": "comparison_key",
+    "status": "status",
+    "source": "source",
+    "hardware": "hardware",
+}
+
+
 def list_runs(
     conn: Connection, after: int | None, limit: int, filters: dict[str, str]
 ) -> tuple[list[RunItem], int | None]:
     """Runs in arrival order matching ``filters`` (:data:`RUN_FILTERS`, read as :class:`runs.RunFilter` reads them)."""
-    names = {
-        "operation": "operation",
-        "workload": "workload",
-        "comparisonKey": "comparison_key",
-        "status": "status",
-        "source": "source",
-        "hardware": "hardware",
-    }
-    wanted = runs.RunFilter(**{names[k]: v for k, v in filters.items()}, limit=limit)
+    wanted = runs.RunFilter(**{_FILTER_FIELDS[k]: v for k, v in filters.items()}, limit=limit)
     rows, last = runs.list_runs(conn, wanted, after)
     return _items(conn, rows), last
+
+
+def count_runs(conn: Connection, filters: dict[str, str]) -> int:
+    """How many runs match ``filters`` in all: a shortened listing says what part of them it shows."""
+    return runs.count_runs(conn, runs.RunFilter(**{_FILTER_FIELDS[k]: v for k, v in filters.items()}, limit=None))
 
 
 def latest_runs(conn: Connection, n: int = 10) -> list[RunItem]:

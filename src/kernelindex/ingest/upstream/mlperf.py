@@ -48,6 +48,64 @@ SCENARIOS = {"Offline": ("offline", False), "Server": ("open_loop", True), "Inte
 ROUND_PUBLISHED = {"v5.0": "2025-04-02T00:00:00.000Z", "v5.1": "2025-09-09T00:00:00.000Z"}
 
 
+@dataclass(frozen=True)
+class Reference:
+    """One MLPerf reference model as the public index records it: its display name, its dataset, and the
+    p99 latency limits (TTFT, TPOT in ms) the inference rules set for its streaming scenarios."""
+
+    name: str
+    dataset: str
+    limits: dict[str, tuple[int, int]]
+
+
+# With these, an import of upstream's summary makes the very records (same digests, so the same rows) the
+# public export holds: one model and one workload whichever way they arrive. A model not listed here keeps
+# upstream's own name and a workload with no dataset or limits.
+REFERENCES = {
+    "llama2-70b": Reference(
+        "Llama-2-70B", "OpenOrca (max_seq_len=1024)", {"Server": (2000, 200), "Interactive": (450, 40)}
+    ),
+    "mixtral-8x7b": Reference("Mixtral-8x7B", "OpenOrca + GSM8K + MBXP (5k each)", {"Server": (2000, 200)}),
+    "llama3.1-405b": Reference(
+        "Llama-3.1-405B",
+        "LongBench/LongDataCollections/Ruler/GovReport subset",
+        {"Server": (6000, 175), "Interactive": (4500, 80)},
+    ),
+    "llama3.1-8b": Reference(
+        "Llama-3.1-8B", "CNN DailyMail v3.0.0 (max_seq_len=2048)", {"Server": (2000, 100), "Interactive": (500, 30)}
+    ),
+    "deepseek-r1": Reference("DeepSeek-R1", "mlperf_deepseek_r1", {"Server": (2000, 80), "Interactive": (1500, 15)}),
+    "gpt-oss-120b": Reference(
+        "GPT-OSS-120B", "AIME25 + GPQA Diamond + LiveCodeBench v6", {"Server": (3000, 80), "Interactive": (2000, 20)}
+    ),
+}
+
+
+def model_spec(base: str) -> dict[str, Any]:
+    """The ModelRevision of an MLPerf model (``llama2-70b``: ``Llama-2-70B (MLPerf reference)``)."""
+    known = REFERENCES.get(base)
+    return {"model": f"{known.name if known else base} (MLPerf reference)"}
+
+
+def workload_spec(base: str, scenario: str) -> dict[str, Any]:
+    """The ServingWorkload of one model's scenario: load, streaming, and where known dataset and limits."""
+    load, streaming = SCENARIOS[scenario]
+    spec: dict[str, Any] = {"streaming": streaming, "loadGeneration": load}
+    if load == "open_loop":
+        spec["arrival"] = "poisson"
+    known = REFERENCES.get(base)
+    if known is None:
+        return spec
+    spec["dataset"] = {"name": known.dataset}
+    if scenario in known.limits:
+        ttft, tpot = known.limits[scenario]
+        spec["slo"] = [
+            {"metric": "ttft_ms", "statistic": "p99", "operator": "<=", "value": ttft, "unit": "ms"},
+            {"metric": "tpot_ms", "statistic": "p99", "operator": "<=", "value": tpot, "unit": "ms"},
+        ]
+    return spec
+
+
 @dataclass
 class ServingRecords:
     """The serving records of one file, each kind de-duplicated by digest, and the rows skipped."""
@@ -140,11 +198,7 @@ def _row(out: ServingRecords, path: Path, index: int, line: int | None, row: Any
     accelerator = re.sub(r"\s*\(x\d+\)$", "", need(row, "Accelerator", str, path, line, where)).strip()
     base = model.removesuffix("-99.9").removesuffix("-99")
     model_rec = record(
-        "ModelRevision",
-        {"model": f"{base} (MLPerf reference)"},
-        meta(f"mlperf-{base}", f"{base} (MLPerf reference)", RULES),
-        path,
-        line,
+        "ModelRevision", model_spec(base), meta(f"mlperf-{base}", model_spec(base)["model"], RULES), path, line
     )
     stack = record(
         "ServingStackRevision",
@@ -173,14 +227,9 @@ def _row(out: ServingRecords, path: Path, index: int, line: int | None, row: Any
         path,
         line,
     )
-    load, streaming = SCENARIOS[scenario]
     workload = record(
         "ServingWorkload",
-        {
-            "streaming": streaming,
-            "loadGeneration": load,
-            **({"arrival": "poisson"} if load == "open_loop" else {}),
-        },
+        workload_spec(base, scenario),
         meta(f"mlperf-{model}-{scenario}", f"{model} · {scenario}", RULES),
         path,
         line,

@@ -32,41 +32,18 @@ class RunFilter:
     limit: int | None = 50
 
 
-def list_runs(conn: Connection, f: RunFilter, after: int | None = None) -> tuple[list[dict[str, Any]], int | None]:
-    """Runs in arrival order after ``after`` (a ``seq``), and the ``seq`` to continue from (None: no more)."""
+def _run_joins():
     r, w, o, s = t.runs, t.workloads, t.operations, t.sources
-    query = (
-        select(
-            r.c.seq,
-            r.c.id,
-            r.c.run_digest,
-            r.c.status,
-            r.c.observed_at,
-            r.c.primary_metric,
-            r.c.primary_statistic,
-            r.c.primary_unit,
-            r.c.primary_value,
-            r.c.hardware_model,
-            r.c.hardware_architecture,
-            r.c.comparison_key,
-            r.c.workload_id,
-            r.c.workload_digest,
-            r.c.implementation_digest,
-            r.c.runner_id,
-            r.c.source_slug,
-            func.coalesce(s.c.slug, r.c.source_slug).label("source"),  # the run names its source before the row arrives
-            o.c.slug.label("operation"),
-            w.c.name.label("workload"),
-            manifest_title(r.c.manifest["run"]).label("run_title"),
-            retracted_clause().label("retracted"),
-        )
-        .select_from(
-            r.outerjoin(w, r.c.workload_id == w.c.id)
-            .outerjoin(o, w.c.operation_id == o.c.id)
-            .outerjoin(s, r.c.source_id == s.c.id)
-        )
-        .order_by(r.c.seq)
+    return (
+        r.outerjoin(w, r.c.workload_id == w.c.id)
+        .outerjoin(o, w.c.operation_id == o.c.id)
+        .outerjoin(s, r.c.source_id == s.c.id)
     )
+
+
+def _filtered(query, f: RunFilter):
+    """``query`` (over :func:`_run_joins`) kept to the runs ``f`` names."""
+    r, s = t.runs, t.sources
     if f.operation:
         query = query.where(operation_clause(f.operation))
     if f.workload:
@@ -86,6 +63,42 @@ def list_runs(conn: Connection, f: RunFilter, after: int | None = None) -> tuple
         query = query.where(r.c.status == f.status)
     if f.comparison_key:
         query = query.where(r.c.comparison_key == f.comparison_key)
+    return query
+
+
+def count_runs(conn: Connection, f: RunFilter) -> int:
+    """How many runs ``f`` matches in all (``limit`` aside): what a shortened listing says it shows part of."""
+    return conn.execute(_filtered(select(func.count()).select_from(_run_joins()), f)).scalar_one()
+
+
+def list_runs(conn: Connection, f: RunFilter, after: int | None = None) -> tuple[list[dict[str, Any]], int | None]:
+    """Runs in arrival order after ``after`` (a ``seq``), and the ``seq`` to continue from (None: no more)."""
+    r, w, o, s = t.runs, t.workloads, t.operations, t.sources
+    query = select(
+        r.c.seq,
+        r.c.id,
+        r.c.run_digest,
+        r.c.status,
+        r.c.observed_at,
+        r.c.primary_metric,
+        r.c.primary_statistic,
+        r.c.primary_unit,
+        r.c.primary_value,
+        r.c.hardware_model,
+        r.c.hardware_architecture,
+        r.c.comparison_key,
+        r.c.workload_id,
+        r.c.workload_digest,
+        r.c.implementation_digest,
+        r.c.runner_id,
+        r.c.source_slug,
+        func.coalesce(s.c.slug, r.c.source_slug).label("source"),  # the run names its source before the row arrives
+        o.c.slug.label("operation"),
+        w.c.name.label("workload"),
+        manifest_title(r.c.manifest["run"]).label("run_title"),
+        retracted_clause().label("retracted"),
+    )
+    query = _filtered(query.select_from(_run_joins()), f).order_by(r.c.seq)
     if after is not None:
         query = query.where(r.c.seq > after)
     if not f.limit:

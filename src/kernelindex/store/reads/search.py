@@ -352,6 +352,42 @@ def implementation_matches(conn: Connection, words: Sequence[str]) -> list[dict[
     ]
 
 
+def pending_implementation_matches(conn: Connection, words: Sequence[str]) -> list[dict[str, Any]]:
+    """Implementations known only from their runs (a run bundle names its implementation by digest; the
+    record may never arrive, as with the sample's seeds): those whose runs' titles hold every word (the
+    author leads a title, ``ac4k · 042_…``), one entry per implementation, busiest first."""
+    if not words:
+        return []
+    title = runs.c.manifest["run"]["metadata"]["title"].as_string()
+    query = (
+        select(
+            runs.c.implementation_digest,
+            func.min(title).label("title"),
+            func.min(runs.c.id).label("run_id"),
+            func.min(operations.c.slug).label("operation"),
+            func.count().label("runs"),
+        )
+        .outerjoin(workloads, workloads.c.id == runs.c.workload_id)
+        .outerjoin(operations, operations.c.id == workloads.c.operation_id)
+        .where(
+            runs.c.implementation_id.is_(None), *(func.lower(title).like(_escape_like(w), escape="\\") for w in words)
+        )
+        .group_by(runs.c.implementation_digest)
+        .order_by(func.count().desc(), runs.c.implementation_digest)
+        .limit(ENTITY_LIMIT)
+    )
+    return [
+        {
+            "digest": r.implementation_digest,
+            "title": r.title,
+            "runId": r.run_id,
+            "operation": r.operation,
+            "runCount": r.runs,
+        }
+        for r in conn.execute(query)
+    ]
+
+
 def run_titles(conn: Connection, run_ids: Sequence[str]) -> dict[str, str]:
     """Each run's title: its own, else its implementation's."""
     if not run_ids:
