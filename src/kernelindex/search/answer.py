@@ -456,3 +456,10 @@ def _suite_holds(suite: reads.WorkloadEntry, wanted: list[dict[str, Any]]) -> bo
             if all(str(case.get(k)) == str(v) for k, v in axes.items() if k in case):
                 return True
     return False
+
+
+def answer_operation(conn: Connection, op_id: str, query: Query, rank_rows: int = RANK_ROWS) -> OperationAnswer | None:
+    """One named operation's answer to a structured query (the kernel resolver's): no word scoring and
+    no relaxation, since a resolver's filters are constraints; None when the operation has no entry."""
+    op = next((entry for entry, _, _ in _catalogue(conn) if entry.id == op_id), None)
+    return None if op is None else _Context(conn, rank_rows).operation(op, query, 0)

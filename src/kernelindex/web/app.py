@@ -55,6 +55,7 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     from kernelindex.web.routes import exports as export_routes
     from kernelindex.web.routes import pages as page_routes
     from kernelindex.web.routes import queue as queue_routes
+    from kernelindex.web.routes import resolve_kernel as resolve_kernel_routes
     from kernelindex.web.routes import serving as serving_routes
 
     app = FastAPI(
@@ -95,6 +96,7 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     app.include_router(entity_routes.pages)
     app.include_router(docs_routes.pages)
     app.include_router(serving_routes.router)
+    app.include_router(resolve_kernel_routes.router)
     app.include_router(artifact_routes.router)
     app.include_router(export_routes.router)
     app.include_router(export_stream_routes.router)
