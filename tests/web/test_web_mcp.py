@@ -17,7 +17,26 @@ from kernelindex.client import Client
 from kernelindex.views.reads import LocalReads, RemoteReads
 from live_kit import serving
 
-READ_TOOLS = {"search", "show_run", "rank", "compare_runs", "runs"}
+READ_TOOLS = {"search", "show_run", "rank", "compare_runs", "runs"} | {
+    "search_catalog",
+    "resolve_kernel",
+    "resolve_kernels",
+    "get_operation",
+    "get_implementation",
+    "get_benchmark_evidence",
+    "explain_evidence",
+    "cite_run",
+    "list_records",
+    "list_changes",
+    "list_runs",
+    "list_hardware",
+    "list_models",
+    "resolve_serving",
+    "get_serving_run",
+    "validate_manifest",
+    "get_manifest_schema",
+    "rerun_status",
+}  # each checked by tests/web/test_mcp_tools.py
 
 
 @pytest.fixture

@@ -9,8 +9,7 @@ run, ambiguous prefix, server down) is a tool error with the reason, never a cra
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -19,8 +18,11 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from kernelindex import __version__
+from kernelindex.agent import tools
+from kernelindex.agent.catalog import Catalog
 from kernelindex.agent.citing import compare_summary, group_summary, permalink, run_summary
-from kernelindex.client import ApiError, Client
+from kernelindex.agent.errors import refusals
+from kernelindex.client import Client
 from kernelindex.views.reads import Reads
 
 INSTRUCTIONS = """KernelIndex ranks GPU kernel benchmark runs that are comparable (same operation, workload,
@@ -41,20 +43,8 @@ RunRef = Annotated[
 Rows = Annotated[int, Field(ge=1, le=50, description="at most this many rows")]
 
 
-@contextmanager
-def refusals() -> Iterator[None]:
-    """Turn every refusal from the store or the server into a tool error naming the reason."""
-    from kernelindex.store.reads.lookup import LookupFailed
-    from kernelindex.views.errors import Refusal
-
-    try:
-        yield
-    except Refusal as exc:
-        raise ToolError(exc.detail) from None
-    except ApiError as exc:
-        raise ToolError(exc.detail) from None
-    except LookupFailed as exc:
-        raise ToolError(exc.message) from None
+TOOL_SETS: list[Callable[[MCPServer, Catalog], None]] = [tools.register]
+"""Each module of tools exposes ``register(server, catalog)``; add a module here to offer its tools."""
 
 
 def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
@@ -153,6 +143,10 @@ def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
                 for r in rows
             ]
         }
+
+    catalog = Catalog(reads)
+    for register in TOOL_SETS:
+        register(server, catalog)
 
     if submitter is not None:
 

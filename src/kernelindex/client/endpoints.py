@@ -180,3 +180,12 @@ class Endpoints:
     def rerun_request(self, request_id: str) -> Any:
         """One rerun request with its state, leases and resulting runs."""
         return self._call("GET", f"{API}/rerun-requests/{segment(request_id)}")
+
+    # --- any view
+    def view(self, path: str, params: dict[str, Any] | None = None) -> Any:
+        """Any JSON view under the API, ``path`` after ``/api/v1`` with its segments already quoted."""
+        return self._call("GET", f"{API}{path}", params)
+
+    def post_view(self, path: str, body: Any) -> Any:
+        """A read answered for a JSON body (the kernel resolver): ``path`` after ``/api/v1``."""
+        return self._call("POST", f"{API}{path}", json=body)
