@@ -16,7 +16,6 @@ import jsonschema
 import pytest
 from mcp import Client as McpClient
 from mcp.client.stdio import StdioServerParameters
-from serving_kit import serving_lines, write_lines
 from web_storefill import SAMPLE_DIR, fill
 
 from kernelindex.agent.server import build_server
@@ -29,6 +28,7 @@ from kernelindex.store.database import open_store
 from kernelindex.views.reads import LocalReads, RemoteReads
 from kernelindex.web.app import create_app
 from live_kit import serving
+from serving_kit import serving_lines, write_lines
 
 PUBLIC = {
     "search_catalog",
