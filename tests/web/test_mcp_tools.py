@@ -189,6 +189,19 @@ def test_every_tool_answers_locally_and_through_the_api_with_the_same_validated_
     assert all(t.output_schema and t.annotations.read_only_hint for t in tools.values())
     answers = _answers(tools, calls, local)
     _check_content(world, answers)
+    filled = world[2]
+    older = [
+        ("search", {"query": "softmax"}),
+        ("show_run", {"run": filled.runs["fast"]}),
+        ("rank", {"target": filled.workload_id, "limit": 2}),
+        ("runs", {"hardware": "H200", "limit": 3}),
+    ]
+    _, results = asyncio.run(_session(build_server(LocalReads(store)), older))
+    searched, shown, ranked, listed = _answers(tools, older, results)
+    assert (
+        searched["schema"] == answers[0]["schema"] == "kernelindex.search/v1" and shown["runId"] == filled.runs["fast"]
+    )
+    assert ranked["groups"][0]["rows"][0]["runId"] == filled.runs["fast"] and len(listed["runs"]) == 3
     remote_tools, remote = asyncio.run(_session(build_server(RemoteReads(Client(url))), calls))
     # a cursor is where each side's next page starts: a store's row number, a server's signed token
     assert [_uncursored(a) for a in _answers(remote_tools, calls, remote)] == [_uncursored(a) for a in answers]

@@ -18,11 +18,12 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from kernelindex import __version__
-from kernelindex.agent import tools
-from kernelindex.agent.catalog import Catalog
+from kernelindex.agent import summaries, tools
+from kernelindex.agent.catalog import Catalog, absolute_links
 from kernelindex.agent.citing import compare_summary, group_summary, permalink, run_summary
 from kernelindex.agent.errors import refusals
 from kernelindex.client import Client
+from kernelindex.search.models import SearchAnswer
 from kernelindex.views.reads import Reads
 
 INSTRUCTIONS = """KernelIndex ranks GPU kernel benchmark runs that are comparable (same operation, workload,
@@ -68,19 +69,19 @@ def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
             ),
         ],
         limit: Rows = 10,
-    ) -> dict[str, Any]:
+    ) -> SearchAnswer:
         """Answer a workload question: the best run per evidence level with its group's rank table, or
         the nearest measured cases; every run carries its digest and a link."""
         with refusals():
-            found = reads.search(query, limit).document()
-        return _absolute_links(found, base)
+            found = reads.search(query, limit)
+        return SearchAnswer.model_validate(absolute_links(found.document(), base))
 
     @server.tool(annotations=READ_ONLY)
-    def show_run(run: RunRef) -> dict[str, Any]:
+    def show_run(run: RunRef) -> summaries.RunSummary:
         """One run: its evidence level and why, its rank in its comparison group, value, identity
         (implementation, workload, operation, hardware), and a citation."""
         with refusals():
-            return run_summary(reads.run(run), base)
+            return summaries.RunSummary.model_validate(run_summary(reads.run(run), base))
 
     @server.tool(annotations=READ_ONLY)
     def rank(
@@ -94,19 +95,19 @@ def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
             ),
         ],
         limit: Rows = 10,
-    ) -> dict[str, Any]:
+    ) -> summaries.Groups:
         """The ranked comparison groups of a workload or operation (or the one group of a key or run), best first."""
         with refusals():
             groups = reads.groups(target, limit)
         if not groups:
             raise ToolError(f"{target!r} names no comparison group with runs in this index")
-        return {"groups": [group_summary(g, base, limit) for g in groups]}
+        return summaries.Groups.model_validate({"groups": [group_summary(g, base, limit) for g in groups]})
 
     @server.tool(annotations=READ_ONLY)
-    def compare_runs(a: RunRef, b: RunRef) -> dict[str, Any]:
+    def compare_runs(a: RunRef, b: RunRef) -> summaries.CompareSummary:
         """Two runs side by side: comparable or not, which key parts differ, and A/B when comparable."""
         with refusals():
-            return compare_summary(reads.compare(a, b), base)
+            return summaries.CompareSummary.model_validate(compare_summary(reads.compare(a, b), base))
 
     @server.tool(annotations=READ_ONLY)
     def runs(
@@ -118,7 +119,7 @@ def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
         status: Annotated[str | None, Field(max_length=50, description="e.g. passed")] = None,
         source: Annotated[str | None, Field(max_length=200, description="source slug")] = None,
         limit: Rows = 20,
-    ) -> dict[str, Any]:
+    ) -> summaries.RunsSummary:
         """Runs in arrival order, filtered, each with its evidence level, digest and permalink."""
         filters = {
             k: v
@@ -127,22 +128,24 @@ def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
         }
         with refusals():
             rows = reads.runs(filters, limit)
-        return {
-            "runs": [
-                {
-                    "runId": r.id,
-                    "digest": r.digest,
-                    "permalink": permalink(base, r.digest),
-                    "title": r.title,
-                    "operation": r.operation,
-                    "hardware": r.hardware,
-                    "status": r.status,
-                    "value": r.primary.display,
-                    "evidence": r.evidence.level if r.evidence else None,
-                }
-                for r in rows
-            ]
-        }
+        return summaries.RunsSummary.model_validate(
+            {
+                "runs": [
+                    {
+                        "runId": r.id,
+                        "digest": r.digest,
+                        "permalink": permalink(base, r.digest),
+                        "title": r.title,
+                        "operation": r.operation,
+                        "hardware": r.hardware,
+                        "status": r.status,
+                        "value": r.primary.display,
+                        "evidence": r.evidence.level if r.evidence else None,
+                    }
+                    for r in rows
+                ]
+            }
+        )
 
     catalog = Catalog(reads)
     for register in TOOL_SETS:
@@ -169,14 +172,3 @@ def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
             return answer
 
     return server
-
-
-def _absolute_links(value: Any, base: str) -> Any:
-    """The answer with every site-relative link (``/runs/...``) made absolute, so an agent can cite it."""
-    if isinstance(value, dict):
-        return {k: _absolute_links(v, base) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_absolute_links(v, base) for v in value]
-    if isinstance(value, str) and value.startswith("/") and not value.startswith("//"):
-        return f"{base}{value}"
-    return value

@@ -73,7 +73,7 @@ def _kernel_tools(server: MCPServer, catalog: Catalog) -> None:
         """The site's search: rank tables for the workload a query pins, or the nearest measured cases."""
         with refusals():
             found = catalog.reads.search(query, limit)
-        return SearchAnswer.model_validate(absolute_links(found.model_dump(mode="json"), base))
+        return SearchAnswer.model_validate(absolute_links(found.document(), base))
 
     @server.tool(annotations=READ_ONLY)
     def resolve_kernel(
