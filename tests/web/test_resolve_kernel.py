@@ -4,7 +4,14 @@ answers with the nearest measured cases; constraints are never dropped."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from typer.testing import CliRunner
+
+from kernelindex.cli import app
+from kernelindex.web.app import create_app
+from live_kit import serving
 
 OP = "synthetic-softmax-rows"
 
@@ -23,7 +30,7 @@ def test_the_exact_case_answers_with_the_leader_of_its_best_evidenced_group(clie
     ranking = client.get(f"/api/v1/rankings/{best['comparisonKey']}").json()
     assert ranking["rows"][0]["runId"] == best["runId"] and best["rank"] == 1
     assert best["interval"]["low"] <= best["value"] <= best["interval"]["high"]
-    assert best["value"] == pytest.approx(filled.medians["fast"])
+    assert best["value"] == int(filled.medians["fast"])  # the run states whole nanoseconds
     assert best["evidence"]["level"] == "verified" and best["evidence"]["reasons"]
     assert best["permalink"].endswith("/r/" + best["digest"]) and best["citation"]
     # the other protocol's group is offered too, never mixed into the winner's rank
@@ -88,3 +95,20 @@ def test_bad_bodies_are_problems_naming_the_field(client, path, body, slug):
 def test_unknown_operation_is_404_and_bad_json_is_400(client):
     assert client.post("/api/v1/resolve/kernel", json={"operation": "no-such-op"}).status_code == 404
     assert client.post("/api/v1/resolve/kernel", content=b'{"operation": "a", "operation": "b"}').status_code == 400
+
+
+def test_the_cli_prints_the_same_document_from_the_store_and_from_a_server(web_filled, monkeypatch):
+    store, filled = web_filled
+    with serving(create_app(store=store)) as url:
+        monkeypatch.setenv("KERNELINDEX_PUBLIC_URL", url)
+        args = ["resolve", "kernel", OP, "r=8192", "--gpu", "H200", "--min-evidence", "verified", "--json"]
+        local = CliRunner().invoke(app, [*args, "--db", store.engine.url.render_as_string(hide_password=False)])
+        remote = CliRunner().invoke(app, [*args, "--server", url])
+        assert local.exit_code == remote.exit_code == 0, local.output + remote.output
+        assert json.loads(local.output) == json.loads(remote.output)
+        assert json.loads(local.output)["best"]["runId"] == filled.runs["fast"]
+        table = CliRunner().invoke(app, ["resolve", "kernel", OP, "rows=4096", "--server", url])
+        assert "nearest (above rows): rows=8192" in table.output
+        for bad in (["resolve", "kernel", OP, "rows"], ["resolve", "kernel", OP, "--min-evidence", "sure"]):
+            refused = CliRunner().invoke(app, [*bad, "--server", url])
+            assert refused.exit_code == 2 and "Traceback" not in refused.output and "error:" in refused.output
