@@ -111,6 +111,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--seed", type=int, default=20261202)
+    parser.add_argument("--arenas", type=int, help="also measure the defaults with MALLOC_ARENA_MAX=N (glibc)")
     args = parser.parse_args()
     if args.catalog is None or not args.catalog.exists():
         raise SystemExit("no catalog export: give its path (../shared/data/kernelindex-catalog-*.jsonl.zst)")
@@ -137,6 +138,10 @@ def main() -> None:
             ),
             "bounded (defaults)": measure(db, wanted, args.workers, args.concurrency, {}),
         }
+        if args.arenas:
+            results[f"bounded, {args.arenas} arenas"] = measure(
+                db, wanted, args.workers, args.concurrency, {"MALLOC_ARENA_MAX": str(args.arenas)}
+            )
     print(f"{'':28}{'idle RSS':>10}{'half RSS':>10}{'end RSS':>10}{'end PSS':>10}{'growth':>10}{'s':>7}  statuses")
     growth = {}
     for label, f in results.items():

@@ -75,7 +75,7 @@ def list_projects(
             name=r["name"],
             implementations=r["implementations"],
             runs=r["runs"],
-            links=ItemLinks(self=f"/projects/{r['slug']}", json=f"/api/v1/projects/{r['slug']}"),
+            links=ItemLinks(self=f"/projects/{r['slug']}", json_=f"/api/v1/projects/{r['slug']}"),
         )
         for r in rows
     ], last
@@ -111,7 +111,7 @@ def list_implementations(
             if r["operation_slug"]
             else None,
             runs=r["runs"],
-            links=ItemLinks(self=f"/implementations/{r['id']}", json=f"/api/v1/implementations/{r['id']}"),
+            links=ItemLinks(self=f"/implementations/{r['id']}", json_=f"/api/v1/implementations/{r['id']}"),
         )
         for r in rows
     ], last

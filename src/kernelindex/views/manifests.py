@@ -56,4 +56,4 @@ def manifest_schema(kind: str) -> ManifestSchema:
     model = KINDS.get(kind)
     if model is None:
         raise Refusal(404, "unknown-kind", f"no record kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}")
-    return ManifestSchema(kind=kind, fileName=schema_file_name(model), schema=kind_schema(model))
+    return ManifestSchema(kind=kind, fileName=schema_file_name(model), schema_=kind_schema(model))
