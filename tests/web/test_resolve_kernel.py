@@ -112,3 +112,12 @@ def test_the_cli_prints_the_same_document_from_the_store_and_from_a_server(web_f
         for bad in (["resolve", "kernel", OP, "rows"], ["resolve", "kernel", OP, "--min-evidence", "sure"]):
             refused = CliRunner().invoke(app, [*bad, "--server", url])
             assert refused.exit_code == 2 and "Traceback" not in refused.output and "error:" in refused.output
+
+
+def test_an_operation_is_named_as_the_search_box_reads_it(client, filled):
+    by_alias = _resolve(client, {"operation": "rowwise_softmax_alias", "shape": {"rows": 8192}})
+    assert by_alias["best"]["runId"] == filled.runs["fast"]
+    both = client.post("/api/v1/resolve/kernel", json={"operation": "softmax"})
+    assert both.status_code == 409 and "synthetic-softmax-rows-pack" in both.json()["detail"]
+    none = client.post("/api/v1/resolve/kernel", json={"operation": "042"})
+    assert none.status_code == 404 and "'042'" in none.json()["detail"]

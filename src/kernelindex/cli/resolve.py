@@ -87,7 +87,7 @@ def _print(answer: dict[str, Any]) -> None:
             f"other group: {alt['title']}  {alt['display']}  ({alt['evidence']}, {alt['hardware']})  {alt['permalink']}"
         )
     for case in answer["nearest"]:
-        axes = ", ".join(f"{k}={v}" for k, v in case["axes"].items())
+        axes = ", ".join(f"{k}={v}" for k, v in case["axes"].items()) or case["title"]
         found = case["best"]
         tail = (
             f"{found['title']}  {found['display']} ({found['evidence']})  {found['permalink']}" if found else "no run"

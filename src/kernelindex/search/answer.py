@@ -463,3 +463,10 @@ def answer_operation(conn: Connection, op_id: str, query: Query, rank_rows: int 
     no relaxation, since a resolver's filters are constraints; None when the operation has no entry."""
     op = next((entry for entry, _, _ in _catalogue(conn) if entry.id == op_id), None)
     return None if op is None else _Context(conn, rank_rows).operation(op, query, 0)
+
+
+def named_operations(conn: Connection, text: str) -> list[tuple[str, str]]:
+    """(id, slug) of the operations the words of ``text`` name best (the search box's reading: ``042``)."""
+    scored = _score(parse(text, ()), _catalogue(conn))
+    best = max((s for s, _ in scored), default=0)
+    return [(op.id, op.slug) for s, op in scored if s == best and s > 0]

@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field
 
 from kernelindex.records.refusal import Refusal as DomainRefusal
+from kernelindex.records.refusal import RefusalKind
 from kernelindex.records.vocabulary import EvidenceLevel as Level
-from kernelindex.search.answer import answer_operation
+from kernelindex.search.answer import answer_operation, named_operations
 from kernelindex.search.models import GroupAnswer, OperationAnswer, RankRow
 from kernelindex.search.query import DTYPES, AxisPin, Query, normalize_architecture
-from kernelindex.store.reads.lookup import resolve_operation, resolve_run
+from kernelindex.store.reads.lookup import LookupFailed, resolve_operation, resolve_run
 from kernelindex.views.common import EvidenceLevel, Interval, ViewModel, today
 from kernelindex.views.errors import Refusal
 
@@ -214,10 +215,36 @@ def _ranked(groups: list[GroupAnswer], floor: Level) -> list[tuple[RankRow, Grou
     return found
 
 
+def _operation_id(conn: Connection, text: str) -> str:
+    """The operation ``text`` names: by the resolver (id, digest, slug, name, alias), else by the one
+    operation its words name as the search box reads them (``042``, ``moe_token_scatter_bwd``)."""
+    try:
+        return resolve_operation(conn, text).id
+    except LookupFailed as exc:
+        if exc.kind is RefusalKind.AMBIGUOUS:
+            raise
+        named = named_operations(conn, text)
+        if len(named) == 1:
+            return named[0][0]
+        if named:
+            shown = ", ".join(slug for _, slug in named[:5]) + (", …" if len(named) > 5 else "")
+            raise Refusal(
+                409,
+                "ambiguous-name",
+                f"{text!r} names {len(named)} operations ({shown}); give one slug",
+                candidates=len(named),
+            ) from None
+        raise Refusal(
+            404,
+            "not-found",
+            f"no operation is named {text!r} (by id, digest, slug, name, alias or the words of its name)",
+            resource="operation",
+        ) from exc
+
+
 def resolve_kernel(conn: Connection, ask: KernelQuery, base_url: str) -> KernelResolution:
     """The answer to one query; refuses an operation the index does not hold."""
-    op_row = resolve_operation(conn, ask.operation)
-    answer: OperationAnswer | None = answer_operation(conn, op_row.id, _query(ask))
+    answer: OperationAnswer | None = answer_operation(conn, _operation_id(conn, ask.operation), _query(ask))
     if answer is None:
         raise Refusal(404, "not-found", f"operation {ask.operation!r} has no workloads in this index")
     floor = Level(ask.constraints.minEvidence or Level.REPORTED)
