@@ -28,6 +28,7 @@ NOT_VIEWS = {  # files and the schema document itself, not JSON views of stored 
     "/api/v1/exports/catalog.jsonl.zst",
     "/api/v1/exports/catalog-{hex_digest}.jsonl.zst",
     "/api/v1/runner/blobs/{digest}",
+    "/api/v1/log/checkpoint.txt",  # the bare signed note, as transparency-log tools fetch it
 }
 
 

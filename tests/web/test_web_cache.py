@@ -297,7 +297,9 @@ def test_the_cache_keeps_to_its_byte_budget():
         entries.put(str(number), Entry(headers=[], body=bytes(4000), etag=str(number), personal=False))
         assert entries.used <= entries.budget
     assert entries.get("0") is None and entries.get("39") is not None
-    assert len(entries) == entries.used // (4000 + 256)
+    assert entries.used == sum(e.size + len(k) for k, e in entries._entries.items())  # bodies, headers, keys
+    one = Entry(headers=[], body=bytes(4000), etag="40", personal=False).size + 2
+    assert entries.used + one > entries.budget  # as many kept as fit
     entries.put("huge", Entry(headers=[], body=bytes(entries.budget), etag="huge", personal=False))
     assert entries.get("huge") is None and entries.get("39") is not None  # too big to keep; nothing flushed
 

@@ -26,7 +26,26 @@ READ_TOOLS = {
     "log_checkpoint",
     "prove_record",
     "check_log_extends",
-}
+} | {
+    "search_catalog",
+    "resolve_kernel",
+    "resolve_kernels",
+    "get_operation",
+    "get_implementation",
+    "get_benchmark_evidence",
+    "explain_evidence",
+    "cite_run",
+    "list_records",
+    "list_changes",
+    "list_runs",
+    "list_hardware",
+    "list_models",
+    "resolve_serving",
+    "get_serving_run",
+    "validate_manifest",
+    "get_manifest_schema",
+    "rerun_status",
+}  # each checked by tests/web/test_mcp_tools.py
 
 
 @pytest.fixture

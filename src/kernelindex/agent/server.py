@@ -9,8 +9,7 @@ run, ambiguous prefix, server down) is a tool error with the reason, never a cra
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -19,10 +18,13 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from kernelindex import __version__
+from kernelindex.agent import summaries, tools
+from kernelindex.agent.catalog import Catalog, absolute_links
 from kernelindex.agent.citing import compare_summary, group_summary, permalink, run_summary
+from kernelindex.agent.errors import refusals
 from kernelindex.agent.log_tools import add_log_tools, log_reads_for
 from kernelindex.client import Client
-from kernelindex.records.refusal import Refusal
+from kernelindex.search.models import SearchAnswer
 from kernelindex.views.reads import Reads
 
 INSTRUCTIONS = """KernelIndex ranks GPU kernel benchmark runs that are comparable (same operation, workload,
@@ -43,13 +45,9 @@ RunRef = Annotated[
 Rows = Annotated[int, Field(ge=1, le=50, description="at most this many rows")]
 
 
-@contextmanager
-def refusals() -> Iterator[None]:
-    """Turn every refusal from the store or the server into a tool error naming the reason."""
-    try:
-        yield
-    except Refusal as exc:  # a lookup, a view's bad parameter, the server's problem (ApiError)
-        raise ToolError(exc.message) from None
+TOOL_SETS: list[Callable[[MCPServer, Catalog], None]] = [tools.register]
+"""Each module of tools exposes ``register(server, catalog)``; add a module here to offer its tools
+(the transparency log's tools read through their own source: ``agent/log_tools.py``)."""
 
 
 def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
@@ -73,19 +71,19 @@ def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
             ),
         ],
         limit: Rows = 10,
-    ) -> dict[str, Any]:
+    ) -> SearchAnswer:
         """Answer a workload question: the best run per evidence level with its group's rank table, or
         the nearest measured cases; every run carries its digest and a link."""
         with refusals():
-            found = reads.search(query, limit).document()
-        return _absolute_links(found, base)
+            found = reads.search(query, limit)
+        return SearchAnswer.model_validate(absolute_links(found.document(), base))
 
     @server.tool(annotations=READ_ONLY)
-    def show_run(run: RunRef) -> dict[str, Any]:
+    def show_run(run: RunRef) -> summaries.RunSummary:
         """One run: its evidence level and why, its rank in its comparison group, value, identity
         (implementation, workload, operation, hardware), and a citation."""
         with refusals():
-            return run_summary(reads.run(run), base)
+            return summaries.RunSummary.model_validate(run_summary(reads.run(run), base))
 
     @server.tool(annotations=READ_ONLY)
     def rank(
@@ -99,19 +97,19 @@ def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
             ),
         ],
         limit: Rows = 10,
-    ) -> dict[str, Any]:
+    ) -> summaries.Groups:
         """The ranked comparison groups of a workload or operation (or the one group of a key or run), best first."""
         with refusals():
             groups = reads.groups(target, limit)
         if not groups:
             raise ToolError(f"{target!r} names no comparison group with runs in this index")
-        return {"groups": [group_summary(g, base, limit) for g in groups]}
+        return summaries.Groups.model_validate({"groups": [group_summary(g, base, limit) for g in groups]})
 
     @server.tool(annotations=READ_ONLY)
-    def compare_runs(a: RunRef, b: RunRef) -> dict[str, Any]:
+    def compare_runs(a: RunRef, b: RunRef) -> summaries.CompareSummary:
         """Two runs side by side: comparable or not, which key parts differ, and A/B when comparable."""
         with refusals():
-            return compare_summary(reads.compare(a, b), base)
+            return summaries.CompareSummary.model_validate(compare_summary(reads.compare(a, b), base))
 
     @server.tool(annotations=READ_ONLY)
     def runs(
@@ -123,7 +121,7 @@ def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
         status: Annotated[str | None, Field(max_length=50, description="e.g. passed")] = None,
         source: Annotated[str | None, Field(max_length=200, description="source slug")] = None,
         limit: Rows = 20,
-    ) -> dict[str, Any]:
+    ) -> summaries.RunsSummary:
         """Runs in arrival order, filtered, each with its evidence level, digest and permalink."""
         filters = {
             k: v
@@ -132,22 +130,28 @@ def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
         }
         with refusals():
             rows = reads.runs(filters, limit)
-        return {
-            "runs": [
-                {
-                    "runId": r.id,
-                    "digest": r.digest,
-                    "permalink": permalink(base, r.digest),
-                    "title": r.title,
-                    "operation": r.operation,
-                    "hardware": r.hardware,
-                    "status": r.status,
-                    "value": r.primary.display,
-                    "evidence": r.evidence.level if r.evidence else None,
-                }
-                for r in rows
-            ]
-        }
+        return summaries.RunsSummary.model_validate(
+            {
+                "runs": [
+                    {
+                        "runId": r.id,
+                        "digest": r.digest,
+                        "permalink": permalink(base, r.digest),
+                        "title": r.title,
+                        "operation": r.operation,
+                        "hardware": r.hardware,
+                        "status": r.status,
+                        "value": r.primary.display,
+                        "evidence": r.evidence.level if r.evidence else None,
+                    }
+                    for r in rows
+                ]
+            }
+        )
+
+    catalog = Catalog(reads)
+    for register in TOOL_SETS:
+        register(server, catalog)
 
     add_log_tools(server, log_reads_for(reads))  # agent/log_tools.py
 
@@ -172,14 +176,3 @@ def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
             return answer
 
     return server
-
-
-def _absolute_links(value: Any, base: str) -> Any:
-    """The answer with every site-relative link (``/runs/...``) made absolute, so an agent can cite it."""
-    if isinstance(value, dict):
-        return {k: _absolute_links(v, base) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_absolute_links(v, base) for v in value]
-    if isinstance(value, str) and value.startswith("/") and not value.startswith("//"):
-        return f"{base}{value}"
-    return value

@@ -21,6 +21,7 @@ from kernelindex.cli import (
     mcp_server,
     queue,
     rank,
+    resolve,
     runner,
     runs,
     schemas,
@@ -68,6 +69,7 @@ app.command("sign")(signatures.sign)
 app.command("attest")(signatures.attest)
 app.command("verify-signatures")(signatures.verify_signatures)
 app.command("schemas")(schemas.schemas)
+app.add_typer(resolve.resolve_app, name="resolve")
 
 
 def main() -> None:

@@ -218,3 +218,12 @@ class Endpoints:
     def runner_blob(self, digest: str) -> Any:
         """A job's input (problem files or solution document) by its digest."""
         return self._call("GET", f"{API}/runner/blobs/{segment(digest)}")
+
+    # --- any view
+    def view(self, path: str, params: dict[str, Any] | None = None) -> Any:
+        """Any JSON view under the API, ``path`` after ``/api/v1`` with its segments already quoted."""
+        return self._call("GET", f"{API}{path}", params)
+
+    def post_view(self, path: str, body: Any) -> Any:
+        """A read answered for a JSON body (the kernel resolver): ``path`` after ``/api/v1``."""
+        return self._call("POST", f"{API}{path}", json=body)

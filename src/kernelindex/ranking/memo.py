@@ -3,12 +3,16 @@
 A run page shows its run's rank, which means ranking its whole comparison group: the same work
 for every run page of that group, until the store changes. Ranking depends only on stored rows,
 and every write moves the store generation, so a group ranked at generation G is reused while
-the generation is still G. Per process, bounded by a count of groups (oldest use goes first).
-The groups handed out are shared: callers read them, never change them.
+the generation is still G. Per process, bounded by the bytes the kept groups hold, counted object
+by object when a group is kept (a group holds every run's raw samples, so a count of groups bounds
+nothing: a few large groups can hold hundreds of MiB); the oldest use goes first. The groups handed
+out are shared: callers read them, never change them.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -20,10 +24,45 @@ from kernelindex.store.generation import generation_of, has_written
 if TYPE_CHECKING:
     from sqlalchemy import Connection
 
-MAX_GROUPS = 4096
+BUDGET_ENV = "KERNELINDEX_RANK_CACHE_BYTES"
+DEFAULT_BUDGET = 32 * 1024 * 1024
+
+
+def budget() -> int:
+    """Bytes of ranked groups one process keeps: $KERNELINDEX_RANK_CACHE_BYTES, else 32 MiB."""
+    value = os.environ.get(BUDGET_ENV)
+    return int(value) if value else DEFAULT_BUDGET
+
 
 _lock = threading.Lock()
-_groups: OrderedDict[tuple[str, str], tuple[int, RankedGroup | None]] = OrderedDict()
+_groups: OrderedDict[tuple[str, str], tuple[int, RankedGroup | None, int]] = OrderedDict()
+_used = 0
+
+
+def _size(value: object) -> int:
+    """Bytes of ``value`` and every object it holds (dataclass fields, tuples, lists), each counted once."""
+    seen: set[int] = set()
+    total = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if id(item) in seen or item is None or isinstance(item, (bool, int)) and -5 <= item <= 256:
+            continue  # None, booleans and small integers are shared by the interpreter
+        seen.add(id(item))
+        total += sys.getsizeof(item)
+        if isinstance(item, (tuple, list)):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif hasattr(item, "__dataclass_fields__"):
+            stack.extend(getattr(item, name) for name in item.__dataclass_fields__)
+    return total
+
+
+def kept_bytes() -> int:
+    """Bytes the kept groups hold now (what the budget bounds)."""
+    return _used
 
 
 def ranked_groups(
@@ -47,11 +86,25 @@ def ranked_groups(
     missing = [key for key in keys if key not in found]
     if missing:
         fresh = rank(missing)
-        with _lock:
-            for key in missing:
-                found[key] = fresh.get(key)
-                _groups[(store, key)] = (generation, found[key])
-                _groups.move_to_end((store, key))
-            while len(_groups) > MAX_GROUPS:
-                _groups.popitem(last=False)
+        sizes = {key: _size(fresh.get(key)) + sys.getsizeof(store) + sys.getsizeof(key) for key in missing}
+        _keep(store, generation, {key: fresh.get(key) for key in missing}, sizes)
+        found.update({key: fresh.get(key) for key in missing})
     return {key: group for key in keys if (group := found[key]) is not None}
+
+
+def _keep(store: str, generation: int, groups: dict[str, RankedGroup | None], sizes: dict[str, int]) -> None:
+    """Keep ``groups`` within the budget: one larger than an eighth of it is not kept at all."""
+    global _used
+    limit = budget()
+    with _lock:
+        for key, group in groups.items():
+            old = _groups.pop((store, key), None)
+            if old is not None:
+                _used -= old[2]
+            if sizes[key] > limit // 8:
+                continue
+            _groups[(store, key)] = (generation, group, sizes[key])
+            _used += sizes[key]
+        while _used > limit and _groups:
+            _, (_, _, size) = _groups.popitem(last=False)
+            _used -= size

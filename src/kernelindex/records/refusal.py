@@ -68,6 +68,23 @@ class BadParameter(Refusal):
         return {"parameter": self.parameter}
 
 
+class ViewRefusal(Refusal):
+    """A read refused with its kind, the ``code`` naming the problem (``not-found``, ``bad-size``) and
+    the facts beside the message (``parameter=``, ``resource=``) that a front end may show."""
+
+    def __init__(self, kind: RefusalKind, code: str, detail: str, **extra: Any) -> None:
+        super().__init__(detail)
+        self.kind, self._code, self._extra = kind, code, extra
+
+    @property
+    def code(self) -> str:
+        return self._code
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        return self._extra
+
+
 # JSON-RPC error codes (MCP speaks JSON-RPC 2.0): a refusal of the caller's arguments is "invalid
 # params"; a service that is not there is an internal error of the server, not the caller's.
 _INVALID_PARAMS = -32602

@@ -475,3 +475,17 @@ def _suite_holds(suite: reads.WorkloadEntry, wanted: list[dict[str, Any]]) -> bo
             if all(str(case.get(k)) == str(v) for k, v in axes.items() if k in case):
                 return True
     return False
+
+
+def answer_operation(conn: Connection, op_id: str, query: Query, rank_rows: int = RANK_ROWS) -> OperationAnswer | None:
+    """One named operation's answer to a structured query (the kernel resolver's): no word scoring and
+    no relaxation, since a resolver's filters are constraints; None when the operation has no entry."""
+    op = next((entry for entry, _, _ in _catalogue(conn) if entry.id == op_id), None)
+    return None if op is None else _Context(conn, rank_rows).operation(op, query, 0)
+
+
+def named_operations(conn: Connection, text: str) -> list[tuple[str, str]]:
+    """(id, slug) of the operations the words of ``text`` name best (the search box's reading: ``042``)."""
+    scored = _score(parse(text, ()), _catalogue(conn))
+    best = max((s for s, _ in scored), default=0)
+    return [(op.id, op.slug) for s, op in scored if s == best and s > 0]

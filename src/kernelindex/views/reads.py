@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:  # the views import the store: a CLI that reads a server never loads them
     from kernelindex.search.models import SearchAnswer
     from kernelindex.views.compare import Compare
+    from kernelindex.views.kernel_resolve import KernelQuery, KernelResolution
     from kernelindex.views.run import Run
     from kernelindex.views.run_listing import RunItem
 
@@ -31,6 +32,7 @@ class Reads(Protocol):
     def groups(self, target: str, limit: int | None) -> list[dict[str, Any]]: ...
     def compare(self, a: str, b: str) -> Compare: ...
     def search(self, text: str, limit: int) -> SearchAnswer: ...
+    def resolve_kernel(self, ask: KernelQuery) -> KernelResolution: ...
 
     @property
     def base_url(self) -> str: ...
@@ -99,6 +101,13 @@ class LocalReads:
         with self.store.engine.connect() as conn:
             return search_view(conn, text, limit)
 
+    def resolve_kernel(self, ask: KernelQuery) -> KernelResolution:
+        """What ``POST /api/v1/resolve/kernel`` answers for ``ask``."""
+        from kernelindex.views.kernel_resolve import resolve_kernel
+
+        with self.store.engine.connect() as conn:
+            return resolve_kernel(conn, ask, public_url())
+
 
 class RemoteReads:
     def __init__(self, client) -> None:
@@ -135,3 +144,8 @@ class RemoteReads:
         from kernelindex.search.models import SearchAnswer
 
         return SearchAnswer.model_validate(self.client.search(text))
+
+    def resolve_kernel(self, ask: KernelQuery) -> KernelResolution:
+        from kernelindex.views.kernel_resolve import KernelResolution
+
+        return KernelResolution.model_validate(self.client.post_view("/resolve/kernel", ask.model_dump(mode="json")))

@@ -8,12 +8,12 @@ server's word (docs/evidence.md: "Checking a record without trusting the server"
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
 from kernelindex.records import merkle
-from kernelindex.records.refusal import Refusal, RefusalKind
+from kernelindex.records.refusal import RefusalKind, ViewRefusal
 from kernelindex.services.log_checkpoints import CheckpointSigner, SignedCheckpoint
 from kernelindex.store.transparency import reads
 from kernelindex.store.transparency.leaves import leaf_hash
@@ -25,22 +25,6 @@ if TYPE_CHECKING:
     from kernelindex.store.database import Store
 
 MAX_SIZE = 2**62  # a bound on every size a request names (beyond any tree, within every backend's integers)
-
-
-class LogRefusal(Refusal):
-    """A log read refused: a size outside the tree (bad request) or a digest not in it (not found)."""
-
-    def __init__(self, kind: RefusalKind, code: str, detail: str, **extra: Any) -> None:
-        super().__init__(detail)
-        self.kind, self._code, self._extra = kind, code, extra
-
-    @property
-    def code(self) -> str:
-        return self._code
-
-    @property
-    def extra(self) -> dict[str, Any]:
-        return self._extra
 
 
 class LogCheckpoint(ViewModel):
@@ -100,7 +84,7 @@ def _size(conn: Connection, size: int | None, what: str) -> int:
     if size is None:
         return current
     if not 0 <= size <= current:
-        raise LogRefusal(
+        raise ViewRefusal(
             RefusalKind.BAD_REQUEST, "bad-size", f"{what}={size}: the log holds {current} leaves", size=current
         )
     return size
@@ -110,10 +94,10 @@ def inclusion_proof(conn: Connection, digest: str, size: int | None = None) -> I
     """The proof that the record with ``digest`` is in the tree of ``size`` leaves (default: all)."""
     leaf = reads.leaf_of(conn, digest.strip().lower())
     if leaf is None:
-        raise LogRefusal(RefusalKind.NOT_FOUND, "not-in-log", f"no record with digest {digest[:80]!r} is in the log")
+        raise ViewRefusal(RefusalKind.NOT_FOUND, "not-in-log", f"no record with digest {digest[:80]!r} is in the log")
     tree = _size(conn, size, "size")
     if leaf.index >= tree:
-        raise LogRefusal(
+        raise ViewRefusal(
             RefusalKind.NOT_FOUND,
             "not-in-log",
             f"{digest} is leaf {leaf.index}, not in the tree of {tree} leaves",
@@ -135,11 +119,11 @@ def consistency_proof(conn: Connection, old: int, new: int | None = None) -> Con
     """The proof that the tree of ``new`` leaves (default: all) extends the tree of ``old``."""
     new = _size(conn, new, "to")
     if not 0 <= old <= new:
-        raise LogRefusal(RefusalKind.BAD_REQUEST, "bad-size", f"from={old} must be between 0 and to={new}")
+        raise ViewRefusal(RefusalKind.BAD_REQUEST, "bad-size", f"from={old} must be between 0 and to={new}")
     try:
         proof = reads.consistency_proof(conn, old, new)
     except merkle.ProofError as exc:
-        raise LogRefusal(RefusalKind.BAD_REQUEST, "bad-size", str(exc)) from exc
+        raise ViewRefusal(RefusalKind.BAD_REQUEST, "bad-size", str(exc)) from exc
     return ConsistencyProof(
         fromSize=old,
         toSize=new,

@@ -52,8 +52,10 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     from kernelindex.web.routes import evidence as evidence_routes
     from kernelindex.web.routes import export_stream as export_stream_routes
     from kernelindex.web.routes import exports as export_routes
+    from kernelindex.web.routes import listings as listing_routes
     from kernelindex.web.routes import pages as page_routes
     from kernelindex.web.routes import queue as queue_routes
+    from kernelindex.web.routes import resolve_kernel as resolve_kernel_routes
     from kernelindex.web.routes import serving as serving_routes
     from kernelindex.web.routes import transparency_log as log_routes
 
@@ -85,11 +87,14 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     app.include_router(docs_routes.api)  # /api/v1/ before the collections
     app.include_router(api_routes.router)
+    app.include_router(listing_routes.api)  # /api/v1/projects etc. beside the entity routes
     app.include_router(entity_routes.api)
     app.include_router(page_routes.router)
+    app.include_router(listing_routes.pages)
     app.include_router(entity_routes.pages)
     app.include_router(docs_routes.pages)
     app.include_router(serving_routes.router)
+    app.include_router(resolve_kernel_routes.router)
     app.include_router(artifact_routes.router)
     app.include_router(export_routes.router)
     app.include_router(export_stream_routes.router)

@@ -50,6 +50,11 @@ PERSONAL = "private, no-cache"
 PERMALINK_PREFIXES = ("/r/", "/artifacts/")
 BYPASS_PREFIXES = ("/static/",)
 DEFAULT_BUDGET = 32 * 1024 * 1024
+# CPython's own cost of the objects an entry is made of (measured with sys.getsizeof on 3.11): a bytes
+# object's header, a 2-tuple, and the entry with its dicts, list and the key's slot in the LRU order.
+BYTES_OBJECT = 33
+TUPLE_OF_TWO = 56
+ENTRY_OVERHEAD = 1100
 BUDGET_ENV = "KERNELINDEX_CACHE_BYTES"
 # Where compression finds the entry a reply came from: (cache, entry, placeholder, visitor's token).
 SCOPE_ENTRY = "kernelindex.cache_entry"
@@ -71,8 +76,10 @@ class Entry:
 
     @property
     def size(self) -> int:
+        """The bytes it holds: body, compressed variants, headers, and the objects holding them."""
         extra = sum(len(v) for v in self.encoded.values()) + sum(len(p) for p in self.parts or ())
-        return len(self.body) + extra + 256
+        headers = sum(len(k) + len(v) + 2 * BYTES_OBJECT + TUPLE_OF_TWO for k, v in self.headers)
+        return len(self.body) + extra + headers + len(self.etag) + ENTRY_OVERHEAD
 
 
 class LRUBytes:
@@ -94,7 +101,7 @@ class LRUBytes:
             return
         self.discard(key)
         self._entries[key] = entry
-        self.used += entry.size
+        self.used += entry.size + len(key)
         self.shrink()
 
     def grew(self, entry: Entry, extra: int) -> None:
@@ -105,12 +112,12 @@ class LRUBytes:
     def discard(self, key: str) -> None:
         old = self._entries.pop(key, None)
         if old is not None:
-            self.used -= old.size
+            self.used -= old.size + len(key)
 
     def shrink(self) -> None:
         while self.used > self.budget and self._entries:
-            _, old = self._entries.popitem(last=False)
-            self.used -= old.size
+            key, old = self._entries.popitem(last=False)
+            self.used -= old.size + len(key)
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -15,6 +15,7 @@ from fastapi.responses import HTMLResponse, Response
 from kernelindex.store.reads import serving as reads
 from kernelindex.store.reads.lookup import resolve_model, resolve_serving_run
 from kernelindex.views import serving as views
+from kernelindex.views.serving_resolve import resolve_serving
 from kernelindex.web.http.deps import base_url, connection
 from kernelindex.web.problems import Problem, check_known_params
 from kernelindex.web.svg.serving_frontier import frontier_svg
@@ -61,21 +62,7 @@ def _resolve(request: Request) -> views.Resolved:
         _length("output_len", params.get("output_len")),
     )
     with connection(request) as conn:
-        model = dict(resolve_model(conn, ident)._mapping)
-        runs = reads.model_runs(conn, model["id"], gpu)
-        if not runs:
-            raise Problem(
-                404, "no-runs", f"no serving runs of {model['name']} on a GPU matching {gpu!r}", resource="serving runs"
-            )
-        runs = [run for run in runs if views.fits_lengths(run, input_len, output_len)]
-        if not runs:
-            raise Problem(
-                404,
-                "no-runs",
-                f"no serving run of {model['name']} on {gpu!r} admits input_len={input_len} output_len={output_len}",
-                resource="serving runs",
-            )
-        return views.resolve_view(conn, model, gpu, runs, input_len, output_len, base_url(request))
+        return resolve_serving(conn, ident, gpu, input_len, output_len, base_url(request))
 
 
 @router.get(
