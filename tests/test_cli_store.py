@@ -42,7 +42,8 @@ def test_import_show_and_verify_the_seed_runs(db):
     assert detail["evidence"]["level"] == "reported" and detail["evidence"]["reasons"]
     listed = json.loads(run("runs", "--db", db, "--json").stdout)
     assert sorted(r["evidence"]["level"] for r in listed) == ["reported", "reported"]
-    assert run("verify", "--db", db).stdout.strip() == "6 records checked, 0 mismatches"
+    # 6 records (2 runs, 2 protocols, 2 environments) and 2 measurements: 6 digest rows, 8 column rows, 8 leaves
+    assert run("verify", "--db", db).stdout.strip() == "22 records checked, 0 mismatches"
 
 
 def test_show_refuses_unknown_short_and_ambiguous_names(db):
@@ -113,8 +114,9 @@ def test_verify_fails_with_exit_1_on_a_tampered_store(db, tmp_path):
     with sqlite3.connect(db) as conn:
         conn.execute("update runs set run_digest = 'sha256:' || substr(run_digest, 8, 63) || 'f' where seq = 1")
     result = run("verify", "--db", db, code=1)
-    assert result.stdout.strip() == "8 records checked, 1 mismatches"
-    assert "runs" in result.stderr and "run_digest" in result.stderr
+    # the digest against its record, the column against its manifest, the leaf against the row
+    assert result.stdout.strip() == "40 records checked, 3 mismatches"
+    assert "runs" in result.stderr and "run_digest" in result.stderr and "log_leaves" in result.stderr
 
 
 def test_database_from_the_environment(tmp_path, monkeypatch):
