@@ -17,8 +17,16 @@ from kernelindex.views import implementation as implementation_views
 from kernelindex.views import ledger as ledger_view
 from kernelindex.views import project as project_views
 from kernelindex.web.atom import atom_feed
-from kernelindex.web.http.deps import base_url, connection, next_cursor, not_found, page_args
-from kernelindex.web.http.pagination import DEFAULT_LIMIT
+from kernelindex.web.http.deps import (
+    DEFAULT_LIMIT,
+    Limit,
+    base_url,
+    connection,
+    next_cursor,
+    not_found,
+    page_args,
+    this_url,
+)
 from kernelindex.web.problems import Problem, check_known_params
 from kernelindex.web.svg import badges
 
@@ -99,7 +107,7 @@ def _ledger(request: Request, since, operation, gpu, source, kind, cursor, limit
         since=since_at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z" if since_at else None,
         next=nxt,
         links=ledger_view.PageLinks(
-            next=str(request.url.include_query_params(cursor=nxt)) if nxt else None,
+            next=this_url(request, cursor=nxt) if nxt else None,
             feed="/records/feed.xml",
             page="/records",
         ),
@@ -138,7 +146,7 @@ def ledger_page(
     source: str | None = None,
     kind: str | None = None,
     cursor: str | None = None,
-    limit: int = DEFAULT_LIMIT,
+    limit: Limit = DEFAULT_LIMIT,
 ):
     view = _ledger(request, since, operation, gpu, source, kind, cursor, limit)
     with connection(request) as conn:
@@ -229,7 +237,7 @@ def get_records(
     source: str | None = Query(None, description="source slug"),
     kind: str | None = Query(None, description="one of: " + ", ".join(ledger_view.KINDS)),
     cursor: str | None = None,
-    limit: int = DEFAULT_LIMIT,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> ledger_view.LedgerPage:
     """Entries at or after ``since`` (inclusive; drop repeats by ``id``), newest first, paged by ``next``."""
     return _ledger(request, since, operation, gpu, source, kind, cursor, limit)

@@ -21,8 +21,17 @@ from kernelindex.views.compare import compare_view
 from kernelindex.views.formatting import format_value
 from kernelindex.views.run import run_view
 from kernelindex.views.search import search_view
-from kernelindex.web.http.deps import base_url, compare_idents, connection, next_cursor, not_found, page_args
-from kernelindex.web.http.pagination import DEFAULT_LIMIT
+from kernelindex.web.http.deps import (
+    DEFAULT_LIMIT,
+    Limit,
+    base_url,
+    compare_idents,
+    connection,
+    next_cursor,
+    not_found,
+    page_args,
+    this_url,
+)
 from kernelindex.web.problems import Problem, check_known_params
 from kernelindex.web.svg.group_plot import Point, group_svg
 from kernelindex.web.svg.sweep import sweep_markup
@@ -59,7 +68,7 @@ def with_plot(group: dict[str, Any]) -> dict[str, Any]:
 
 
 @router.get("/", response_class=HTMLResponse)
-def index(request: Request, q: str = "", cursor: str | None = None, limit: int = DEFAULT_LIMIT):
+def index(request: Request, q: str = "", cursor: str | None = None, limit: Limit = DEFAULT_LIMIT):
     if len(q) > MAX_QUERY_CHARS:  # checked here too: a blank q is not searched, yet must not be long
         raise Problem(400, "bad-query", f"q is longer than {MAX_QUERY_CHARS} characters", parameter="q")
     if q.strip():  # a search: one answer, from the same code as /api/v1/search and `kernelindex search`
@@ -77,7 +86,7 @@ def index(request: Request, q: str = "", cursor: str | None = None, limit: int =
         started = origins.origins_view(conn, request.app.state.origins).model_dump() if first_page else None
     seeds, packs = (started["seeds"], started["packs"]) if started else ([], [])
     cursor_next = next_cursor(request, "operations", last)
-    next_url = str(request.url.include_query_params(cursor=cursor_next)) if cursor_next else None
+    next_url = this_url(request, cursor=cursor_next) if cursor_next else None
     return render(
         request,
         "index.html",
@@ -93,12 +102,12 @@ def index(request: Request, q: str = "", cursor: str | None = None, limit: int =
 
 
 @router.get("/runs", response_class=HTMLResponse)
-def runs_page(request: Request, cursor: str | None = None, limit: int = DEFAULT_LIMIT):
+def runs_page(request: Request, cursor: str | None = None, limit: Limit = DEFAULT_LIMIT):
     after, limit = page_args(request, "runs", set(), cursor, limit)
     with connection(request) as conn:
         items, last = run_listing.list_runs(conn, after, limit, {})
     cursor_next = next_cursor(request, "runs", last)
-    next_url = str(request.url.include_query_params(cursor=cursor_next)) if cursor_next else None
+    next_url = this_url(request, cursor=cursor_next) if cursor_next else None
     return render(request, "runs.html", runs=[r.model_dump() for r in items], next_url=next_url)
 
 

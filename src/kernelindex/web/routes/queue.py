@@ -23,7 +23,7 @@ from kernelindex.store.evidence.records import EvidenceError, authenticate
 from kernelindex.store.reads import queue as reads
 from kernelindex.store.reads.lookup import resolve_run
 from kernelindex.views.queue import QueuePage, RerunRequestDetail, request_detail, request_summary, run_panel
-from kernelindex.web.http.deps import connection, not_found
+from kernelindex.web.http.deps import Limit, Position, connection, not_found
 from kernelindex.web.http.input_guards import check_json_depth, check_visible_text, json_object
 from kernelindex.web.problems import Problem, check_known_params
 from kernelindex.web.routes.evidence import _problem as evidence_problem
@@ -180,22 +180,20 @@ def _listing(
 ) -> tuple[Sequence[Any], dict[str, int]]:
     check_known_params(request, {"state", "before", "limit"})
     if state is not None and state not in STATES:
-        raise Problem(422, "bad-request", f"state: one of {', '.join(STATES)}", field="state")
-    if not 1 <= limit <= 200:
-        raise Problem(422, "bad-request", "limit: 1 to 200", field="limit")
+        raise Problem(400, "bad-parameter", f"state: one of {', '.join(STATES)}, got {state!r}", parameter="state")
     with connection(request) as conn:
         return reads.requests_page(conn, state=state, before=before, limit=limit), reads.state_counts(conn)
 
 
 @router.get("/api/v1/rerun-requests", response_model=QueuePage, summary="The rerun queue, newest first")
-def list_api(request: Request, state: str | None = None, before: int | None = None, limit: int = 50) -> QueuePage:
+def list_api(request: Request, state: str | None = None, before: Position = None, limit: Limit = 50) -> QueuePage:
     rows, counts = _listing(request, state, before, limit)
     more = f"/api/v1/rerun-requests?before={rows[-1].seq}&limit={limit}" if len(rows) == limit else None
     return QueuePage(counts=counts, items=[request_summary(r) for r in rows], next=more)
 
 
 @router.get("/queue", response_class=HTMLResponse, include_in_schema=False)
-def queue_page(request: Request, state: str | None = None, before: int | None = None, limit: int = 50):
+def queue_page(request: Request, state: str | None = None, before: Position = None, limit: Limit = 50):
     rows, counts = _listing(request, state, before, limit)
     more = f"/queue?before={rows[-1].seq}&limit={limit}" if len(rows) == limit else None
     return request.app.state.templates.TemplateResponse(
