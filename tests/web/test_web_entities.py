@@ -158,7 +158,7 @@ def test_ledger_filters_and_paging(client, filled):
     assert_problem(client.get("/api/v1/records", params={"gpu": "nope"}), 404, "not-found")
     assert_problem(client.get("/api/v1/records", params={"operation": "nope"}), 404, "not-found")
     assert_problem(client.get("/api/v1/records", params={"cursor": "junk"}), 400, "bad-cursor")
-    assert_problem(client.get("/api/v1/records", params={"limit": 0}), 400, "bad-limit")
+    assert_problem(client.get("/api/v1/records", params={"limit": 0}), 400, "invalid-parameter")
     lab = client.get("/api/v1/records", params={"source": "test-lab", "limit": 200}).json()["items"]
     assert lab and all(i["detail"].get("source") in (None, "test-lab") for i in lab)
     on_op = client.get("/api/v1/records", params={"operation": "synthetic-softmax-rows", "limit": 200}).json()["items"]

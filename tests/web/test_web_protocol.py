@@ -7,6 +7,7 @@ import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
+from kernelindex.store.evidence.records import create_api_key
 from kernelindex.web.app import create_app
 
 PROBLEM = "application/problem+json"
@@ -49,7 +50,8 @@ def test_read_api_is_open_to_any_origin_and_writes_are_not(client):
     read = client.get("/api/v1/runs", headers=origin)
     assert read.status_code == 200 and read.headers["access-control-allow-origin"] == "*"
     preflight = client.options(
-        "/api/v1/runs", headers={**origin, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "accept"}
+        "/api/v1/runs",
+        headers={**origin, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "accept"},
     )
     assert preflight.status_code == 200, preflight.text
     assert preflight.headers["access-control-allow-origin"] == "*"
@@ -103,3 +105,16 @@ def test_absolute_links_take_the_public_url_not_the_host_header(web_filled):
 def test_a_bad_public_url_is_refused_at_start(web_filled):
     with pytest.raises(ValueError, match="KERNELINDEX_PUBLIC_URL"):
         create_app(store=web_filled[0], public_url="kernels.example.org")
+
+
+def test_write_refusals_are_titled_and_authentication_comes_first(client, web_filled):
+    url = f"/api/v1/runs/{web_filled[1].runs['fast']}/corrections"
+    unkeyed = client.post(url, content="not json at all", headers={"Content-Type": "text/plain"})
+    assert unkeyed.status_code == 401 and unkeyed.json()["title"] == "Authentication required"
+    with web_filled[0].begin() as conn:
+        token = create_api_key(conn, "protocol reporter", frozenset({"report"})).token
+    keyed = {"Authorization": f"Bearer {token}"}
+    wrong_type = client.post(url, content="{}", headers={**keyed, "Content-Type": "text/plain"})
+    assert wrong_type.status_code == 415 and wrong_type.json()["title"] == "Unsupported media type"
+    huge = client.post(url, content="x" * (200 * 1024), headers={**keyed, "Content-Type": "application/json"})
+    assert huge.status_code == 413 and huge.json()["title"] == "Content too large"

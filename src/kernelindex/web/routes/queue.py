@@ -27,7 +27,7 @@ from kernelindex.web.http.deps import Limit, Position, connection, not_found
 from kernelindex.web.http.input_guards import check_json_depth, check_visible_text, json_object
 from kernelindex.web.problems import Problem, check_known_params
 from kernelindex.web.routes.evidence import _problem as evidence_problem
-from kernelindex.web.routes.evidence import bearer, read_form, read_limited
+from kernelindex.web.routes.evidence import bearer, read_form, read_limited, require_key
 
 MAX_SUBMIT_BYTES = 512 * 1024
 MAX_RESULT_BYTES = 16 * 1024 * 1024
@@ -96,8 +96,9 @@ def _int(value: Any, name: str) -> int:
 
 @router.post("/api/v1/rerun-requests", status_code=201, summary="Queue a rerun request (API key with `submit`)")
 async def submit_api(request: Request):
+    await require_key(request, "submit")
     body = await read_limited(request, MAX_SUBMIT_BYTES)
-    check_json_depth(body)  # before json.loads, and before the key: anyone may send a body
+    check_json_depth(body)  # before json.loads
     data = json_object(body or b"{}", API_SUBMIT_FIELDS)
     check_visible_text(data, "body")  # the /submit form's rule: no hidden text in what is queued and shown
     problem = data.get("problem")
