@@ -19,7 +19,7 @@ from kernelindex.store.database import Store, open_store, read_only_engine
 from kernelindex.store.generation import GenerationReader
 from kernelindex.views.errors import Refusal
 from kernelindex.views.origins import load_origins
-from kernelindex.web import problems, templating
+from kernelindex.web import openapi, problems, templating
 from kernelindex.web.http.cache import CacheMiddleware
 from kernelindex.web.http.compression import CompressionMiddleware
 from kernelindex.web.http.headers import SecurityHeadersMiddleware
@@ -97,6 +97,7 @@ def create_app(
     app.state.origins = load_origins()  # seed run digests and our problem packs' record digests, once
     app.state.export_cache = export_cache(app.state.store)
     problems.install(app)
+    openapi.install(app)
 
     @app.exception_handler(Refusal)
     async def _refused(request: Request, exc: Refusal) -> Response:

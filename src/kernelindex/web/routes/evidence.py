@@ -41,6 +41,14 @@ from kernelindex.store.reads.runs import run_by_digest
 from kernelindex.store.reads.serving import serving_run_by_digest
 from kernelindex.views import evidence
 from kernelindex.views.common import today
+from kernelindex.web.http.bodies import (
+    AttestationBody,
+    AttestationCreated,
+    CorrectionBody,
+    CorrectionCreated,
+    fields_of,
+    request_body,
+)
 from kernelindex.web.http.deps import base_url, connection, not_found
 from kernelindex.web.http.input_guards import (
     CSRF_STATE,
@@ -87,8 +95,8 @@ ATTEST_FORM_FIELDS = {
     "evidence_digest",
 }
 REPORT_FORM_FIELDS = {CSRF_FIELD, "api_key", "problem", "details", "requested_action"}
-API_ATTEST_FIELDS = {"spec", "metadata", "signature", "publicKey"}
-API_REPORT_FIELDS = {"problem", "details", "requestedAction"}
+API_ATTEST_FIELDS = fields_of(AttestationBody)
+API_REPORT_FIELDS = fields_of(CorrectionBody)
 
 router = APIRouter(include_in_schema=True)
 
@@ -260,7 +268,13 @@ async def attest_form(request: Request, run_id: str):
     return RedirectResponse(f"/runs/{row.id}#{anchor}", status_code=303)
 
 
-@router.post("/api/v1/runs/{run_id}/attestations", status_code=201, summary="Add an attestation to a run")
+@router.post(
+    "/api/v1/runs/{run_id}/attestations",
+    status_code=201,
+    summary="Add an attestation to a run (API key with `attest`)",
+    response_model=AttestationCreated,
+    openapi_extra=request_body(AttestationBody),
+)
 async def attest_api(request: Request, run_id: str):
     await require_key(request, "attest")
     data = await read_json(request, API_ATTEST_FIELDS)
@@ -317,7 +331,13 @@ async def report_form(request: Request, run_id: str):
     return RedirectResponse(f"/runs/{row.id}#corrections", status_code=303)
 
 
-@router.post("/api/v1/runs/{run_id}/corrections", status_code=201, summary="Report a problem with a run")
+@router.post(
+    "/api/v1/runs/{run_id}/corrections",
+    status_code=201,
+    summary="Report a problem with a run (API key with `report`)",
+    response_model=CorrectionCreated,
+    openapi_extra=request_body(CorrectionBody),
+)
 async def report_api(request: Request, run_id: str):
     await require_key(request, "report")
     data = await read_json(request, API_REPORT_FIELDS)

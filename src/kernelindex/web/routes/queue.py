@@ -23,6 +23,7 @@ from kernelindex.store.evidence.records import EvidenceError, authenticate
 from kernelindex.store.reads import queue as reads
 from kernelindex.store.reads.lookup import resolve_run
 from kernelindex.views.queue import QueuePage, RerunRequestDetail, request_detail, request_summary, run_panel
+from kernelindex.web.http.bodies import RerunQueued, RerunRequestBody, fields_of, request_body
 from kernelindex.web.http.deps import Limit, Position, connection, not_found
 from kernelindex.web.http.input_guards import check_json_depth, check_visible_text, json_object
 from kernelindex.web.problems import Problem, check_known_params
@@ -56,7 +57,7 @@ STATUS = {
 }
 SUBMIT_FORM_FIELDS = {"csrf_token", "api_key", "problem", "solution", "hardware", "replicas"}
 RERUN_FORM_FIELDS = {"csrf_token", "api_key", "hardware", "replicas"}
-API_SUBMIT_FIELDS = {"problem", "solution", "hardware", "replicas", "protocol"}
+API_SUBMIT_FIELDS = fields_of(RerunRequestBody)
 
 router = APIRouter()
 
@@ -94,7 +95,13 @@ def _int(value: Any, name: str) -> int:
 # --- submitting ----------------------------------------------------------------------------
 
 
-@router.post("/api/v1/rerun-requests", status_code=201, summary="Queue a rerun request (API key with `submit`)")
+@router.post(
+    "/api/v1/rerun-requests",
+    status_code=201,
+    summary="Queue a rerun request (API key with `submit`)",
+    response_model=RerunQueued,
+    openapi_extra=request_body(RerunRequestBody),
+)
 async def submit_api(request: Request):
     await require_key(request, "submit")
     body = await read_limited(request, MAX_SUBMIT_BYTES)
