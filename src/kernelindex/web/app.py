@@ -104,6 +104,8 @@ def create_app(
         """A view's refusal, answered like any problem the routes raise."""
         return problems.render_problem(request, exc.status, exc.slug, exc.detail, **exc.extra)
 
+    app.add_exception_handler(entity_routes.Chooser, entity_routes.answer_chooser)
+
     fast = os.environ.get(FAST_ENV, "on") != "off"
     if fast:  # innermost: it sees the anti-forgery token the outer middleware chose
         app.add_middleware(

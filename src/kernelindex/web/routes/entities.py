@@ -7,11 +7,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from kernelindex.store.reads import entities
 from kernelindex.store.reads.ledger import LedgerFilter, hardware_models
-from kernelindex.store.reads.lookup import resolve_implementation, resolve_operation
+from kernelindex.store.reads.lookup import LookupFailed, resolve_implementation, resolve_operation
 from kernelindex.views import gpu as gpu_views
 from kernelindex.views import implementation as implementation_views
 from kernelindex.views import ledger as ledger_view
@@ -44,10 +44,34 @@ def render(request: Request, template: str, **context: Any) -> HTMLResponse:
 # ---------------------------------------------------------------- views shared by page and API
 
 
+class Chooser(Exception):
+    """A shared slug was asked for: answer 300 Multiple Choices with the candidates."""
+
+    def __init__(self, choices: implementation_views.ImplementationChoices) -> None:
+        self.choices = choices
+
+
 def _implementation(request: Request, slug: str) -> implementation_views.Implementation:
     check_known_params(request, set())
     with connection(request) as conn:
-        return implementation_views.implementation_view(conn, resolve_implementation(conn, slug))
+        try:
+            row = resolve_implementation(conn, slug)
+        except LookupFailed as exc:
+            choices = implementation_views.implementation_choices(conn, slug.strip()) if exc.spelled == "slug" else None
+            if choices is None:
+                raise
+            raise Chooser(choices) from None
+        return implementation_views.implementation_view(conn, row)
+
+
+def answer_chooser(request: Request, exc: Exception) -> Response:
+    """300 with the candidates: a page on the site, the same model as JSON under /api/."""
+    assert isinstance(exc, Chooser)
+    if request.url.path.startswith("/api/"):
+        return JSONResponse(exc.choices.model_dump(mode="json", by_alias=True), status_code=300)
+    return request.app.state.templates.TemplateResponse(
+        request, "implementation_choices.html", {"choices": exc.choices.model_dump(by_alias=True)}, status_code=300
+    )
 
 
 def _project(request: Request, slug: str) -> project_views.Project:
