@@ -30,6 +30,7 @@ PROBLEM_TYPES: dict[str, str] = {
     "bad-query": "The search text could not be read; the detail says which part.",
     "bad-kind": "The record kind asked for is not one this index keeps.",
     "bad-run-count": "Compare takes 2 to 8 distinct runs.",
+    "duplicate-run": "Two of the identifiers given to compare name the same run; a run compared with itself says nothing.",
     "bad-character": "The request holds a NUL character, which no id, digest or search text contains.",
     "too-long": "A query parameter is longer than any id, digest, slug, cursor or search text.",
     "bad-request": "The request was refused as asked; the detail says why.",

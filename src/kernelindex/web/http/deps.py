@@ -72,7 +72,7 @@ def next_cursor(request: Request, listing: str, after: int | None) -> str | None
 def compare_idents(request: Request, a: str | None, b: str | None, run: list[str]) -> list[str]:
     """The runs to compare, from ``run=`` (repeated) or the older ``a=``/``b=`` pair."""
     check_known_params(request, {"a", "b", "run"})
-    idents = [x for x in (a, b) if x] + list(run)
+    idents = [x for x in (a, b) if x] + [x for x in run if x.strip()]  # a blank picker box names nothing
     check_count(len(idents))
     return idents
 

@@ -37,6 +37,7 @@ from kernelindex.web.svg.group_plot import Point, group_svg
 from kernelindex.web.svg.sweep import sweep_markup
 
 router = APIRouter(include_in_schema=False)
+PICKER_RUNS = 30  # the /compare picker offers the latest runs; any run can be typed by id or digest
 
 
 def render(request: Request, template: str, **context: Any) -> HTMLResponse:
@@ -56,7 +57,6 @@ def with_plot(group: dict[str, Any]) -> dict[str, Any]:
             low=(row["interval"] or {}).get("low"),
             high=(row["interval"] or {}).get("high"),
             rank=row["rank"],
-            href=f"/runs/{row['runId']}",
         )
         for row in group["rows"][:PLOT_POINTS]
         if row["value"] is not None
@@ -76,16 +76,16 @@ def index(request: Request, q: str = "", cursor: str | None = None, limit: Limit
         with connection(request) as conn:
             answer = search_view(conn, q)
         return render(request, "search.html", q=q, answer=answer.document())
-    after, limit = page_args(request, "operations", set(), cursor, limit)
+    after, limit = page_args(request, "operations-a-z", set(), cursor, limit)
     with connection(request) as conn:
-        items, last = operations.list_operations(conn, after, limit, None)
+        items, last = operations.operations_a_to_z(conn, after or 0, limit)
         ops = [o.model_dump() for o in items]
         source_items = sources.list_sources(conn).model_dump()["items"]
         first_page = after is None
         latest = [r.model_dump() for r in run_listing.latest_runs(conn)] if first_page else []
         started = origins.origins_view(conn, request.app.state.origins).model_dump() if first_page else None
     seeds, packs = (started["seeds"], started["packs"]) if started else ([], [])
-    cursor_next = next_cursor(request, "operations", last)
+    cursor_next = next_cursor(request, "operations-a-z", last)
     next_url = this_url(request, cursor=cursor_next) if cursor_next else None
     return render(
         request,
@@ -142,6 +142,11 @@ def ranking_page(request: Request, comparison_key: str):
 
 @router.get("/compare", response_class=HTMLResponse)
 def compare_page(request: Request, a: str | None = None, b: str | None = None, run: list[str] = Query([])):
+    if not (a or b or run):  # nothing chosen yet: a picker of the latest runs, not a refusal
+        check_known_params(request, {"a", "b", "run"})
+        with connection(request) as conn:
+            latest = [r.model_dump() for r in run_listing.latest_runs(conn, PICKER_RUNS)]
+        return render(request, "compare_pick.html", runs=latest)
     with connection(request) as conn:
         view = compare_view(conn, compare_idents(request, a, b, run), base_url(request), today())
     return render(request, "compare.html", cmp=view.model_dump())
