@@ -270,7 +270,10 @@ def test_compare_across_groups_gives_no_ratio(client, filled):
 def test_compare_counts(client, filled):
     assert_problem(client.get("/api/v1/compare", params={"run": filled.runs["fast"]}), 400, "bad-run-count")
     assert_problem(client.get("/api/v1/compare", params={"run": [filled.runs["fast"]] * 9}), 400, "bad-run-count")
-    assert client.get("/api/v1/compare", params={"run": [filled.runs["fast"]] * 8}).status_code == 200
+    eight = sorted(set(filled.runs.values()) | set(filled.seed_runs.values()))[:8]
+    assert len(eight) == 8 and client.get("/api/v1/compare", params={"run": eight}).status_code == 200
+    twice = assert_problem(client.get("/api/v1/compare", params={"run": [eight[0], eight[1], eight[0]]}), 400)
+    assert twice["type"] == "/problems/duplicate-run" and "same run" in twice["detail"]
 
 
 # ---------------------------------------------------------------- run page additions

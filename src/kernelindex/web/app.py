@@ -19,6 +19,7 @@ from kernelindex.store.database import Store, open_store, read_only_engine
 from kernelindex.store.generation import GenerationReader
 from kernelindex.views.errors import Refusal
 from kernelindex.views.origins import load_origins
+from kernelindex.views.reads import PUBLIC_URL_ENV  # one setting: the site's address, for citations and links
 from kernelindex.web import openapi, problems, templating
 from kernelindex.web.http.cache import CacheMiddleware
 from kernelindex.web.http.compression import CompressionMiddleware
@@ -44,9 +45,6 @@ def export_cache(store: Store):
 
     folder = os.environ.get("KERNELINDEX_EXPORT_CACHE")
     return ExportCache(store, Path(folder) if folder else None)
-
-
-PUBLIC_URL_ENV = "KERNELINDEX_PUBLIC_URL"  # e.g. https://kernels.example.org: the address absolute links carry
 
 
 def checked_public_url(configured: str | None) -> str | None:
