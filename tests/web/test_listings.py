@@ -95,9 +95,9 @@ def test_projects_and_implementations_are_listed_with_links_that_resolve(listed)
     [
         ("/api/v1/serving-runs?status=fine", 400, "bad-parameter"),
         ("/api/v1/serving-runs?model=no-such-model", 404, "not-found"),
-        ("/api/v1/serving-runs?gpu=" + "x" * 201, 422, "invalid-parameter"),
+        ("/api/v1/serving-runs?gpu=" + "x" * 201, 400, "invalid-parameter"),
         ("/api/v1/serving-runs?cursor=forged", 400, "bad-cursor"),
-        ("/api/v1/serving-configurations?limit=0", 400, "bad-limit"),
+        ("/api/v1/serving-configurations?limit=0", 400, "invalid-parameter"),
         ("/api/v1/implementations?project=nope", 404, "not-found"),
         ("/api/v1/projects?colour=red", 400, "unknown-parameter"),
         ("/serving?status=fine", 400, "bad-parameter"),

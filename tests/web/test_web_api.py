@@ -195,13 +195,14 @@ def test_nul_characters_are_400_problems(client, url):
     assert response.status_code == 400 and "NUL" in response.text
 
 
-@pytest.mark.parametrize("params", [{"limit": "0"}, {"limit": "201"}, {"limit": "-1"}])
+@pytest.mark.parametrize("params", [{"limit": "0"}, {"limit": "201"}, {"limit": "-1"}, {"limit": "abc"}])
 def test_bad_limits(client, params):
-    assert_problem(client.get("/api/v1/runs", params=params), 400, "bad-limit")
+    problem = assert_problem(client.get("/api/v1/runs", params=params), 400, "invalid-parameter")
+    assert problem["errors"][0]["where"] == "query.limit"
 
 
 def test_malformed_values_are_4xx_problems(client):
-    assert_problem(client.get("/api/v1/runs", params={"limit": "abc"}), 422, "invalid-parameter")
+    assert_problem(client.get("/api/v1/runs", params={"limit": "abc"}), 400, "invalid-parameter")
     assert_problem(client.get("/api/v1/search", params={"q": "x" * 501}), 400, "bad-query")
     assert_problem(client.get("/api/v1/no-such-route"), 404, "not-found")
     assert_problem(client.post("/api/v1/runs", json={}), 405)

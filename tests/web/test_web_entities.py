@@ -158,7 +158,7 @@ def test_ledger_filters_and_paging(client, filled):
     assert_problem(client.get("/api/v1/records", params={"gpu": "nope"}), 404, "not-found")
     assert_problem(client.get("/api/v1/records", params={"operation": "nope"}), 404, "not-found")
     assert_problem(client.get("/api/v1/records", params={"cursor": "junk"}), 400, "bad-cursor")
-    assert_problem(client.get("/api/v1/records", params={"limit": 0}), 400, "bad-limit")
+    assert_problem(client.get("/api/v1/records", params={"limit": 0}), 400, "invalid-parameter")
     lab = client.get("/api/v1/records", params={"source": "test-lab", "limit": 200}).json()["items"]
     assert lab and all(i["detail"].get("source") in (None, "test-lab") for i in lab)
     on_op = client.get("/api/v1/records", params={"operation": "synthetic-softmax-rows", "limit": 200}).json()["items"]
@@ -270,7 +270,10 @@ def test_compare_across_groups_gives_no_ratio(client, filled):
 def test_compare_counts(client, filled):
     assert_problem(client.get("/api/v1/compare", params={"run": filled.runs["fast"]}), 400, "bad-run-count")
     assert_problem(client.get("/api/v1/compare", params={"run": [filled.runs["fast"]] * 9}), 400, "bad-run-count")
-    assert client.get("/api/v1/compare", params={"run": [filled.runs["fast"]] * 8}).status_code == 200
+    eight = sorted(set(filled.runs.values()) | set(filled.seed_runs.values()))[:8]
+    assert len(eight) == 8 and client.get("/api/v1/compare", params={"run": eight}).status_code == 200
+    twice = assert_problem(client.get("/api/v1/compare", params={"run": [eight[0], eight[1], eight[0]]}), 400)
+    assert twice["type"] == "/problems/duplicate-run" and "same run" in twice["detail"]
 
 
 # ---------------------------------------------------------------- run page additions

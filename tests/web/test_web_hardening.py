@@ -37,16 +37,20 @@ def nested(depth: int, rng: random.Random) -> str:
     return text
 
 
-@pytest.mark.parametrize("route", ["attestations", "corrections"])
-def test_deep_json_is_a_400_without_a_key(client, filled, route):
-    url = f"/api/v1/runs/{filled.runs['fast']}/{route}"
+@pytest.mark.parametrize("route, scope", [("attestations", "attest"), ("corrections", "report")])
+def test_deep_json_is_a_400_after_the_key(client, web_filled, route, scope):
+    """Who may write is settled first: without a key any body is a 401 (not read); with one, a deep body is a 400."""
+    with web_filled[0].begin() as conn:
+        token = create_api_key(conn, f"deep {scope}", frozenset({scope})).token
+    url = f"/api/v1/runs/{web_filled[1].runs['fast']}/{route}"
     rng = random.Random(SEED)
+    keyed = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
     for body in ("[" * 90_000, '{"a":' * 15_000, nested(MAX_JSON_DEPTH + 1, rng), '{"spec": ' + nested(200, rng) + "}"):
-        response = client.post(url, content=body, headers={"Content-Type": "application/json"})
-        assert_problem(response, 400, "too-deep")
-    # Within the bound, the body is parsed and refused for what it is (no key here), not for depth.
+        assert_problem(client.post(url, content=body, headers={"Content-Type": "application/json"}), 401)
+        assert_problem(client.post(url, content=body, headers=keyed), 400, "too-deep")
+    # Within the bound, the body is parsed and refused for what it is, not for depth.
     shallow = '{"problem": "other", "details": ' + json.dumps(["x"]) + ', "requestedAction": "retract"}'
-    response = client.post(url, content=shallow, headers={"Content-Type": "application/json"})
+    response = client.post(url, content=shallow, headers=keyed)
     assert 400 <= response.status_code < 500 and response.json()["type"] != "/problems/too-deep"
 
 
@@ -142,7 +146,9 @@ def test_rerun_requests_bound_depth_and_refuse_invisible_text(client, web_filled
     queued = client.get(url, params={"state": "queued"}).json()["counts"]
     for body in ('{"solution": ' + nested(MAX_JSON_DEPTH + 1, rng) + "}", "[" * 90_000):
         response = client.post(url, content=body, headers={"Content-Type": "application/json"})
-        assert_problem(response, 400, "too-deep")  # no key needed to be refused, and never a 5xx
+        assert_problem(response, 401)  # without a key the body is not even read
+        keyed = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
+        assert_problem(client.post(url, content=body, headers=keyed), 400, "too-deep")
     char = rng.choice(sorted(INVISIBLE))
     source = {"path": "kernel.py", "content": f"ok = True  # {char}return early"}
     body = {"problem": "vector_add_f32", "solution": {"name": "x", "sources": [source]}}

@@ -287,7 +287,7 @@ def _serving_tools(server: MCPServer, catalog: Catalog) -> None:
         from kernelindex.views.serving import list_models as models
 
         with refusals():
-            return catalog.view(ModelListing, models, "/models")
+            return catalog.view(ModelListing, lambda conn, _url: models(conn), "/models")
 
     @server.tool(annotations=READ_ONLY)
     def resolve_serving(

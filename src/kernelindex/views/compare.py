@@ -261,4 +261,14 @@ def compare_view(conn: Connection, idents: list[str], base_url: str, today: date
     """The runs ``idents`` names (id, digest or 8+ hex prefix), compared: what ``/compare``, its JSON and
     Markdown twins, ``kernelindex compare`` and the MCP ``compare_runs`` tool show."""
     check_count(len(idents))
-    return compare_runs(conn, [resolve_run(conn, ident) for ident in idents], base_url, today)
+    rows = [resolve_run(conn, ident) for ident in idents]
+    seen: dict[str, str] = {}
+    for ident, row in zip(idents, rows):
+        if row.id in seen:
+            raise BadParameter(
+                "duplicate-run",
+                f"{ident!r} and {seen[row.id]!r} name the same run ({row.id}); compare distinct runs",
+                parameter="run",
+            )
+        seen[row.id] = ident
+    return compare_runs(conn, rows, base_url, today)

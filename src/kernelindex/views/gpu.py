@@ -10,6 +10,7 @@ from pydantic import Field
 from kernelindex.ranking.evidence_facts import evidence_for_runs
 from kernelindex.ranking.reads import ranked_groups
 from kernelindex.store.reads import entities
+from kernelindex.store.reads.implementation_slugs import public_slugs
 from kernelindex.views.common import ViewModel
 from kernelindex.views.formatting import format_value
 
@@ -161,6 +162,9 @@ def gpu_view(conn: Connection, slug: str) -> Gpu | None:
     leaders = {g.leader.run.run_id: (g, g.leader) for g in groups.values() if g.leader is not None}
     labels = entities.run_labels(conn, list(leaders))
     levels = evidence_for_runs(conn, [lead.run.digest for _, lead in leaders.values() if lead.run.digest])
+    slugs = public_slugs(
+        conn, ((label.impl_slug, label.impl_id, label.impl_digest) for label in labels.values() if label.impl_digest)
+    )
     best = []
     for run_id, (group, lead) in leaders.items():
         label = labels.get(run_id)
@@ -172,8 +176,8 @@ def gpu_view(conn: Connection, slug: str) -> Gpu | None:
                 else None,
                 workload=(label.wl_name or label.shape_summary) if label is not None else None,
                 workloadId=label.workload_id if label is not None else None,
-                implementation={"slug": label.impl_slug, "title": label.impl_title}
-                if label is not None and label.impl_slug
+                implementation={"slug": slugs[label.impl_digest], "title": label.impl_title}
+                if label is not None and label.impl_slug and label.impl_digest
                 else None,
                 runId=run_id,
                 digest=lead.run.digest,

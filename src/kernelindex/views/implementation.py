@@ -12,7 +12,8 @@ from kernelindex.ranking.cohort import RankedGroup
 from kernelindex.ranking.evidence_facts import evidence_for_runs
 from kernelindex.ranking.reads import ranked_groups
 from kernelindex.store.reads import entities
-from kernelindex.views.common import Document, ViewModel
+from kernelindex.store.reads.implementation_slugs import candidates, public_slug, public_slugs, shared_slugs
+from kernelindex.views.common import Document, ItemLinks, ViewModel
 from kernelindex.views.formatting import format_value, safe_url
 from kernelindex.views.gpu import GpuRef, gpu_ref
 
@@ -175,7 +176,7 @@ def implementation_view(conn: Connection, row) -> Implementation:
     if revision.get("repository"):
         at = f" @ {revision['commit']}" if revision.get("commit") else ""
         links.append(_link(revision["repository"], "repository" + at))
-    slug = row.slug or row.id
+    slug = public_slug(row.slug, row.id, row.implementation_digest, shared_slugs(conn, [row.slug]))
     return Implementation.model_validate(
         {
             "id": row.id,
@@ -226,4 +227,49 @@ def implementation_view(conn: Connection, row) -> Implementation:
                 "badge": f"/badges/implementations/{slug}.svg",
             },
         }
+    )
+
+
+class ImplementationChoice(ViewModel):
+    slug: str = Field(description="its public slug: what to link")
+    title: str
+    digest: str
+    language: str | None
+    project: str | None
+    operation: str | None
+    links: ItemLinks
+
+
+class ImplementationChoices(ViewModel):
+    """What a slug several implementations share names: each of them, with the link that names it alone."""
+
+    slug: str
+    detail: str
+    candidates: list[ImplementationChoice]
+
+
+def implementation_choices(conn: Connection, slug: str) -> ImplementationChoices | None:
+    """The implementations holding ``slug`` when there are several (None when there are not)."""
+    rows = candidates(conn, slug)
+    if len(rows) < 2:
+        return None
+    slugs = public_slugs(conn, ((r.slug, r.id, r.implementation_digest) for r in rows))
+    choices = []
+    for r in rows:
+        project = entities.project_of(conn, r.project_id)
+        operation = entities.operation_brief(conn, r.operation_id)
+        public = slugs[r.implementation_digest]
+        choices.append(
+            ImplementationChoice(
+                slug=public,
+                title=r.title or public,
+                digest=r.implementation_digest,
+                language=r.language,
+                project=(project.name or project.slug) if project is not None else None,
+                operation=(operation.name or operation.slug) if operation is not None else None,
+                links=ItemLinks(self=f"/implementations/{public}", json_=f"/api/v1/implementations/{public}"),
+            )
+        )
+    return ImplementationChoices(
+        slug=slug, detail=f"{len(choices)} implementations share the slug {slug!r}; choose one", candidates=choices
     )

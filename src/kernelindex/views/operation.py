@@ -171,6 +171,13 @@ def list_operations(
     return [ListedOperation(**dict(operation_item(r, counts))) for r in rows], nxt
 
 
+def operations_a_to_z(conn: Connection, offset: int, limit: int) -> tuple[list[ListedOperation], int | None]:
+    """The home page's operations, by name A to Z (the order it states), and the next offset."""
+    rows, nxt = catalog.operations_by_name(conn, offset, limit)
+    counts = catalog.workload_counts(conn, [r.id for r in rows])
+    return [ListedOperation(**dict(operation_item(r, counts))) for r in rows], nxt
+
+
 def _case_key(w: dict[str, Any]) -> str:
     if w["kind"] == "WorkloadCase":
         return "case:" + json.dumps(sorted(w["axes"].items()), default=str)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from kernelindex.ranking.reads import ranked_groups
 from kernelindex.store.reads import entities
+from kernelindex.store.reads.implementation_slugs import public_slugs
 from kernelindex.views.common import ViewModel
 from kernelindex.views.formatting import format_value, safe_url
 from kernelindex.views.gpu import GpuRef, gpu_ref
@@ -68,6 +69,7 @@ def project_view(conn: Connection, row, now: datetime | None = None) -> Project:
     now = now or datetime.now(UTC)
     impls = entities.project_implementations(conn, row.id)
     digest_to_impl = {i.implementation_digest: i for i in impls}
+    slugs = public_slugs(conn, ((i.slug, i.id, i.implementation_digest) for i in impls))
     run_rows = entities.runs_of_implementations(conn, list(digest_to_impl))
     by_id = {r.id: r for r in run_rows}
     groups = ranked_groups(conn, {r.comparison_key for r in run_rows if r.comparison_key})
@@ -83,7 +85,7 @@ def project_view(conn: Connection, row, now: datetime | None = None) -> Project:
                     "runId": run.id,
                     "groupSize": group.size,
                     "tied": leader.tied,
-                    "implementation": impl.slug or impl.id,
+                    "implementation": slugs[impl.implementation_digest],
                     "gpu": gpu_ref(run.hardware_model),
                     "display": format_value(run.primary_value, run.primary_unit),
                     "workloadId": run.workload_id,
@@ -114,15 +116,15 @@ def project_view(conn: Connection, row, now: datetime | None = None) -> Project:
             "homepage": safe_url((row.export_row or {}).get("canonicalUrl")),
             "implementations": [
                 {
-                    "slug": i.slug or i.id,
+                    "slug": slugs[i.implementation_digest],
                     "title": i.title or i.slug or i.id,
                     "digest": i.implementation_digest,
                     "language": i.language,
                     "runCount": runs_per_impl.get(i.implementation_digest, 0),
                     "licence": licence_of(i.export_row or {}, {}),
                     "links": {
-                        "self": f"/implementations/{i.slug or i.id}",
-                        "json": f"/api/v1/implementations/{i.slug or i.id}",
+                        "self": f"/implementations/{slugs[i.implementation_digest]}",
+                        "json": f"/api/v1/implementations/{slugs[i.implementation_digest]}",
                     },
                 }
                 for i in impls

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from kernelindex.records.refusal import BadParameter
+from kernelindex.records.vocabulary import RunStatus
 from kernelindex.store.reads import runs
 from kernelindex.store.reads.stacks import stacks_of_runs
 from kernelindex.views.common import EvidenceLevel, ItemLinks, NextLink, ViewModel, evidence_levels
@@ -19,6 +21,7 @@ if TYPE_CHECKING:
 RUN_FILTERS = ("operation", "workload", "comparisonKey", "status", "source", "hardware")
 """operation: id, slug, name, alias or digest prefix; workload: id, name or digest prefix; comparisonKey and
 status: exact; source: slug; hardware: model substring, architecture or vendor."""
+STATUSES = tuple(RunStatus)  # an unknown status= is refused: it would match nothing, silently
 
 
 class ListedPrimary(ViewModel):
@@ -101,6 +104,9 @@ def list_runs(
     conn: Connection, after: int | None, limit: int, filters: dict[str, str]
 ) -> tuple[list[RunItem], int | None]:
     """Runs in arrival order matching ``filters`` (:data:`RUN_FILTERS`, read as :class:`runs.RunFilter` reads them)."""
+    status = filters.get("status")
+    if status is not None and status not in STATUSES:
+        raise BadParameter("bad-parameter", f"status: one of {', '.join(STATUSES)}, got {status!r}", parameter="status")
     wanted = runs.RunFilter(**{_FILTER_FIELDS[k]: v for k, v in filters.items()}, limit=limit)
     rows, last = runs.list_runs(conn, wanted, after)
     return _items(conn, rows), last

@@ -19,7 +19,7 @@ from kernelindex.ranking.serving import (
 )
 from kernelindex.records.serving_keys import SERVING_POLICY_VERSION, metric_direction
 from kernelindex.store.reads import serving as reads
-from kernelindex.views.common import Document, EvidenceLevel, Number, ViewModel
+from kernelindex.views.common import Document, EvidenceLevel, ItemLinks, Number, ViewModel
 from kernelindex.views.formatting import format_date, safe_url
 
 if TYPE_CHECKING:
@@ -227,13 +227,15 @@ class ModelView(ViewModel):
 
 
 class ListedModel(ViewModel):
+    """One model in ``GET /api/v1/models``: named and linked like every other listing's items."""
+
     id: str
     slug: str
     name: str
-    model_digest: str
+    digest: str
     runs: int
     gpus: list[str]
-    url: str
+    links: ItemLinks
 
 
 class ModelListing(ViewModel):
@@ -498,9 +500,22 @@ def _resolve_url(base_url: str, model_slug: str, gpu: str) -> str:
     return f"{base_url}/serving/resolve?{urlencode({'model': model_slug, 'gpu': gpu})}"
 
 
-def list_models(conn: Connection, base_url: str) -> ModelListing:
+def list_models(conn: Connection) -> ModelListing:
     """Models with serving results (``/models`` and ``GET /api/v1/models``)."""
-    return ModelListing(items=[ListedModel(**m, url=f"{base_url}/models/{m['slug']}") for m in reads.list_models(conn)])
+    return ModelListing(
+        items=[
+            ListedModel(
+                id=m["id"],
+                slug=m["slug"],
+                name=m["name"],
+                digest=m["model_digest"],
+                runs=m["runs"],
+                gpus=m["gpus"],
+                links=ItemLinks(self=f"/models/{m['slug']}", json_=f"/api/v1/models/{m['slug']}"),
+            )
+            for m in reads.list_models(conn)
+        ]
+    )
 
 
 def model_view(conn: Connection, model: Mapping[str, Any], base_url: str) -> ModelView:

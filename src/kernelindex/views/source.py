@@ -18,10 +18,16 @@ class SourceItem(ViewModel):
     slug: str
     name: str
     kind: str
-    runCount: int
+    runCount: int = Field(description="kernel benchmark runs")
+    servingRunCount: int = Field(description="serving (end-to-end inference) runs, such as MLPerf's")
     policy: Document | None = Field(description="the source's policy as stated, plus `href` (its URL when http(s))")
     links: ItemLinks
-    lastRefreshedAt: str | None
+    dataAsOf: str | None = Field(
+        description="the newest time the source's own records state (published, else observed)"
+    )
+    lastRefreshedAt: str | None = Field(
+        description="when this server last imported or synced it (local time of import)"
+    )
 
 
 class SourceListing(ViewModel):
@@ -42,28 +48,45 @@ class Source(ViewModel):
     name: str
     kind: str
     runCount: int
+    servingRunCount: int
     policy: Document | None = Field(description="the source's policy as stated, plus `href` (its URL when http(s))")
     links: ItemLinks
     operations: list[SourceOperation]
+    dataAsOf: str | None
     lastRefreshedAt: str | None
 
 
-def _item(r, counts: dict[str, int], refreshed: dict[str, str]) -> SourceItem:
+def _item(r, facts: _Facts) -> SourceItem:
     policy = r.policy or {}
+    counts, serving, as_of, refreshed = facts
     return SourceItem(
         slug=r.slug,
         name=r.name,
         kind=r.kind,
         runCount=counts.get(r.id, 0),
+        servingRunCount=serving.get(r.id, 0),
+        dataAsOf=as_of.get(r.id),
         lastRefreshedAt=refreshed.get(r.slug),
         policy={**policy, "href": safe_url(policy.get("url"))} if policy else None,
         links=ItemLinks(self=f"/sources/{r.slug}", json_=f"/api/v1/sources/{r.slug}"),
     )
 
 
+_Facts = tuple[dict[str, int], dict[str, int], dict[str, str], dict[str, str]]
+
+
+def _facts(conn: Connection, source_id: str | None = None) -> _Facts:
+    return (
+        catalog.run_counts_by_source(conn, source_id),
+        catalog.serving_counts_by_source(conn),
+        catalog.data_as_of(conn),
+        refresh.last_refreshed(conn),
+    )
+
+
 def list_sources(conn: Connection) -> SourceListing:
-    counts, refreshed = catalog.run_counts_by_source(conn), refresh.last_refreshed(conn)
-    items = [_item(r, counts, refreshed) for r in catalog.list_sources(conn)]
+    facts = _facts(conn)
+    items = [_item(r, facts) for r in catalog.list_sources(conn)]
     return SourceListing(items=items, next=None, links=NextLink(next=None))
 
 
@@ -71,7 +94,7 @@ def source_view(conn: Connection, slug: str) -> Source | None:
     row = catalog.source_by_slug(conn, slug)
     if row is None:
         return None
-    item = _item(row, catalog.run_counts_by_source(conn, row.id), refresh.last_refreshed(conn))
+    item = _item(row, _facts(conn, row.id))
     operations = [
         SourceOperation(slug=o.slug, name=o.name, runCount=o.n, links=SelfLink(self=f"/operations/{o.slug}"))
         for o in catalog.operations_of_source(conn, row.id)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
@@ -17,10 +18,12 @@ from kernelindex import __version__
 from kernelindex.store.database import Store, open_store, read_only_engine
 from kernelindex.store.generation import GenerationReader
 from kernelindex.views.origins import load_origins
-from kernelindex.web import problems, templating
+from kernelindex.views.reads import PUBLIC_URL_ENV  # one setting: the site's address, for citations and links
+from kernelindex.web import openapi, problems, templating
 from kernelindex.web.http.cache import CacheMiddleware
 from kernelindex.web.http.compression import CompressionMiddleware
 from kernelindex.web.http.headers import SecurityHeadersMiddleware
+from kernelindex.web.http.methods import HeadMiddleware, ReadCorsMiddleware
 from kernelindex.web.http.pagination import Cursors
 
 HERE = Path(__file__).parent
@@ -43,8 +46,27 @@ def export_cache(store: Store):
     return ExportCache(store, Path(folder) if folder else None)
 
 
-def create_app(db: str | None = None, *, store: Store | None = None, cursor_key: bytes | None = None) -> FastAPI:
-    """An app over ``store`` (or the store at ``db``; see :func:`kernelindex.store.database.resolve_url`)."""
+def checked_public_url(configured: str | None) -> str | None:
+    """The trusted public address (``configured``, else $KERNELINDEX_PUBLIC_URL), checked: an
+    http(s) URL with a host and no query, without its trailing slash. None when unset."""
+    text = configured if configured is not None else os.environ.get(PUBLIC_URL_ENV)
+    if not text:
+        return None
+    parts = urlsplit(text.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        raise ValueError(f"{PUBLIC_URL_ENV}: {text!r} is not an http(s) URL of the form https://host[:port][/path]")
+    return text.strip().rstrip("/")
+
+
+def create_app(
+    db: str | None = None,
+    *,
+    store: Store | None = None,
+    cursor_key: bytes | None = None,
+    public_url: str | None = None,
+) -> FastAPI:
+    """An app over ``store`` (or the store at ``db``; see :func:`kernelindex.store.database.resolve_url`).
+    ``public_url`` (else $KERNELINDEX_PUBLIC_URL) is the address its absolute links carry."""
     from kernelindex.web.routes import api as api_routes
     from kernelindex.web.routes import artifacts as artifact_routes
     from kernelindex.web.routes import docs as docs_routes
@@ -67,6 +89,7 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
         redoc_url=None,
         openapi_url="/api/v1/openapi.json",
     )
+    app.state.public_url = checked_public_url(public_url)
     app.state.store = store or open_store(db)
     app.state.read_engine = read_only_engine(app.state.store)  # reads; writes go through app.state.store
     app.state.templates = templating.templates()
@@ -74,6 +97,9 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     app.state.origins = load_origins()  # seed run digests and our problem packs' record digests, once
     app.state.export_cache = export_cache(app.state.store)
     problems.install(app)
+    openapi.install(app)
+
+    app.add_exception_handler(entity_routes.Chooser, entity_routes.answer_chooser)
 
     fast = os.environ.get(FAST_ENV, "on") != "off"
     if fast:  # innermost: it sees the anti-forgery token the outer middleware chose
@@ -101,8 +127,10 @@ def create_app(db: str | None = None, *, store: Store | None = None, cursor_key:
     app.include_router(log_routes.router)
     evidence_routes.install(app)  # writes, permalinks, anti-forgery cookie (evidence helper)
     queue_routes.install(app)  # rerun requests, the queue pages, the runner protocol
+    app.add_middleware(ReadCorsMiddleware)
     if fast:
-        app.add_middleware(CompressionMiddleware)  # outermost: sees each reply as it leaves
+        app.add_middleware(CompressionMiddleware)  # sees each reply as it leaves
+    app.add_middleware(HeadMiddleware)  # outermost: HEAD is the GET it mirrors, without the body
     return app
 
 

@@ -22,12 +22,20 @@ log = logging.getLogger(__name__)
 
 TITLES = {
     400: "Bad request",
+    401: "Authentication required",
+    403: "Forbidden",
     404: "Not found",
     405: "Method not allowed",
-    409: "Ambiguous identifier",
-    422: "Invalid parameter",
+    409: "Conflict",
+    413: "Content too large",
+    415: "Unsupported media type",
+    422: "Unprocessable content",
+    429: "Too many requests",
     500: "Internal error",
+    503: "Service unavailable",
 }
+# Where a request's parts are named in a validation error; a body's errors are 422, the rest 400.
+PARAMETER_PLACES = {"query", "path", "header", "cookie"}
 
 
 # Each kind of refusal is one HTTP status, here and nowhere else.
@@ -93,6 +101,17 @@ def refusal_problem(exc: Refusal) -> Problem:
     return Problem(HTTP_STATUS[exc.kind], exc.code.replace("_", "-"), exc.message, **exc.extra)
 
 
+def validation_problem(request: Request, failures: Any) -> Response:
+    """The one answer to values that fail their declared types or bounds: ``limit=abc`` and
+    ``limit=0`` alike. Each error names where (``query.limit``) and why."""
+    errors = [{"where": ".".join(str(p) for p in e.get("loc", ())), "reason": e.get("msg", "")} for e in failures]
+    in_body = any(str((e.get("loc") or ("",))[0]) not in PARAMETER_PLACES for e in failures)
+    detail = "; ".join(f"{e['where']}: {e['reason']}" for e in errors)
+    if in_body:
+        return render_problem(request, 422, "invalid-body", detail, errors=errors)
+    return render_problem(request, 400, "invalid-parameter", detail, errors=errors)
+
+
 def check_known_params(request: Request, allowed: set[str]) -> None:
     unknown = sorted(set(request.query_params) - allowed)
     if unknown:
@@ -120,15 +139,16 @@ def install(app: FastAPI) -> None:
         detail = exc.detail if isinstance(exc.detail, str) else TITLES.get(exc.status_code, "error")
         if exc.status_code == 404 and detail == "Not Found":
             detail = f"no page or resource at {request.url.path}"
-        return render_problem(request, exc.status_code, slug, detail)
+        elif exc.status_code == 405 and detail == "Method Not Allowed":
+            detail = f"{request.method} is not allowed on {request.url.path}"
+        response = render_problem(request, exc.status_code, slug, detail)
+        response.headers.update(exc.headers or {})  # a 405 says which methods are allowed (Allow)
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:
-        errors = [
-            {"where": ".".join(str(p) for p in e.get("loc", ())), "reason": e.get("msg", "")} for e in exc.errors()
-        ]
-        detail = "; ".join(f"{e['where']}: {e['reason']}" for e in errors)
-        return render_problem(request, 422, "invalid-parameter", detail, errors=errors)
+        """Every parameter that fails its declared type or bound is one 400 problem (a body's, 422)."""
+        return validation_problem(request, exc.errors())
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> Response:

@@ -9,6 +9,7 @@ from sqlalchemy import Connection, Row, func, or_, select
 
 from kernelindex.store import tables as t
 from kernelindex.store.reads.runs import manifest_title
+from kernelindex.store.serving import tables as serving_tables
 
 o, w, r, s, aliases = t.operations, t.workloads, t.runs, t.sources, t.operation_aliases
 OPERATION_COLUMNS = (o.c.seq, o.c.id, o.c.slug, o.c.name, o.c.family, o.c.semantic_digest, o.c.tags)
@@ -39,6 +40,13 @@ def list_operations(
     if family:
         query = query.where(o.c.family == family)
     return page(conn, query, o.c.seq, after, limit)
+
+
+def operations_by_name(conn: Connection, offset: int, limit: int) -> tuple[Sequence[Row], int | None]:
+    """Operations A to Z by name (slug where unnamed), ``limit`` from ``offset``, and the next offset (None: no more)."""
+    name = func.lower(func.coalesce(o.c.name, o.c.slug))
+    rows = conn.execute(select(*OPERATION_COLUMNS).order_by(name, o.c.seq).offset(offset).limit(limit + 1)).all()
+    return rows[:limit], (offset + limit if len(rows) > limit else None)
 
 
 def operations_by_id(conn: Connection, ids: list[str]) -> Sequence[Row]:
@@ -103,6 +111,26 @@ def run_counts_by_source(conn: Connection, source_id: str | None = None) -> dict
     return count_by(
         conn, r.c.source_id, r.c.source_id.is_not(None) if source_id is None else r.c.source_id == source_id
     )
+
+
+def serving_counts_by_source(conn: Connection) -> dict[str, int]:
+    """source id -> how many serving runs it holds (MLPerf's results are serving runs, not kernel runs)."""
+    sr = serving_tables.serving_runs
+    return count_by(conn, sr.c.source_id, sr.c.source_id.is_not(None))
+
+
+def data_as_of(conn: Connection) -> dict[str, str]:
+    """source id -> the newest time its records state (published, else observed): how current its data is,
+    whenever it was imported here."""
+    newest: dict[str, str] = {}
+    for table in (r, serving_tables.serving_runs):
+        stated = func.max(func.coalesce(table.c.published_at, table.c.observed_at))
+        for source_id, at in conn.execute(
+            select(table.c.source_id, stated).where(table.c.source_id.is_not(None)).group_by(table.c.source_id)
+        ):
+            if at and at > newest.get(source_id, ""):
+                newest[source_id] = at
+    return newest
 
 
 def list_sources(conn: Connection) -> Sequence[Row]:

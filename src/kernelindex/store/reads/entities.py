@@ -206,6 +206,8 @@ def run_labels(conn: Connection, run_ids: Sequence[str]) -> dict[str, Any]:
             runs.c.hardware_model,
             runs.c.manifest["run"]["metadata"]["title"].as_string().label("run_title"),
             implementations.c.slug.label("impl_slug"),
+            implementations.c.id.label("impl_id"),
+            implementations.c.implementation_digest.label("impl_digest"),
             implementations.c.title.label("impl_title"),
             operations.c.slug.label("op_slug"),
             operations.c.name.label("op_name"),

@@ -25,6 +25,7 @@ MIN_PREFIX = 8
 HEX_PREFIX = re.compile(r"^(sha256:)?([0-9a-f]{8,64})$")
 SHORT_HEX = re.compile(r"^(sha256:)?[0-9a-f]{1,7}$")
 FULL_DIGEST = re.compile(r"^(sha256:)?([0-9a-f]{64})$")
+SLUG_WITH_DIGEST = re.compile(r"^(?P<slug>.+)-(?P<hex>[0-9a-fA-F]{8,64})$")
 CANDIDATES_COUNTED = 1000  # an ambiguous prefix is counted up to here; the message needs no more
 
 
@@ -177,8 +178,22 @@ def resolve_operation(conn: Connection, ident: str) -> Row:
 
 
 def resolve_implementation(conn: Connection, ident: str) -> Row:
-    """The implementation named by its id, digest (or unique prefix) or slug."""
-    return _resolve(conn, IMPLEMENTATION, ident)
+    """The implementation named by its id, digest (or unique prefix), slug, or public slug
+    (``<slug>-<8+ hex of its digest>``, what links carry when a slug is shared)."""
+    try:
+        return _resolve(conn, IMPLEMENTATION, ident)
+    except LookupFailed as exc:
+        suffixed = SLUG_WITH_DIGEST.match(ident.strip())
+        if exc.kind is not RefusalKind.NOT_FOUND or suffixed is None:
+            raise
+        table = t.implementations
+        where = (table.c.slug == suffixed["slug"]) & table.c.implementation_digest.like(
+            f"sha256:{suffixed['hex'].lower()}%"
+        )
+        row = _one(conn, IMPLEMENTATION, where, ident.strip(), "slug")
+        if row is None:
+            raise
+        return row
 
 
 def contains_pattern(text: str) -> str:

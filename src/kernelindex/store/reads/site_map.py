@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import Connection, select
 
 from kernelindex.store import tables as t
+from kernelindex.store.reads.implementation_slugs import all_public_slugs
 
 
 def sitemap_slugs(conn: Connection, implementation_limit: int) -> dict[str, list[str]]:
@@ -13,13 +14,5 @@ def sitemap_slugs(conn: Connection, implementation_limit: int) -> dict[str, list
         "operations": list(conn.scalars(select(t.operations.c.slug).distinct().order_by(t.operations.c.slug))),
         "sources": list(conn.scalars(select(t.sources.c.slug).order_by(t.sources.c.slug))),
         "projects": list(conn.scalars(select(t.projects.c.slug).order_by(t.projects.c.seq))),
-        "implementations": list(
-            conn.scalars(
-                select(t.implementations.c.slug)
-                .where(t.implementations.c.slug.isnot(None))
-                .distinct()
-                .order_by(t.implementations.c.slug)
-                .limit(implementation_limit)
-            )
-        ),
+        "implementations": all_public_slugs(conn, implementation_limit),
     }

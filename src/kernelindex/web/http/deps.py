@@ -4,16 +4,28 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
-from fastapi import Request
+from fastapi import Query, Request
 
 from kernelindex.views.compare import check_count
-from kernelindex.web.http.pagination import REISSUE_S, answer_holds_until, check_limit
+from kernelindex.web.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, REISSUE_S, answer_holds_until
 from kernelindex.web.problems import Problem, check_known_params
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
+
+
+SQL_INT_MAX = 2**63 - 1  # the widest integer SQLite and PostgreSQL compare with; a larger one is refused, not sent
+
+# Every integer a visitor may send is declared with bounds, so ``before=9223372036854775808`` or
+# ``limit=0`` is a 400 problem from the one validation mapper (web/problems.py), never a 500.
+Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description=f"items per page, 1 to {MAX_LIMIT}")]
+Position = Annotated[
+    int | None, Query(ge=0, le=SQL_INT_MAX, description="start after this sequence number (from the previous page)")
+]
+RowLimit = Annotated[int | None, Query(ge=1, le=SQL_INT_MAX, description="only the best N rows of each group")]
+__all__ = ["DEFAULT_LIMIT", "Limit", "Position", "RowLimit"]
 
 
 @contextmanager
@@ -23,7 +35,18 @@ def connection(request: Request) -> Iterator[Connection]:
 
 
 def base_url(request: Request) -> str:
-    return str(request.base_url).rstrip("/")
+    """The site's public address: the trusted setting (``create_app(public_url=...)`` or
+    $KERNELINDEX_PUBLIC_URL) when there is one, else what the request was sent to. Absolute links
+    (llms.txt, sitemap, ``links.next``, permalinks) take it, so a forged ``Host`` header cannot
+    plant another site's address in them."""
+    configured = request.app.state.public_url
+    return configured or str(request.base_url).rstrip("/")
+
+
+def this_url(request: Request, **params: str) -> str:
+    """This request's absolute URL under :func:`base_url`, with ``params`` set in its query."""
+    url = request.url.include_query_params(**params)
+    return base_url(request) + url.path + (f"?{url.query}" if url.query else "")
 
 
 def page_args(request: Request, listing: str, allowed: set[str], cursor: str | None, limit: int):
@@ -33,7 +56,7 @@ def page_args(request: Request, listing: str, allowed: set[str], cursor: str | N
     if cursor:
         after, expires = request.app.state.cursors.read(listing, cursor)
         answer_holds_until(request.scope, expires)
-    return after, check_limit(limit)
+    return after, limit
 
 
 def next_cursor(request: Request, listing: str, after: int | None) -> str | None:
@@ -49,7 +72,7 @@ def next_cursor(request: Request, listing: str, after: int | None) -> str | None
 def compare_idents(request: Request, a: str | None, b: str | None, run: list[str]) -> list[str]:
     """The runs to compare, from ``run=`` (repeated) or the older ``a=``/``b=`` pair."""
     check_known_params(request, {"a", "b", "run"})
-    idents = [x for x in (a, b) if x] + list(run)
+    idents = [x for x in (a, b) if x] + [x for x in run if x.strip()]  # a blank picker box names nothing
     check_count(len(idents))
     return idents
 

@@ -82,9 +82,3 @@ def answer_holds_until(scope: MutableMapping[str, Any], deadline: float) -> None
 def _bad(cursor: str, why: str) -> Problem:
     shown = cursor if len(cursor) <= 40 else cursor[:40] + "…"
     return Problem(400, "bad-cursor", f"cursor {shown!r} is not valid: {why}", parameter="cursor")
-
-
-def check_limit(limit: int) -> int:
-    if not 1 <= limit <= MAX_LIMIT:
-        raise Problem(400, "bad-limit", f"limit must be between 1 and {MAX_LIMIT}, got {limit}", parameter="limit")
-    return limit

@@ -15,8 +15,18 @@ from kernelindex.views.common import NextLink, today
 from kernelindex.views.compare import Compare, compare_view
 from kernelindex.views.run import Run, run_view
 from kernelindex.views.search import search_view
-from kernelindex.web.http.deps import base_url, compare_idents, connection, next_cursor, not_found, page_args
-from kernelindex.web.http.pagination import DEFAULT_LIMIT
+from kernelindex.web.http.deps import (
+    DEFAULT_LIMIT,
+    Limit,
+    RowLimit,
+    base_url,
+    compare_idents,
+    connection,
+    next_cursor,
+    not_found,
+    page_args,
+    this_url,
+)
 from kernelindex.web.problems import check_known_params
 from kernelindex.web.routes import search_help
 
@@ -26,7 +36,7 @@ router = APIRouter(prefix="/api/v1", tags=["api"])
 def _next(request: Request, listing: str, after: int | None) -> tuple[str | None, str | None]:
     """The cursor of the page after ``after`` in ``listing``, and this URL carrying it (both None at the end)."""
     cursor = next_cursor(request, listing, after)
-    return cursor, str(request.url.include_query_params(cursor=cursor)) if cursor else None
+    return cursor, this_url(request, cursor=cursor) if cursor else None
 
 
 @router.get("/runs", response_model=run_listing.RunListing, summary="Runs, in arrival order, optionally filtered")
@@ -39,7 +49,7 @@ def list_runs(
     source: str | None = Query(None, description="source slug"),
     hardware: str | None = Query(None, description="GPU model substring, architecture or vendor"),
     cursor: str | None = None,
-    limit: int = DEFAULT_LIMIT,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> run_listing.RunListing:
     after, limit = page_args(request, "runs", set(run_listing.RUN_FILTERS), cursor, limit)
     filters = {
@@ -73,7 +83,7 @@ def get_run(request: Request, run_id: str) -> Run:
 
 @router.get("/workloads", response_model=workloads.WorkloadListing, summary="Workloads, optionally of one operation")
 def list_workloads(
-    request: Request, operation: str | None = None, cursor: str | None = None, limit: int = DEFAULT_LIMIT
+    request: Request, operation: str | None = None, cursor: str | None = None, limit: Limit = DEFAULT_LIMIT
 ) -> workloads.WorkloadListing:
     after, limit = page_args(request, "workloads", {"operation"}, cursor, limit)
     with connection(request) as conn:
@@ -96,7 +106,7 @@ def get_workload(request: Request, workload_id: str) -> workloads.Workload:
 
 @router.get("/operations", response_model=operations.OperationListing, summary="Operations, optionally of one family")
 def list_operations(
-    request: Request, family: str | None = None, cursor: str | None = None, limit: int = DEFAULT_LIMIT
+    request: Request, family: str | None = None, cursor: str | None = None, limit: Limit = DEFAULT_LIMIT
 ) -> operations.OperationListing:
     after, limit = page_args(request, "operations", {"family"}, cursor, limit)
     with connection(request) as conn:
@@ -137,7 +147,7 @@ def find_rankings(
         description="a comparison key, or a workload, operation "
         "or run (id, digest or 8+ hex prefix, name, slug, alias)",
     ),
-    limit: int | None = Query(None, ge=1, description="only the best N rows of each group"),
+    limit: RowLimit = None,
 ) -> rankings.RankedTarget:
     """What ``kernelindex rank TARGET`` prints, from the same function."""
     check_known_params(request, {"target", "limit"})

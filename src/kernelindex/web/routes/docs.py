@@ -15,7 +15,8 @@ from kernelindex.store.reads import entities
 from kernelindex.store.reads.ledger import hardware_models
 from kernelindex.store.reads.site_map import sitemap_slugs
 from kernelindex.web.http.deps import base_url, connection
-from kernelindex.web.problems import check_known_params
+from kernelindex.web.problem_types import PROBLEM_TYPES
+from kernelindex.web.problems import Problem, check_known_params
 
 pages = APIRouter(include_in_schema=False)
 api = APIRouter(prefix="/api/v1", tags=["index"])
@@ -152,6 +153,22 @@ def api_reference(openapi: dict[str, Any]) -> dict[str, Any]:
         "title": openapi.get("info", {}).get("title"),
         "version": openapi.get("info", {}).get("version"),
     }
+
+
+@pages.get("/problems", response_class=HTMLResponse)
+def problem_types_page(request: Request):
+    check_known_params(request, set())
+    return render(request, "problem_types.html", one=None, types=sorted(PROBLEM_TYPES.items()))
+
+
+@pages.get("/problems/{slug}", response_class=HTMLResponse)
+def problem_type_page(request: Request, slug: str):
+    """What a problem document's ``type`` names: one short page per type."""
+    check_known_params(request, set())
+    text = PROBLEM_TYPES.get(slug)
+    if text is None:
+        raise Problem(404, "not-found", f"no problem type {slug!r}; /problems lists them", resource="problem type")
+    return render(request, "problem_types.html", one={"slug": slug, "text": text}, types=[])
 
 
 @pages.get("/docs/api", response_class=HTMLResponse)

@@ -7,18 +7,26 @@ from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from kernelindex.store.reads import entities
 from kernelindex.store.reads.ledger import LedgerFilter, hardware_models
-from kernelindex.store.reads.lookup import resolve_implementation, resolve_operation
+from kernelindex.store.reads.lookup import LookupFailed, resolve_implementation, resolve_operation
 from kernelindex.views import gpu as gpu_views
 from kernelindex.views import implementation as implementation_views
 from kernelindex.views import ledger as ledger_view
 from kernelindex.views import project as project_views
 from kernelindex.web.atom import atom_feed
-from kernelindex.web.http.deps import base_url, connection, next_cursor, not_found, page_args
-from kernelindex.web.http.pagination import DEFAULT_LIMIT
+from kernelindex.web.http.deps import (
+    DEFAULT_LIMIT,
+    Limit,
+    base_url,
+    connection,
+    next_cursor,
+    not_found,
+    page_args,
+    this_url,
+)
 from kernelindex.web.problems import Problem, check_known_params
 from kernelindex.web.svg import badges
 
@@ -36,10 +44,34 @@ def render(request: Request, template: str, **context: Any) -> HTMLResponse:
 # ---------------------------------------------------------------- views shared by page and API
 
 
+class Chooser(Exception):
+    """A shared slug was asked for: answer 300 Multiple Choices with the candidates."""
+
+    def __init__(self, choices: implementation_views.ImplementationChoices) -> None:
+        self.choices = choices
+
+
 def _implementation(request: Request, slug: str) -> implementation_views.Implementation:
     check_known_params(request, set())
     with connection(request) as conn:
-        return implementation_views.implementation_view(conn, resolve_implementation(conn, slug))
+        try:
+            row = resolve_implementation(conn, slug)
+        except LookupFailed as exc:
+            choices = implementation_views.implementation_choices(conn, slug.strip()) if exc.spelled == "slug" else None
+            if choices is None:
+                raise
+            raise Chooser(choices) from None
+        return implementation_views.implementation_view(conn, row)
+
+
+def answer_chooser(request: Request, exc: Exception) -> Response:
+    """300 with the candidates: a page on the site, the same model as JSON under /api/."""
+    assert isinstance(exc, Chooser)
+    if request.url.path.startswith("/api/"):
+        return JSONResponse(exc.choices.model_dump(mode="json", by_alias=True), status_code=300)
+    return request.app.state.templates.TemplateResponse(
+        request, "implementation_choices.html", {"choices": exc.choices.model_dump(by_alias=True)}, status_code=300
+    )
 
 
 def _project(request: Request, slug: str) -> project_views.Project:
@@ -99,7 +131,7 @@ def _ledger(request: Request, since, operation, gpu, source, kind, cursor, limit
         since=since_at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z" if since_at else None,
         next=nxt,
         links=ledger_view.PageLinks(
-            next=str(request.url.include_query_params(cursor=nxt)) if nxt else None,
+            next=this_url(request, cursor=nxt) if nxt else None,
             feed="/records/feed.xml",
             page="/records",
         ),
@@ -138,7 +170,7 @@ def ledger_page(
     source: str | None = None,
     kind: str | None = None,
     cursor: str | None = None,
-    limit: int = DEFAULT_LIMIT,
+    limit: Limit = DEFAULT_LIMIT,
 ):
     view = _ledger(request, since, operation, gpu, source, kind, cursor, limit)
     with connection(request) as conn:
@@ -229,7 +261,7 @@ def get_records(
     source: str | None = Query(None, description="source slug"),
     kind: str | None = Query(None, description="one of: " + ", ".join(ledger_view.KINDS)),
     cursor: str | None = None,
-    limit: int = DEFAULT_LIMIT,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> ledger_view.LedgerPage:
     """Entries at or after ``since`` (inclusive; drop repeats by ``id``), newest first, paged by ``next``."""
     return _ledger(request, since, operation, gpu, source, kind, cursor, limit)

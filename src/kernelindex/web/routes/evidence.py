@@ -34,16 +34,21 @@ from kernelindex.records.models import dump_record
 from kernelindex.records.signing import SignatureError, private_key_from_pem, public_key_from_text
 from kernelindex.services.attestations import attest_with_api_key
 from kernelindex.services.corrections import report_correction
-from kernelindex.store.evidence.records import (
-    EvidenceError,
-    utc_now,
-)
+from kernelindex.store.evidence.records import EvidenceError, authenticate, utc_now
 from kernelindex.store.reads.attestations import attested_run_digest
 from kernelindex.store.reads.lookup import resolve_run
 from kernelindex.store.reads.runs import run_by_digest
 from kernelindex.store.reads.serving import serving_run_by_digest
 from kernelindex.views import evidence
 from kernelindex.views.common import today
+from kernelindex.web.http.bodies import (
+    AttestationBody,
+    AttestationCreated,
+    CorrectionBody,
+    CorrectionCreated,
+    fields_of,
+    request_body,
+)
 from kernelindex.web.http.deps import base_url, connection, not_found
 from kernelindex.web.http.input_guards import (
     CSRF_STATE,
@@ -90,8 +95,8 @@ ATTEST_FORM_FIELDS = {
     "evidence_digest",
 }
 REPORT_FORM_FIELDS = {CSRF_FIELD, "api_key", "problem", "details", "requested_action"}
-API_ATTEST_FIELDS = {"spec", "metadata", "signature", "publicKey"}
-API_REPORT_FIELDS = {"problem", "details", "requestedAction"}
+API_ATTEST_FIELDS = fields_of(AttestationBody)
+API_REPORT_FIELDS = fields_of(CorrectionBody)
 
 router = APIRouter(include_in_schema=True)
 
@@ -174,6 +179,20 @@ def bearer(request: Request) -> str | None:
     return header[7:].strip() if header.lower().startswith("bearer ") else None
 
 
+def _check_key(request: Request, scope: str) -> None:
+    with connection(request) as conn:
+        authenticate(conn, bearer(request), scope)
+
+
+async def require_key(request: Request, scope: str) -> None:
+    """401/403 before the body is read or checked: who may write is settled before what they wrote.
+    The use case authenticates again inside its transaction (a key revoked meanwhile still fails)."""
+    try:
+        await run_in_threadpool(_check_key, request, scope)
+    except EvidenceError as exc:
+        raise _problem(exc) from exc
+
+
 def _problem(exc: EvidenceError) -> Problem:
     return Problem(STATUS.get(exc.code, 400), exc.code.replace("_", "-"), str(exc))
 
@@ -249,8 +268,15 @@ async def attest_form(request: Request, run_id: str):
     return RedirectResponse(f"/runs/{row.id}#{anchor}", status_code=303)
 
 
-@router.post("/api/v1/runs/{run_id}/attestations", status_code=201, summary="Add an attestation to a run")
+@router.post(
+    "/api/v1/runs/{run_id}/attestations",
+    status_code=201,
+    summary="Add an attestation to a run (API key with `attest`)",
+    response_model=AttestationCreated,
+    openapi_extra=request_body(AttestationBody),
+)
 async def attest_api(request: Request, run_id: str):
+    await require_key(request, "attest")
     data = await read_json(request, API_ATTEST_FIELDS)
     spec = data.get("spec")
     if not isinstance(spec, dict):
@@ -305,8 +331,15 @@ async def report_form(request: Request, run_id: str):
     return RedirectResponse(f"/runs/{row.id}#corrections", status_code=303)
 
 
-@router.post("/api/v1/runs/{run_id}/corrections", status_code=201, summary="Report a problem with a run")
+@router.post(
+    "/api/v1/runs/{run_id}/corrections",
+    status_code=201,
+    summary="Report a problem with a run (API key with `report`)",
+    response_model=CorrectionCreated,
+    openapi_extra=request_body(CorrectionBody),
+)
 async def report_api(request: Request, run_id: str):
+    await require_key(request, "report")
     data = await read_json(request, API_REPORT_FIELDS)
     fields: dict[str, str] = {}
     for name in API_REPORT_FIELDS:

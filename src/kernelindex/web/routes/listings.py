@@ -13,7 +13,7 @@ from kernelindex.views import catalog_listing as catalog
 from kernelindex.views import serving_listing as serving
 from kernelindex.views.common import NextLink
 from kernelindex.views.search import search_view
-from kernelindex.web.http.deps import base_url, connection, next_cursor, page_args
+from kernelindex.web.http.deps import Limit, base_url, connection, next_cursor, page_args
 from kernelindex.web.http.pagination import DEFAULT_LIMIT
 from kernelindex.web.problems import Problem, check_known_params
 
@@ -52,7 +52,7 @@ def list_serving_runs(
     source: str | None = Query(None, max_length=200, description="source slug"),
     configuration: str | None = Query(None, max_length=200, description="a serving configuration's id"),
     cursor: str | None = None,
-    limit: int = DEFAULT_LIMIT,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> serving.ServingRunListing:
     filters = serving.ServingFilters(
         model=model, gpu=gpu, scenario=scenario, status=status, source=source, configuration=configuration
@@ -70,7 +70,7 @@ def list_serving_configurations(
     stack: str | None = Query(None, max_length=200, description="part of the serving stack's name, e.g. vLLM"),
     model: str | None = Query(None, max_length=200, description="only configurations with runs of this model"),
     cursor: str | None = None,
-    limit: int = DEFAULT_LIMIT,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> serving.ConfigurationListing:
     after, limit = page_args(request, "serving-configurations", set(serving.CONFIGURATION_FILTERS), cursor, limit)
     with connection(request) as conn:
@@ -89,7 +89,7 @@ def serving_page(
     source: Text = None,
     configuration: Text = None,
     cursor: str | None = None,
-    limit: int = DEFAULT_LIMIT,
+    limit: Limit = DEFAULT_LIMIT,
 ):
     filters = serving.ServingFilters(
         model=model or None,
@@ -128,7 +128,7 @@ def list_projects(
     request: Request,
     name: str | None = Query(None, max_length=200, description="part of a project's slug or name"),
     cursor: str | None = None,
-    limit: int = DEFAULT_LIMIT,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> catalog.ProjectListing:
     return _projects(request, name, cursor, limit)
 
@@ -143,13 +143,13 @@ def list_implementations(
     operation: str | None = Query(None, max_length=200, description="operation slug, name or alias"),
     project: str | None = Query(None, max_length=200, description="project slug"),
     cursor: str | None = None,
-    limit: int = DEFAULT_LIMIT,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> catalog.ImplementationListing:
     return _implementations(request, operation, project, cursor, limit)
 
 
 @pages.get("/projects", response_class=HTMLResponse)
-def projects_page(request: Request, name: Text = None, cursor: str | None = None, limit: int = DEFAULT_LIMIT):
+def projects_page(request: Request, name: Text = None, cursor: str | None = None, limit: Limit = DEFAULT_LIMIT):
     listing = _projects(request, name, cursor, limit)
     return _render(request, "projects.html", listing=listing.model_dump(), name=name or "")
 
@@ -160,7 +160,7 @@ def implementations_page(
     operation: Text = None,
     project: Text = None,
     cursor: str | None = None,
-    limit: int = DEFAULT_LIMIT,
+    limit: Limit = DEFAULT_LIMIT,
 ):
     listing = _implementations(request, operation, project, cursor, limit)
     asked = {"operation": operation or "", "project": project or ""}

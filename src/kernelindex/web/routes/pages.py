@@ -21,13 +21,23 @@ from kernelindex.views.compare import compare_view
 from kernelindex.views.formatting import format_value
 from kernelindex.views.run import run_view
 from kernelindex.views.search import search_view
-from kernelindex.web.http.deps import base_url, compare_idents, connection, next_cursor, not_found, page_args
-from kernelindex.web.http.pagination import DEFAULT_LIMIT
+from kernelindex.web.http.deps import (
+    DEFAULT_LIMIT,
+    Limit,
+    base_url,
+    compare_idents,
+    connection,
+    next_cursor,
+    not_found,
+    page_args,
+    this_url,
+)
 from kernelindex.web.problems import Problem, check_known_params
 from kernelindex.web.svg.group_plot import Point, group_svg
 from kernelindex.web.svg.sweep import sweep_markup
 
 router = APIRouter(include_in_schema=False)
+PICKER_RUNS = 30  # the /compare picker offers the latest runs; any run can be typed by id or digest
 
 
 def render(request: Request, template: str, **context: Any) -> HTMLResponse:
@@ -47,7 +57,6 @@ def with_plot(group: dict[str, Any]) -> dict[str, Any]:
             low=(row["interval"] or {}).get("low"),
             high=(row["interval"] or {}).get("high"),
             rank=row["rank"],
-            href=f"/runs/{row['runId']}",
         )
         for row in group["rows"][:PLOT_POINTS]
         if row["value"] is not None
@@ -59,7 +68,7 @@ def with_plot(group: dict[str, Any]) -> dict[str, Any]:
 
 
 @router.get("/", response_class=HTMLResponse)
-def index(request: Request, q: str = "", cursor: str | None = None, limit: int = DEFAULT_LIMIT):
+def index(request: Request, q: str = "", cursor: str | None = None, limit: Limit = DEFAULT_LIMIT):
     if len(q) > MAX_QUERY_CHARS:  # checked here too: a blank q is not searched, yet must not be long
         raise Problem(400, "bad-query", f"q is longer than {MAX_QUERY_CHARS} characters", parameter="q")
     if q.strip():  # a search: one answer, from the same code as /api/v1/search and `kernelindex search`
@@ -67,17 +76,17 @@ def index(request: Request, q: str = "", cursor: str | None = None, limit: int =
         with connection(request) as conn:
             answer = search_view(conn, q)
         return render(request, "search.html", q=q, answer=answer.document())
-    after, limit = page_args(request, "operations", set(), cursor, limit)
+    after, limit = page_args(request, "operations-a-z", set(), cursor, limit)
     with connection(request) as conn:
-        items, last = operations.list_operations(conn, after, limit, None)
+        items, last = operations.operations_a_to_z(conn, after or 0, limit)
         ops = [o.model_dump() for o in items]
         source_items = sources.list_sources(conn).model_dump()["items"]
         first_page = after is None
         latest = [r.model_dump() for r in run_listing.latest_runs(conn)] if first_page else []
         started = origins.origins_view(conn, request.app.state.origins).model_dump() if first_page else None
     seeds, packs = (started["seeds"], started["packs"]) if started else ([], [])
-    cursor_next = next_cursor(request, "operations", last)
-    next_url = str(request.url.include_query_params(cursor=cursor_next)) if cursor_next else None
+    cursor_next = next_cursor(request, "operations-a-z", last)
+    next_url = this_url(request, cursor=cursor_next) if cursor_next else None
     return render(
         request,
         "index.html",
@@ -93,12 +102,12 @@ def index(request: Request, q: str = "", cursor: str | None = None, limit: int =
 
 
 @router.get("/runs", response_class=HTMLResponse)
-def runs_page(request: Request, cursor: str | None = None, limit: int = DEFAULT_LIMIT):
+def runs_page(request: Request, cursor: str | None = None, limit: Limit = DEFAULT_LIMIT):
     after, limit = page_args(request, "runs", set(), cursor, limit)
     with connection(request) as conn:
         items, last = run_listing.list_runs(conn, after, limit, {})
     cursor_next = next_cursor(request, "runs", last)
-    next_url = str(request.url.include_query_params(cursor=cursor_next)) if cursor_next else None
+    next_url = this_url(request, cursor=cursor_next) if cursor_next else None
     return render(request, "runs.html", runs=[r.model_dump() for r in items], next_url=next_url)
 
 
@@ -133,6 +142,11 @@ def ranking_page(request: Request, comparison_key: str):
 
 @router.get("/compare", response_class=HTMLResponse)
 def compare_page(request: Request, a: str | None = None, b: str | None = None, run: list[str] = Query([])):
+    if not (a or b or run):  # nothing chosen yet: a picker of the latest runs, not a refusal
+        check_known_params(request, {"a", "b", "run"})
+        with connection(request) as conn:
+            latest = [r.model_dump() for r in run_listing.latest_runs(conn, PICKER_RUNS)]
+        return render(request, "compare_pick.html", runs=latest)
     with connection(request) as conn:
         view = compare_view(conn, compare_idents(request, a, b, run), base_url(request), today())
     return render(request, "compare.html", cmp=view.model_dump())

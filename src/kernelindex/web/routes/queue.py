@@ -23,11 +23,12 @@ from kernelindex.store.evidence.records import EvidenceError, authenticate
 from kernelindex.store.reads import queue as reads
 from kernelindex.store.reads.lookup import resolve_run
 from kernelindex.views.queue import QueuePage, RerunRequestDetail, request_detail, request_summary, run_panel
-from kernelindex.web.http.deps import connection, not_found
+from kernelindex.web.http.bodies import RerunQueued, RerunRequestBody, fields_of, request_body
+from kernelindex.web.http.deps import Limit, Position, connection, not_found
 from kernelindex.web.http.input_guards import check_json_depth, check_visible_text, json_object
 from kernelindex.web.problems import Problem, check_known_params
 from kernelindex.web.routes.evidence import _problem as evidence_problem
-from kernelindex.web.routes.evidence import bearer, read_form, read_limited
+from kernelindex.web.routes.evidence import bearer, read_form, read_limited, require_key
 
 MAX_SUBMIT_BYTES = 512 * 1024
 MAX_RESULT_BYTES = 16 * 1024 * 1024
@@ -56,7 +57,7 @@ STATUS = {
 }
 SUBMIT_FORM_FIELDS = {"csrf_token", "api_key", "problem", "solution", "hardware", "replicas"}
 RERUN_FORM_FIELDS = {"csrf_token", "api_key", "hardware", "replicas"}
-API_SUBMIT_FIELDS = {"problem", "solution", "hardware", "replicas", "protocol"}
+API_SUBMIT_FIELDS = fields_of(RerunRequestBody)
 
 router = APIRouter()
 
@@ -94,10 +95,17 @@ def _int(value: Any, name: str) -> int:
 # --- submitting ----------------------------------------------------------------------------
 
 
-@router.post("/api/v1/rerun-requests", status_code=201, summary="Queue a rerun request (API key with `submit`)")
+@router.post(
+    "/api/v1/rerun-requests",
+    status_code=201,
+    summary="Queue a rerun request (API key with `submit`)",
+    response_model=RerunQueued,
+    openapi_extra=request_body(RerunRequestBody),
+)
 async def submit_api(request: Request):
+    await require_key(request, "submit")
     body = await read_limited(request, MAX_SUBMIT_BYTES)
-    check_json_depth(body)  # before json.loads, and before the key: anyone may send a body
+    check_json_depth(body)  # before json.loads
     data = json_object(body or b"{}", API_SUBMIT_FIELDS)
     check_visible_text(data, "body")  # the /submit form's rule: no hidden text in what is queued and shown
     problem = data.get("problem")
@@ -180,22 +188,20 @@ def _listing(
 ) -> tuple[Sequence[Any], dict[str, int]]:
     check_known_params(request, {"state", "before", "limit"})
     if state is not None and state not in STATES:
-        raise Problem(422, "bad-request", f"state: one of {', '.join(STATES)}", field="state")
-    if not 1 <= limit <= 200:
-        raise Problem(422, "bad-request", "limit: 1 to 200", field="limit")
+        raise Problem(400, "bad-parameter", f"state: one of {', '.join(STATES)}, got {state!r}", parameter="state")
     with connection(request) as conn:
         return reads.requests_page(conn, state=state, before=before, limit=limit), reads.state_counts(conn)
 
 
 @router.get("/api/v1/rerun-requests", response_model=QueuePage, summary="The rerun queue, newest first")
-def list_api(request: Request, state: str | None = None, before: int | None = None, limit: int = 50) -> QueuePage:
+def list_api(request: Request, state: str | None = None, before: Position = None, limit: Limit = 50) -> QueuePage:
     rows, counts = _listing(request, state, before, limit)
     more = f"/api/v1/rerun-requests?before={rows[-1].seq}&limit={limit}" if len(rows) == limit else None
     return QueuePage(counts=counts, items=[request_summary(r) for r in rows], next=more)
 
 
 @router.get("/queue", response_class=HTMLResponse, include_in_schema=False)
-def queue_page(request: Request, state: str | None = None, before: int | None = None, limit: int = 50):
+def queue_page(request: Request, state: str | None = None, before: Position = None, limit: Limit = 50):
     rows, counts = _listing(request, state, before, limit)
     more = f"/queue?before={rows[-1].seq}&limit={limit}" if len(rows) == limit else None
     return request.app.state.templates.TemplateResponse(

@@ -86,7 +86,7 @@ def resolve_svg(request: Request) -> Response:
 def resolve_page(request: Request):
     params = request.query_params
     with connection(request) as conn:
-        models = views.list_models(conn, base_url(request)).model_dump()["items"]
+        models = views.list_models(conn).model_dump()["items"]
     context: dict[str, Any] = {"models": models, "asked": dict(params), "answer": None, "svg": ""}
     if params.get("model") or params.get("gpu"):
         context["answer"] = answer = _resolve(request).model_dump()
@@ -122,7 +122,7 @@ def serving_run_page(request: Request, run_id: str):
 def api_models(request: Request) -> views.ModelListing:
     check_known_params(request, set())
     with connection(request) as conn:
-        return views.list_models(conn, base_url(request))
+        return views.list_models(conn)
 
 
 @router.get(
@@ -141,7 +141,7 @@ def api_model(request: Request, ident: str) -> views.ModelView:
 def models_page(request: Request):
     check_known_params(request, set())
     with connection(request) as conn:
-        models = views.list_models(conn, base_url(request)).model_dump()["items"]
+        models = views.list_models(conn).model_dump()["items"]
     return request.app.state.templates.TemplateResponse(request, "models.html", {"models": models})
 
 

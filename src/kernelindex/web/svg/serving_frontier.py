@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax.saxutils import escape
 
 WIDTH, HEIGHT = 760, 360
 LEFT, RIGHT, TOP, BOTTOM = 70, 110, 16, 44
@@ -87,9 +87,9 @@ def frontier_svg(candidates: Sequence[dict[str, Any]], caption: str) -> str:
     for c in sorted(candidates, key=lambda c: c["onFrontier"]):  # frontier points drawn last, on top
         colour = "#c4a000" if c["onFrontier"] else "#3465a4"
         text = f"{c['title']}: {_label(c['throughputPerGpu'])} tokens/s per GPU, {c['latencyDisplay']}"
-        out.append(
-            f'<a href={quoteattr(c["url"])}><circle cx="{px(c):.1f}" cy="{py(c["throughputPerGpu"]):.1f}" '
-            f'r="{5 if c["onFrontier"] else 3.5}" fill="{colour}"><title>{escape(text)}</title></circle></a>'
+        out.append(  # no link inside role="img" (axe: nested-interactive); the candidates table links each run
+            f'<circle cx="{px(c):.1f}" cy="{py(c["throughputPerGpu"]):.1f}" '
+            f'r="{5 if c["onFrontier"] else 3.5}" fill="{colour}"><title>{escape(text)}</title></circle>'
         )
     out.append("</svg>")
     return "".join(out)
