@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from kernelindex.harness.compare import compare_output, merge
-from kernelindex.harness.formats import TensorSpec, Tolerance
+from kernelindex.formats.definition import TensorSpec
+from kernelindex.formats.workload import Tolerance
 
 F32 = TensorSpec("out", ("n",), "float32")
 

@@ -10,9 +10,12 @@ import pytest
 from harness_testkit import PROBLEMS, SOLUTIONS, problem
 
 from hostile_kit import SEED, hostile_edit_file
-from kernelindex.harness.axes import ExpressionError, evaluate
-from kernelindex.harness.formats import FormatError, load_definition, load_problem, load_solution
-from kernelindex.harness.records import trace_links
+from kernelindex.formats.axes import ExpressionError, evaluate
+from kernelindex.formats.errors import FormatError
+from kernelindex.formats.definition import load_definition
+from kernelindex.formats.problem import load_problem
+from kernelindex.formats.solution import load_solution
+from kernelindex.formats.records import trace_links
 
 
 def test_fixture_problems_load_with_every_feature():

@@ -37,7 +37,9 @@ def eval_command(
     """Run a solution on a problem in isolated processes; print a table; exit 0 only if every case passed."""
     from rich.console import Console
 
-    from kernelindex.harness.formats import FormatError, load_problem, load_solution
+    from kernelindex.formats.errors import FormatError
+    from kernelindex.formats.problem import load_problem
+    from kernelindex.formats.solution import load_solution
     from kernelindex.harness.report import render
     from kernelindex.harness.runner import EvalOptions, evaluate, write_traces
 

@@ -1,0 +1,40 @@
+"""A problem folder: definition.json and workload.jsonl, read together."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from kernelindex.formats.definition import Definition, load_definition
+from kernelindex.formats.errors import FormatError
+from kernelindex.formats.workload import WorkloadCase, load_workload
+
+
+@dataclass(frozen=True)
+class Problem:
+    root: Path
+    definition: Definition
+    cases: list[WorkloadCase]
+
+    def case(self, uuid: str) -> WorkloadCase:
+        """The case with this uuid, or the one case whose uuid starts with it (never a guess)."""
+        found = [case for case in self.cases if case.uuid == uuid] or [
+            case for case in self.cases if uuid and case.uuid.startswith(uuid)
+        ]
+        if len(found) > 1:
+            raise KeyError(
+                f"case prefix {uuid!r} matches {len(found)} cases in {self.root / 'workload.jsonl'}; "
+                "give more characters"
+            )
+        if not found:
+            raise KeyError(f"no case {uuid!r} in {self.root / 'workload.jsonl'}")
+        return found[0]
+
+
+def load_problem(root: str | Path) -> Problem:
+    """A problem folder: definition.json and workload.jsonl."""
+    root = Path(root)
+    if not root.is_dir():
+        raise FormatError(root, None, None, "is not a problem folder")
+    definition = load_definition(root / "definition.json")
+    return Problem(root=root, definition=definition, cases=load_workload(root / "workload.jsonl", definition))

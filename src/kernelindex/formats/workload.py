@@ -1,0 +1,150 @@
+"""workload.jsonl of SOL-ExecBench and FlashInfer-Bench: one case a line (axes, inputs, tolerance)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernelindex.formats import axes as axis_math
+from kernelindex.formats.definition import Definition
+from kernelindex.formats.errors import FormatError
+from kernelindex.formats.json_files import parse_json, read_text
+
+INPUT_TYPES = {"random", "scalar", "safetensors", "custom"}
+TOLERANCE_DEFAULTS = {
+    "max_atol": 1e-2,
+    "max_rtol": 1e-2,
+    "required_matched_ratio": 0.99,
+    "max_error_cap": None,
+    "allow_negative_inf": False,
+}
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    type: str
+    value: Any = None
+    path: str | None = None
+    tensor_key: str | None = None
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    max_atol: float = 1e-2
+    max_rtol: float = 1e-2
+    required_matched_ratio: float = 0.99
+    max_error_cap: float | None = None
+    allow_negative_inf: bool = False
+
+
+@dataclass(frozen=True)
+class WorkloadCase:
+    uuid: str
+    axes: dict[str, int]
+    inputs: dict[str, InputSpec]
+    tolerance: Tolerance
+    line: int = 0
+    t_sol_ms: float | None = None  # optional: speed-of-light latency for this case
+    t_b_ms: float | None = None  # optional: scoring-baseline latency for this case
+    sol_hardware: str | None = None  # optional: product the two figures above belong to
+    raw: dict = field(default_factory=dict, compare=False, repr=False)
+
+
+def _tolerance(raw: Any, path: Path, line: int) -> Tolerance:
+    if raw is None:
+        return Tolerance()
+    if not isinstance(raw, dict):
+        raise FormatError(path, line, "tolerance", "must be an object")
+    unknown = set(raw) - set(TOLERANCE_DEFAULTS)
+    if unknown:
+        raise FormatError(path, line, f"tolerance.{sorted(unknown)[0]}", "unknown tolerance field")
+    values = {**TOLERANCE_DEFAULTS, **{k: v for k, v in raw.items() if v is not None or k == "max_error_cap"}}
+    for key in ("max_atol", "max_rtol", "required_matched_ratio"):
+        if isinstance(values[key], bool) or not isinstance(values[key], (int, float)) or values[key] < 0:
+            raise FormatError(path, line, f"tolerance.{key}", f"must be a non-negative number, got {values[key]!r}")
+    if not 0 <= values["required_matched_ratio"] <= 1:
+        raise FormatError(path, line, "tolerance.required_matched_ratio", "must lie in [0, 1]")
+    if values["max_error_cap"] is not None and not isinstance(values["max_error_cap"], (int, float)):
+        raise FormatError(path, line, "tolerance.max_error_cap", "must be a number or null")
+    if not isinstance(values["allow_negative_inf"], bool):
+        raise FormatError(path, line, "tolerance.allow_negative_inf", "must be true or false")
+    return Tolerance(**values)
+
+
+def _finite_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def parse_case(raw: Any, definition: Definition, path: Path, line: int) -> WorkloadCase:
+    if not isinstance(raw, dict):
+        raise FormatError(path, line, None, "each line must be a JSON object")
+    uuid = raw.get("uuid")
+    if not isinstance(uuid, str) or not uuid:
+        raise FormatError(path, line, "uuid", "required string is missing")
+    given_axes = raw.get("axes") or {}
+    if not isinstance(given_axes, dict):
+        raise FormatError(path, line, "axes", "must be an object of axis name → integer")
+    try:
+        definition.resolve_axes(given_axes)
+    except (ValueError, axis_math.ExpressionError) as exc:
+        raise FormatError(path, line, "axes", str(exc)) from None
+    raw_inputs = raw.get("inputs") or {}
+    if not isinstance(raw_inputs, dict):
+        raise FormatError(path, line, "inputs", "must be an object of name → input")
+    unknown = set(raw_inputs) - set(definition.inputs)
+    if unknown:
+        raise FormatError(path, line, f"inputs.{sorted(unknown)[0]}", "not an input of the definition")
+    inputs = {}
+    for name, spec in definition.inputs.items():
+        entry = raw_inputs.get(name, {"type": "scalar"} if spec.is_scalar else {"type": "random"})
+        where = f"inputs.{name}"
+        kind = entry.get("type") if isinstance(entry, dict) else None
+        if not isinstance(kind, str) or kind not in INPUT_TYPES:
+            raise FormatError(path, line, f"{where}.type", f"must be one of {sorted(INPUT_TYPES)}, got {kind!r}")
+        if kind == "scalar" and "value" not in entry:
+            raise FormatError(path, line, f"{where}.value", "a scalar input needs a value")
+        if kind == "scalar" and not _finite_number(entry["value"]):
+            raise FormatError(path, line, f"{where}.value", f"must be a finite number, got {entry['value']!r:.40}")
+        if kind == "safetensors":
+            if not isinstance(entry.get("path"), str) or not isinstance(entry.get("tensor_key"), str):
+                raise FormatError(path, line, where, "a safetensors input needs path and tensor_key")
+        if kind == "custom" and not definition.custom_inputs_entrypoint:
+            raise FormatError(path, line, where, "custom input, but the definition has no custom_inputs_entrypoint")
+        if spec.is_scalar and kind not in ("scalar", "custom"):
+            raise FormatError(path, line, f"{where}.type", "a scalar (shape null) input must be given as type scalar")
+        inputs[name] = InputSpec(kind, entry.get("value"), entry.get("path"), entry.get("tensor_key"))
+    numbers = {}
+    for key in ("t_sol_ms", "t_b_ms"):
+        value = raw.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
+            raise FormatError(path, line, key, "must be a positive number of milliseconds")
+        numbers[key] = value
+    return WorkloadCase(
+        uuid=uuid,
+        axes=dict(given_axes),
+        inputs=inputs,
+        tolerance=_tolerance(raw.get("tolerance"), path, line),
+        line=line,
+        sol_hardware=raw.get("sol_hardware"),
+        raw=raw,
+        **numbers,
+    )
+
+
+def load_workload(path: str | Path, definition: Definition) -> list[WorkloadCase]:
+    path = Path(path)
+    lines = read_text(path).splitlines()
+    cases, seen = [], {}
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        case = parse_case(parse_json(text, path, number), definition, path, number)
+        if case.uuid in seen:
+            raise FormatError(path, number, "uuid", f"duplicate of line {seen[case.uuid]}")
+        seen[case.uuid] = number
+        cases.append(case)
+    if not cases:
+        raise FormatError(path, None, None, "holds no cases")
+    return cases
