@@ -227,8 +227,8 @@ def targets(balance_rows, scatter_rows) -> list[dict]:
 
 def save_records(suites, out_dir: Path) -> str:
     try:
-        from kernelindex.harness.records import evaluation_records
         from kernelindex.formats.records import records_for
+        from kernelindex.harness.records import evaluation_records
     except ImportError as exc:
         return f"records not written: {exc} (traces are; record them where the record libraries are installed)"
     folder = out_dir / "records"

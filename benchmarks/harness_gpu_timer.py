@@ -153,9 +153,9 @@ def copy_check(torch, results: dict) -> None:
 
 
 def smoke(results: dict) -> None:
-    from kernelindex.harness.environment import read_environment
     from kernelindex.formats.problem import load_problem
     from kernelindex.formats.solution import load_solution
+    from kernelindex.harness.environment import read_environment
     from kernelindex.harness.runner import EvalOptions, evaluate
 
     environment = read_environment("cuda")

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from kernelindex.formats import axes as axis_math
-from kernelindex.harness.dtypes import torch_dtype
 from kernelindex.formats.problem import load_problem
+from kernelindex.harness.dtypes import torch_dtype
 from kernelindex.harness.inputs import load_reference
 from kernelindex.problems import LOAD_BALANCE_BWD, TOKEN_SCATTER_BWD
 

@@ -57,6 +57,8 @@ def eval_command(
         raise typer.Exit(2)
     try:
         loaded_problem, loaded_solution = load_problem(problem), load_solution(solution)
+        for warning in loaded_problem.warnings:
+            err.print(f"warning: {warning}", markup=False)
         options = EvalOptions(
             device=device,
             rounds=rounds,

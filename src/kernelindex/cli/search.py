@@ -112,9 +112,8 @@ def _print_answer(doc: dict[str, Any]) -> None:
 
 def _problem_folder(problem: str) -> Path:
     """A problem folder path, or the name of one of our packs (folder or definition name)."""
-    from kernelindex.problems import PROBLEMS_DIR
-
     from kernelindex.formats.packs import find_pack, is_problem_folder, problem_folders
+    from kernelindex.problems import PROBLEMS_DIR
 
     path = Path(problem)
     if is_problem_folder(path):
@@ -133,9 +132,9 @@ def cases_command(
     as_json: AsJson = False,
 ) -> None:
     """List a problem's cases: the ids `eval --cases` takes, their axes, input sizes and tensor shapes."""
-    from kernelindex.harness.dtypes import torch_dtype
     from kernelindex.formats.errors import FormatError
     from kernelindex.formats.problem import load_problem
+    from kernelindex.harness.dtypes import torch_dtype
     from kernelindex.records.units import format_bytes
 
     try:

@@ -54,11 +54,13 @@ class Definition:
     path: str = ""
 
     def resolve_axes(self, given: dict[str, Any], where: str = "workload") -> dict[str, int]:
-        """Values of every axis for one case: const, the case's var values, then expr axes."""
+        """Values of every axis for one case: const, the case's var values, then expr axes. An axis
+        the definition does not declare is passed over, as SOL-ExecBench's own loader does (the
+        workload reader records a warning for it)."""
         values: dict[str, int] = {}
         for axis in self.axes.values():
-            if axis.type == "const":
-                values[axis.name] = int(axis.value)
+            if axis.type == "const" and axis.value is not None:
+                values[axis.name] = axis.value
             elif axis.type == "var":
                 if axis.name not in given:
                     raise ValueError(f"{where}: no value for var axis {axis.name!r}")
@@ -66,18 +68,15 @@ class Definition:
                 if isinstance(value, bool) or not isinstance(value, int):
                     raise ValueError(f"{where}: axis {axis.name!r} must be an integer, got {value!r}")
                 values[axis.name] = value
-        unknown = set(given) - set(self.axes)
-        if unknown:
-            raise ValueError(f"{where}: unknown axes {sorted(unknown)}")
         pending = [a for a in self.axes.values() if a.type == "expr"]
         while pending:
-            ready = [a for a in pending if axis_math.names_in(a.expression) <= set(values)]
+            ready = [a for a in pending if axis_math.names_in(a.expression or "") <= set(values)]
             if not ready:
                 raise ValueError(
                     f"{where}: expr axes {[a.name for a in pending]} depend on each other or on unknown axes"
                 )
             for axis in ready:
-                result = axis_math.evaluate(axis.expression, values)
+                result = axis_math.evaluate(axis.expression or "", values)
                 values[axis.name] = axis_math.as_integer(result, f"axis {axis.name!r} = {axis.expression}")
                 pending.remove(axis)
         for constraint in self.constraints:
@@ -117,17 +116,7 @@ def _tensor_specs(raw: Any, path: Path, text: str, section: str) -> dict[str, Te
     return specs
 
 
-def load_definition(path: str | Path) -> Definition:
-    path = Path(path)
-    raw, text = read_json(path)
-    for key in ("name", "axes", "inputs", "outputs", "reference"):
-        if key not in raw:
-            raise FormatError(path, None, key, "required field is missing")
-    if not isinstance(raw["name"], str) or not raw["name"].strip():
-        raise FormatError(path, line_of(text, "name"), "name", "must be a non-empty string")
-    for key in ("op_type", "description"):
-        if raw.get(key) is not None and not isinstance(raw[key], str):
-            raise FormatError(path, line_of(text, key), key, "must be a string")
+def _axes(raw: dict, path: Path, text: str) -> dict[str, Axis]:
     axes: dict[str, Axis] = {}
     if not isinstance(raw["axes"], dict):
         raise FormatError(path, line_of(text, "axes"), "axes", "must be an object of name → axis")
@@ -154,6 +143,33 @@ def load_definition(path: str | Path) -> Definition:
             axes[name] = Axis(name, "expr", expression=expression)
         else:
             raise FormatError(path, line, f"{where}.type", f"must be const, var or expr, got {kind!r}")
+    return axes
+
+
+def _check_figures(raw: dict, axes: dict[str, Axis], path: Path, text: str) -> None:
+    """``flops`` and ``bytes``: expressions over the definition's axes."""
+    for key in ("flops", "bytes"):
+        if raw.get(key) is not None:
+            try:
+                unknown = axis_math.names_in(str(raw[key])) - set(axes)
+            except axis_math.ExpressionError as exc:
+                raise FormatError(path, line_of(text, key), key, str(exc)) from None
+            if unknown:
+                raise FormatError(path, line_of(text, key), key, f"refers to unknown axes {sorted(unknown)}")
+
+
+def load_definition(path: str | Path) -> Definition:
+    path = Path(path)
+    raw, text = read_json(path)
+    for key in ("name", "axes", "inputs", "outputs", "reference"):
+        if key not in raw:
+            raise FormatError(path, None, key, "required field is missing")
+    if not isinstance(raw["name"], str) or not raw["name"].strip():
+        raise FormatError(path, line_of(text, "name"), "name", "must be a non-empty string")
+    for key in ("op_type", "description"):
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise FormatError(path, line_of(text, key), key, "must be a string")
+    axes = _axes(raw, path, text)
     inputs = _tensor_specs(raw["inputs"], path, text, "inputs")
     outputs = _tensor_specs(raw["outputs"], path, text, "outputs")
     for spec in [*inputs.values(), *outputs.values()]:
@@ -173,14 +189,7 @@ def load_definition(path: str | Path) -> Definition:
             "custom_inputs_entrypoint",
             f"reference defines no function {entry!r}",
         )
-    for key in ("flops", "bytes"):
-        if raw.get(key) is not None:
-            try:
-                unknown = axis_math.names_in(str(raw[key])) - set(axes)
-            except axis_math.ExpressionError as exc:
-                raise FormatError(path, line_of(text, key), key, str(exc)) from None
-            if unknown:
-                raise FormatError(path, line_of(text, key), key, f"refers to unknown axes {sorted(unknown)}")
+    _check_figures(raw, axes, path, text)
     return Definition(
         name=raw["name"],
         axes=axes,

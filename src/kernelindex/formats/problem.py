@@ -16,6 +16,11 @@ class Problem:
     definition: Definition
     cases: list[WorkloadCase]
 
+    @property
+    def warnings(self) -> list[str]:
+        """What the folder's documents hold that upstream's loaders ignore, and so do we."""
+        return [warning for case in self.cases for warning in case.warnings]
+
     def case(self, uuid: str) -> WorkloadCase:
         """The case with this uuid, or the one case whose uuid starts with it (never a guess)."""
         found = [case for case in self.cases if case.uuid == uuid] or [

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelindex import API_VERSION
-from kernelindex.formats.definition import Definition
+from kernelindex.formats.definition import Definition, TensorSpec
 from kernelindex.formats.dtypes import DTYPES
 from kernelindex.formats.errors import FormatError
 from kernelindex.formats.problem import Problem, load_problem
@@ -25,6 +25,7 @@ from kernelindex.formats.solution import Solution, load_solution
 from kernelindex.formats.workload import WorkloadCase
 from kernelindex.records.canonical import canonical_json, digest, sha256_digest
 from kernelindex.records.errors import RecordError
+from kernelindex.records.fields import IDENTIFIER_PATTERN
 
 COMPARATOR = "elementwise_close"
 
@@ -69,39 +70,60 @@ def envelope(kind: str, name: str, spec: dict, title: str | None = None, **metad
     )
 
 
-def _dim(d: str) -> int | str:
-    return int(d) if d.isdigit() else d
+def record_names(definition: Definition) -> dict[str, str]:
+    """The identifier each axis, input and output has in records. Upstream names (``M``,
+    ``A_cumsum``) stay as given in the problem; only a name a record field cannot hold is mapped
+    (``M`` -> ``m``), to one no other name of the definition has (``_2``, ``_3``... on a clash)."""
+    names = [*definition.axes, *definition.inputs, *definition.outputs]
+    used = {n for n in names if re.fullmatch(IDENTIFIER_PATTERN, n)}
+    mapped = {n: n for n in used}
+    for name in names:
+        if name in mapped:
+            continue
+        base = candidate = token(name)
+        number = 1
+        while candidate in used:
+            number += 1
+            candidate = f"{base}_{number}"
+        used.add(candidate)
+        mapped[name] = candidate
+    return mapped
 
 
-def _tensor_entry(spec) -> dict:
-    if spec.is_scalar:
-        return {"name": spec.name, "scalar": {"dtype": DTYPES[spec.dtype].record_name}}
+def _dim(d: str, names: dict[str, str]) -> int | str:
+    return int(d) if d.isdigit() else names[d]
+
+
+def _tensor_entry(spec: TensorSpec, names: dict[str, str]) -> dict:
+    if spec.shape is None:
+        return {"name": names[spec.name], "scalar": {"dtype": DTYPES[spec.dtype].record_name}}
     # The record schema needs at least one dimension: a 0-d tensor is written as [1] (the
     # WorkloadCase says rank 0 in its data parameters).
     return {
-        "name": spec.name,
-        "tensor": {"dtype": DTYPES[spec.dtype].record_name, "shape": [_dim(d) for d in spec.shape] or [1]},
+        "name": names[spec.name],
+        "tensor": {"dtype": DTYPES[spec.dtype].record_name, "shape": [_dim(d, names) for d in spec.shape] or [1]},
     }
 
 
 def operation_spec(definition: Definition) -> dict:
     """Mirrors how KernelIndex writes SOL-ExecBench operations, so the same definition gets the same digest."""
-    axes = {}
+    names = record_names(definition)
+    axes: dict[str, dict[str, Any]] = {}
     for axis in definition.axes.values():
         if axis.type == "const":
-            axes[axis.name] = {"role": "constant", "type": "integer", "value": axis.value}
+            axes[names[axis.name]] = {"role": "constant", "type": "integer", "value": axis.value}
         elif axis.type == "var":
-            axes[axis.name] = {"role": "variable", "type": "integer"}
+            axes[names[axis.name]] = {"role": "variable", "type": "integer"}
         else:
-            entry = {"role": "derived", "type": "integer"}
-            if re.fullmatch(r"[a-z0-9_+\-*%/() ]+", axis.expression):
+            entry: dict[str, Any] = {"role": "derived", "type": "integer"}
+            if axis.expression is not None and re.fullmatch(r"[a-z0-9_+\-*%/() ]+", axis.expression):
                 entry["expression"] = axis.expression
-            axes[axis.name] = entry
+            axes[names[axis.name]] = entry
     spec = {
         "family": slug(definition.op_type or "other").replace(".", "-").replace("_", "-"),
         "axes": axes,
-        "inputs": [_tensor_entry(s) for s in definition.inputs.values()],
-        "outputs": [_tensor_entry(s) for s in definition.outputs.values()],
+        "inputs": [_tensor_entry(s, names) for s in definition.inputs.values()],
+        "outputs": [_tensor_entry(s, names) for s in definition.outputs.values()],
         "semantics": {"mutation": "none", "determinism": "unspecified"},
     }
     return envelope(
@@ -123,17 +145,21 @@ def _correctness(case: WorkloadCase) -> dict:
 
 def _given_axes(definition: Definition, case: WorkloadCase) -> dict[str, int]:
     values = definition.resolve_axes(case.axes)
-    return {n: values[n] for n, a in definition.axes.items() if a.type != "expr"}
+    names = record_names(definition)
+    return {names[n]: values[n] for n, a in definition.axes.items() if a.type != "expr"}
 
 
 def workload_case(definition: Definition, case: WorkloadCase, operation_digest: str, root: Path | None = None) -> dict:
     values = definition.resolve_axes(case.axes)
+    names = record_names(definition)
     tensors, scalars = {}, {}
     for name, spec in definition.inputs.items():
         given = case.inputs[name]
         if spec.is_scalar:
+            if given.type == "custom":  # made by the definition's generator: nothing given to record
+                continue
             value = given.value
-            scalars[name] = {
+            scalars[names[name]] = {
                 "dtype": DTYPES[spec.dtype].record_name,
                 "value": int(value) if isinstance(value, bool) else value,
             }
@@ -141,7 +167,7 @@ def workload_case(definition: Definition, case: WorkloadCase, operation_digest: 
         data: dict[str, Any] = {
             "generator": {"random": "seeded_random", "scalar": "constant"}.get(given.type, given.type)
         }
-        if given.type == "safetensors" and root is not None:
+        if given.type == "safetensors" and root is not None and given.path is not None:
             file = Path(given.path) if Path(given.path).is_absolute() else root / given.path
             if file.is_file():
                 data["artifact"] = {"uri": given.path, "digest": sha256_digest(file.read_bytes())}
@@ -149,21 +175,22 @@ def workload_case(definition: Definition, case: WorkloadCase, operation_digest: 
             data["parameters"] = {"value": float(given.value)}
         if spec.shape == ():
             data.setdefault("parameters", {})["rank"] = 0
-        tensors[name] = {
-            "shape": list(definition.shape(spec, values)) or [1],
+        tensors[names[name]] = {
+            "shape": list(definition.shape(spec, values) or ()) or [1],
             "dtype": DTYPES[spec.dtype].record_name,
             "data": data,
         }
-    spec = {
+    case_spec: dict[str, Any] = {
         "operationSpecDigest": operation_digest,
         "axes": _given_axes(definition, case),
         "tensors": tensors,
         "correctness": _correctness(case),
     }
     if scalars:
-        spec["scalars"] = scalars
+        case_spec["scalars"] = scalars
     axes_text = ", ".join(f"{k}={v}" for k, v in case.axes.items())
-    return envelope("WorkloadCase", f"{definition.name}-{case.uuid[:8]}", spec, f"{definition.name} · {axes_text}")
+    title = f"{definition.name} · {axes_text}"
+    return envelope("WorkloadCase", f"{definition.name}-{case.uuid[:8]}", case_spec, title)
 
 
 def workload_suite(
@@ -297,7 +324,7 @@ def implementation_revision(
     ]
     bundle = sources_bundle(solution)
     dtypes = sorted({DTYPES[s.dtype].record_name for s in [*definition.inputs.values(), *definition.outputs.values()]})
-    spec = {
+    spec: dict[str, Any] = {
         "projectRevision": {"treeDigest": sha256_digest(canonical_json({"files": files}))},
         "operation": {"specDigest": operation_digest},
         "callable": {

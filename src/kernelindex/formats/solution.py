@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TypeGuard
 
 from kernelindex.formats.errors import FormatError
 from kernelindex.formats.json_files import line_of, read_json, read_text
@@ -47,7 +47,7 @@ class Solution:
         return bool(set(self.languages) & COMPILED_LANGUAGES)
 
 
-def _safe_relative(path: Any) -> bool:
+def _safe_relative(path: Any) -> TypeGuard[str]:
     """A source's path: relative, inside the solution's folder, and a name a filesystem can hold."""
     if not isinstance(path, str) or not path or "\\" in path or "\x00" in path or len(path) > 1024:
         return False
@@ -84,34 +84,8 @@ def _solution_languages(path: Path, text: str, spec: dict) -> tuple[list[str], s
     )
 
 
-def load_solution(path: str | Path) -> Solution:
-    """solution.json; a source entry without content is read from the file beside it."""
-    path = Path(path)
-    raw, text = read_json(path)
-    for key in ("name", "definition", "spec"):
-        if key not in raw:
-            raise FormatError(path, None, key, "required field is missing")
-    spec = raw["spec"]
-    if not isinstance(spec, dict):
-        raise FormatError(path, line_of(text, "spec"), "spec", "must be an object")
-    languages, key = _solution_languages(path, text, spec)
-    known = PYTHON_LANGUAGES | COMPILED_LANGUAGES
-    for language in languages:
-        if language not in known:
-            raise FormatError(
-                path, line_of(text, key), f"spec.{key}", f"unknown language {language!r}; one of {sorted(known)}"
-            )
-    if set(languages) & PYTHON_LANGUAGES and set(languages) & COMPILED_LANGUAGES:
-        raise FormatError(
-            path,
-            line_of(text, key),
-            f"spec.{key}",
-            "mixes Python-side and compiled languages; a solution uses one group",
-        )
-    entry = spec.get("entry_point")
-    if not isinstance(entry, str) or entry.count("::") != 1:
-        raise FormatError(path, line_of(text, "entry_point"), "spec.entry_point", "must read 'file.py::function'")
-    entry_file, entry_function = entry.split("::")
+def _sources(raw: dict, path: Path, text: str, entry_file: str) -> list[SourceFile]:
+    """The solution's sources: inline, or read from the file beside solution.json."""
     sources = []
     raw_sources = raw.get("sources") or []
     if not isinstance(raw_sources, list):
@@ -143,6 +117,38 @@ def load_solution(path: str | Path) -> Solution:
         raise FormatError(
             path, line_of(text, "entry_point"), "spec.entry_point", f"{entry_file!r} is not among the sources"
         )
+    return sources
+
+
+def load_solution(path: str | Path) -> Solution:
+    """solution.json; a source entry without content is read from the file beside it."""
+    path = Path(path)
+    raw, text = read_json(path)
+    for key in ("name", "definition", "spec"):
+        if key not in raw:
+            raise FormatError(path, None, key, "required field is missing")
+    spec = raw["spec"]
+    if not isinstance(spec, dict):
+        raise FormatError(path, line_of(text, "spec"), "spec", "must be an object")
+    languages, key = _solution_languages(path, text, spec)
+    known = PYTHON_LANGUAGES | COMPILED_LANGUAGES
+    for language in languages:
+        if language not in known:
+            raise FormatError(
+                path, line_of(text, key), f"spec.{key}", f"unknown language {language!r}; one of {sorted(known)}"
+            )
+    if set(languages) & PYTHON_LANGUAGES and set(languages) & COMPILED_LANGUAGES:
+        raise FormatError(
+            path,
+            line_of(text, key),
+            f"spec.{key}",
+            "mixes Python-side and compiled languages; a solution uses one group",
+        )
+    entry = spec.get("entry_point")
+    if not isinstance(entry, str) or entry.count("::") != 1:
+        raise FormatError(path, line_of(text, "entry_point"), "spec.entry_point", "must read 'file.py::function'")
+    entry_file, entry_function = entry.split("::")
+    sources = _sources(raw, path, text, entry_file)
     dps = spec.get("destination_passing_style", True)
     if not isinstance(dps, bool):
         raise FormatError(

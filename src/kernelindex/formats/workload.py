@@ -50,17 +50,26 @@ class WorkloadCase:
     t_b_ms: float | None = None  # optional: scoring-baseline latency for this case
     sol_hardware: str | None = None  # optional: product the two figures above belong to
     raw: dict = field(default_factory=dict, compare=False, repr=False)
+    warnings: tuple[str, ...] = ()  # what upstream's loader lets through and we pass over, said once
 
 
-def _tolerance(raw: Any, path: Path, line: int) -> Tolerance:
+def _ignored(kind: str, names: set[str], where: str) -> list[str]:
+    """The warning for keys upstream's pydantic models ignore (their default): taken, not used."""
+    return [
+        f"{where}: {kind} {name!r} is not part of the format; ignored as upstream ignores it" for name in sorted(names)
+    ]
+
+
+def _tolerance(raw: Any, path: Path, line: int) -> tuple[Tolerance, list[str]]:
+    """The case's tolerance and a warning per unknown key (a misspelt ``required_match_ratio``
+    leaves the default in force, as it does upstream)."""
     if raw is None:
-        return Tolerance()
+        return Tolerance(), []
     if not isinstance(raw, dict):
         raise FormatError(path, line, "tolerance", "must be an object")
-    unknown = set(raw) - set(TOLERANCE_DEFAULTS)
-    if unknown:
-        raise FormatError(path, line, f"tolerance.{sorted(unknown)[0]}", "unknown tolerance field")
-    values = {**TOLERANCE_DEFAULTS, **{k: v for k, v in raw.items() if v is not None or k == "max_error_cap"}}
+    warnings = _ignored("tolerance field", set(raw) - set(TOLERANCE_DEFAULTS), f"{path}:{line}")
+    given = {k: v for k, v in raw.items() if k in TOLERANCE_DEFAULTS and (v is not None or k == "max_error_cap")}
+    values = {**TOLERANCE_DEFAULTS, **given}
     for key in ("max_atol", "max_rtol", "required_matched_ratio"):
         if isinstance(values[key], bool) or not isinstance(values[key], (int, float)) or values[key] < 0:
             raise FormatError(path, line, f"tolerance.{key}", f"must be a non-negative number, got {values[key]!r}")
@@ -70,11 +79,12 @@ def _tolerance(raw: Any, path: Path, line: int) -> Tolerance:
         raise FormatError(path, line, "tolerance.max_error_cap", "must be a number or null")
     if not isinstance(values["allow_negative_inf"], bool):
         raise FormatError(path, line, "tolerance.allow_negative_inf", "must be true or false")
-    return Tolerance(**values)
+    return Tolerance(**values), warnings
 
 
-def _finite_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+def _scalar_value(value: Any) -> bool:
+    """What upstream's ScalarInput takes: an int, a float or a bool (finite: a record holds no NaN)."""
+    return isinstance(value, bool) or (isinstance(value, (int, float)) and math.isfinite(value))
 
 
 def parse_case(raw: Any, definition: Definition, path: Path, line: int) -> WorkloadCase:
@@ -90,12 +100,12 @@ def parse_case(raw: Any, definition: Definition, path: Path, line: int) -> Workl
         definition.resolve_axes(given_axes)
     except (ValueError, axis_math.ExpressionError) as exc:
         raise FormatError(path, line, "axes", str(exc)) from None
+    where_line = f"{path}:{line}"
+    warnings = _ignored("axis", set(given_axes) - set(definition.axes), where_line)
     raw_inputs = raw.get("inputs") or {}
     if not isinstance(raw_inputs, dict):
         raise FormatError(path, line, "inputs", "must be an object of name → input")
-    unknown = set(raw_inputs) - set(definition.inputs)
-    if unknown:
-        raise FormatError(path, line, f"inputs.{sorted(unknown)[0]}", "not an input of the definition")
+    warnings += _ignored("input", set(raw_inputs) - set(definition.inputs), where_line)
     inputs = {}
     for name, spec in definition.inputs.items():
         entry = raw_inputs.get(name, {"type": "scalar"} if spec.is_scalar else {"type": "random"})
@@ -105,8 +115,10 @@ def parse_case(raw: Any, definition: Definition, path: Path, line: int) -> Workl
             raise FormatError(path, line, f"{where}.type", f"must be one of {sorted(INPUT_TYPES)}, got {kind!r}")
         if kind == "scalar" and "value" not in entry:
             raise FormatError(path, line, f"{where}.value", "a scalar input needs a value")
-        if kind == "scalar" and not _finite_number(entry["value"]):
-            raise FormatError(path, line, f"{where}.value", f"must be a finite number, got {entry['value']!r:.40}")
+        if kind == "scalar" and not _scalar_value(entry["value"]):
+            raise FormatError(
+                path, line, f"{where}.value", f"must be a finite number or a bool, got {entry['value']!r:.40}"
+            )
         if kind == "safetensors":
             if not isinstance(entry.get("path"), str) or not isinstance(entry.get("tensor_key"), str):
                 raise FormatError(path, line, where, "a safetensors input needs path and tensor_key")
@@ -114,21 +126,25 @@ def parse_case(raw: Any, definition: Definition, path: Path, line: int) -> Workl
             raise FormatError(path, line, where, "custom input, but the definition has no custom_inputs_entrypoint")
         if spec.is_scalar and kind not in ("scalar", "custom"):
             raise FormatError(path, line, f"{where}.type", "a scalar (shape null) input must be given as type scalar")
-        inputs[name] = InputSpec(kind, entry.get("value"), entry.get("path"), entry.get("tensor_key"))
+        # a custom input's value (often null) is ignored upstream: the definition's generator makes it
+        value = entry.get("value") if kind == "scalar" else None
+        inputs[name] = InputSpec(kind, value, entry.get("path"), entry.get("tensor_key"))
     numbers = {}
     for key in ("t_sol_ms", "t_b_ms"):
         value = raw.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
             raise FormatError(path, line, key, "must be a positive number of milliseconds")
         numbers[key] = value
+    tolerance, ignored = _tolerance(raw.get("tolerance"), path, line)
     return WorkloadCase(
         uuid=uuid,
-        axes=dict(given_axes),
+        axes={k: v for k, v in given_axes.items() if k in definition.axes},
         inputs=inputs,
-        tolerance=_tolerance(raw.get("tolerance"), path, line),
+        tolerance=tolerance,
         line=line,
         sol_hardware=raw.get("sol_hardware"),
         raw=raw,
+        warnings=tuple(warnings + ignored),
         **numbers,
     )
 
@@ -136,7 +152,8 @@ def parse_case(raw: Any, definition: Definition, path: Path, line: int) -> Workl
 def load_workload(path: str | Path, definition: Definition) -> list[WorkloadCase]:
     path = Path(path)
     lines = read_text(path).splitlines()
-    cases, seen = [], {}
+    cases: list[WorkloadCase] = []
+    seen: dict[str, int] = {}
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue

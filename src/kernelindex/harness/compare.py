@@ -17,10 +17,10 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from kernelindex.formats.dtypes import DTYPES
-from kernelindex.harness.dtypes import name_of
 from kernelindex.formats.definition import TensorSpec
+from kernelindex.formats.dtypes import DTYPES
 from kernelindex.formats.workload import Tolerance
+from kernelindex.harness.dtypes import name_of
 
 
 @dataclass

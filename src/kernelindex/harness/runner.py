@@ -35,14 +35,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from kernelindex import __version__
+from kernelindex.formats.problem import Problem
+from kernelindex.formats.solution import Solution
+from kernelindex.formats.workload import WorkloadCase
 from kernelindex.harness import replies, sandbox
 from kernelindex.harness.arena import Arena, Layout
 from kernelindex.harness.compare import OutputCheck, compare_output, merge
 from kernelindex.harness.crosscheck import PairTiming, timing_problem
 from kernelindex.harness.environment import read_environment, trace_environment
-from kernelindex.formats.problem import Problem
-from kernelindex.formats.solution import Solution
-from kernelindex.formats.workload import WorkloadCase
 from kernelindex.harness.isolation import Child, ChildEnded
 from kernelindex.harness.judgement import Observations, decide
 from kernelindex.harness.scores import CaseScore, SuiteScore, case_score, suite_score

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from kernelindex.formats.errors import FormatError
 from kernelindex.formats.problem import load_problem
+from kernelindex.formats.records import problem_records, records_for, sources_bundle
 from kernelindex.formats.solution import load_solution
 from kernelindex.harness.records import SOURCE_KIND, SOURCE_NAME, SOURCE_SLUG, evaluation_records
-from kernelindex.formats.records import problem_records, records_for, sources_bundle
 from kernelindex.harness.scores import CaseScore, suite_score
 from kernelindex.records.canonical import digest
 

@@ -61,7 +61,6 @@ def import_upstream_paths(store: Store, source: str | None, paths: Iterable[Path
     with store.begin(bulk=True) as conn:
         joined = JoinedStore(conn)
         reports = [
-            (f"upstream:{source or 'auto'}", import_upstream(joined, source, path, check=check))
-            for path in paths
+            (f"upstream:{source or 'auto'}", import_upstream(joined, source, path, check=check)) for path in paths
         ]
         return Imported(reports, [] if check else record_leader_changes(conn))

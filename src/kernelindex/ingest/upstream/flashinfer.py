@@ -99,9 +99,7 @@ def read(path: Path, *, retrieved: str | None = None) -> Records:
     return records
 
 
-def _trace_runs(
-    records: Records, trace_file: Path, lines: list, problem: tuple[Path, Path], solutions: dict
-) -> None:
+def _trace_runs(records: Records, trace_file: Path, lines: list, problem: tuple[Path, Path], solutions: dict) -> None:
     """The runs of one trace file; ``problem``: the scratch problem folder made for it and the
     definition file it was made from (errors in its copies are reported against the originals)."""
     from kernelindex.ingest import traces
