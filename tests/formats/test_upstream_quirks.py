@@ -122,3 +122,15 @@ def test_what_upstream_refuses_we_refuse_too(tmp_path):
         with pytest.raises(FormatError) as caught:
             load_problem(_folder(folder, [_case(inputs={"scale": {"type": "scalar", "value": value}})]))
         assert caught.value.field == "inputs.scale.value" and caught.value.line == 1
+
+
+def test_flashinfer_bench_dataset_lines_without_a_uuid_get_a_stable_one(tmp_path):
+    workload = {"axes": {"n": 3}, "inputs": {"scale": {"type": "scalar", "value": 2}}}
+    native = {"definition": "scale_rows", "solution": None, "workload": workload, "evaluation": None}
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = load_problem(_folder(tmp_path / "a", [native]))
+    again = load_problem(_folder(tmp_path / "b", [workload]))
+    assert first.cases[0].uuid == again.cases[0].uuid  # the same workload, read either way
+    assert len(first.cases[0].uuid) == 36 and first.cases[0].axes == {"n": 3}
+    assert first.cases[0].raw == workload  # the workload itself travels to the child and into trace lines

@@ -100,7 +100,7 @@ def test_bad_definitions_name_file_line_and_field(tmp_path, changes, field, reas
 @pytest.mark.parametrize(
     "line, field",
     [
-        ({"axes": {"n": 4}}, "uuid"),
+        ({"uuid": 7, "axes": {"n": 4}}, "uuid"),
         ({"uuid": "u", "axes": {}}, "axes"),
         ({"uuid": "u", "axes": {"n": "4"}}, "axes"),
         ({"uuid": "u", "axes": {"n": 4}, "inputs": {"x": {"type": "noise"}}}, "inputs.x.type"),

@@ -9,12 +9,34 @@ from kernelindex.formats.definition import Definition, load_definition
 from kernelindex.formats.errors import FormatError
 from kernelindex.formats.workload import WorkloadCase, load_workload
 
+FORMATS = ("sol_execbench", "flashinfer_bench")
+_SOL_ONLY = ("custom_inputs_entrypoint", "hf_id")
+
+
+def problem_format(definition: Definition, cases: list[WorkloadCase]) -> str:
+    """Which benchmark a folder comes from, so it is judged by that benchmark's rule. The two share
+    one definition format; FlashInfer-Bench's definitions carry ``tags`` and none of SOL-ExecBench's
+    own keys (expr axes, ``custom_inputs_entrypoint``, ``hf_id``), and its workloads no tolerance."""
+    raw = definition.raw
+    flashinfer = (
+        "tags" in raw
+        and not any(key in raw for key in _SOL_ONLY)
+        and all(axis.type != "expr" for axis in definition.axes.values())
+        and not any("tolerance" in case.raw for case in cases)
+    )
+    return "flashinfer_bench" if flashinfer else "sol_execbench"
+
 
 @dataclass(frozen=True)
 class Problem:
     root: Path
     definition: Definition
     cases: list[WorkloadCase]
+
+    @property
+    def format(self) -> str:
+        """``sol_execbench`` or ``flashinfer_bench`` (`FORMATS`): whose rule judges its outputs."""
+        return problem_format(self.definition, self.cases)
 
     @property
     def warnings(self) -> list[str]:

@@ -6,12 +6,15 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from uuid import UUID, uuid5
 
 from kernelindex.formats import axes as axis_math
 from kernelindex.formats.definition import Definition
 from kernelindex.formats.errors import FormatError
 from kernelindex.formats.json_files import parse_json, read_text
+from kernelindex.records.canonical import canonical_json
 
+WORKLOAD_NAMESPACE = UUID("6b1d0c2e-7f4a-5e0b-9c61-3d2f8a4e9b70")  # ours: uuids of workloads that name none
 INPUT_TYPES = {"random", "scalar", "safetensors", "custom"}
 TOLERANCE_DEFAULTS = {
     "max_atol": 1e-2,
@@ -82,15 +85,27 @@ def _tolerance(raw: Any, path: Path, line: int) -> tuple[Tolerance, list[str]]:
     return Tolerance(**values), warnings
 
 
+def _content_uuid(raw: dict, path: Path, line: int) -> str:
+    try:
+        return str(uuid5(WORKLOAD_NAMESPACE, canonical_json(raw).decode()))
+    except (TypeError, ValueError) as exc:  # a value no canonical JSON holds (an integer past 2**53)
+        raise FormatError(path, line, "uuid", f"none given, and none can be derived from the line: {exc}") from None
+
+
 def _scalar_value(value: Any) -> bool:
     """What upstream's ScalarInput takes: an int, a float or a bool (finite: a record holds no NaN)."""
     return isinstance(value, bool) or (isinstance(value, (int, float)) and math.isfinite(value))
 
 
 def parse_case(raw: Any, definition: Definition, path: Path, line: int) -> WorkloadCase:
+    """One workload line: SOL-ExecBench's (the workload itself) or FlashInfer-Bench's dataset line
+    (``{definition, solution, workload, evaluation}``); a workload without a uuid gets one derived
+    from its content (uuid5), so the same workload is the same case wherever it is read."""
+    if isinstance(raw, dict) and isinstance(raw.get("workload"), dict) and "axes" not in raw:
+        raw = raw["workload"]
     if not isinstance(raw, dict):
         raise FormatError(path, line, None, "each line must be a JSON object")
-    uuid = raw.get("uuid")
+    uuid = raw["uuid"] if "uuid" in raw else _content_uuid(raw, path, line)
     if not isinstance(uuid, str) or not uuid:
         raise FormatError(path, line, "uuid", "required string is missing")
     given_axes = raw.get("axes") or {}

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernelindex.formats.records import (
-    COMPARATOR,
     ProblemRecords,
     envelope,
     implementation_revision,
@@ -21,6 +20,7 @@ from kernelindex.formats.records import (
     sources_bundle,
     workload_suite,
 )
+from kernelindex.harness.compare import comparator_for
 from kernelindex.harness.replies import LOG_CHARS, untrusted
 from kernelindex.records.canonical import canonical_json, digest, sha256_digest
 from kernelindex.records.vocabulary import UNSANDBOXED_RERUN
@@ -35,7 +35,8 @@ UNSANDBOXED_KIND = UNSANDBOXED_RERUN
 UNSANDBOXED_NAME = "KernelIndex harness without a sandbox (reproducible, not verified)"
 
 
-def benchmark_protocol(options, harness_name: str, harness_version: str) -> dict:
+def benchmark_protocol(options, harness_name: str, harness_version: str, comparator: str) -> dict:
+    """``comparator``: the name of the benchmark's own rule the problem is judged by (part of the key)."""
     from kernelindex.harness.runner import MAX_BATCH
 
     gpu = options.device.startswith("cuda")
@@ -55,8 +56,9 @@ def benchmark_protocol(options, harness_name: str, harness_version: str) -> dict
         },
         "correctness": {
             "reference": f"definition reference in its own sandbox from a pristine copy; {options.rounds} rounds of fresh "
-            "inputs and every timed call checked by the parent after its batch",
-            "comparator": COMPARATOR,
+            "inputs and every timed call checked by the parent after its batch, by the benchmark's own rule; "
+            "our stricter rule (kernelindex_strict) runs beside it and its disagreements are logged",
+            "comparator": comparator,
         },
         "comparability": {
             "family": "kernelindex_controlled",
@@ -77,7 +79,7 @@ def benchmark_protocol(options, harness_name: str, harness_version: str) -> dict
     return envelope(
         "BenchmarkProtocol",
         f"{harness_name}-{harness_version}-{options.timer}-w{options.warmup}-n{options.iterations}-p{options.pair_count}"
-        f"-t{options.batch_target_ms:g}",
+        f"-t{options.batch_target_ms:g}-{comparator}",
         spec,
         f"{harness_name} {harness_version} ({options.timer})",
     )
@@ -182,6 +184,8 @@ def _log_text(suite, result) -> bytes:
     ]
     if result.flags:
         lines.append(f"flags (kept, not ranked): {', '.join(result.flags)}")
+    for disagreement in result.disagreements:
+        lines.append(f"second opinion (the benchmark's verdict stands): {disagreement}")
     if result.solution_output:
         lines.append(
             "the solution's own output: kept apart, in the artifact cited as solutionOutput by the raw samples"
@@ -216,7 +220,8 @@ def evaluation_records(suite) -> EvaluationRecords:
         else (UNSANDBOXED_SLUG, UNSANDBOXED_KIND, UNSANDBOXED_NAME)
     )
     implementation = implementation_revision(suite.solution, suite.problem.definition, op_digest, suite.environment)
-    protocol = benchmark_protocol(suite.options, HARNESS_NAME, HARNESS_VERSION)
+    comparator = comparator_for(suite.problem.format).name
+    protocol = benchmark_protocol(suite.options, HARNESS_NAME, HARNESS_VERSION, comparator)
     environment = execution_environment(suite.environment)
     common = {
         "implementationDigest": digest(implementation),
@@ -262,7 +267,7 @@ def evaluation_records(suite) -> EvaluationRecords:
         }
         if result.outputs:
             spec["correctness"] = {
-                "comparator": COMPARATOR,
+                "comparator": comparator,
                 "maximumAbsoluteError": max(o.max_absolute_error for o in result.outputs),
                 "maximumRelativeError": max(o.max_relative_error for o in result.outputs),
                 "matchedRatio": min(o.matched_ratio for o in result.outputs),
