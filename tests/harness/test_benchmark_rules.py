@@ -86,4 +86,15 @@ def test_the_format_picks_the_rule_and_names_it(tmp_path):
         (folder / "definition.json").write_text(json.dumps({**definition, **extra}))
         (folder / "workload.jsonl").write_text(json.dumps(line) + "\n")
         assert load_problem(folder).format == expected
-    assert {row.name for row in COMPARATORS.values()} == {"sol_execbench_error_stats", "flashinfer_bench_every_element"}
+    assert {f: row.name for f, row in COMPARATORS.items()} == {
+        "kernelindex": "kernelindex_strict",
+        "sol_execbench": "sol_execbench_error_stats",
+        "flashinfer_bench": "flashinfer_bench_every_element",
+    }
+
+
+def test_our_own_packs_keep_our_exact_rule():
+    from kernelindex.formats.packs import problem_folders
+    from kernelindex.problems import PROBLEMS_DIR
+
+    assert {load_problem(p).format for p in problem_folders(PROBLEMS_DIR)} == {"kernelindex"}
