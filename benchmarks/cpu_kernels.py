@@ -20,8 +20,9 @@ import time
 import torch
 
 from kernelindex import kernels, problems
+from kernelindex.formats.problem import load_problem
+from kernelindex.formats.solution import load_solution
 from kernelindex.harness.compare import compare_output
-from kernelindex.harness.formats import load_problem, load_solution
 from kernelindex.harness.inputs import load_reference, seed_for
 
 

@@ -31,8 +31,9 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from kernelindex import kernels, problems  # noqa: E402
-from kernelindex.harness.axes import evaluate as eval_expr  # noqa: E402
-from kernelindex.harness.formats import load_problem, load_solution  # noqa: E402
+from kernelindex.formats.axes import evaluate as eval_expr  # noqa: E402
+from kernelindex.formats.problem import load_problem  # noqa: E402
+from kernelindex.formats.solution import load_solution  # noqa: E402
 from kernelindex.harness.inputs import load_reference, seed_for  # noqa: E402
 from kernelindex.harness.runner import EvalOptions, evaluate, write_traces  # noqa: E402
 
@@ -226,7 +227,8 @@ def targets(balance_rows, scatter_rows) -> list[dict]:
 
 def save_records(suites, out_dir: Path) -> str:
     try:
-        from kernelindex.harness.records import evaluation_records, records_for
+        from kernelindex.formats.records import records_for
+        from kernelindex.harness.records import evaluation_records
     except ImportError as exc:
         return f"records not written: {exc} (traces are; record them where the record libraries are installed)"
     folder = out_dir / "records"

@@ -115,7 +115,8 @@ def copy_problem(folder: Path) -> tuple[Path, Path]:
 
 
 def copy_check(torch, results: dict) -> None:
-    from kernelindex.harness.formats import load_problem, load_solution
+    from kernelindex.formats.problem import load_problem
+    from kernelindex.formats.solution import load_solution
     from kernelindex.harness.runner import EvalOptions, evaluate
 
     rate = bandwidth(torch)
@@ -152,8 +153,9 @@ def copy_check(torch, results: dict) -> None:
 
 
 def smoke(results: dict) -> None:
+    from kernelindex.formats.problem import load_problem
+    from kernelindex.formats.solution import load_solution
     from kernelindex.harness.environment import read_environment
-    from kernelindex.harness.formats import load_problem, load_solution
     from kernelindex.harness.runner import EvalOptions, evaluate
 
     environment = read_environment("cuda")
@@ -204,7 +206,8 @@ def run(x, y, z):
 
 def hostile(results: dict) -> None:
     """Side-stream work that finishes after the timer stopped must not pass on a GPU."""
-    from kernelindex.harness.formats import load_problem, load_solution
+    from kernelindex.formats.problem import load_problem
+    from kernelindex.formats.solution import load_solution
     from kernelindex.harness.runner import EvalOptions, evaluate
 
     with tempfile.TemporaryDirectory() as folder:

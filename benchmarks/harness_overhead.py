@@ -28,10 +28,11 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from kernelindex.formats.problem import load_problem  # noqa: E402
+from kernelindex.formats.solution import load_solution  # noqa: E402
 from kernelindex.harness import sandbox  # noqa: E402
 from kernelindex.harness.arena import Arena  # noqa: E402
 from kernelindex.harness.compare import compare_output  # noqa: E402
-from kernelindex.harness.formats import load_problem, load_solution  # noqa: E402
 from kernelindex.harness.inputs import load_reference, make_inputs  # noqa: E402
 from kernelindex.harness.isolation import SPAWN_VARIABLE, Child  # noqa: E402
 from kernelindex.harness.runner import EvalOptions, evaluate  # noqa: E402

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from kernelindex.harness.formats import load_problem, load_solution
+from kernelindex.formats.problem import load_problem
+from kernelindex.formats.solution import load_solution
 from kernelindex.harness.records import evaluation_records
 from kernelindex.harness.runner import EvalOptions, evaluate
 from kernelindex.ingest.evaluations import store_evaluation

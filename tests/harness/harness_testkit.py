@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kernelindex.harness.formats import load_problem, load_solution
+from kernelindex.formats.problem import load_problem
+from kernelindex.formats.solution import load_solution
 from kernelindex.harness.runner import EvalOptions
 
 FIXTURES = Path(__file__).parent / "fixtures"

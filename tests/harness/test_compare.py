@@ -8,8 +8,9 @@ import secrets
 import pytest
 import torch
 
+from kernelindex.formats.definition import TensorSpec
+from kernelindex.formats.workload import Tolerance
 from kernelindex.harness.compare import compare_output, merge
-from kernelindex.harness.formats import TensorSpec, Tolerance
 
 F32 = TensorSpec("out", ("n",), "float32")
 

@@ -18,7 +18,9 @@ from harness_testkit import quick
 from typer.testing import CliRunner
 
 from kernelindex.cli import app
-from kernelindex.harness.formats import FormatError, load_problem, load_solution
+from kernelindex.formats.errors import FormatError
+from kernelindex.formats.problem import load_problem
+from kernelindex.formats.solution import load_solution
 from kernelindex.harness.runner import evaluate
 
 RMSNORM = """import torch

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from harness_testkit import PROBLEMS, problem, quick, write_solution
 
+from kernelindex.formats.problem import load_problem
 from kernelindex.harness import sandbox
-from kernelindex.harness.formats import load_problem
 from kernelindex.harness.runner import PACKAGE_DIR, evaluate
 
 FIRST = "3a1f0e2c-0000-4000-8000-000000000001"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from harness_testkit import problem
 
-from kernelindex.harness.formats import InputSpec, WorkloadCase, parse_case
+from kernelindex.formats.workload import InputSpec, WorkloadCase, parse_case
 from kernelindex.harness.inputs import load_reference, make_inputs, seed_for
 
 
@@ -45,7 +45,7 @@ def test_random_conventions_make_valid_tensors():
     d = p.definition
     from dataclasses import replace
 
-    from kernelindex.harness.formats import TensorSpec
+    from kernelindex.formats.definition import TensorSpec
 
     specs = {
         "token_idx": TensorSpec("token_idx", ("n",), "int32"),

@@ -8,7 +8,8 @@ import pytest
 from harness_testkit import PROBLEMS, SOLUTIONS, problem, quick, solution
 from typer.testing import CliRunner
 
-from kernelindex.harness.records import evaluation_records, problem_records
+from kernelindex.formats.records import problem_records
+from kernelindex.harness.records import evaluation_records
 from kernelindex.harness.runner import evaluate
 from kernelindex.records.canonical import digest
 from kernelindex.records.models import parse_record

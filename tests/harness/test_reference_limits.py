@@ -7,7 +7,7 @@ import json
 
 from harness_testkit import quick, solution
 
-from kernelindex.harness.formats import load_problem
+from kernelindex.formats.problem import load_problem
 from kernelindex.harness.runner import evaluate
 
 FIRST = "3a1f0e2c-0000-4000-8000-000000000001"

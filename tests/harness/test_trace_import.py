@@ -40,7 +40,7 @@ def _write(tmp_path, lines):
 
 
 def test_traces_become_reported_runs_linked_to_the_problem(tmp_path, store):
-    from kernelindex.harness.records import trace_links
+    from kernelindex.formats.records import trace_links
     from kernelindex.ingest.traces import import_traces
     from kernelindex.ranking.evidence_facts import evidence_for_runs
     from kernelindex.store.reads.runs import RunFilter, list_runs

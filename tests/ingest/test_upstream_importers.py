@@ -22,7 +22,6 @@ from typer.testing import CliRunner
 
 from hostile_kit import SEED, hostile_edit_file
 from kernelindex.cli import app
-from kernelindex.harness.records import trace_links
 from kernelindex.ingest.problems import ImportFailed
 from kernelindex.ingest.upstream import dispatch, mlperf
 from kernelindex.ingest.upstream.dispatch import detect
@@ -32,7 +31,7 @@ from kernelindex.store import tables as t
 
 def import_upstream(store, source, path, **options):
     """The CLI's call: the harness's problem reader passed in for FlashInfer-Bench folders."""
-    return dispatch.import_upstream(store, source, path, links_for=trace_links, **options)
+    return dispatch.import_upstream(store, source, path, **options)
 
 
 # source -> (snapshot path under upstream-fixtures, runs it stores, the sourceNative source slug)

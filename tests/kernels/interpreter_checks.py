@@ -26,7 +26,7 @@ def _checks(definition, outs, refs, tolerance):
 
 
 def load_balance(seq: int, training: bool, seed: int) -> list[dict]:
-    from kernelindex.harness.formats import load_problem
+    from kernelindex.formats.problem import load_problem
     from kernelindex.harness.inputs import load_reference
     from kernelindex.kernels.moe_load_balance_bwd import kernel
     from kernelindex.problems import LOAD_BALANCE_BWD
@@ -51,7 +51,7 @@ def load_balance(seq: int, training: bool, seed: int) -> list[dict]:
 
 
 def token_scatter(batch: int, n_tok: int, hidden: int, ffn: int, seed: int) -> list[dict]:
-    from kernelindex.harness.formats import load_problem
+    from kernelindex.formats.problem import load_problem
     from kernelindex.harness.inputs import load_reference
     from kernelindex.kernels.moe_token_scatter_bwd import triton_path
     from kernelindex.problems import TOKEN_SCATTER_BWD

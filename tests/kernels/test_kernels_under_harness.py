@@ -6,7 +6,8 @@ from __future__ import annotations
 from scaled_packs import write_scaled_pack
 
 from kernelindex import kernels, problems
-from kernelindex.harness.formats import load_problem, load_solution
+from kernelindex.formats.problem import load_problem
+from kernelindex.formats.solution import load_solution
 from kernelindex.harness.runner import EvalOptions, evaluate
 
 QUICK = EvalOptions(device="cpu", rounds=2, warmup=1, iterations=3, timeout_s=240)

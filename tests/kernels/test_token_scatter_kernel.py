@@ -13,8 +13,8 @@ from __future__ import annotations
 import pytest
 import torch
 
+from kernelindex.formats.problem import load_problem
 from kernelindex.harness.compare import compare_output
-from kernelindex.harness.formats import load_problem
 from kernelindex.harness.inputs import load_reference
 from kernelindex.kernels.moe_token_scatter_bwd import kernel
 from kernelindex.problems import TOKEN_SCATTER_BWD

@@ -10,7 +10,7 @@ import json
 import pytest
 import zstandard
 
-from kernelindex.harness.records import problem_records
+from kernelindex.formats.records import problem_records
 from kernelindex.problems import LOAD_BALANCE_BWD, TOKEN_SCATTER_BWD
 from kernelindex.records.canonical import digest
 

@@ -8,9 +8,9 @@ import math
 import pytest
 import torch
 
-from kernelindex.harness import axes as axis_math
+from kernelindex.formats import axes as axis_math
+from kernelindex.formats.problem import load_problem
 from kernelindex.harness.dtypes import torch_dtype
-from kernelindex.harness.formats import load_problem
 from kernelindex.harness.inputs import load_reference
 from kernelindex.problems import LOAD_BALANCE_BWD, TOKEN_SCATTER_BWD
 

@@ -17,7 +17,8 @@ import pytest
 from sqlalchemy import func, select
 
 from catalog_kit import catalog_lines, write_catalog
-from kernelindex.harness.formats import load_problem, load_solution
+from kernelindex.formats.problem import load_problem
+from kernelindex.formats.solution import load_solution
 from kernelindex.harness.runner import EvalOptions, evaluate
 from kernelindex.records.signing import new_private_key, private_key_from_pem, private_key_to_pem
 from kernelindex.services.keys import create_api_key

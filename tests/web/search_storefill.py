@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 from web_storefill import HOSTILE_TITLE, catalog_slice, protocol, rec
 
-from kernelindex.harness.formats import load_problem
-from kernelindex.harness.records import records_for
+from kernelindex.formats.problem import load_problem
+from kernelindex.formats.records import records_for
 from kernelindex.ingest.catalog import import_catalog
 from kernelindex.problems import LOAD_BALANCE_BWD, TOKEN_SCATTER_BWD
 from kernelindex.ranking.leaders import record_leader_changes

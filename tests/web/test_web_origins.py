@@ -18,8 +18,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from web_storefill import ENVIRONMENT, SAMPLE_DIR, protocol, rec
 
-from kernelindex.harness.formats import load_problem
-from kernelindex.harness.records import problem_records, records_for
+from kernelindex.formats.problem import load_problem
+from kernelindex.formats.records import records_for
 from kernelindex.ingest.bundles import import_bundles
 from kernelindex.ingest.evaluations import import_problem_folder
 from kernelindex.problems import LOAD_BALANCE_BWD, TOKEN_SCATTER_BWD
@@ -55,7 +55,7 @@ def world(tmp_path_factory):
     scatter = records_for(load_problem(TOKEN_SCATTER_BWD))
     balance = records_for(load_problem(LOAD_BALANCE_BWD))
     for pack in (TOKEN_SCATTER_BWD, LOAD_BALANCE_BWD):
-        import_problem_folder(store, pack, problem_records)
+        import_problem_folder(store, pack)
     ids: dict[str, str] = {}
     with store.begin() as conn:
         w = Writer(conn)

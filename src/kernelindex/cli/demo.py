@@ -46,7 +46,8 @@ DEMO_CASES = ["60b6e5ee", "21f99877", "30d53ea4"]  # 042's three smallest cases 
 
 def _demo_rerun(db: str | None) -> None:
     """A short controlled rerun, so the demo shows verified evidence beside the reported runs."""
-    from kernelindex.harness.formats import load_problem, load_solution
+    from kernelindex.formats.problem import load_problem
+    from kernelindex.formats.solution import load_solution
     from kernelindex.harness.runner import EvalOptions, evaluate
     from kernelindex.kernels import LOAD_BALANCE_BWD as solution_path
     from kernelindex.problems import LOAD_BALANCE_BWD as problem_path

@@ -39,7 +39,9 @@ def eval_command(
     """Run a solution on a problem in isolated processes; print a table; exit 0 only if every case passed."""
     from rich.console import Console
 
-    from kernelindex.harness.formats import FormatError, load_problem, load_solution
+    from kernelindex.formats.errors import FormatError
+    from kernelindex.formats.problem import load_problem
+    from kernelindex.formats.solution import load_solution
     from kernelindex.harness.report import render
     from kernelindex.harness.runner import EvalOptions, evaluate, write_traces
 
@@ -57,6 +59,8 @@ def eval_command(
         raise typer.Exit(2)
     try:
         loaded_problem, loaded_solution = load_problem(problem), load_solution(solution)
+        for warning in loaded_problem.warnings:
+            err.print(f"warning: {warning}", markup=False)
         options = EvalOptions(
             device=device,
             rounds=rounds,

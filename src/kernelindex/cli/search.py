@@ -114,19 +114,16 @@ def _print_answer(doc: dict[str, Any]) -> None:
 
 def _problem_folder(problem: str) -> Path:
     """A problem folder path, or the name of one of our packs (folder or definition name)."""
+    from kernelindex.formats.packs import find_pack, is_problem_folder, problem_folders
     from kernelindex.problems import PROBLEMS_DIR
 
     path = Path(problem)
-    if (path / "definition.json").is_file():
+    if is_problem_folder(path):
         return path
-    for folder in sorted(p for p in PROBLEMS_DIR.iterdir() if (p / "definition.json").is_file()):
-        if problem in (folder.name, folder.name.replace("_", "-")):
-            return folder
-        import json
-
-        if json.loads((folder / "definition.json").read_text(encoding="utf-8")).get("name") == problem:
-            return folder
-    packs = ", ".join(sorted(p.name for p in PROBLEMS_DIR.iterdir() if (p / "definition.json").is_file()))
+    found = find_pack(PROBLEMS_DIR, problem)
+    if found is not None:
+        return found
+    packs = ", ".join(p.name for p in problem_folders(PROBLEMS_DIR))
     fail(f"{problem}: not a problem folder (definition.json + workload.jsonl) nor one of our packs ({packs})")
 
 
@@ -137,8 +134,9 @@ def cases_command(
     as_json: AsJson = False,
 ) -> None:
     """List a problem's cases: the ids `eval --cases` takes, their axes, input sizes and tensor shapes."""
+    from kernelindex.formats.errors import FormatError
+    from kernelindex.formats.problem import load_problem
     from kernelindex.harness.dtypes import torch_dtype
-    from kernelindex.harness.formats import FormatError, load_problem
     from kernelindex.records.units import format_bytes
 
     try:

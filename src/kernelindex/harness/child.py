@@ -27,10 +27,11 @@ from pathlib import Path
 
 import torch  # noqa: F401  (before any user code)
 
+from kernelindex.formats.definition import load_definition
+from kernelindex.formats.workload import parse_case
 from kernelindex.harness import hacks
 from kernelindex.harness.arena import Layout, open_arena
 from kernelindex.harness.dtypes import torch_dtype
-from kernelindex.harness.formats import load_definition, parse_case
 from kernelindex.harness.inputs import load_reference, make_inputs
 from kernelindex.harness.timing import make_timer
 

@@ -16,8 +16,10 @@ import types
 from pathlib import Path
 from typing import Any
 
-from kernelindex.harness.dtypes import DTYPES, torch_dtype
-from kernelindex.harness.formats import Definition, TensorSpec, WorkloadCase
+from kernelindex.formats.definition import Definition, TensorSpec
+from kernelindex.formats.dtypes import DTYPES
+from kernelindex.formats.workload import WorkloadCase
+from kernelindex.harness.dtypes import torch_dtype
 
 _INDEX = re.compile(r"(^|_)(idx|index|indices|ids?|positions?)($|_)")
 _MASK = re.compile(r"(^|_)mask($|_)")

@@ -1,28 +1,28 @@
-"""KernelIndex records for problems and for evaluations: built here, pure (no store, no I/O
-beyond reading the problem folder); `kernelindex.ingest.evaluations` stores them.
+"""KernelIndex records of an evaluation: built here, pure (no store, no I/O);
+`kernelindex.ingest.evaluations` stores them.
 
-A problem folder becomes an OperationSpec, one WorkloadCase per workload line and a
-WorkloadSuite; an evaluation adds an ImplementationRevision (identified by the digest of its
-sources), a BenchmarkProtocol naming this harness, an ExecutionEnvironment read from the machine,
-and a BenchmarkRun per case plus one for the suite, with raw samples and logs as artifacts.
-Every record is validated with `kernelindex.records.models.parse_record` before it is returned.
+The problem and solution records come from `kernelindex.formats.records` (the importers build
+the same ones); an evaluation adds a BenchmarkProtocol naming this harness, an
+ExecutionEnvironment read from the machine, and a BenchmarkRun per case plus one for the suite,
+with raw samples and logs as artifacts.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from kernelindex import API_VERSION
-from kernelindex.harness.dtypes import DTYPES
-from kernelindex.harness.formats import Definition, FormatError, Problem, Solution, WorkloadCase, load_problem
+from kernelindex.formats.records import (
+    ProblemRecords,
+    envelope,
+    implementation_revision,
+    records_for,
+    sources_bundle,
+    workload_suite,
+)
+from kernelindex.harness.compare import comparator_for
 from kernelindex.harness.replies import LOG_CHARS, untrusted
 from kernelindex.records.canonical import canonical_json, digest, sha256_digest
-from kernelindex.records.errors import RecordError
 from kernelindex.records.vocabulary import UNSANDBOXED_RERUN
 
 # A sandboxed run is this index's verified evidence; a run without a sandbox is only reproducible
@@ -33,304 +33,10 @@ SOURCE_NAME = "KernelIndex controlled harness"
 UNSANDBOXED_SLUG = "kernelindex-harness-unsandboxed"
 UNSANDBOXED_KIND = UNSANDBOXED_RERUN
 UNSANDBOXED_NAME = "KernelIndex harness without a sandbox (reproducible, not verified)"
-COMPARATOR = "elementwise_close"
-_ARCHITECTURES = {
-    "b200": "sm_100",
-    "gb200": "sm_100",
-    "b100": "sm_100",
-    "h200": "sm_90",
-    "h100": "sm_90",
-    "h20": "sm_90",
-    "a100": "sm_80",
-    "l40s": "sm_89",
-    "l4": "sm_89",
-    "rtx4090": "sm_89",
-}
 
 
-def slug(text: str, limit: int = 120) -> str:
-    value = re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-._")
-    return (value or "unnamed")[:limit]
-
-
-def _token(text: str) -> str:
-    """A value for the `^[a-z][a-z0-9_]*$` fields."""
-    value = re.sub(r"[^a-z0-9_]+", "_", text.lower()).strip("_")
-    return value if value[:1].isalpha() else f"x_{value}"
-
-
-def _validated(record: dict, where: str) -> dict:
-    from kernelindex.records.models import dump_record, parse_record
-
-    return dump_record(parse_record(record, where=where))
-
-
-def _envelope(kind: str, name: str, spec: dict, title: str | None = None, **metadata: Any) -> dict:
-    meta = {"name": slug(name, 200)}
-    if title:
-        meta["title"] = title[:200]
-    meta.update({k: v for k, v in metadata.items() if v})
-    return _validated(
-        {"apiVersion": API_VERSION, "kind": kind, "metadata": meta, "spec": spec}, f"{kind} {meta['name']}"
-    )
-
-
-def _dim(d: str) -> int | str:
-    return int(d) if d.isdigit() else d
-
-
-def _tensor_entry(spec) -> dict:
-    if spec.is_scalar:
-        return {"name": spec.name, "scalar": {"dtype": DTYPES[spec.dtype].record_name}}
-    # The record schema needs at least one dimension: a 0-d tensor is written as [1] (the
-    # WorkloadCase says rank 0 in its data parameters).
-    return {
-        "name": spec.name,
-        "tensor": {"dtype": DTYPES[spec.dtype].record_name, "shape": [_dim(d) for d in spec.shape] or [1]},
-    }
-
-
-def operation_spec(definition: Definition) -> dict:
-    """Mirrors how KernelIndex writes SOL-ExecBench operations, so the same definition gets the same digest."""
-    axes = {}
-    for axis in definition.axes.values():
-        if axis.type == "const":
-            axes[axis.name] = {"role": "constant", "type": "integer", "value": axis.value}
-        elif axis.type == "var":
-            axes[axis.name] = {"role": "variable", "type": "integer"}
-        else:
-            entry = {"role": "derived", "type": "integer"}
-            if re.fullmatch(r"[a-z0-9_+\-*%/() ]+", axis.expression):
-                entry["expression"] = axis.expression
-            axes[axis.name] = entry
-    spec = {
-        "family": slug(definition.op_type or "other").replace(".", "-").replace("_", "-"),
-        "axes": axes,
-        "inputs": [_tensor_entry(s) for s in definition.inputs.values()],
-        "outputs": [_tensor_entry(s) for s in definition.outputs.values()],
-        "semantics": {"mutation": "none", "determinism": "unspecified"},
-    }
-    return _envelope(
-        "OperationSpec", definition.name, spec, definition.name, description=(definition.description or "")[:2000]
-    )
-
-
-def _correctness(case: WorkloadCase) -> dict:
-    tol = case.tolerance
-    return {
-        "comparator": COMPARATOR,
-        "maxAbsoluteError": tol.max_atol,
-        "maxRelativeError": tol.max_rtol,
-        "requiredMatchedRatio": tol.required_matched_ratio,
-        "nanPolicy": "reject",
-        "infinityPolicy": "exact_match" if tol.allow_negative_inf else "reject",
-    }
-
-
-def _given_axes(definition: Definition, case: WorkloadCase) -> dict[str, int]:
-    values = definition.resolve_axes(case.axes)
-    return {n: values[n] for n, a in definition.axes.items() if a.type != "expr"}
-
-
-def workload_case(definition: Definition, case: WorkloadCase, operation_digest: str, root: Path | None = None) -> dict:
-    values = definition.resolve_axes(case.axes)
-    tensors, scalars = {}, {}
-    for name, spec in definition.inputs.items():
-        given = case.inputs[name]
-        if spec.is_scalar:
-            value = given.value
-            scalars[name] = {
-                "dtype": DTYPES[spec.dtype].record_name,
-                "value": int(value) if isinstance(value, bool) else value,
-            }
-            continue
-        data: dict[str, Any] = {
-            "generator": {"random": "seeded_random", "scalar": "constant"}.get(given.type, given.type)
-        }
-        if given.type == "safetensors" and root is not None:
-            file = Path(given.path) if Path(given.path).is_absolute() else root / given.path
-            if file.is_file():
-                data["artifact"] = {"uri": given.path, "digest": sha256_digest(file.read_bytes())}
-        if given.type == "scalar":
-            data["parameters"] = {"value": float(given.value)}
-        if spec.shape == ():
-            data.setdefault("parameters", {})["rank"] = 0
-        tensors[name] = {
-            "shape": list(definition.shape(spec, values)) or [1],
-            "dtype": DTYPES[spec.dtype].record_name,
-            "data": data,
-        }
-    spec = {
-        "operationSpecDigest": operation_digest,
-        "axes": _given_axes(definition, case),
-        "tensors": tensors,
-        "correctness": _correctness(case),
-    }
-    if scalars:
-        spec["scalars"] = scalars
-    axes_text = ", ".join(f"{k}={v}" for k, v in case.axes.items())
-    return _envelope("WorkloadCase", f"{definition.name}-{case.uuid[:8]}", spec, f"{definition.name} · {axes_text}")
-
-
-def workload_suite(
-    definition: Definition, cases: list[WorkloadCase], operation_digest: str, total: int | None = None
-) -> dict:
-    """The suite of exactly these cases; a subset of a problem's cases is its own suite (own name and digest)."""
-    spec = {
-        "operationSpecDigest": operation_digest,
-        "cases": [{"externalId": c.uuid, "axes": _given_axes(definition, c)} for c in cases],
-        "correctness": {"comparator": COMPARATOR, "description": "every case within its own workload tolerance"},
-        "aggregation": {"metric": "latency", "statistic": "geomean"},
-    }
-    if total is None or total == len(cases):
-        return _envelope(
-            "WorkloadSuite", f"{definition.name}-suite-{len(cases)}", spec, f"{definition.name} · {len(cases)} cases"
-        )
-    picked = sha256_digest(canonical_json(sorted(c.uuid for c in cases)))[7:15]
-    return _envelope(
-        "WorkloadSuite",
-        f"{definition.name}-suite-{len(cases)}-of-{total}-{picked}",
-        spec,
-        f"{definition.name} · {len(cases)} of {total} cases",
-    )
-
-
-@dataclass
-class ProblemRecords:
-    operation: dict
-    cases: dict[str, dict]  # uuid -> WorkloadCase
-    suite: dict
-
-    def all(self) -> list[dict]:
-        return [self.operation, *self.cases.values(), self.suite]
-
-
-@contextmanager
-def _as_format_error(file: str | Path, line: int | None = None) -> Iterator[None]:
-    """A value the problem and solution formats let through but a record bounds (an axis past
-    2**53, a 300-character uuid or GPU name) is refused like any other format error: by file."""
-    try:
-        yield
-    except RecordError as exc:
-        raise FormatError(file, line, exc.path or None, exc.reason) from None
-
-
-def records_for(problem: Problem) -> ProblemRecords:
-    definition_file, workload_file = problem.root / "definition.json", problem.root / "workload.jsonl"
-    with _as_format_error(definition_file):
-        operation = operation_spec(problem.definition)
-    op_digest = digest(operation)
-    cases = {}
-    for case in problem.cases:
-        with _as_format_error(workload_file, case.line):
-            cases[case.uuid] = workload_case(problem.definition, case, op_digest, problem.root)
-    with _as_format_error(workload_file):
-        suite = workload_suite(problem.definition, problem.cases, op_digest)
-    return ProblemRecords(operation, cases, suite)
-
-
-def problem_records(problem_dir: str | Path) -> list[dict]:
-    """OperationSpec, one WorkloadCase per workload line, one WorkloadSuite."""
-    return records_for(load_problem(problem_dir)).all()
-
-
-@dataclass
-class TraceLinks:
-    """What a trace import needs to name the workload and implementation its lines measured."""
-
-    records: list[dict]  # the problem's records, stored with the trace
-    definition_name: str
-    case_digests: dict[str, str]  # uuid -> WorkloadCase digest
-    implementation: dict | None
-    solution_name: str | None
-
-
-def trace_links(problem_dir: str | Path, solution_path: str | Path | None = None) -> TraceLinks:
-    """Read a problem folder (and a solution.json) for `ingest.traces.import_traces`; raises FormatError."""
-    from kernelindex.harness.environment import read_environment
-    from kernelindex.harness.formats import load_solution
-
-    problem = load_problem(problem_dir)
-    records = records_for(problem)
-    implementation, solution_name = None, None
-    if solution_path is not None:
-        solution = load_solution(solution_path)
-        solution_name = solution.name
-        implementation = implementation_revision(
-            solution, problem.definition, digest(records.operation), read_environment("cpu")
-        )
-    return TraceLinks(
-        records.all(),
-        problem.definition.name,
-        {u: digest(c) for u, c in records.cases.items()},
-        implementation,
-        solution_name,
-    )
-
-
-def sources_bundle(solution: Solution) -> bytes:
-    """The solution's sources as canonical JSON: the bytes its ImplementationRevision is identified by."""
-    return canonical_json(
-        {
-            "name": solution.name,
-            "entryPoint": solution.entry_point,
-            "sources": [{"path": s.path, "content": s.content} for s in sorted(solution.sources, key=lambda s: s.path)],
-        }
-    )
-
-
-def _architectures(solution: Solution, environment: dict) -> list[str]:
-    found = set()
-    for target in solution.target_hardware:
-        key = re.sub(r"[^a-z0-9]", "", str(target).lower())
-        arch = next((a for name, a in _ARCHITECTURES.items() if name in key), None)
-        found.add(arch or _token(str(target)))
-    if not found:
-        found.add(environment["hardware"]["architecture"])
-    return sorted(found)
-
-
-def implementation_revision(
-    solution: Solution, definition: Definition, operation_digest: str, environment: dict
-) -> dict:
-    files = [
-        {"path": s.path, "digest": sha256_digest(s.content.encode())}
-        for s in sorted(solution.sources, key=lambda s: s.path)
-    ]
-    bundle = sources_bundle(solution)
-    dtypes = sorted({DTYPES[s.dtype].record_name for s in [*definition.inputs.values(), *definition.outputs.values()]})
-    spec = {
-        "projectRevision": {"treeDigest": sha256_digest(canonical_json({"files": files}))},
-        "operation": {"specDigest": operation_digest},
-        "callable": {
-            "language": _token(solution.languages[0]),
-            "path": solution.entry_file,
-            "symbol": solution.entry_function,
-            "interface": "destination_passing" if solution.destination_passing_style else "value_returning",
-        },
-        "support": {"hardwareArchitectures": _architectures(solution, environment), "dtypes": dtypes},
-        "source": {
-            "contentDigest": sha256_digest(bundle),
-            "fileName": f"{slug(solution.name)}.sources.json",
-            "sizeBytes": len(bundle),
-        },
-        "licensing": {},
-    }
-    if solution.target_hardware:
-        spec["support"]["productsTested"] = [str(t) for t in solution.target_hardware]
-    authors = [{"name": solution.author[:200]}] if solution.author else None
-    with _as_format_error(solution.path or "solution.json"):
-        return _envelope(
-            "ImplementationRevision",
-            f"{solution.name}-{files and spec['projectRevision']['treeDigest'][7:15]}",
-            spec,
-            f"{solution.name} · {definition.name}",
-            authors=authors,
-            description=(solution.description or "")[:2000],
-        )
-
-
-def benchmark_protocol(options, harness_name: str, harness_version: str) -> dict:
+def benchmark_protocol(options, harness_name: str, harness_version: str, comparator: str) -> dict:
+    """``comparator``: the name of the benchmark's own rule the problem is judged by (part of the key)."""
     from kernelindex.harness.runner import MAX_BATCH
 
     gpu = options.device.startswith("cuda")
@@ -350,8 +56,9 @@ def benchmark_protocol(options, harness_name: str, harness_version: str) -> dict
         },
         "correctness": {
             "reference": f"definition reference in its own sandbox from a pristine copy; {options.rounds} rounds of fresh "
-            "inputs and every timed call checked by the parent after its batch",
-            "comparator": COMPARATOR,
+            "inputs and every timed call checked by the parent after its batch, by the benchmark's own rule; "
+            "our stricter rule (kernelindex_strict) runs beside it and its disagreements are logged",
+            "comparator": comparator,
         },
         "comparability": {
             "family": "kernelindex_controlled",
@@ -369,10 +76,10 @@ def benchmark_protocol(options, harness_name: str, harness_version: str) -> dict
             ),
         },
     }
-    return _envelope(
+    return envelope(
         "BenchmarkProtocol",
         f"{harness_name}-{harness_version}-{options.timer}-w{options.warmup}-n{options.iterations}-p{options.pair_count}"
-        f"-t{options.batch_target_ms:g}",
+        f"-t{options.batch_target_ms:g}-{comparator}",
         spec,
         f"{harness_name} {harness_version} ({options.timer})",
     )
@@ -381,7 +88,7 @@ def benchmark_protocol(options, harness_name: str, harness_version: str) -> dict
 def execution_environment(environment: dict) -> dict:
     hw, sw = environment["hardware"], environment["software"]
     name = f"{hw['product']}-{sw['framework']['version']}-{sw.get('cudaToolkit', 'cpu')}"
-    return _envelope("ExecutionEnvironment", name, environment, f"{hw['product']} · torch {sw['framework']['version']}")
+    return envelope("ExecutionEnvironment", name, environment, f"{hw['product']} · torch {sw['framework']['version']}")
 
 
 @dataclass
@@ -477,6 +184,8 @@ def _log_text(suite, result) -> bytes:
     ]
     if result.flags:
         lines.append(f"flags (kept, not ranked): {', '.join(result.flags)}")
+    for disagreement in result.disagreements:
+        lines.append(f"second opinion (the benchmark's verdict stands): {disagreement}")
     if result.solution_output:
         lines.append(
             "the solution's own output: kept apart, in the artifact cited as solutionOutput by the raw samples"
@@ -511,7 +220,8 @@ def evaluation_records(suite) -> EvaluationRecords:
         else (UNSANDBOXED_SLUG, UNSANDBOXED_KIND, UNSANDBOXED_NAME)
     )
     implementation = implementation_revision(suite.solution, suite.problem.definition, op_digest, suite.environment)
-    protocol = benchmark_protocol(suite.options, HARNESS_NAME, HARNESS_VERSION)
+    comparator = comparator_for(suite.problem.format).name
+    protocol = benchmark_protocol(suite.options, HARNESS_NAME, HARNESS_VERSION, comparator)
     environment = execution_environment(suite.environment)
     common = {
         "implementationDigest": digest(implementation),
@@ -557,7 +267,7 @@ def evaluation_records(suite) -> EvaluationRecords:
         }
         if result.outputs:
             spec["correctness"] = {
-                "comparator": COMPARATOR,
+                "comparator": comparator,
                 "maximumAbsoluteError": max(o.max_absolute_error for o in result.outputs),
                 "maximumRelativeError": max(o.max_relative_error for o in result.outputs),
                 "matchedRatio": min(o.matched_ratio for o in result.outputs),
@@ -604,7 +314,7 @@ def evaluation_records(suite) -> EvaluationRecords:
         if metrics:
             spec["sourceNative"]["metrics"] = metrics
         spec["evidence"] = {"logs": log.reference, "rawSamples": raw.reference}
-        run = _envelope(
+        run = envelope(
             "BenchmarkRun",
             f"{suite.solution.name}-{case.uuid[:8]}-{result.timestamp}",
             spec,
@@ -728,7 +438,7 @@ def _suite_run(
         },
         "evidence": {"logs": log.reference, "rawSamples": raw.reference},
     }
-    run = _envelope(
+    run = envelope(
         "BenchmarkRun",
         f"{suite.solution.name}-suite-{suite.finished_at}",
         spec,

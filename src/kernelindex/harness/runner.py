@@ -35,12 +35,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from kernelindex import __version__
+from kernelindex.formats.problem import Problem
+from kernelindex.formats.solution import Solution
+from kernelindex.formats.workload import WorkloadCase
 from kernelindex.harness import replies, sandbox
 from kernelindex.harness.arena import Arena, Layout
-from kernelindex.harness.compare import OutputCheck, compare_output, merge
+from kernelindex.harness.compare import STRICT, OutputCheck, comparator_for, merge
 from kernelindex.harness.crosscheck import PairTiming, timing_problem
 from kernelindex.harness.environment import read_environment, trace_environment
-from kernelindex.harness.formats import Problem, Solution, WorkloadCase
 from kernelindex.harness.isolation import Child, ChildEnded
 from kernelindex.harness.judgement import Observations, decide
 from kernelindex.harness.scores import CaseScore, SuiteScore, case_score, suite_score
@@ -63,6 +65,7 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]
 STARTUP_S = 60.0  # starting a sandboxed Python with torch, on top of the time limit and not charged to it
 BATCH_TARGET_MS = 10.0
 MAX_BATCH = 256  # calls in one timed batch, at most
+MAX_DISAGREEMENTS = 8  # calls a run lists where the two rules disagree
 MAX_BATCH_S = 1.0  # and no more calls than keep the slower side's batch this short
 NOISY_RETRIES = 2  # a pair disturbed by other load (see PairTiming.noisy) is run again, at most this often
 TIMED_BYTES = 256 << 20  # arena bytes the timed slots of one side may take beyond the fewest a batch needs
@@ -115,6 +118,9 @@ class CaseResult:
     speedup: Interval | None = None
     flags: list[str] = field(default_factory=list)  # unstable, below_speed_of_light, implausible_speedup
     score: CaseScore | None = None
+    # where our stricter rule (compare.STRICT) judged a checked output otherwise than the benchmark's:
+    # the benchmark's verdict stands; these say where and how the two differ
+    disagreements: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -339,6 +345,7 @@ class _Session:
         verdict, reason = decide(seen)
         result = CaseResult(case, verdict, reason, started, checked_calls=run.checked, pairs=run.pairs)
         result.outputs = [merge(v) for v in run.checks.values()]
+        result.disagreements = run.disagreements
         result.solution_output = run.said.text()
         if run.pairs:
             result.reference_samples_ns = [p.reference_ns for p in run.pairs]
@@ -380,6 +387,8 @@ class _CaseRun:
         self.layout = session.layouts[case.uuid]
         self.seen = Observations()
         self.checks: dict[str, list[OutputCheck]] = {}
+        self.disagreements: list[str] = []
+        self.judge = comparator_for(session.problem.format).check
         self.checked: list[str] = []
         self.said = replies.SolutionOutput()
         self.pairs: list[PairTiming] = []
@@ -531,12 +540,23 @@ class _CaseRun:
             mine = self.layout.outs(self.arena.tensor, slot)
             theirs = self.layout.outs(self.s.reference_arena.tensor, slot)
             for entry, out, ref in zip(self.layout.outputs, mine, theirs):
-                check = compare_output(entry.name, defs[entry.name], out, ref, self.case.tolerance)
+                check = self.judge(entry.name, defs[entry.name], out, ref, self.case.tolerance)
+                self._second_opinion(
+                    tag, check, STRICT.check(entry.name, defs[entry.name], out, ref, self.case.tolerance)
+                )
                 self.checks.setdefault(entry.name, []).append(check)
                 if check.status != "PASSED" and self.seen.failed_output is None:
                     self.seen.failed_output = (tag, check)
         if self.seen.failed_output:
             raise _SolutionFailed()
+
+    def _second_opinion(self, tag: str, upstream: OutputCheck, strict: OutputCheck) -> None:
+        """Note (at most MAX_DISAGREEMENTS times) a call where our stricter rule and the benchmark's differ."""
+        if (upstream.status == "PASSED") == (strict.status == "PASSED") or len(self.disagreements) >= MAX_DISAGREEMENTS:
+            return
+        passed, failed = (upstream, strict) if upstream.status == "PASSED" else (strict, upstream)
+        judges = "the benchmark's rule passes it" if passed is upstream else f"{STRICT.name} passes it"
+        self.disagreements.append(f"{tag} {upstream.name}: {judges}, the other finds {failed.status}: {failed.reason}")
 
     # --- the protocol ------------------------------------------------------------------------
 

@@ -78,7 +78,7 @@ def case_score(case, definition, axis_values: dict, passed: bool, latency_ms, re
     if t_sol is None and (definition.flops or definition.bytes):
         peaks = peaks_for(product)
         if peaks:
-            from kernelindex.harness.axes import evaluate
+            from kernelindex.formats.axes import evaluate
 
             flops = float(evaluate(definition.flops, axis_values)) if definition.flops else 0.0
             moved = float(evaluate(definition.bytes, axis_values)) if definition.bytes else 0.0

@@ -92,21 +92,19 @@ def store_problem_records(conn: Connection, records: list[dict], where: str):
     return report
 
 
-def import_problem_folder(store, path, build_records) -> Any:
-    """`kernelindex import PROBLEM_DIR`: `build_records(path)` reads the folder (the harness's
-    `problem_records`, passed in by the caller so that ingest does not import the harness); the
-    records are stored in one transaction. A folder that does not parse raises `ImportFailed`."""
+def import_problem_folder(store, path) -> Any:
+    """`kernelindex import PROBLEM_DIR`: the folder's records (`formats.records.problem_records`),
+    stored in one transaction. A folder that does not parse raises `ImportFailed`."""
+    from kernelindex.formats.errors import FormatError
+    from kernelindex.formats.records import problem_records
     from kernelindex.ingest.problems import ImportFailed, ImportProblem
     from kernelindex.records.errors import RecordError
 
     try:
-        records = build_records(path)
+        records = problem_records(path)
     except RecordError as exc:
         raise ImportFailed([ImportProblem(str(path), None, None, str(exc))]) from None
-    except ValueError as raised:  # the harness's FormatError names file, line and field
-        if not hasattr(raised, "reason"):
-            raise
-        found: Any = raised  # ingest does not import the harness, so not typed as its FormatError
-        raise ImportFailed([ImportProblem(found.file, found.line, found.field, found.reason)]) from None
+    except FormatError as exc:
+        raise ImportFailed([ImportProblem(exc.file, exc.line, exc.field, exc.reason)]) from None
     with store.begin() as conn:
         return store_problem_records(conn, records, str(path))

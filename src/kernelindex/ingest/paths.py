@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
+from kernelindex.formats.packs import is_problem_folder
+from kernelindex.formats.records import TraceLinks
 from kernelindex.ingest.bundles import import_bundles
 from kernelindex.ingest.catalog import BadLines, ImportReport, import_catalog
 from kernelindex.ingest.jsonlines import MAX_LINE
@@ -19,7 +20,7 @@ def kind_of(path: Path) -> str:
     if not path.exists():
         raise ImportFailed([ImportProblem(str(path), None, None, "no such file or directory")])
     if path.is_dir():
-        if (path / "definition.json").is_file():
+        if is_problem_folder(path):
             return "problem"
         if any(path.glob("*.json")):
             return "bundles"
@@ -52,17 +53,14 @@ def import_paths(
     paths: Iterable[Path],
     *,
     open_file: Callable | None = None,
-    trace_links: Any | None = None,
-    problem_records: Callable | None = None,
+    trace_links: TraceLinks | None = None,
     bad_lines: BadLines | None = None,
 ) -> list[tuple[str, ImportReport]]:
     """Import each path in turn; stops at the first refused one. ``bad_lines`` (skip refused lines,
     or a dry run) applies to catalog files; every other kind is all-or-nothing.
 
-    Trace files are linked to ``trace_links`` (the harness's `trace_links(problem, solution)`) when
-    given, so their runs name the workload and implementation they measured. Problem folders are
-    read by ``problem_records(path)`` (the harness's reader, passed in by the caller): ingest does
-    not import the harness.
+    Trace files are linked to ``trace_links`` (`formats.records.trace_links(problem, solution)`)
+    when given, so their runs name the workload and implementation they measured.
     """
     reports = []
     for path in paths:
@@ -74,11 +72,7 @@ def import_paths(
         elif kind == "problem":
             from kernelindex.ingest.evaluations import import_problem_folder
 
-            if problem_records is None:
-                raise ImportFailed(
-                    [ImportProblem(str(path), None, None, "problem folders need a problem reader (problem_records)")]
-                )
-            report = import_problem_folder(store, path, problem_records)
+            report = import_problem_folder(store, path)
         else:
             from kernelindex.ingest.traces import import_traces  # trace lines, kept by the harness helper
 

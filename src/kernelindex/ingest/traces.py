@@ -111,8 +111,7 @@ def _number(value: Any, field: str) -> float | None:
 class _Linker:
     """Our records for the problem and solution a trace file refers to, when the caller gave them.
 
-    `links` is built by the harness (`harness.records.trace_links`) and passed in, so that ingest
-    does not import the harness: it has `records` (the problem's records), `definition_name`,
+    `links` is a `formats.records.TraceLinks`: it has `records` (the problem's records), `definition_name`,
     `case_digests` (uuid -> WorkloadCase digest), `implementation` (a record or None) and
     `solution_name`.
     """

@@ -1,5 +1,5 @@
 """Problem packs (definition.json + workload.jsonl, the SOL-ExecBench / FlashInfer-Bench format) that the
-project wrote from its own restatement of the two seed workloads; load them with kernelindex.harness."""
+project wrote from its own restatement of the two seed workloads; read them with kernelindex.formats."""
 
 import pathlib
 

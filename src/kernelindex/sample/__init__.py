@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from kernelindex.formats.packs import problem_folders
+
 HERE = Path(__file__).resolve().parent
 PROBLEMS = HERE.parent / "problems"
 
@@ -16,7 +18,7 @@ PROBLEMS = HERE.parent / "problems"
 def sample_paths() -> list[Path]:
     """Seed bundles first, then every problem pack (OperationSpec, WorkloadCases, WorkloadSuite)."""
     bundles = sorted(HERE.glob("*.json"))
-    packs = sorted(p for p in PROBLEMS.iterdir() if (p / "definition.json").is_file())
+    packs = problem_folders(PROBLEMS)
     return [*bundles, *packs]
 
 

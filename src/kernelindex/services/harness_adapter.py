@@ -16,16 +16,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from kernelindex.harness.formats import FormatError, load_problem, load_solution
-from kernelindex.harness.records import (
-    SOURCE_KIND,
-    SOURCE_NAME,
-    SOURCE_SLUG,
-    evaluation_records,
-    records_for,
-    sources_bundle,
-    workload_suite,
-)
+from kernelindex.formats.errors import FormatError
+from kernelindex.formats.problem import load_problem
+from kernelindex.formats.records import records_for, sources_bundle, workload_suite
+from kernelindex.formats.solution import load_solution
+from kernelindex.harness.records import SOURCE_KIND, SOURCE_NAME, SOURCE_SLUG, evaluation_records
 from kernelindex.harness.scores import CaseScore, suite_score
 from kernelindex.records.canonical import digest
 

@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernelindex.harness.formats import FormatError
-from kernelindex.harness.records import problem_records, trace_links
+from kernelindex.formats.errors import FormatError
+from kernelindex.formats.records import trace_links
 from kernelindex.ingest.catalog import BadLines, ImportReport
 from kernelindex.ingest.paths import import_paths as import_each
 from kernelindex.ingest.paths import kind_of
@@ -48,7 +48,6 @@ def import_paths(
             paths,
             open_file=open_file,
             trace_links=links,
-            problem_records=problem_records,
             bad_lines=bad_lines,
         )
         checking = bad_lines is not None and bad_lines.check
@@ -62,7 +61,6 @@ def import_upstream_paths(store: Store, source: str | None, paths: Iterable[Path
     with store.begin(bulk=True) as conn:
         joined = JoinedStore(conn)
         reports = [
-            (f"upstream:{source or 'auto'}", import_upstream(joined, source, path, check=check, links_for=trace_links))
-            for path in paths
+            (f"upstream:{source or 'auto'}", import_upstream(joined, source, path, check=check)) for path in paths
         ]
         return Imported(reports, [] if check else record_leader_changes(conn))

@@ -20,6 +20,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from kernelindex.formats.packs import definition_name, problem_folders
 from kernelindex.problems import PROBLEMS_DIR
 from kernelindex.records.canonical import canonical_json, digest, sha256_digest
 from kernelindex.records.errors import RecordError
@@ -78,12 +79,11 @@ def hardware_matches(wanted: str, environment: Mapping[str, Any]) -> bool:
 def builtin_problems() -> dict[str, Path]:
     """The problem packs this package ships, by folder name and by definition name."""
     found: dict[str, Path] = {}
-    for folder in sorted(p for p in PROBLEMS_DIR.iterdir() if (p / "definition.json").is_file()):
+    for folder in problem_folders(PROBLEMS_DIR):
         found[folder.name] = folder
-        try:
-            found[json.loads((folder / "definition.json").read_text())["name"]] = folder
-        except (ValueError, KeyError):
-            continue
+        name = definition_name(folder)
+        if name is not None:
+            found[name] = folder
     return found
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
+from kernelindex.formats.packs import problem_folders
 from kernelindex.records.canonical import digest
 from kernelindex.sample import HERE as SAMPLE_DIR
 from kernelindex.sample import PROBLEMS as PROBLEMS_DIR
@@ -81,12 +82,13 @@ def _seed_runs(sample_dir: Path) -> list[SeedRun]:
 
 
 def _packs(problems_dir: Path) -> list[Pack]:
-    from kernelindex.harness.formats import FormatError, load_problem
-    from kernelindex.harness.records import records_for
+    from kernelindex.formats.errors import FormatError
+    from kernelindex.formats.problem import load_problem
+    from kernelindex.formats.records import records_for
     from kernelindex.records.errors import RecordError
 
     packs = []
-    for folder in sorted(p for p in problems_dir.iterdir() if (p / "definition.json").is_file()):
+    for folder in problem_folders(problems_dir):
         try:
             made = records_for(load_problem(folder))
         except (FormatError, RecordError, OSError):  # a broken pack must not take the site down

@@ -59,11 +59,9 @@ def detect(path: Path) -> str:
     )
 
 
-def import_upstream(store, source: str | None, path: Path, *, check: bool = False, links_for=None) -> ImportReport:
+def import_upstream(store, source: str | None, path: Path, *, check: bool = False) -> ImportReport:
     """Read ``path`` as ``source`` (detected when None) and store it (MLPerf's serving results in the
-    serving tables). FlashInfer-Bench folders
-    need ``links_for`` (the harness's ``trace_links``), which the caller passes: ingest does not
-    import the harness."""
+    serving tables)."""
     if not path.exists():
         raise ImportFailed([ImportProblem(str(path), None, None, "no such file or directory")])
     source = source or detect(path)
@@ -73,7 +71,7 @@ def import_upstream(store, source: str | None, path: Path, *, check: bool = Fals
     try:
         if source == "mlperf":
             return store_serving(store, mlperf.read(path), str(path), check=check)
-        records = flashinfer.read(path, links_for=links_for) if source == "flashinfer" else READERS[source](path)
+        records = flashinfer.read(path) if source == "flashinfer" else READERS[source](path)
     except UpstreamError as exc:
         raise ImportFailed([exc.problem]) from None
     return store_records(store, records, str(path), check=check)

@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
-from typing import Any
 
+from kernelindex.formats.errors import FormatError
+from kernelindex.formats.records import trace_links
 from kernelindex.ingest.upstream.common import (
     Provenance,
     Records,
@@ -58,13 +59,9 @@ def _kind(path: Path) -> tuple[str, str] | None:
     return kind, name
 
 
-def read(path: Path, *, retrieved: str | None = None, links_for=None) -> Records:
-    """``links_for(problem_dir, solution_path)`` is the harness's ``trace_links`` (passed in: ingest
-    does not import the harness); it reads the problem and solution and raises an error carrying
-    ``file``, ``line``, ``field`` and ``reason`` when it cannot."""
-    if links_for is None:
-        raise UpstreamError(path, None, None, "FlashInfer-Bench folders need the harness's problem reader")
-
+def read(path: Path, *, retrieved: str | None = None) -> Records:
+    """A FlashInfer-Bench folder: its definitions, solutions and traces (problems and solutions read
+    by `formats.records.trace_links`)."""
     if not path.is_dir():
         raise UpstreamError(path, None, None, "--from flashinfer reads a folder (definitions, solutions, traces)")
     files = sorted(p for p in path.rglob("*") if p.is_file())
@@ -75,7 +72,7 @@ def read(path: Path, *, retrieved: str | None = None, links_for=None) -> Records
             **{**PROVENANCE.__dict__, "retrieved_at": retrieved or retrieved_at(next(iter(definitions.values()), path))}
         )
     )
-    # read (and checked) by links_for
+    # read (and checked) by trace_links
     solutions = {name: (p, None) for p, (k, name) in kinds.items() if k == "solution"}
     with tempfile.TemporaryDirectory() as scratch:
         for trace_file in (p for p, (k, _) in kinds.items() if k == "trace"):
@@ -98,13 +95,11 @@ def read(path: Path, *, retrieved: str | None = None, links_for=None) -> Records
                     raise UpstreamError(trace_file, number, "workload.uuid", "required string is missing")
                 workloads.setdefault(workload["uuid"], workload)
             (problem_dir / "workload.jsonl").write_text("".join(json.dumps(w) + "\n" for w in workloads.values()))
-            _trace_runs(records, trace_file, lines, (problem_dir, definitions[definition]), solutions, links_for)
+            _trace_runs(records, trace_file, lines, (problem_dir, definitions[definition]), solutions)
     return records
 
 
-def _trace_runs(
-    records: Records, trace_file: Path, lines: list, problem: tuple[Path, Path], solutions: dict, links_for
-) -> None:
+def _trace_runs(records: Records, trace_file: Path, lines: list, problem: tuple[Path, Path], solutions: dict) -> None:
     """The runs of one trace file; ``problem``: the scratch problem folder made for it and the
     definition file it was made from (errors in its copies are reported against the originals)."""
     from kernelindex.ingest import traces
@@ -115,11 +110,8 @@ def _trace_runs(
     }
     solution_path = next((solutions[n][0] for n in names if n in solutions), None)
     try:
-        links = links_for(problem_dir, solution_path)
-    except Exception as raised:  # the harness's FormatError: file, line, field, reason
-        if not hasattr(raised, "file"):
-            raise
-        exc: Any = raised  # ingest does not import the harness, so not typed as its FormatError
+        links = trace_links(problem_dir, solution_path)
+    except FormatError as exc:
         if exc.file == str(problem_dir / "definition.json"):  # a byte-for-byte copy: same lines
             raise UpstreamError(definition_file, exc.line, exc.field, exc.reason) from None
         if exc.file == str(problem_dir / "workload.jsonl"):  # made from the trace lines' workloads

@@ -1,0 +1,136 @@
+"""Problem folders upstream's own loaders accept (pydantic's defaults: unknown keys ignored, bool
+scalars, names as given): we read them too, say what we passed over, and still write valid records.
+Each fixture is a small folder of our own reproducing one quirk found in SOL-ExecBench's problems."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kernelindex.formats.errors import FormatError
+from kernelindex.formats.problem import load_problem
+from kernelindex.formats.records import record_names, records_for
+
+REFERENCE = "import torch\n\ndef run(x, scale):\n    return x * scale\n"
+
+
+def _folder(tmp_path: Path, cases: list[dict], **definition) -> Path:
+    doc = {
+        "name": "scale_rows",
+        "op_type": "elementwise",
+        "axes": {"n": {"type": "var"}, "d": {"type": "const", "value": 4}},
+        "inputs": {"x": {"shape": ["n", "d"], "dtype": "float32"}, "scale": {"shape": None, "dtype": "float32"}},
+        "outputs": {"y": {"shape": ["n", "d"], "dtype": "float32"}},
+        "reference": REFERENCE,
+        **definition,
+    }
+    folder = tmp_path / "problem"
+    folder.mkdir()
+    (folder / "definition.json").write_text(json.dumps(doc, indent=2))
+    (folder / "workload.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    return folder
+
+
+def _case(**changes) -> dict:
+    return {"uuid": "case-1", "axes": {"n": 3}, "inputs": {"scale": {"type": "scalar", "value": 2.0}}, **changes}
+
+
+def test_a_misspelt_tolerance_key_is_ignored_with_a_warning(tmp_path):
+    problem = load_problem(_folder(tmp_path, [_case(tolerance={"max_atol": 1e-3, "required_match_ratio": 0.5})]))
+    tolerance = problem.cases[0].tolerance
+    assert tolerance.max_atol == 1e-3 and tolerance.required_matched_ratio == 0.99  # the default stays, as upstream
+    (warning,) = problem.warnings
+    assert "'required_match_ratio'" in warning and "workload.jsonl:1" in warning
+
+
+def test_a_bool_scalar_is_taken_and_recorded_as_an_integer(tmp_path):
+    folder = _folder(
+        tmp_path,
+        [_case(inputs={"scale": {"type": "scalar", "value": True}})],
+        inputs={"x": {"shape": ["n", "d"], "dtype": "float32"}, "scale": {"shape": None, "dtype": "bool"}},
+    )
+    problem = load_problem(folder)
+    assert problem.cases[0].inputs["scale"].value is True
+    case = records_for(problem).cases["case-1"]
+    assert case["spec"]["scalars"]["scale"] == {"dtype": "bool", "value": 1}
+
+
+def test_an_undeclared_axis_and_an_extra_input_are_passed_over(tmp_path):
+    line = _case(
+        axes={"n": 3, "seq_len": 7}, inputs={"scale": {"type": "scalar", "value": 2}, "bias": {"type": "random"}}
+    )
+    problem = load_problem(_folder(tmp_path, [line]))
+    case = problem.cases[0]
+    assert case.axes == {"n": 3} and set(case.inputs) == {"x", "scale"}
+    assert sorted(w.split(": ", 1)[1].split(" ")[1] for w in problem.warnings) == ["'bias'", "'seq_len'"]
+    assert records_for(problem).cases["case-1"]["spec"]["axes"] == {"n": 3, "d": 4}
+
+
+def test_upper_case_names_stay_in_the_problem_and_are_mapped_in_records(tmp_path):
+    folder = _folder(
+        tmp_path,
+        [{"uuid": "case-1", "axes": {"M": 3}, "inputs": {"scale": {"type": "scalar", "value": 2}}}],
+        axes={"M": {"type": "var"}, "m": {"type": "const", "value": 4}},
+        inputs={"A_cumsum": {"shape": ["M", "m"], "dtype": "float32"}, "scale": {"shape": None, "dtype": "float32"}},
+        outputs={"Y": {"shape": ["M", "m"], "dtype": "float32"}},
+        reference="def run(A_cumsum, scale):\n    return A_cumsum * scale\n",
+    )
+    problem = load_problem(folder)
+    assert list(problem.definition.axes) == ["M", "m"] and list(problem.definition.inputs) == ["A_cumsum", "scale"]
+    assert record_names(problem.definition) == {
+        "M": "m_2",
+        "m": "m",
+        "A_cumsum": "a_cumsum",
+        "scale": "scale",
+        "Y": "y",
+    }
+    made = records_for(problem)
+    assert made.operation["spec"]["axes"].keys() == {"m", "m_2"}
+    assert made.operation["spec"]["inputs"][0] == {
+        "name": "a_cumsum",
+        "tensor": {"dtype": "fp32", "shape": ["m_2", "m"]},
+    }
+    assert made.cases["case-1"]["spec"]["tensors"]["a_cumsum"]["shape"] == [3, 4]
+    assert made.suite["spec"]["cases"] == [{"externalId": "case-1", "axes": {"m_2": 3, "m": 4}}]
+
+
+def test_a_custom_scalar_with_a_null_value_is_left_to_the_generator(tmp_path):
+    folder = _folder(
+        tmp_path,
+        [
+            {
+                "uuid": "case-1",
+                "axes": {"n": 3},
+                "inputs": {"x": {"type": "custom"}, "scale": {"type": "custom", "value": None}},
+            }
+        ],
+        custom_inputs_entrypoint="make",
+        reference=REFERENCE + "\ndef make(axes, device):\n    return {}\n",
+    )
+    problem = load_problem(folder)
+    assert problem.cases[0].inputs["scale"].type == "custom" and problem.cases[0].inputs["scale"].value is None
+    assert "scalars" not in records_for(problem).cases["case-1"]["spec"]
+
+
+def test_what_upstream_refuses_we_refuse_too(tmp_path):
+    """A scalar given no value, or a value that is neither a number nor a bool, fails upstream's ScalarInput."""
+    for value in ("2", None, [1]):
+        folder = tmp_path / repr(value)
+        folder.mkdir()
+        with pytest.raises(FormatError) as caught:
+            load_problem(_folder(folder, [_case(inputs={"scale": {"type": "scalar", "value": value}})]))
+        assert caught.value.field == "inputs.scale.value" and caught.value.line == 1
+
+
+def test_flashinfer_bench_dataset_lines_without_a_uuid_get_a_stable_one(tmp_path):
+    workload = {"axes": {"n": 3}, "inputs": {"scale": {"type": "scalar", "value": 2}}}
+    native = {"definition": "scale_rows", "solution": None, "workload": workload, "evaluation": None}
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = load_problem(_folder(tmp_path / "a", [native]))
+    again = load_problem(_folder(tmp_path / "b", [workload]))
+    assert first.cases[0].uuid == again.cases[0].uuid  # the same workload, read either way
+    assert len(first.cases[0].uuid) == 36 and first.cases[0].axes == {"n": 3}
+    assert first.cases[0].raw == workload  # the workload itself travels to the child and into trace lines

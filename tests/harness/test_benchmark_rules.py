@@ -1,0 +1,100 @@
+"""Each benchmark's own correctness rule (chosen by the problem's format), and where ours differs.
+
+The cases are the two disagreements found on upstream problems: an index one off (SOL-ExecBench
+applies its tolerance to integers: it passes; our rule wants integers exact) and a GEMM with 0.78%
+of its elements off (SOL-ExecBench's matched ratio of 0.99 passes it; FlashInfer-Bench wants every
+element within atol or rtol)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import torch
+
+from kernelindex.formats.definition import TensorSpec
+from kernelindex.formats.problem import load_problem
+from kernelindex.formats.workload import Tolerance
+from kernelindex.harness.compare import COMPARATORS, STRICT, flashinfer_bench_check, sol_execbench_check
+
+I64 = TensorSpec("index", ("n",), "int64")
+F32 = TensorSpec("out", ("n",), "float32")
+BOOL = TensorSpec("mask", ("n",), "bool")
+
+
+def test_sol_execbench_applies_its_tolerance_to_integers_and_bools():
+    ref = torch.arange(1000, dtype=torch.int64)
+    out = ref.clone()
+    out[7] += 1  # one index off by one: outside atol + rtol·|ref|, but 99.9% of them match
+    tol = Tolerance()
+    assert sol_execbench_check("index", I64, out, ref, tol).status == "PASSED"
+    assert STRICT.check("index", I64, out, ref, tol).status == "INCORRECT_NUMERICAL"
+    out[:20] = 0  # 2% of the indices wrong by more than the tolerance: below the matched ratio
+    assert sol_execbench_check("index", I64, out, ref, tol).status == "INCORRECT_NUMERICAL"
+    mask = torch.ones(200, dtype=torch.bool)
+    flipped = mask.clone()
+    flipped[0] = False  # 0.5% of a bool output flipped: the 0.99 matched ratio lets it through
+    assert sol_execbench_check("mask", BOOL, flipped, mask, tol).status == "PASSED"
+    assert sol_execbench_check("mask", BOOL, torch.zeros(200, dtype=torch.bool), mask, tol).reason.startswith(
+        "output is all zeros"
+    )
+
+
+def test_flashinfer_bench_needs_every_element_where_sol_execbench_takes_the_ratio():
+    gen = torch.Generator().manual_seed(30)
+    ref = torch.randn(128 * 100, generator=gen) + 3.0
+    out = ref.clone()
+    off = torch.randperm(ref.numel(), generator=gen)[: round(ref.numel() * 0.0078)]
+    out[off] += 0.5  # 0.78% of the elements off by far more than atol and rtol
+    tol = Tolerance()
+    sol = sol_execbench_check("out", F32, out, ref, tol)
+    assert sol.status == "PASSED" and sol.matched_ratio < 0.993
+    fib = flashinfer_bench_check("out", F32, out, ref, tol)
+    assert fib.status == "INCORRECT_NUMERICAL" and f"{len(off)} of {ref.numel()}" in fib.reason
+    # within either bound is enough for FlashInfer-Bench: 0.5% off everywhere is past atol where |ref| > 2, within rtol
+    close = ref * 1.005
+    assert flashinfer_bench_check("out", F32, close, ref, tol).status == "PASSED"
+
+
+def test_non_finite_values_fail_as_each_benchmark_says():
+    ref = torch.tensor([1.0, -math.inf, 2.0])
+    out = ref.clone()
+    tol = Tolerance()
+    assert sol_execbench_check("out", F32, out, ref, tol).status == "INCORRECT_NUMERICAL"  # even matching -inf
+    allowed = Tolerance(allow_negative_inf=True)
+    assert sol_execbench_check("out", F32, out, ref, allowed).status == "PASSED"
+    assert flashinfer_bench_check("out", F32, out, ref, tol).reason == "output has Inf"
+    nan = torch.tensor([1.0, math.nan, 2.0])
+    assert flashinfer_bench_check("out", F32, nan, torch.ones(3), tol).has_nan
+
+
+def test_the_format_picks_the_rule_and_names_it(tmp_path):
+    definition = {
+        "name": "add_one",
+        "op_type": "elementwise",
+        "axes": {"n": {"type": "var"}},
+        "inputs": {"x": {"shape": ["n"], "dtype": "float32"}},
+        "outputs": {"y": {"shape": ["n"], "dtype": "float32"}},
+        "reference": "def run(x):\n    return x + 1\n",
+    }
+    for name, extra, line, expected in [
+        ("sol", {}, {"uuid": "a", "axes": {"n": 4}, "tolerance": {"max_atol": 1e-3}}, "sol_execbench"),
+        ("fib", {"tags": ["status:verified"]}, {"uuid": "a", "axes": {"n": 4}}, "flashinfer_bench"),
+    ]:
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "definition.json").write_text(json.dumps({**definition, **extra}))
+        (folder / "workload.jsonl").write_text(json.dumps(line) + "\n")
+        assert load_problem(folder).format == expected
+    assert {f: row.name for f, row in COMPARATORS.items()} == {
+        "kernelindex": "kernelindex_strict",
+        "sol_execbench": "sol_execbench_error_stats",
+        "flashinfer_bench": "flashinfer_bench_every_element",
+    }
+
+
+def test_our_own_packs_keep_our_exact_rule():
+    from kernelindex.formats.packs import problem_folders
+    from kernelindex.problems import PROBLEMS_DIR
+
+    assert {load_problem(p).format for p in problem_folders(PROBLEMS_DIR)} == {"kernelindex"}
