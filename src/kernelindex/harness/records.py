@@ -369,10 +369,12 @@ def benchmark_protocol(options, harness_name: str, harness_version: str) -> dict
             ),
         },
     }
+    if options.rule:  # an upstream judge (kernelbench_judge): its rule, in the words that judge uses
+        spec["correctness"] = {"reference": options.rule[:500], "comparator": options.rule.split(":", 1)[0]}
     return _envelope(
         "BenchmarkProtocol",
         f"{harness_name}-{harness_version}-{options.timer}-w{options.warmup}-n{options.iterations}-p{options.pair_count}"
-        f"-t{options.batch_target_ms:g}",
+        f"-t{options.batch_target_ms:g}" + (f"-r{options.rounds}-kernelbench" if options.rule else ""),
         spec,
         f"{harness_name} {harness_version} ({options.timer})",
     )

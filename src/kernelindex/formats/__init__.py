@@ -1,0 +1,1 @@
+"""Upstream benchmark documents, read as they are written (pure: no I/O, nothing executed)."""
