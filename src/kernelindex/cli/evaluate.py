@@ -27,8 +27,12 @@ def eval_command(
     keep: bool = typer.Option(False, "--record", help="store the records (evidence: verified) in the store"),
     db: Db = None,
     key: str = typer.Option(None, "--key", help="runner's Ed25519 private key (PEM) to sign the stored runs"),
-    rounds: int = typer.Option(None, min=1, help="correctness rounds with fresh inputs [10; KernelBench: its 5 trials]"),
-    scale: float = typer.Option(1.0, "--scale", help="KernelBench: scale its module-level sizes (0 < s <= 1) for a smoke run"),
+    rounds: int = typer.Option(
+        None, min=1, help="correctness rounds with fresh inputs [10; KernelBench: its 5 trials]"
+    ),
+    scale: float = typer.Option(
+        1.0, "--scale", help="KernelBench: scale its module-level sizes (0 < s <= 1) for a smoke run"
+    ),
     warmup: int = typer.Option(10, min=0, help="warm-up calls"),
     iterations: int = typer.Option(50, min=1, help="timed calls"),
     timeout: float = typer.Option(300.0, min=0.1, help="seconds per case and process"),
@@ -60,7 +64,9 @@ def eval_command(
     rule = ""
     try:
         if scratch is not None:
-            loaded_problem, loaded_solution, rule, rounds = _kernelbench(problem, solution, scratch.name, scale, device, rounds)
+            loaded_problem, loaded_solution, rule, rounds = _kernelbench(
+                problem, solution, scratch.name, scale, device, rounds
+            )
         else:
             loaded_problem, loaded_solution = load_problem(problem), load_solution(solution)
         options = EvalOptions(

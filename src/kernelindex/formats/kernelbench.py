@@ -163,7 +163,9 @@ def parse_problem(text: str, path: str) -> ProblemFile:
         raise KernelBenchError(path, exc.lineno, f"not valid Python: {exc.msg}") from None
     model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None)
     if model is None:
-        raise KernelBenchError(path, None, "defines no class Model (a KernelBench problem holds class Model(nn.Module))")
+        raise KernelBenchError(
+            path, None, "defines no class Model (a KernelBench problem holds class Model(nn.Module))"
+        )
     for function in ("get_inputs", "get_init_inputs"):
         if _function(tree, function) is None:
             raise KernelBenchError(path, None, f"defines no module-level {function}()")
@@ -254,7 +256,9 @@ def baseline_variant(file_name: str) -> str:
     if stem.startswith("baseline_time_torch_compile_"):
         return "torch.compile " + stem.removeprefix("baseline_time_torch_compile_").replace("_", "-")
     raise KernelBenchError(
-        file_name, None, "not a KernelBench baseline file (baseline_time_torch.json or baseline_time_torch_compile_*.json)"
+        file_name,
+        None,
+        "not a KernelBench baseline file (baseline_time_torch.json or baseline_time_torch_compile_*.json)",
     )
 
 

@@ -35,7 +35,7 @@ PROBLEM_COPY = "kernelbench_problem.py"
 SOLUTION_COPY = "model_new.py"
 INPUTS_FUNCTION = "_kernelbench_inputs"
 
-_REFERENCE_TAIL = '''
+_REFERENCE_TAIL = """
 
 # --- added by kernelindex: the harness's entry points over the KernelBench problem above ---
 _kernelbench_model = None
@@ -56,7 +56,7 @@ def run({args}):
         _torch.manual_seed({seed})
         _kernelbench_model = Model(*_init).to({first}.device)
     return _kernelbench_model({args})
-'''
+"""
 
 _ENTRY = '''"""Written by kernelindex: builds ModelNew as KernelBench does (seed 42, init inputs, seed 42)."""
 

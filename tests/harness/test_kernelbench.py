@@ -1,0 +1,89 @@
+"""KernelBench problem files under the full harness: the reference as ModelNew passes, wrong ones fail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from harness_testkit import quick
+
+from kernelindex.harness import kernelbench, kernelbench_judge
+from kernelindex.harness.formats import FormatError
+from kernelindex.harness.records import evaluation_records
+from kernelindex.harness.runner import evaluate
+from kernelindex.harness.verdict import Verdict
+
+KB = Path(__file__).parent / "fixtures" / "kernelbench"
+LEVEL1 = KB / "level1" / "3_Scaled_row_sum.py"
+LEVEL2 = KB / "level2" / "7_Linear_GELU_Scale.py"
+
+
+def reference_as_model_new(problem: Path, folder: Path) -> Path:
+    """The reference copied as ModelNew, as a KernelBench user would first check the harness."""
+    path = folder / "reference_copy.py"
+    path.write_text(problem.read_text().replace("class Model(", "class ModelNew("), encoding="utf-8")
+    return path
+
+
+def run(problem: Path, solution: Path, folder: Path, scale: float = 1.0):
+    prepared = kernelbench.prepare(problem, solution, folder / "prepared", scale=scale, rounds=kernelbench_judge.TRIALS)
+    rule = kernelbench_judge.describe(prepared.precision, kernelbench_judge.TRIALS)
+    suite = evaluate(prepared.problem, prepared.solution, quick(rounds=kernelbench_judge.TRIALS, rule=rule))
+    return prepared, suite
+
+
+def test_level1_reference_as_model_new_passes_and_records_the_rule(tmp_path):
+    prepared, suite = run(LEVEL1, reference_as_model_new(LEVEL1, tmp_path), tmp_path, scale=0.25)
+    assert [c.verdict for c in suite.cases] == [Verdict.PASSED], suite.cases[0].log
+    assert prepared.problem.definition.name == "kernelbench-l1-3-scaled-row-sum"
+    assert prepared.problem.cases[0].axes == {"batch_size": 16, "dim": 1024}
+    protocol = evaluation_records(suite).protocol
+    assert protocol["spec"]["correctness"]["comparator"] == "kernelbench_allclose"
+    assert "atol=0.0001" in protocol["spec"]["correctness"]["reference"]
+    assert "5 correctness trials" in protocol["spec"]["correctness"]["reference"]
+
+
+def test_level2_parameters_agree_through_the_seed_and_wrong_weights_fail(tmp_path):
+    _, fused = run(LEVEL2, KB / "solutions" / "level2_fused.py", tmp_path / "a", scale=0.1)
+    assert fused.cases[0].verdict is Verdict.PASSED, fused.cases[0].log
+    _, wrong = run(LEVEL2, KB / "solutions" / "level2_wrong_weights.py", tmp_path / "b", scale=0.1)
+    assert wrong.cases[0].verdict is Verdict.INCORRECT_NUMERICAL
+    assert "round-0" in wrong.cases[0].log
+
+
+def test_a_scaled_problem_is_another_workload_of_the_same_operation(tmp_path):
+    stand_in = reference_as_model_new(LEVEL2, tmp_path)
+    small = kernelbench.prepare(LEVEL2, stand_in, tmp_path / "s", scale=0.1, check_memory=False)
+    smaller = kernelbench.prepare(LEVEL2, stand_in, tmp_path / "t", scale=0.05, check_memory=False)
+    assert small.problem.definition.raw["inputs"] == smaller.problem.definition.raw["inputs"]
+    assert small.problem.cases[0].uuid != smaller.problem.cases[0].uuid
+    assert small.problem.cases[0].axes["in_features"] == 104 and smaller.problem.cases[0].axes["in_features"] == 48
+
+
+def test_a_problem_too_large_for_the_machine_is_refused_with_what_it_needs(tmp_path):
+    huge = tmp_path / "level1" / "9_Huge_add.py"
+    huge.parent.mkdir()
+    huge.write_text(LEVEL1.read_text().replace("dim = 2048 * 2", "dim = 1 << 40"), encoding="utf-8")
+    with pytest.raises(kernelbench.TooLarge, match=r"needs about .* GiB .* available; try --scale"):
+        kernelbench.prepare(huge, reference_as_model_new(huge, tmp_path), tmp_path / "p")
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("def get_inputs():\n    return []\n", "defines no class Model"),
+        ("class Model:\n    def forward(self, x):\n        return x\n", "no module-level get_inputs"),
+        ("class Model(:\n", "not valid Python"),
+    ],
+)
+def test_files_that_are_not_kernelbench_problems_are_refused_by_name(tmp_path, text, reason):
+    bad = tmp_path / "1_Bad.py"
+    bad.write_text(text, encoding="utf-8")
+    with pytest.raises(FormatError, match=reason) as caught:
+        kernelbench.prepare(bad, KB / "solutions" / "level2_fused.py", tmp_path / "p")
+    assert str(bad) in str(caught.value)
+
+
+def test_a_solution_without_model_new_is_refused(tmp_path):
+    with pytest.raises(FormatError, match="defines no class ModelNew"):
+        kernelbench.prepare(LEVEL1, LEVEL1, tmp_path / "p")
