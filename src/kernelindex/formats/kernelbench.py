@@ -242,10 +242,15 @@ class Baseline:
     device: str
 
     @property
+    def number(self) -> int:
+        number = where_from(self.file)[1]
+        assert number is not None  # parse_baselines takes only files named N_Title.py
+        return number
+
+    @property
     def name(self) -> str:
         """The operation name the problem file itself gets (`ProblemFile.name`)."""
-        _, number, title = where_from(self.file)
-        return problem_name(self.level, number, title)
+        return problem_name(self.level, self.number, where_from(self.file)[2])
 
 
 def baseline_variant(file_name: str) -> str:
