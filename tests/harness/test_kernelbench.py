@@ -6,12 +6,17 @@ from pathlib import Path
 
 import pytest
 from harness_testkit import quick
+from sqlalchemy import select
+from typer.testing import CliRunner
 
+from kernelindex.cli import app
 from kernelindex.harness import kernelbench, kernelbench_judge
 from kernelindex.harness.formats import FormatError
 from kernelindex.harness.records import evaluation_records
 from kernelindex.harness.runner import evaluate
 from kernelindex.harness.verdict import Verdict
+from kernelindex.store import tables as t
+from kernelindex.store.database import open_store
 
 KB = Path(__file__).parent / "fixtures" / "kernelbench"
 LEVEL1 = KB / "level1" / "3_Scaled_row_sum.py"
@@ -87,3 +92,32 @@ def test_files_that_are_not_kernelbench_problems_are_refused_by_name(tmp_path, t
 def test_a_solution_without_model_new_is_refused(tmp_path):
     with pytest.raises(FormatError, match="defines no class ModelNew"):
         kernelbench.prepare(LEVEL1, LEVEL1, tmp_path / "p")
+
+
+def test_a_level_folder_imports_as_packs_and_a_recorded_smoke_run_joins_its_operation(tmp_path):
+    db = str(tmp_path / "kb.db")
+    imported = CliRunner().invoke(app, ["import", str(KB / "level1"), "--db", db])
+    assert imported.exit_code == 0, imported.output
+    again = CliRunner().invoke(app, ["import", str(KB / "level1"), "--db", db])
+    assert "0 rows added" in again.output
+    copy = reference_as_model_new(LEVEL1, tmp_path)
+    quick_flags = ["--iterations", "4", "--pairs", "2", "--warmup", "1"]
+    ran = CliRunner().invoke(
+        app, ["eval", str(LEVEL1), "-s", str(copy), "--scale", "0.25", *quick_flags, "--record", "--db", db]
+    )
+    assert ran.exit_code == 0, ran.output
+    store = open_store(db)
+    try:
+        with store.begin() as conn:
+            ops = {r.slug: r.id for r in conn.execute(select(t.operations.c.slug, t.operations.c.id))}
+            workloads = conn.execute(
+                select(t.workloads.c.operation_id).where(
+                    t.workloads.c.operation_id == ops["kernelbench-l1-3-scaled-row-sum"]
+                )
+            ).all()
+            protocols = [m for (m,) in conn.execute(select(t.protocols.c.manifest))]
+    finally:
+        store.close()
+    assert set(ops) == {"kernelbench-l1-1-square-matmul-small", "kernelbench-l1-3-scaled-row-sum"}
+    assert len(workloads) >= 3  # the pack's case and suite, and the scaled smoke run's case and suite
+    assert protocols[0]["spec"]["correctness"]["comparator"] == "kernelbench_allclose"

@@ -18,8 +18,10 @@ import hashlib
 import json
 import keyword
 import os
+import re
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -183,15 +185,21 @@ def _gib(n: int) -> str:
     return f"{n / (1 << 30):.2f} GiB"
 
 
-def _names(file: ProblemFile, count: int, sizes: set[str]) -> list[str]:
-    names = list(file.forward_args)
-    ok = (
-        len(names) == count
-        and len(set(names)) == count
-        and all(n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_") for n in names)
-        and not set(names) & sizes
-    )
-    return names if ok else [f"input_{i}" for i in range(count)]
+def _identifier(name: str, taken: set[str]) -> str:
+    """A record identifier (lower case, ``[a-z][a-z0-9_]*``) for an upstream name, unique among ``taken``."""
+    base = re.sub(r"[^a-z0-9_]", "_", name.lower()).strip("_") or "x"
+    base = base if base[0].isalpha() and not keyword.iskeyword(base) else f"x_{base}"
+    found, n = base, 2
+    while found in taken:
+        found, n = f"{base}_{n}", n + 1
+    taken.add(found)
+    return found
+
+
+def _names(file: ProblemFile, count: int, taken: set[str]) -> list[str]:
+    """Input names: forward's parameters (as identifiers) when there is one per input, else input_<i>."""
+    names = list(file.forward_args) if len(file.forward_args) == count else [f"input_{i}" for i in range(count)]
+    return [_identifier(n, taken) for n in names]
 
 
 def _shape(tensor: str, shape: list[int], sizes: dict[str, int], extra: dict[str, int]) -> list[str]:
@@ -201,7 +209,7 @@ def _shape(tensor: str, shape: list[int], sizes: dict[str, int], extra: dict[str
         name = next((n for n, v in sizes.items() if v == value), None)
         if name is None:
             name = f"{tensor}_dim{i}"
-            extra[name] = value
+            extra[name] = value  # input and output names are unique identifiers already
         dims.append(name)
     return dims
 
@@ -250,8 +258,9 @@ def prepare(
     problem_dir, solution_dir = folder / "problem", folder / "solution"
     problem_dir.mkdir(parents=True)
     solution_dir.mkdir(parents=True)
-    sizes = file.size_values
-    input_names = _names(file, len(answer["inputs"]), set(sizes))
+    taken: set[str] = set()
+    sizes = {_identifier(n, taken): v for n, v in file.size_values.items()}
+    input_names = _names(file, len(answer["inputs"]), taken)
     output_names = ["output"] if len(answer["outputs"]) == 1 else [f"output_{i}" for i in range(len(answer["outputs"]))]
     extra: dict[str, int] = {}
     inputs = {
@@ -325,3 +334,27 @@ def problem_folder(problem_path: str | Path, folder: str | Path, *, scale: float
     stand_in.write_text(_read(path) + "\n\nModelNew = Model\n", encoding="utf-8")
     prepare(path, stand_in, Path(folder) / "pack", scale=scale, check_memory=False)
     return Path(folder) / "pack" / "problem"
+
+
+def is_problem_folder(path: Path) -> bool:
+    """A folder of KernelBench problem files (``KernelBench/level1``): numbered ``.py`` files, no definition.json."""
+    return path.is_dir() and not (path / "definition.json").exists() and any(path.glob("[0-9]*_*.py"))
+
+
+def folder_records(folder: str | Path) -> list[dict]:
+    """Problem-pack records (OperationSpec, WorkloadCase, WorkloadSuite) of every problem file in a
+    KernelBench level folder, at the sizes the files give."""
+    from kernelindex.harness.records import problem_records
+
+    out: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="kernelindex-kernelbench-") as scratch:
+        for number, path in enumerate(sorted(Path(folder).glob("[0-9]*_*.py"))):
+            out.extend(problem_records(problem_folder(path, Path(scratch) / str(number))))
+    return out
+
+
+def pack_records(path: str | Path) -> list[dict]:
+    """The records of a problem folder, ours or KernelBench's (the reader `kernelindex import` is given)."""
+    from kernelindex.harness.records import problem_records
+
+    return folder_records(path) if is_problem_folder(Path(path)) else problem_records(path)

@@ -21,6 +21,8 @@ def kind_of(path: Path) -> str:
     if path.is_dir():
         if (path / "definition.json").is_file():
             return "problem"
+        if any(path.glob("[0-9]*_*.py")) and not any(path.glob("*.json")):
+            return "problem"  # a KernelBench level folder: the problem reader takes its files
         if any(path.glob("*.json")):
             return "bundles"
         reason = "a directory with neither definition.json nor *.json bundles"

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernelindex.harness.formats import FormatError
-from kernelindex.harness.records import problem_records, trace_links
+from kernelindex.harness.kernelbench import pack_records
+from kernelindex.harness.records import trace_links
 from kernelindex.ingest.catalog import BadLines, ImportReport
 from kernelindex.ingest.paths import import_paths as import_each
 from kernelindex.ingest.paths import kind_of
@@ -48,7 +49,7 @@ def import_paths(
             paths,
             open_file=open_file,
             trace_links=links,
-            problem_records=problem_records,
+            problem_records=pack_records,  # our problem folders and KernelBench level folders
             bad_lines=bad_lines,
         )
         checking = bad_lines is not None and bad_lines.check
