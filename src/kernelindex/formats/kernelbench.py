@@ -82,7 +82,7 @@ def problem_name(level: int | None, number: int | None, title: str) -> str:
 
 def _constant(node: ast.AST, names: dict[str, int] | None) -> int | float | None:
     """The value of an arithmetic expression over literals (and, given ``names``, earlier sizes)."""
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
         return node.value
     if isinstance(node, ast.Name) and names is not None and node.id in names:
         return names[node.id]
