@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,8 +16,8 @@ if TYPE_CHECKING:  # rich is imported when a bar is shown
 
 
 def eval_command(
-    problem: str = typer.Argument(..., help="problem folder (definition.json + workload.jsonl)"),
-    solution: str = typer.Option(..., "--solution", "-s", help="solution.json"),
+    problem: str = typer.Argument(..., help="problem folder (definition.json + workload.jsonl), or a KernelBench .py"),
+    solution: str = typer.Option(..., "--solution", "-s", help="solution.json, or a KernelBench ModelNew .py"),
     cases: list[str] = typer.Option(
         None, "--cases", help="case uuids (or prefixes) to run: --cases 60b6e5ee 21f99877 (or a,b); all when absent"
     ),
@@ -26,7 +27,12 @@ def eval_command(
     keep: bool = typer.Option(False, "--record", help="store the records (evidence: verified) in the store"),
     db: Db = None,
     key: str = typer.Option(None, "--key", help="runner's Ed25519 private key (PEM) to sign the stored runs"),
-    rounds: int = typer.Option(10, min=1, max=100, help="correctness rounds with fresh inputs"),
+    rounds: int = typer.Option(
+        None, min=1, max=100, help="correctness rounds with fresh inputs [10; KernelBench: its 5 trials]"
+    ),
+    scale: float = typer.Option(
+        1.0, "--scale", help="KernelBench: scale its module-level sizes (0 < s <= 1) for a smoke run"
+    ),
     warmup: int = typer.Option(10, min=0, max=1000, help="warm-up calls"),
     iterations: int = typer.Option(50, min=1, max=10_000, help="timed calls"),
     timeout: float = typer.Option(300.0, min=0.1, max=3600, help="seconds per case and process"),
@@ -57,13 +63,22 @@ def eval_command(
     if sandbox not in ("auto", "required", "off"):
         err.print(f"error: --sandbox must be auto, required or off, not {sandbox!r}", markup=False)
         raise typer.Exit(2)
+    kernelbench = problem.endswith(".py") and Path(problem).is_file()
+    scratch = tempfile.TemporaryDirectory(prefix="kernelindex-kernelbench-") if kernelbench else None
+    rule = ""
     try:
-        loaded_problem, loaded_solution = load_problem(problem), load_solution(solution)
+        if scratch is not None:
+            loaded_problem, loaded_solution, rule, rounds = _kernelbench(
+                problem, solution, scratch.name, scale, device, rounds
+            )
+        else:
+            loaded_problem, loaded_solution = load_problem(problem), load_solution(solution)
         for warning in loaded_problem.warnings:
             err.print(f"warning: {warning}", markup=False)
         options = EvalOptions(
             device=device,
-            rounds=rounds,
+            rounds=rounds or 10,
+            rule=rule,
             warmup=warmup,
             iterations=iterations,
             timeout_s=timeout,
@@ -80,7 +95,7 @@ def eval_command(
             raise FormatError(output, None, "--output", "is a folder, or its folder does not exist")
         private_key = load_private_key(key) if keep and key else None
         store = open_store_or_fail(db, create=True) if keep else None
-    except (FormatError, KeyError) as exc:
+    except (FormatError, KeyError, ValueError) as exc:  # ValueError: a KernelBench problem too large, a bad --scale
         err.print(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}", markup=False)
         raise typer.Exit(1) from None
     if device.startswith("cuda"):
@@ -98,6 +113,9 @@ def eval_command(
     except RuntimeError as exc:  # sandbox "required" and none can be made
         err.print(f"error: {exc}", markup=False)
         raise typer.Exit(1) from None
+    finally:
+        if scratch is not None:
+            scratch.cleanup()
     if not suite.sandboxed:
         err.print(
             f"warning: no sandbox ({suite.sandbox_note}): these runs are reproducible, not verified", markup=False
@@ -111,6 +129,17 @@ def eval_command(
     if stored:
         out_console().print(stored, markup=False)
     raise typer.Exit(0 if all(r.passed for r in suite.cases) else 1)
+
+
+def _kernelbench(problem: str, solution: str, folder: str, scale: float, device: str, rounds: int | None):
+    """A KernelBench problem file and ModelNew file as a problem and solution the runner takes (written
+    into ``folder``), the judge's rule for the protocol and its number of correctness trials."""
+    from kernelindex.harness import kernelbench, kernelbench_judge
+
+    rounds = rounds or kernelbench_judge.TRIALS
+    prepared = kernelbench.prepare(problem, solution, folder, scale=scale, device=device, rounds=rounds)
+    rule = kernelbench_judge.describe(prepared.precision, rounds)
+    return prepared.problem, prepared.solution, rule, rounds
 
 
 def record_suite(store, suite, private_key=None) -> str:

@@ -35,7 +35,10 @@ def import_command(
     ] = None,
     source: Annotated[
         str | None,
-        typer.Option("--from", help="read upstream's own format: sol-api, flashinfer, gpumode, liger, mlperf, or auto"),
+        typer.Option(
+            "--from",
+            help="read upstream's own format: sol-api, flashinfer, gpumode, liger, kernelbench, mlperf, or auto",
+        ),
     ] = None,
     skip_invalid: Annotated[
         bool,

@@ -1,4 +1,4 @@
-"""Upstream benchmark documents (SOL-ExecBench, FlashInfer-Bench): their models, readers and the
+"""Upstream benchmark documents (SOL-ExecBench, FlashInfer-Bench, KernelBench): their models, readers and the
 KernelIndex records built from them.
 
 Pure, beside `records/`: parsing, and reading the files being parsed, but no store, network or

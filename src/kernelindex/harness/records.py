@@ -76,10 +76,13 @@ def benchmark_protocol(options, harness_name: str, harness_version: str, compara
             ),
         },
     }
+    if options.rule:  # KernelBench's judge (harness/kernelbench_judge.py): its rule, in the words that judge uses
+        comparator = options.rule.split(":", 1)[0]
+        spec["correctness"] = {"reference": options.rule[:500], "comparator": comparator}
     return envelope(
         "BenchmarkProtocol",
         f"{harness_name}-{harness_version}-{options.timer}-w{options.warmup}-n{options.iterations}-p{options.pair_count}"
-        f"-t{options.batch_target_ms:g}-{comparator}",
+        f"-t{options.batch_target_ms:g}-{comparator}" + (f"-r{options.rounds}" if options.rule else ""),
         spec,
         f"{harness_name} {harness_version} ({options.timer})",
     )

@@ -84,6 +84,9 @@ class EvalOptions:
     #                        required: refuse to run without it; off: never (reproducible)
     cases: list[str] | None = None  # uuids (or prefixes) to run; all when None
     batch_target_ms: float = BATCH_TARGET_MS  # a timed batch should take at least this long by the parent's clock
+    rule: str = (
+        ""  # an upstream judge's rule these cases' tolerances carry (kernelbench_judge.describe), for the protocol
+    )
 
     @property
     def timer(self) -> str:

@@ -22,6 +22,8 @@ def kind_of(path: Path) -> str:
     if path.is_dir():
         if is_problem_folder(path):
             return "problem"
+        if any(path.glob("[0-9]*_*.py")) and not any(path.glob("*.json")):
+            return "kernelbench"  # a KernelBench level folder: services make its records (harness work)
         if any(path.glob("*.json")):
             return "bundles"
         reason = "a directory with neither definition.json nor *.json bundles"
@@ -73,6 +75,11 @@ def import_paths(
             from kernelindex.ingest.evaluations import import_problem_folder
 
             report = import_problem_folder(store, path)
+        elif kind == "kernelbench":
+            from kernelindex.ingest.problems import ImportFailed, ImportProblem
+
+            why = "a KernelBench level folder: `kernelindex import` makes its records (services.imports)"
+            raise ImportFailed([ImportProblem(str(path), None, None, why)])
         else:
             from kernelindex.ingest.traces import import_traces  # trace lines, kept by the harness helper
 

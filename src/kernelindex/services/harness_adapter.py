@@ -107,7 +107,7 @@ def evaluation_options(protocol: Mapping[str, Any], device: str, cases: list[str
     from kernelindex.harness.runner import EvalOptions
 
     memory = protocol.get("memory_mb")
-    return EvalOptions(
+    options = EvalOptions(
         device=device,
         rounds=int(protocol["rounds"]),
         warmup=int(protocol["warmup"]),
@@ -115,8 +115,8 @@ def evaluation_options(protocol: Mapping[str, Any], device: str, cases: list[str
         timeout_s=float(protocol["timeout_s"]),
         cases=cases,
         sandbox=str(protocol.get("sandbox", "required")),
-        **({"memory_limit_mb": int(memory)} if memory else {}),
     )
+    return replace(options, memory_limit_mb=int(memory)) if memory else options
 
 
 def pick_cases(cases: list[str], wanted: list[str]) -> list[str]:

@@ -8,7 +8,9 @@ from pathlib import Path
 
 from kernelindex.formats.errors import FormatError
 from kernelindex.formats.records import trace_links
+from kernelindex.harness.kernelbench import folder_records as kernelbench_records
 from kernelindex.ingest.catalog import BadLines, ImportReport
+from kernelindex.ingest.evaluations import store_problem_records
 from kernelindex.ingest.paths import import_paths as import_each
 from kernelindex.ingest.paths import kind_of
 from kernelindex.ingest.problems import ImportFailed, ImportProblem
@@ -40,12 +42,18 @@ def import_paths(
         kind_of(path)  # refuse a bad path before anything is read
     try:
         links = trace_links(trace_problem, trace_solution) if trace_problem else None
+        # a KernelBench level folder's shapes come from running each file's Model on the meta device in
+        # a child process (the harness's work), so its records are made before the transaction opens
+        levels = {path: kernelbench_records(path) for path in paths if kind_of(path) == "kernelbench"}
     except FormatError as exc:
         raise ImportFailed([ImportProblem(exc.file, exc.line, exc.field, exc.reason)]) from None
+    except ValueError as exc:
+        raise ImportFailed([ImportProblem(str(path), None, None, str(exc))]) from None
     with store.begin(bulk=True) as conn:
-        reports = import_each(
+        reports = [("kernelbench", store_problem_records(conn, records, str(p))) for p, records in levels.items()]
+        reports += import_each(
             JoinedStore(conn),
-            paths,
+            [path for path in paths if path not in levels],
             open_file=open_file,
             trace_links=links,
             bad_lines=bad_lines,

@@ -11,12 +11,18 @@ from pathlib import Path
 
 from kernelindex.ingest.catalog import ImportReport
 from kernelindex.ingest.problems import ImportFailed, ImportProblem
-from kernelindex.ingest.upstream import flashinfer, gpumode, liger, mlperf, sol_api
+from kernelindex.ingest.upstream import flashinfer, gpumode, kernelbench, liger, mlperf, sol_api
 from kernelindex.ingest.upstream.common import UpstreamError, store_records
 from kernelindex.ingest.upstream.serving_store import store_serving
 from kernelindex.ingest.whole_files import read_whole
 
-READERS = {"sol-api": sol_api.read, "flashinfer": flashinfer.read, "gpumode": gpumode.read, "liger": liger.read}
+READERS = {
+    "sol-api": sol_api.read,
+    "flashinfer": flashinfer.read,
+    "gpumode": gpumode.read,
+    "liger": liger.read,
+    "kernelbench": kernelbench.read,
+}
 SOURCES = (*READERS, "mlperf")
 
 
@@ -38,6 +44,8 @@ def detect(path: Path) -> str:
         head = _head(path).split("\n", 1)[0]
         if head.startswith("kernel_name,"):
             return "liger"
+    if path.name.startswith("baseline_time_torch") or (path.is_dir() and any(path.rglob("baseline_time_torch*.json"))):
+        return "kernelbench"
     for file in files:
         try:
             head = _head(file)

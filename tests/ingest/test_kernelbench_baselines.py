@@ -1,0 +1,74 @@
+"""KernelBench's published baselines: reported runs with their machine, variant and statistic, idempotent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+
+from kernelindex.ingest.problems import ImportFailed
+from kernelindex.ingest.upstream import dispatch
+from kernelindex.store import tables as t
+from kernelindex.web.app import create_app
+
+FIXTURES = Path(__file__).parent / "fixtures" / "kernelbench"
+EAGER = FIXTURES / "TestBox_A100" / "baseline_time_torch.json"
+
+
+def test_baselines_import_as_reported_runs_with_provenance_and_idempotently(store):
+    assert dispatch.detect(FIXTURES) == dispatch.detect(EAGER) == "kernelbench"
+    report = dispatch.import_upstream(store, "kernelbench", FIXTURES)
+    assert report.added["runs"] == 4
+    with store.begin() as conn:
+        bundles = [m for (m,) in conn.execute(select(t.runs.c.manifest))]
+    by_title = {b["run"]["metadata"]["title"]: b for b in bundles}
+    eager = by_title["3_Scaled_row_sum.py · torch · TestBox_A100"]["run"]["spec"]
+    compiled = by_title["3_Scaled_row_sum.py · torch.compile inductor-default · TestBox_A100"]["run"]["spec"]
+    assert eager["measurements"][0] == {"metric": "latency", "statistic": "mean", "unit": "ms", "value": 0.0412}
+    assert {m["statistic"] for m in eager["measurements"]} == {"mean", "std", "min", "max"}
+    assert eager["sourceNative"]["source"] == "kernelbench" and eager["sourceNative"]["metrics"]["num_trials"] == 100
+    assert eager["implementationDigest"] != compiled["implementationDigest"]
+    assert eager["workloadDigest"] == compiled["workloadDigest"]
+    assert sum(dispatch.import_upstream(store, "kernelbench", FIXTURES).added.values()) == 0
+
+
+def test_baselines_show_on_their_operation_page(store):
+    dispatch.import_upstream(store, "kernelbench", EAGER)
+    with TestClient(create_app(store=store), raise_server_exceptions=False) as client:
+        page = client.get("/operations/kernelbench-l1-3-scaled-row-sum-baseline")
+        other = client.get("/operations/kernelbench-l2-7-linear-gelu-scale-baseline")
+    assert page.status_code == 200 and other.status_code == 200
+    assert "NVIDIA A100" in page.text and "41.2" in page.text
+    assert "87.1" in other.text and "41.2" not in other.text
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (lambda d: d["level1"]["3_Scaled_row_sum.py"].update(mean="fast"), "mean must be a finite number"),
+        (lambda d: d["level1"]["3_Scaled_row_sum.py"].update(min=1.0), "not between min and max"),
+        (lambda d: d.update(levelX={}), "is not a level"),
+        (lambda d: d["level1"]["3_Scaled_row_sum.py"].pop("hardware"), "hardware must be a non-empty string"),
+    ],
+)
+def test_a_bad_baseline_file_is_refused_by_field_and_stores_nothing(store, tmp_path, change, reason):
+    data = json.loads(EAGER.read_text())
+    change(data)
+    bad = tmp_path / "Box" / "baseline_time_torch.json"
+    bad.parent.mkdir()
+    bad.write_text(json.dumps(data))
+    with pytest.raises(ImportFailed, match=reason) as caught:
+        dispatch.import_upstream(store, "kernelbench", bad)
+    assert str(bad) in str(caught.value)
+    with store.begin() as conn:
+        assert conn.execute(select(t.runs.c.id)).first() is None
+
+
+def test_a_file_not_named_as_a_baseline_is_refused(store, tmp_path):
+    other = tmp_path / "timings.json"
+    other.write_text(EAGER.read_text())
+    with pytest.raises(ImportFailed, match="not a KernelBench baseline file"):
+        dispatch.import_upstream(store, "kernelbench", other)
