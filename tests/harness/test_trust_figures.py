@@ -276,3 +276,37 @@ def run(x, y, z):
     _, result = _run(tmp_path, code)
     assert result.status == "INCORRECT_NUMERICAL", result.log
     assert max(o.max_absolute_error for o in result.outputs) >= 1e29
+
+
+def test_outliers_the_benchmarks_rule_admits_are_never_ranked(tmp_path):
+    """The same fixture read as an upstream (SOL-ExecBench) problem: its matched-ratio rule passes 1e30 in
+    under 1% of the outputs, and that verdict is the benchmark's to give (issue 30), but our rule refuses
+    it, so the case carries the flag that keeps it out of every ranking, and the run says why."""
+    import json
+    import shutil
+
+    from harness_testkit import PROBLEMS
+
+    from kernelindex.formats.problem import load_problem
+    from kernelindex.harness.runner import STRICT_RULE_FLAG
+
+    upstream = tmp_path / "vector_add_upstream"
+    shutil.copytree(PROBLEMS / "vector_add", upstream)
+    definition = json.loads((upstream / "definition.json").read_text())
+    definition.pop("kernelindex_judge", None)
+    (upstream / "definition.json").write_text(json.dumps(definition))
+    stride = RNG.choice([128, 150, 200])  # under 1% of the elements, wherever they fall
+    code = f"""
+import torch
+
+def run(x, y, z):
+    torch.add(x, y, out=z)
+    z.view(-1)[:: {stride}] = 1e30
+"""
+    solution = write_solution(tmp_path / "solution", code)
+    suite = evaluate(load_problem(upstream), solution, quick(cases=[FIRST], timeout_s=90))
+    (result,) = suite.cases
+    assert load_problem(upstream).format != "kernelindex"
+    assert result.passed, result.log  # the benchmark's own verdict: its matched ratio holds
+    assert STRICT_RULE_FLAG in result.flags and not result.ranked
+    assert any("the benchmark's rule passes it" in line for line in result.disagreements)

@@ -66,6 +66,7 @@ STARTUP_S = 60.0  # starting a sandboxed Python with torch, on top of the time l
 BATCH_TARGET_MS = 10.0
 MAX_BATCH = 256  # calls in one timed batch, at most
 MAX_DISAGREEMENTS = 8  # calls a run lists where the two rules disagree
+STRICT_RULE_FLAG = "fails_kernelindex_strict"  # passed by the benchmark's rule, refused by ours: not ranked
 MAX_BATCH_S = 1.0  # and no more calls than keep the slower side's batch this short
 NOISY_RETRIES = 2  # a pair disturbed by other load (see PairTiming.noisy) is run again, at most this often
 TIMED_BYTES = 256 << 20  # arena bytes the timed slots of one side may take beyond the fewest a batch needs
@@ -119,11 +120,14 @@ class CaseResult:
     latency: Summary | None = None
     reference_latency: Summary | None = None
     speedup: Interval | None = None
-    flags: list[str] = field(default_factory=list)  # unstable, below_speed_of_light, implausible_speedup
+    flags: list[str] = field(
+        default_factory=list
+    )  # unstable, below_speed_of_light, implausible_speedup, fails_kernelindex_strict
     score: CaseScore | None = None
     # where our stricter rule (compare.STRICT) judged a checked output otherwise than the benchmark's:
     # the benchmark's verdict stands; these say where and how the two differ
     disagreements: list[str] = field(default_factory=list)
+    strict_refused: bool = False  # some checked call passed the benchmark's rule and failed ours
 
     @property
     def status(self) -> str:
@@ -348,7 +352,7 @@ class _Session:
         verdict, reason = decide(seen)
         result = CaseResult(case, verdict, reason, started, checked_calls=run.checked, pairs=run.pairs)
         result.outputs = [merge(v) for v in run.checks.values()]
-        result.disagreements = run.disagreements
+        result.disagreements, result.strict_refused = run.disagreements, run.strict_refused
         result.solution_output = run.said.text()
         if run.pairs:
             result.reference_samples_ns = [p.reference_ns for p in run.pairs]
@@ -391,6 +395,7 @@ class _CaseRun:
         self.seen = Observations()
         self.checks: dict[str, list[OutputCheck]] = {}
         self.disagreements: list[str] = []
+        self.strict_refused = False
         self.judge = comparator_for(session.problem.format).check
         self.checked: list[str] = []
         self.said = replies.SolutionOutput()
@@ -555,7 +560,10 @@ class _CaseRun:
 
     def _second_opinion(self, tag: str, upstream: OutputCheck, strict: OutputCheck) -> None:
         """Note (at most MAX_DISAGREEMENTS times) a call where our stricter rule and the benchmark's differ."""
-        if (upstream.status == "PASSED") == (strict.status == "PASSED") or len(self.disagreements) >= MAX_DISAGREEMENTS:
+        if (upstream.status == "PASSED") == (strict.status == "PASSED"):
+            return
+        self.strict_refused |= upstream.status == "PASSED"
+        if len(self.disagreements) >= MAX_DISAGREEMENTS:
             return
         passed, failed = (upstream, strict) if upstream.status == "PASSED" else (strict, upstream)
         judges = "the benchmark's rule passes it" if passed is upstream else f"{STRICT.name} passes it"
@@ -658,6 +666,10 @@ def _flags(result: CaseResult) -> list[str]:
             flags.append("below_speed_of_light")
         if score and score.speedup and score.speedup > IMPLAUSIBLE_SPEEDUP:
             flags.append("implausible_speedup")
+    if result.passed and result.strict_refused:
+        # the benchmark's verdict stands (it is what its leaderboard claims), but an output our rule refuses
+        # (a non-finite value, an outlier past the bound) is not ranked: the flag keeps it out of every group
+        flags.append(STRICT_RULE_FLAG)
     return flags
 
 
