@@ -29,3 +29,22 @@ def test_a_slow_reference_is_a_timeout_of_the_evaluation(problem_copy):
     assert result.status == "TIMEOUT" and result.verdict.value == "timeout", result.log
     assert result.log.startswith("reference process") and "time limit" in result.log
     assert [e.phase for e in events][0] == "load" and events[-1].phase == "done" and events[-1].result is result
+
+
+def test_a_reference_that_cannot_run_here_is_blamed_not_the_solution_that_copies_it(problem_copy, tmp_path):
+    """A reference that hard-codes a device this run lacks (or raises for any reason) fails as itself,
+    INVALID_REFERENCE, even when the solution is the same code and would fail the same way first."""
+    from harness_testkit import write_solution
+
+    code = "import torch\n\ndef run(x, y):\n    return (x + y).to('cuda:4095')\n"  # no such device anywhere
+    definition = problem_copy / "definition.json"
+    doc = json.loads(definition.read_text())
+    doc["reference"] = code
+    definition.write_text(json.dumps(doc))
+    copied = write_solution(
+        tmp_path / "copy", code.replace("def run(x, y):\n    return", "def run(x, y, z):\n    z.copy_"), dps=True
+    )
+    suite = evaluate(load_problem(problem_copy), copied, quick(cases=[FIRST], timeout_s=60, device="cpu"))
+    (result,) = suite.cases
+    assert result.status == "INVALID_REFERENCE", (result.status, result.log)
+    assert "reference" in result.log

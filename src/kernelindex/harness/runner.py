@@ -38,7 +38,7 @@ from kernelindex import __version__
 from kernelindex.formats.problem import Problem
 from kernelindex.formats.solution import Solution
 from kernelindex.formats.workload import WorkloadCase
-from kernelindex.harness import replies, sandbox
+from kernelindex.harness import memory, replies, sandbox
 from kernelindex.harness.arena import Arena, Layout
 from kernelindex.harness.compare import STRICT, OutputCheck, comparator_for, merge
 from kernelindex.harness.crosscheck import PairTiming, timing_problem
@@ -278,7 +278,15 @@ class _Session:
         self.baseline = {str(r): _digests(r) for r in self.watched}  # taken once, never again
         self.memory = options.memory_limit_mb << 20
         self.layouts = {c.uuid: self._layout(c) for c in cases}
-        self.reference_arena = Arena(max(layout.total_bytes for layout in self.layouts.values()), options.device)
+        largest = max(layout.total_bytes for layout in self.layouts.values())
+        if not options.device.startswith("cuda"):  # host buffers; a GPU's arenas live in its own memory
+            try:
+                memory.check_fits(self.layouts, largest, memory.available_bytes())
+            except memory.DoesNotFit:
+                _writable(self.base)
+                shutil.rmtree(self.base, ignore_errors=True)
+                raise
+        self.reference_arena = Arena(largest, options.device)
         self.reference: Child | None = None
         self.cpus = _cpus()
 
@@ -628,16 +636,19 @@ class _CaseRun:
         rounds = list(range(opts.rounds))
         self._make_inputs([(r, "round", r) for r in rounds])
         self.report(ProgressEvent(number, total, uuid, "rounds", 0, opts.rounds))
+        # The reference goes first, in the rounds and the warm-up: a reference that cannot run here (an
+        # exception, a device it hard-codes, its memory) fails as itself, before a solution that copies it
+        # could take the blame.
+        self._reference(self._batch_message(rounds, False))
         self._hand_inputs(rounds)
         self._solution(self._batch_message(rounds, False), "correctness rounds")
         self._check_inputs(rounds)
-        self._reference(self._batch_message(rounds, False))
         self._check_outputs([(r, f"round-{r}") for r in rounds])
         self.report(ProgressEvent(number, total, uuid, "warmup", 0, opts.warmup))
         warm = [rounds[i % len(rounds)] for i in range(max(1, opts.warmup))]
+        _, ref_warm = self._reference(self._batch_message(warm, False))
         self._hand_inputs(rounds)
         _, sol_warm = self._solution(self._batch_message(warm, False), "warm-up")
-        _, ref_warm = self._reference(self._batch_message(warm, False))
         size = self._batch_size((sol_warm, ref_warm), len(warm))
         timed = self.timed_slots[:size]
         started, first = time.monotonic(), 0
