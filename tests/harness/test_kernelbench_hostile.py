@@ -100,7 +100,9 @@ def test_uninitialised_output_hoping_for_the_references_result_fails(tmp_path):
 def test_zeroing_the_inputs_is_caught_and_the_reference_never_sees_it(tmp_path):
     case = evaluated(tmp_path, ZERO_INPUTS)
     assert case.verdict is Verdict.SUSPECTED_REWARD_HACK
-    assert "wrote into input 'A'" in case.log and case.latency is None
+    assert (
+        "wrote into input 'a'" in case.log.lower() and case.latency is None
+    )  # the forward's A, as the definition names it
 
 
 def test_work_left_running_after_the_call_returns_fails(tmp_path):
