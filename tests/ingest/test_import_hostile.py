@@ -211,10 +211,10 @@ def test_bundle_whose_protocol_outgrows_a_column_is_refused_alike_on_every_backe
     [
         (
             json.dumps({**TRACE, "solution": "\ud800"}),
-            ":1: invalid JSON: the string '\\ud800' holds a lone UTF-16 surrogate",
+            ":1: malformed JSON: the string '\\ud800' holds a lone UTF-16 surrogate",
         ),
-        (json.dumps(TRACE).replace("0.0123", "1e400"), ":1: invalid JSON: the number 1e400 is out of range"),
-        (json.dumps({**TRACE, "solution": "a\x00b"}), ":1: invalid JSON: the string 'a\\x00b' holds a NUL character"),
+        (json.dumps(TRACE).replace("0.0123", "1e400"), ":1: malformed JSON: the number 1e400 is out of range"),
+        (json.dumps({**TRACE, "solution": "a\x00b"}), ":1: malformed JSON: the string 'a\\x00b' holds a NUL character"),
         (json.dumps(TRACE).replace("0.0123", "1e308"), ":1: evaluation.performance.latency_ms: 1e+308 ms is past any"),
         (
             json.dumps({**TRACE, "evaluation": {**TRACE["evaluation"], "performance": "fast"}}),

@@ -403,7 +403,7 @@ def test_every_snapshot_shows_on_the_site_with_its_last_refresh(fixtures, tmp_pa
     for _, runs, slug in SNAPSHOTS.values():
         assert listed[slug]["runCount"] == runs and listed[slug]["lastRefreshedAt"].endswith("Z")
         page = client.get(f"/sources/{slug}")
-        assert page.status_code == 200 and "Last refreshed" in page.text
+        assert page.status_code == 200 and "Imported here" in page.text and "Data as of" in page.text
         assert listed[slug]["lastRefreshedAt"] in page.text and listed[slug]["name"] in page.text
     store.close()
 

@@ -95,8 +95,28 @@ def test_bad_requests_are_problems(log_client, url, status):
     assert answer.headers["content-type"].startswith("application/problem+json")
 
 
-def test_a_store_write_moves_the_checkpoint_and_old_checkpoints_stay_consistent(log_client):
-    client, store = log_client
+@pytest.fixture
+def private_log_client(tmp_path):
+    """A store of its own (the session's shared one must not gain a retraction other tests would see)."""
+    import random
+    import secrets
+
+    from web_storefill import fill
+
+    from kernelindex.store.database import open_store
+
+    store = open_store(f"sqlite:///{tmp_path / 'log.db'}")
+    fill(store, random.Random(secrets.randbits(32)).randrange(2**32))
+    app = create_app(store=store)
+    app.state.log_signer = CheckpointSigner(new_private_key(), "test.kernelindex/log")
+    with TestClient(app, raise_server_exceptions=False) as c:
+        yield c, store
+    app.state.log_signer.stop()
+    store.close()
+
+
+def test_a_store_write_moves_the_checkpoint_and_old_checkpoints_stay_consistent(private_log_client):
+    client, store = private_log_client
     before = client.get("/api/v1/log/checkpoint").json()
     from kernelindex.store.writer import Writer
 

@@ -147,6 +147,8 @@ class SolutionProcess:
                 spec = importlib.util.spec_from_file_location(
                     f"kisol_{uuid_module.uuid4().hex[:12]}", str(Path(scratch) / request["entry_file"])
                 )
+                if spec is None or spec.loader is None:
+                    raise ImportError(f"cannot load {request['entry_file']!r} as a module")
                 module = importlib.util.module_from_spec(spec)
                 sys.modules[spec.name] = module
                 spec.loader.exec_module(module)

@@ -90,7 +90,10 @@ def make_inputs(
     if any(s.type == "custom" for s in case.inputs.values()):
         if reference is None:
             reference = load_reference(definition)
-        fn = getattr(reference, definition.custom_inputs_entrypoint)
+        entry = definition.custom_inputs_entrypoint
+        if entry is None:
+            raise ValueError("a custom input, but the definition names no custom_inputs_entrypoint")
+        fn = getattr(reference, entry)
         devices = [torch.device(device)] if torch.device(device).type == "cuda" else []
         with torch.random.fork_rng(devices=devices):
             torch.manual_seed(seed_for(case.uuid, purpose, index, "<custom>", nonce))
@@ -98,7 +101,7 @@ def make_inputs(
     result = {}
     for name, spec in definition.inputs.items():
         given = case.inputs[name]
-        shape = definition.shape(spec, axis_values)
+        shape = definition.shape(spec, axis_values) or ()  # a scalar has none
         if given.type == "scalar":
             value = given.value
             if spec.is_scalar:
@@ -114,6 +117,8 @@ def make_inputs(
         elif given.type == "safetensors":
             from safetensors.torch import load_file
 
+            if given.path is None or given.tensor_key is None:
+                raise ValueError(f"safetensors input {name!r} names no path or tensor_key")
             file = Path(given.path) if Path(given.path).is_absolute() else Path(problem_root) / given.path
             result[name] = load_file(str(file), device=str(device))[given.tensor_key]
         else:
