@@ -162,7 +162,9 @@ def test_submissions_over_http(store):
         assert by_name.status_code == 201
         assert post(body).status_code == 201
         assert post(body).status_code == 429  # the key's daily limit of 3
-        assert httpx.get(f"{url}/api/v1/rerun-requests?state=nonsense").status_code == 422
+        assert (
+            httpx.get(f"{url}/api/v1/rerun-requests?state=nonsense").status_code == 400
+        )  # an unknown state word: the one 400 of every bad parameter
         assert httpx.get(f"{url}/api/v1/rerun-requests/unknown").status_code == 404
         lease = httpx.post(f"{url}/api/v1/runner/lease")
         assert lease.status_code == 401  # unsigned runner call
