@@ -5,7 +5,7 @@ alike): `kernelindex eval PACK --solution OURS --cases ...` with a small protoco
 the same interpreter with the tree's `src` first on the path. Prints per tree and pack the median
 wall time, and each tree's ratio against the first (the baseline) measured in the same run.
 
-Run: .venv/bin/python benchmarks/eval_time.py --tree before=../old/src --tree after=src [--rounds 3]
+Run: .venv/bin/python benchmarks/eval_time.py --tree before=../old/src --tree after=src [--rounds 3] [--pack '009 moe_token_scatter_bwd']
 (`git worktree add ../old COMMIT` makes the old tree.)
 """
 
@@ -60,12 +60,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tree", action="append", required=True, help="NAME=PATH of a src folder; first is baseline")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--pack", action="append", choices=sorted(PACKS), help="time only these packs (default: all)")
     args = parser.parse_args()
+    packs = {label: PACKS[label] for label in args.pack or PACKS}
     trees = [(name, Path(path).resolve()) for name, _, path in (t.partition("=") for t in args.tree)]
     times: dict[tuple[str, str], list[float]] = {}
     failed: dict[tuple[str, str], int] = {}
     for round_number in range(args.rounds):
-        for label, (pack, cases, protocol) in PACKS.items():
+        for label, (pack, cases, protocol) in packs.items():
             for name, src in trees:
                 seconds = eval_once(src, pack, cases, protocol)
                 if seconds is None:
@@ -74,7 +76,7 @@ def main() -> None:
                 times.setdefault((name, label), []).append(seconds)
                 print(f"round {round_number + 1}: {name:>8} {label}: {seconds:7.1f} s", flush=True)
     print(f"\nmedian wall time of a passing sandboxed eval over {args.rounds} round(s); ratio against {trees[0][0]}")
-    for label in PACKS:
+    for label in packs:
         done = times.get((trees[0][0], label))
         base = statistics.median(done) if done else None
         for name, _ in trees:
