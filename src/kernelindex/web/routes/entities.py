@@ -35,6 +35,8 @@ api = APIRouter(prefix="/api/v1", tags=["entities"])
 FEED_ENTRIES = 50
 LEDGER_PARAMS = {"since", "operation", "gpu", "source", "kind"}
 MAX_PARAM = 300
+BADGE_PREFIX = "/badges/implementations/"
+BADGE_CACHE = "max-age=300"
 
 
 def render(request: Request, template: str, **context: Any) -> HTMLResponse:
@@ -65,8 +67,18 @@ def _implementation(request: Request, slug: str) -> implementation_views.Impleme
 
 
 def answer_chooser(request: Request, exc: Exception) -> Response:
-    """300 with the candidates: a page on the site, the same model as JSON under /api/."""
+    """300 with the candidates: a page on the site, the same model as JSON under /api/, and under
+    /badges/ an image (an embedded badge shows it) whose ``Link`` header names each candidate's badge."""
     assert isinstance(exc, Chooser)
+    if request.url.path.startswith(BADGE_PREFIX):
+        candidates = exc.choices.candidates
+        links = ", ".join(f'<{BADGE_PREFIX}{c.slug}.svg>; rel="alternate"' for c in candidates)
+        return Response(
+            badges.chooser_badge(len(candidates)),
+            status_code=300,
+            media_type="image/svg+xml",
+            headers={"Link": links, "Cache-Control": BADGE_CACHE},
+        )
     if request.url.path.startswith("/api/"):
         return JSONResponse(exc.choices.model_dump(mode="json", by_alias=True), status_code=300)
     return request.app.state.templates.TemplateResponse(
@@ -206,11 +218,11 @@ def ledger_feed(
     return Response(body, media_type="application/atom+xml; charset=utf-8")
 
 
-@pages.get("/badges/implementations/{slug}.svg")
+@pages.get(BADGE_PREFIX + "{slug}.svg")
 def implementation_badge(request: Request, slug: str):
     view = _implementation(request, slug)
     svg = badges.implementation_badge(view.bestRank, view.bestEvidence)
-    return Response(svg, media_type="image/svg+xml", headers={"Cache-Control": "max-age=300"})
+    return Response(svg, media_type="image/svg+xml", headers={"Cache-Control": BADGE_CACHE})
 
 
 # ---------------------------------------------------------------- JSON twins
