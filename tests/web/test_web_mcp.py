@@ -1,5 +1,6 @@
 """The MCP server driven by the SDK's own client: in process, over streamable HTTP and over stdio;
-over a local store and through the API of a live server, with the same answers."""
+over a local store and through the API of a live server, with the same answers, on SQLite and
+PostgreSQL (the small store of every web test)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from mcp.client.stdio import StdioServerParameters
 from kernelindex.agent.server import build_server
 from kernelindex.client import Client
 from kernelindex.views.reads import LocalReads, RemoteReads
+from kernelindex.web.app import create_app
 from live_kit import serving
 
 READ_TOOLS = {
@@ -46,6 +48,19 @@ READ_TOOLS = {
     "get_manifest_schema",
     "rerun_status",
 }  # each checked by tests/web/test_mcp_tools.py
+
+
+@pytest.fixture(scope="module")
+def live_store(web_filled):
+    """The small store on each backend (conftest's ``web_filled``), as (store, Filled)."""
+    return web_filled
+
+
+@pytest.fixture(scope="module")
+def live_server(live_store):
+    """A live server over that store; yields its base URL."""
+    with serving(create_app(store=live_store[0])) as url:
+        yield url
 
 
 @pytest.fixture
