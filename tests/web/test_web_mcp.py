@@ -168,3 +168,15 @@ def test_log_tools_prove_a_record_locally_and_through_the_api(servers, live_stor
     assert _payload(answered[0])["consistent"] is True
     (_, missing), _ = asyncio.run(_calls(servers[1], [("prove_record", {"digest": "sha256:" + "0" * 64})])), None
     assert missing[0].is_error
+    # a note that does not parse is a failed check; an unknown record is the store's refusal, on both sides
+    broken = [
+        (
+            "check_log_extends",
+            {"note": checkpoint["note"].replace("\n", "\nx", 1), "verifier_key": checkpoint["verifierKey"]},
+        ),
+        ("prove_record", {"digest": "sha256:" + "0" * 64}),
+    ]
+    for server in servers:
+        _, (bad_note, unknown) = asyncio.run(_calls(server, broken))
+        assert bad_note.is_error and "proof failed: the checkpoint's size" in bad_note.content[0].text
+        assert unknown.is_error and "proof failed" not in unknown.content[0].text, unknown.content
