@@ -111,7 +111,12 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--seed", type=int, default=20261202)
-    parser.add_argument("--arenas", type=int, help="also measure the defaults with MALLOC_ARENA_MAX=N (glibc)")
+    parser.add_argument(
+        "--arenas",
+        type=int,
+        help="also measure the defaults with MALLOC_ARENA_MAX=N (glibc); serve sets 2 when it is unset, so the "
+        "other figures have 2: give 8 x cores (glibc's own default) to compare",
+    )
     args = parser.parse_args()
     if args.catalog is None or not args.catalog.exists():
         raise SystemExit("no catalog export: give its path (../shared/data/kernelindex-catalog-*.jsonl.zst)")

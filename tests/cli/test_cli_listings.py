@@ -10,6 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from kernelindex.cli import app
+from kernelindex.client import Client
+from kernelindex.store.database import open_store
+from kernelindex.web.app import create_app
+from live_kit import serving
 
 SAMPLE = Path(__file__).resolve().parents[2] / "src" / "kernelindex" / "sample"
 
@@ -35,6 +39,34 @@ def test_a_shortened_listing_says_how_many_match(db):
     assert len(json.loads(as_json.stdout)) == 1 and "showing 1 of 2" in as_json.stderr
     lines = runs(db, "--limit", "1", "--jsonl")
     assert len(lines.stdout.splitlines()) == 1 and "showing 1 of 2" in lines.stderr
+
+
+@pytest.fixture(scope="module")
+def server(db):
+    store = open_store(db)
+    try:
+        with serving(create_app(store=store)) as url:
+            yield url
+    finally:
+        store.close()
+
+
+def test_a_server_listing_says_how_many_match_on_the_server(db, server, monkeypatch):
+    """The API's pages carry the total, the client reads it, and `runs --server` prints it as the store does."""
+    monkeypatch.delenv("KERNELINDEX_SERVER", raising=False)
+    with Client(server) as client:
+        page = client.runs_page(limit=1)
+        assert len(page.items) == 1 and page.total == 2 and page.next
+        assert client.runs_page(cursor=page.next, limit=1).total == 2  # every page carries it
+        assert client.runs_page(limit=1, source="no-such-source").total == 0
+    for args in (("--limit", "1"), ("--limit", "1", "--json"), ("--limit", "1", "--source", "sol-execbench")):
+        local = runs(db, *args)
+        remote = CliRunner().invoke(app, ["runs", "--server", server, *args])
+        assert remote.exit_code == 0, remote.output
+        assert "showing 1 of 2 matching runs" in remote.stderr and remote.stderr == local.stderr, args
+        assert remote.stdout == local.stdout, args
+    whole = CliRunner().invoke(app, ["runs", "--server", server, "--limit", "2"])
+    assert whole.exit_code == 0 and "2 runs" in whole.stdout and whole.stderr == ""
 
 
 def test_a_whole_listing_adds_no_note(db):

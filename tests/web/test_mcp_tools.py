@@ -29,6 +29,7 @@ from kernelindex.views.reads import LocalReads, RemoteReads
 from kernelindex.web.app import create_app
 from live_kit import serving
 from serving_kit import serving_lines, write_lines
+from store_fixtures import BACKENDS, database_url
 
 PUBLIC = {
     "search_catalog",
@@ -53,14 +54,14 @@ OP = "synthetic-softmax-rows"
 FIXTURES = Path(__file__).resolve().parents[1] / "harness" / "fixtures"
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    """(store path, Filled, serving lines, rerun request id, live server URL)."""
+@pytest.fixture(scope="module", params=BACKENDS)
+def world(request, tmp_path_factory):
+    """(store URL, store, Filled, serving lines, rerun request id, live server URL), on SQLite and PostgreSQL."""
     seed = int(os.environ.get("KERNELINDEX_TEST_SEED", random.randrange(2**32)))
     print(f"mcp store seed: {seed} (set KERNELINDEX_TEST_SEED to repeat)")
     folder = tmp_path_factory.mktemp("mcp")
-    db = folder / "mcp.db"
-    store = open_store(str(db))
+    db = database_url(request.param, folder)
+    store = open_store(db)
     filled = fill(store, seed)
     lines = serving_lines(seed)
     import_catalog(store, write_lines(folder / "serving.jsonl.zst", lines))
@@ -219,7 +220,7 @@ def test_every_tool_over_streamable_http_and_stdio(world):
     _check_content(world, _answers(tools, calls, results))
     stdio = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "kernelindex.cli", "mcp", "--db", str(db)],
+        args=["-m", "kernelindex.cli", "mcp", "--db", db],
         env={**os.environ, "KERNELINDEX_PUBLIC_URL": url},
     )
     tools, results = asyncio.run(_session(stdio, calls))

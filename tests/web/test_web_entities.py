@@ -12,7 +12,9 @@ from sqlalchemy import select
 from test_web_api import assert_problem
 from web_storefill import HOSTILE_AUTHOR, HOSTILE_TITLE
 
+from kernelindex.records.refusal import Refusal
 from kernelindex.store.tables import projects
+from kernelindex.views.changes import changes_page
 from kernelindex.views.project import project_view
 
 ATOM = "{http://www.w3.org/2005/Atom}"
@@ -170,6 +172,26 @@ def test_ledger_filters_and_paging(client, filled):
         walked += [i["id"] for i in body["items"]]
         url = body["links"]["next"]
     assert walked == everything
+
+
+@pytest.mark.parametrize(
+    "params, status, slug",
+    [
+        ({"gpu": "nope-9000"}, 404, "not-found"),
+        ({"kind": "bogus"}, 400, "bad-kind"),
+        ({"kind": "k" * 301}, 400, "too-long"),
+        ({"source": "s" * 301}, 400, "too-long"),
+        ({"operation": "no-such-operation"}, 404, "not-found"),
+    ],
+)
+def test_the_api_feed_and_the_tools_read_the_ledger_filters_alike(client, web_filled, params, status, slug):
+    """One reading of the filters (views.changes.ledger_filter): the same refusal, word for word."""
+    body = assert_problem(client.get("/api/v1/records", params=params), status)
+    feed = client.get("/records/feed.xml", params=params)
+    assert feed.status_code == status and body["type"].endswith(slug), body
+    with web_filled[0].read() as conn, pytest.raises(Refusal) as refused:
+        changes_page(conn, "http://testserver", **params)
+    assert refused.value.message == body["detail"]
 
 
 def test_ledger_page_and_feed(client, filled):

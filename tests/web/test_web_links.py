@@ -79,6 +79,32 @@ def test_a_shared_slug_answers_with_its_candidates(export_client):
         assert one.status_code == 200 and one.json()["digest"] == c["digest"] and one.json()["slug"] == c["slug"]
 
 
+def test_badges_of_shared_and_unique_slugs(export_client):
+    """A badge embedded by a bare shared slug is an image too: 300 with each candidate's badge linked."""
+    store, client = export_client
+    rng = random.Random(SEED)
+    with store.engine.connect() as conn:
+        counts = conn.execute(select(t.implementations.c.slug, func.count()).group_by(t.implementations.c.slug)).all()
+    shared = sorted(slug for slug, n in counts if slug and n > 1)
+    unique = sorted(slug for slug, n in counts if slug and n == 1)
+    assert shared and unique
+    for slug in shared:
+        reply = client.get(f"/badges/implementations/{slug}.svg")
+        assert reply.status_code == 300 and reply.headers["content-type"].startswith("image/svg+xml")
+        assert "share this slug" in reply.text
+        badges = re.findall(r'<(/badges/implementations/[^>]+\.svg)>; rel="alternate"', reply.headers["link"])
+        assert len(badges) >= 2 and all(SUFFIXED.search(b.removesuffix(".svg")) for b in badges)
+        for badge in badges:
+            one = client.get(badge)
+            assert one.status_code == 200 and one.headers["content-type"].startswith("image/svg+xml")
+            assert "kernelindex: " in one.text and "share this slug" not in one.text
+    for slug in rng.sample(unique, min(20, len(unique))):
+        reply = client.get(f"/badges/implementations/{slug}.svg")
+        assert reply.status_code == 200 and reply.headers["content-type"].startswith("image/svg+xml")
+        page = client.get(f"/implementations/{slug}")
+        assert page.status_code == 200 and f'src="/badges/implementations/{slug}.svg"' in page.text
+
+
 def test_every_emitted_link_resolves(export_client):
     store, client = export_client
     rng = random.Random(SEED)

@@ -1,5 +1,6 @@
 """The MCP server driven by the SDK's own client: in process, over streamable HTTP and over stdio;
-over a local store and through the API of a live server, with the same answers."""
+over a local store and through the API of a live server, with the same answers, on SQLite and
+PostgreSQL (the small store of every web test)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from mcp.client.stdio import StdioServerParameters
 from kernelindex.agent.server import build_server
 from kernelindex.client import Client
 from kernelindex.views.reads import LocalReads, RemoteReads
+from kernelindex.web.app import create_app
 from live_kit import serving
 
 READ_TOOLS = {
@@ -46,6 +48,19 @@ READ_TOOLS = {
     "get_manifest_schema",
     "rerun_status",
 }  # each checked by tests/web/test_mcp_tools.py
+
+
+@pytest.fixture(scope="module")
+def live_store(web_filled):
+    """The small store on each backend (conftest's ``web_filled``), as (store, Filled)."""
+    return web_filled
+
+
+@pytest.fixture(scope="module")
+def live_server(live_store):
+    """A live server over that store; yields its base URL."""
+    with serving(create_app(store=live_store[0])) as url:
+        yield url
 
 
 @pytest.fixture
@@ -153,3 +168,15 @@ def test_log_tools_prove_a_record_locally_and_through_the_api(servers, live_stor
     assert _payload(answered[0])["consistent"] is True
     (_, missing), _ = asyncio.run(_calls(servers[1], [("prove_record", {"digest": "sha256:" + "0" * 64})])), None
     assert missing[0].is_error
+    # a note that does not parse is a failed check; an unknown record is the store's refusal, on both sides
+    broken = [
+        (
+            "check_log_extends",
+            {"note": checkpoint["note"].replace("\n", "\nx", 1), "verifier_key": checkpoint["verifierKey"]},
+        ),
+        ("prove_record", {"digest": "sha256:" + "0" * 64}),
+    ]
+    for server in servers:
+        _, (bad_note, unknown) = asyncio.run(_calls(server, broken))
+        assert bad_note.is_error and "proof failed: the checkpoint's size" in bad_note.content[0].text
+        assert unknown.is_error and "proof failed" not in unknown.content[0].text, unknown.content

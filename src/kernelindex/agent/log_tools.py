@@ -17,6 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from kernelindex.agent.errors import refusals
 from kernelindex.records.checkpoint import CheckpointError
 from kernelindex.views.log_reads import LocalLogReads, LogReads, RemoteLogReads, check_extends, prove
 
@@ -34,14 +35,12 @@ def log_reads_for(reads: Any) -> LogReads:
 
 @contextmanager
 def _refusals() -> Iterator[None]:
-    from kernelindex.records.refusal import Refusal
-
-    try:
-        yield
-    except CheckpointError as exc:
-        raise ToolError(f"proof failed: {exc}") from None
-    except Refusal as exc:  # a view's refusal, or the server's problem (ApiError)
-        raise ToolError(exc.message) from None
+    """The tools' one mapping of refusals (``errors.refusals``), with a failed check said to be one."""
+    with refusals():
+        try:
+            yield
+        except CheckpointError as exc:
+            raise ToolError(f"proof failed: {exc}") from None
 
 
 def add_log_tools(server: MCPServer, reads: LogReads) -> None:

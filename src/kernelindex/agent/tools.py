@@ -263,8 +263,9 @@ def _listing_tools(server: MCPServer, catalog: Catalog) -> None:
 
         def build(conn, url) -> RunListing:
             after = _local_cursor(cursor)
-            items, last = run_listing.list_runs(conn, after, limit, filters)
-            return RunListing(items=items, next=str(last) if last is not None else None, links={"next": None})
+            items, last, total = run_listing.run_page(conn, after, limit, filters)
+            nxt = str(last) if last is not None else None
+            return RunListing(items=items, total=total, next=nxt, links={"next": None})
 
         with refusals():
             return catalog.view(RunListing, build, "/runs", {**filters, "cursor": cursor, "limit": limit})

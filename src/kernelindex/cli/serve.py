@@ -14,6 +14,14 @@ Workers = Annotated[
     int, typer.Option(min=0, max=256, help="worker processes (0: one per CPU core); each has its own cache")
 ]
 Port = Annotated[int, typer.Option(min=1, max=65535, help="port to listen on")]
+PublicUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--public-url",
+        help="the site's public address, which absolute links (sitemap, feeds, llms.txt, citations) carry "
+        "instead of the request's Host header; default $KERNELINDEX_PUBLIC_URL",
+    ),
+]
 PORT_TAKEN = 2  # the exit status when the address is already taken (nothing was started)
 
 
@@ -56,14 +64,21 @@ def serve(
     host: str = typer.Option("127.0.0.1", help="address to listen on"),
     port: Port = 8000,
     workers: Workers = 0,
+    public_url: PublicUrl = None,
 ) -> None:
     """Serve the read-only site and the JSON API (/api/v1/) over the store."""
-    import uvicorn
-
     from kernelindex.store.database import URL_ENV, resolve_url
-    from kernelindex.web.server.workers import APP, FAILED_TO_BOOT, gunicorn_argv
+    from kernelindex.views.reads import PUBLIC_URL_ENV
+    from kernelindex.web.app import checked_public_url
+    from kernelindex.web.server.workers import gunicorn_argv, limit_arenas, uvicorn_argv
 
     check_store_url(db)
+    try:  # the flag, else the variable, checked where the app checks it; the workers read it back
+        public = checked_public_url(public_url, "--public-url")
+    except ValueError as exc:
+        fail(str(exc))
+    if public is not None:
+        os.environ[PUBLIC_URL_ENV] = public
     check_port_free(host, port)
     url = resolve_url(db)
     open_store_or_fail(url).close()  # migrate once here, so no two workers race to do it
@@ -71,20 +86,18 @@ def serve(
     count = workers or default_workers()
     typer.echo(
         f"kernelindex: serving http://{host}:{port}/ (API: /api/v1/, OpenAPI: /api/v1/openapi.json) "
-        f"with {count} worker(s)"
+        f"with {count} worker(s)" + (f"; links name {public}" if public else "")
     )
+    limit_arenas()  # read by the C library as a process starts: so the server is always exec'd below
     if count == 1:
-        server = uvicorn.Server(uvicorn.Config(APP, factory=True, host=host, port=port, log_level="warning"))
-        server.run()
-        if not server.started:
-            raise typer.Exit(FAILED_TO_BOOT)  # as uvicorn.run: it could not start (port taken, app failed)
-        return
-    from kernelindex.web.http.cache import BUDGET_ENV, DEFAULT_BUDGET
-    from kernelindex.web.templating import warm
+        argv = uvicorn_argv(host, port)  # uvicorn exits with gunicorn's FAILED_TO_BOOT when it cannot start
+    else:
+        from kernelindex.web.http.cache import BUDGET_ENV, DEFAULT_BUDGET
+        from kernelindex.web.templating import warm
 
-    warm()  # compiled here, the workers load bytecode: ~5 MiB less each (web/templating.py)
-    os.environ.setdefault(BUDGET_ENV, str(DEFAULT_BUDGET // count))  # one budget for the server
+        warm()  # compiled here, the workers load bytecode: ~5 MiB less each (web/templating.py)
+        os.environ.setdefault(BUDGET_ENV, str(DEFAULT_BUDGET // count))  # one budget for the server
+        # The resident master need not hold the CLI and the store code: become gunicorn (web/server/workers.py).
+        argv = gunicorn_argv(host, port, count)
     sys.stdout.flush()
-    # The resident master need not hold the CLI and the store code: become gunicorn (web/server/workers.py).
-    argv = gunicorn_argv(host, port, count)
     os.execv(argv[0], argv)

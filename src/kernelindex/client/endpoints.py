@@ -40,7 +40,10 @@ def _run_records(view: View) -> RunRecords:
 
 
 def _page(body: Any) -> Page[View]:
-    return Page(items=list(body.get("items") or []), next=body.get("next"))
+    total = body.get("total")
+    return Page(
+        items=list(body.get("items") or []), next=body.get("next"), total=total if isinstance(total, int) else None
+    )
 
 
 class Endpoints:

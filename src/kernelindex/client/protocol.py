@@ -29,10 +29,12 @@ API_KEY_ENV = "KERNELINDEX_API_KEY"
 
 @dataclass(frozen=True)
 class Page(Generic[T]):
-    """One page of a listing and the opaque cursor of the next (None on the last page)."""
+    """One page of a listing, the opaque cursor of the next (None on the last page) and, where the
+    listing counts them, how many items all its pages hold."""
 
     items: list[T]
     next: str | None
+    total: int | None = None
 
 
 @dataclass

@@ -1,8 +1,10 @@
 """The records ledger as a reader outside the site asks for it (the MCP ``list_records`` and
-``list_changes`` tools): the same filters and entries as ``GET /api/v1/records``, paged by offset."""
+``list_changes`` tools): the same filters and entries as ``GET /api/v1/records``, paged by offset.
+:func:`ledger_filter` is the one reading of those filters, for the tools, the page, the API and the feed."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from pydantic import Field
@@ -32,20 +34,17 @@ def since_text(since: str | None) -> str | None:
     return ledger_view.parse_since(since).strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z" if since else None
 
 
-def changes_page(
+def ledger_filter(
     conn: Connection,
-    base_url: str,
     *,
     since: str | None = None,
     operation: str | None = None,
     gpu: str | None = None,
     source: str | None = None,
     kind: str | None = None,
-    offset: int = 0,
-    limit: int = 20,
-) -> ChangesPage:
-    """Ledger entries newest first: new runs, new leaders, corrections, retractions, correction requests."""
-    for name, value in (("since", since), ("operation", operation), ("gpu", gpu), ("source", source)):
+) -> tuple[LedgerFilter, datetime | None]:
+    """The ledger's filters read and checked: what the query selects, and the ``since`` instant (UTC)."""
+    for name, value in (("since", since), ("operation", operation), ("gpu", gpu), ("source", source), ("kind", kind)):
         if value is not None and len(value) > MAX_TEXT:
             raise ViewRefusal(
                 RefusalKind.BAD_REQUEST, "too-long", f"{name} is longer than {MAX_TEXT} characters", parameter=name
@@ -67,9 +66,24 @@ def changes_page(
                 RefusalKind.NOT_FOUND, "not-found", f"no GPU {gpu!r} has runs in this index", resource="GPU"
             )
     floor = since_at.strftime("%Y-%m-%dT%H:%M:%S") if since_at else None
-    rows, more = ledger_view.merged(
-        conn, LedgerFilter(ops, models, source or None, floor), since_at, kind, offset, limit
-    )
+    return LedgerFilter(ops, models, source or None, floor), since_at
+
+
+def changes_page(
+    conn: Connection,
+    base_url: str,
+    *,
+    since: str | None = None,
+    operation: str | None = None,
+    gpu: str | None = None,
+    source: str | None = None,
+    kind: str | None = None,
+    offset: int = 0,
+    limit: int = 20,
+) -> ChangesPage:
+    """Ledger entries newest first: new runs, new leaders, corrections, retractions, correction requests."""
+    wanted, since_at = ledger_filter(conn, since=since, operation=operation, gpu=gpu, source=source, kind=kind)
+    rows, more = ledger_view.merged(conn, wanted, since_at, kind, offset, limit)
     return ChangesPage(
         items=ledger_view.entries(conn, rows, base_url),
         since=since_text(since),

@@ -129,8 +129,8 @@ class RemoteReads:
         return [RunItem.model_validate(r) for r in self.client.iter_runs(max_items=limit, page_size=page, **filters)]
 
     def count_runs(self, filters: dict[str, str]) -> int | None:
-        """Unknown: the API's run listing pages by cursor and gives no total."""
-        return None
+        """The server's count, which every page of its run listing carries (None from a server without it)."""
+        return self.client.runs_page(limit=1, **filters).total
 
     def groups(self, target: str, limit: int | None) -> list[dict[str, Any]]:
         return self.client.rankings(target, limit=limit)["groups"]

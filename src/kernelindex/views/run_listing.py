@@ -51,6 +51,7 @@ class RunItem(ViewModel):
 
 class RunListing(ViewModel):
     items: list[RunItem]
+    total: int = Field(description="how many runs match the filters, on every page together")
     next: str | None = Field(description="opaque cursor of the next page (expires), or null")
     links: NextLink
 
@@ -115,6 +116,15 @@ def list_runs(
 def count_runs(conn: Connection, filters: dict[str, str]) -> int:
     """How many runs match ``filters`` in all: a shortened listing says what part of them it shows."""
     return runs.count_runs(conn, runs.RunFilter(**{_FILTER_FIELDS[k]: v for k, v in filters.items()}, limit=None))
+
+
+def run_page(
+    conn: Connection, after: int | None, limit: int, filters: dict[str, str]
+) -> tuple[list[RunItem], int | None, int]:
+    """One page of the listing (``GET /api/v1/runs``, the MCP tool), where it ended, and the total that
+    every page carries, so a client that reads one page can say "N of M"."""
+    items, last = list_runs(conn, after, limit, filters)
+    return items, last, count_runs(conn, filters)
 
 
 def latest_runs(conn: Connection, n: int = 10) -> list[RunItem]:

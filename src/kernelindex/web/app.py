@@ -46,15 +46,17 @@ def export_cache(store: Store):
     return ExportCache(store, Path(folder) if folder else None)
 
 
-def checked_public_url(configured: str | None) -> str | None:
+def checked_public_url(configured: str | None, named: str = "public_url") -> str | None:
     """The trusted public address (``configured``, else $KERNELINDEX_PUBLIC_URL), checked: an
-    http(s) URL with a host and no query, without its trailing slash. None when unset."""
+    http(s) URL with a host and no query, without its trailing slash. None when unset. ``serve
+    --public-url`` and the app both ask here; an error names ``named`` or the variable it came from."""
     text = configured if configured is not None else os.environ.get(PUBLIC_URL_ENV)
     if not text:
         return None
     parts = urlsplit(text.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
-        raise ValueError(f"{PUBLIC_URL_ENV}: {text!r} is not an http(s) URL of the form https://host[:port][/path]")
+        where = named if configured is not None else PUBLIC_URL_ENV
+        raise ValueError(f"{where}: {text!r} is not an http(s) URL of the form https://host[:port][/path]")
     return text.strip().rstrip("/")
 
 

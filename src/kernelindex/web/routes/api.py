@@ -65,9 +65,9 @@ def list_runs(
         if v
     }
     with connection(request) as conn:
-        items, last = run_listing.list_runs(conn, after, limit, filters)
+        items, last, total = run_listing.run_page(conn, after, limit, filters)
     cursor, url = _next(request, "runs", last)
-    return run_listing.RunListing(items=items, next=cursor, links=NextLink(next=url))
+    return run_listing.RunListing(items=items, total=total, next=cursor, links=NextLink(next=url))
 
 
 @router.get(

@@ -10,8 +10,9 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from kernelindex.store.reads import entities
-from kernelindex.store.reads.ledger import LedgerFilter, hardware_models
-from kernelindex.store.reads.lookup import LookupFailed, resolve_implementation, resolve_operation
+from kernelindex.store.reads.ledger import hardware_models
+from kernelindex.store.reads.lookup import LookupFailed, resolve_implementation
+from kernelindex.views import changes
 from kernelindex.views import gpu as gpu_views
 from kernelindex.views import implementation as implementation_views
 from kernelindex.views import ledger as ledger_view
@@ -27,14 +28,15 @@ from kernelindex.web.http.deps import (
     page_args,
     this_url,
 )
-from kernelindex.web.problems import Problem, check_known_params
+from kernelindex.web.problems import check_known_params
 from kernelindex.web.svg import badges
 
 pages = APIRouter(include_in_schema=False)
 api = APIRouter(prefix="/api/v1", tags=["entities"])
 FEED_ENTRIES = 50
 LEDGER_PARAMS = {"since", "operation", "gpu", "source", "kind"}
-MAX_PARAM = 300
+BADGE_PREFIX = "/badges/implementations/"
+BADGE_CACHE = "max-age=300"
 
 
 def render(request: Request, template: str, **context: Any) -> HTMLResponse:
@@ -65,8 +67,18 @@ def _implementation(request: Request, slug: str) -> implementation_views.Impleme
 
 
 def answer_chooser(request: Request, exc: Exception) -> Response:
-    """300 with the candidates: a page on the site, the same model as JSON under /api/."""
+    """300 with the candidates: a page on the site, the same model as JSON under /api/, and under
+    /badges/ an image (an embedded badge shows it) whose ``Link`` header names each candidate's badge."""
     assert isinstance(exc, Chooser)
+    if request.url.path.startswith(BADGE_PREFIX):
+        candidates = exc.choices.candidates
+        links = ", ".join(f'<{BADGE_PREFIX}{c.slug}.svg>; rel="alternate"' for c in candidates)
+        return Response(
+            badges.chooser_badge(len(candidates)),
+            status_code=300,
+            media_type="image/svg+xml",
+            headers={"Link": links, "Cache-Control": BADGE_CACHE},
+        )
     if request.url.path.startswith("/api/"):
         return JSONResponse(exc.choices.model_dump(mode="json", by_alias=True), status_code=300)
     return request.app.state.templates.TemplateResponse(
@@ -98,37 +110,18 @@ def _gpus(request: Request) -> gpu_views.GpuIndex:
         return gpu_views.gpus_view(conn)
 
 
-def _ledger_filter(conn, since, operation, gpu, source, kind) -> tuple[LedgerFilter, datetime | None]:
-    for name, value in (("since", since), ("operation", operation), ("gpu", gpu), ("source", source), ("kind", kind)):
-        if value is not None and len(value) > MAX_PARAM:
-            raise Problem(400, "too-long", f"{name} is longer than {MAX_PARAM} characters", parameter=name)
-    if kind and kind not in ledger_view.KINDS:
-        raise Problem(400, "bad-kind", f"kind {kind!r} is not one of {', '.join(ledger_view.KINDS)}", parameter="kind")
-    since_at = ledger_view.parse_since(since) if since else None
-    op_digests = None
-    if operation:
-        op_digests = (resolve_operation(conn, operation).semantic_digest,)
-    models = None
-    if gpu:
-        models = tuple(m for m in hardware_models(conn) if entities.gpu_slug(m) == entities.gpu_slug(gpu))
-        if not models:
-            raise not_found("GPU", gpu)
-    floor = since_at.strftime("%Y-%m-%dT%H:%M:%S") if since_at else None
-    return LedgerFilter(op_digests, models, source or None, floor), since_at
-
-
 def _ledger(request: Request, since, operation, gpu, source, kind, cursor, limit) -> ledger_view.LedgerPage:
     listing = "records:" + "|".join(v or "" for v in (since, operation, gpu, source, kind))
     offset, limit = page_args(request, listing, LEDGER_PARAMS, cursor, limit)
     offset = offset or 0
     with connection(request) as conn:
-        f, since_at = _ledger_filter(conn, since, operation, gpu, source, kind)
+        f, since_at = changes.ledger_filter(conn, since=since, operation=operation, gpu=gpu, source=source, kind=kind)
         rows, more = ledger_view.merged(conn, f, since_at, kind, offset, limit)
         items = ledger_view.entries(conn, rows, base_url(request))
     nxt = next_cursor(request, listing, offset + limit if more else None)
     return ledger_view.LedgerPage(
         items=items,
-        since=since_at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z" if since_at else None,
+        since=changes.since_text(since),
         next=nxt,
         links=ledger_view.PageLinks(
             next=this_url(request, cursor=nxt) if nxt else None,
@@ -197,7 +190,7 @@ def ledger_feed(
 ):
     check_known_params(request, {"operation", "gpu", "source", "kind"})
     with connection(request) as conn:
-        f, _ = _ledger_filter(conn, None, operation, gpu, source, kind)
+        f, _ = changes.ledger_filter(conn, operation=operation, gpu=gpu, source=source, kind=kind)
         rows, _ = ledger_view.merged(conn, f, None, kind, 0, FEED_ENTRIES)
         items = ledger_view.entries(conn, rows, base_url(request))
     updated = items[0].at if items else datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -206,11 +199,11 @@ def ledger_feed(
     return Response(body, media_type="application/atom+xml; charset=utf-8")
 
 
-@pages.get("/badges/implementations/{slug}.svg")
+@pages.get(BADGE_PREFIX + "{slug}.svg")
 def implementation_badge(request: Request, slug: str):
     view = _implementation(request, slug)
     svg = badges.implementation_badge(view.bestRank, view.bestEvidence)
-    return Response(svg, media_type="image/svg+xml", headers={"Cache-Control": "max-age=300"})
+    return Response(svg, media_type="image/svg+xml", headers={"Cache-Control": BADGE_CACHE})
 
 
 # ---------------------------------------------------------------- JSON twins

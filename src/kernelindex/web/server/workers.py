@@ -1,4 +1,6 @@
-"""How `kernelindex serve --workers N` runs: gunicorn's pre-fork master with uvicorn's worker class.
+"""How `kernelindex serve --workers N` runs: gunicorn's pre-fork master with uvicorn's worker class
+(one worker: uvicorn alone). Either is exec'd in place of the CLI, with two malloc arenas unless
+$MALLOC_ARENA_MAX says otherwise.
 
 The master binds the socket, forks the workers and starts again any that exits; SIGHUP replaces
 them all, SIGTERM or SIGINT stops them after their requests. It loads neither the app nor the
@@ -14,12 +16,36 @@ worker's own).
 
 from __future__ import annotations
 
+import os
 import sys
 
 APP = "kernelindex.web.app:serving_app"
 MASTER = "kernelindex.web.server.master"
 WORKER_CLASS = "uvicorn_worker.UvicornWorker"
-FAILED_TO_BOOT = 3  # gunicorn's exit status when a worker cannot start
+FAILED_TO_BOOT = 3  # gunicorn's exit status when a worker cannot start (uvicorn's too)
+ARENAS_ENV = "MALLOC_ARENA_MAX"
+# glibc's per-thread arenas (the route thread pool) held most of a worker's growth beyond the caches'
+# budgets: two of them grew 0.58x as much under the same load (benchmarks/RESULTS.md, web_memory.py --arenas).
+ARENAS = "2"
+
+
+def limit_arenas() -> None:
+    """Two malloc arenas for the server processes started from this one, unless the user chose."""
+    os.environ.setdefault(ARENAS_ENV, ARENAS)
+
+
+def uvicorn_argv(host: str, port: int) -> list[str]:
+    """The command line of a one-process server, run in place of the CLI process (``exec``)."""
+    return [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        APP,
+        "--factory",
+        f"--host={host}",
+        f"--port={port}",
+        "--log-level=warning",
+    ]
 
 
 def gunicorn_argv(host: str, port: int, workers: int) -> list[str]:

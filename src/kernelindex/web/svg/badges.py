@@ -28,3 +28,8 @@ def implementation_badge(best_rank: int | None, level: str | None) -> str:
     if best_rank is None:
         return badge_svg("kernelindex", f"unranked · {level or 'no runs'}", GREY)
     return badge_svg("kernelindex", f"#{best_rank} · {level or 'reported'}", COLOURS.get(level or "", GREY))
+
+
+def chooser_badge(count: int) -> str:
+    """What a slug several implementations share shows where a badge of one was embedded."""
+    return badge_svg("kernelindex", f"{count} share this slug · choose one", GREY)
