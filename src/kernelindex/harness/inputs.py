@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import random
 import re
 import types
 from pathlib import Path
@@ -71,6 +72,24 @@ def _random_tensor(torch, spec: TensorSpec, shape: tuple[int, ...], axis_values:
     return values.to(dtype)
 
 
+def _custom_inputs(torch, fn, axes_and_scalars: dict, device: str, seed: int) -> dict:
+    """The definition's generator called as upstream calls it (``fn(axes_and_scalars, torch.device)``,
+    with torch's and Python's ``random`` generators seeded, as SOL-ExecBench's set_seed does), but
+    seeded per call and with both generators' states restored afterwards."""
+    where = torch.device(device)
+    state = random.getstate()
+    try:
+        with torch.random.fork_rng(devices=[where] if where.type == "cuda" else []):
+            torch.manual_seed(seed)
+            random.seed(seed)
+            made = fn(axes_and_scalars, where)
+    finally:
+        random.setstate(state)
+    if not isinstance(made, dict):
+        raise ValueError(f"the custom inputs function returned a {type(made).__name__}, not a dict of name → input")
+    return made
+
+
 def make_inputs(
     definition: Definition,
     case: WorkloadCase,
@@ -93,11 +112,13 @@ def make_inputs(
         entry = definition.custom_inputs_entrypoint
         if entry is None:
             raise ValueError("a custom input, but the definition names no custom_inputs_entrypoint")
-        fn = getattr(reference, entry)
-        devices = [torch.device(device)] if torch.device(device).type == "cuda" else []
-        with torch.random.fork_rng(devices=devices):
-            torch.manual_seed(seed_for(case.uuid, purpose, index, "<custom>", nonce))
-            custom = fn({**axis_values, **scalars}, device)
+        custom = _custom_inputs(
+            torch,
+            getattr(reference, entry),
+            {**axis_values, **scalars},
+            device,
+            seed_for(case.uuid, purpose, index, "<custom>", nonce),
+        )
     result = {}
     for name, spec in definition.inputs.items():
         given = case.inputs[name]
@@ -113,7 +134,8 @@ def make_inputs(
         elif given.type == "custom":
             if name not in custom:
                 raise ValueError(f"custom inputs function {definition.custom_inputs_entrypoint} made no {name!r}")
-            result[name] = custom[name]
+            value = custom[name]
+            result[name] = value.to(device) if isinstance(value, torch.Tensor) else value
         elif given.type == "safetensors":
             from safetensors.torch import load_file
 

@@ -333,7 +333,7 @@ class _Session:
             )
         return self.reference
 
-    def _ask_reference(self, budget: _Budget, message: dict) -> replies.Done | replies.BatchDone:
+    def _ask_reference(self, budget: _Budget, message: dict) -> replies.Done | replies.InputsDone | replies.BatchDone:
         started = time.monotonic()
         assert self.reference is not None
         try:
@@ -409,6 +409,7 @@ class _CaseRun:
         self.said = replies.SolutionOutput()
         self.pairs: list[PairTiming] = []
         self.pristine: dict[int, dict] = {}
+        self.scalars: dict[str, dict] = {}  # by slot: the Python scalars a custom inputs function made there
         self.timed_slots = list(range(session.options.rounds, self.layout.slots))
 
     def observe(self) -> Observations:
@@ -458,7 +459,7 @@ class _CaseRun:
 
     # --- the two sides ---------------------------------------------------------------------
 
-    def _solution(self, message: dict, what: str) -> tuple[replies.Done | replies.BatchDone, int]:
+    def _solution(self, message: dict, what: str) -> tuple[replies.Done | replies.InputsDone | replies.BatchDone, int]:
         """Run one request on the thawed solution, freeze it again; (reply, ns by the parent's clock from
         the request leaving to the reply arriving)."""
         # Starting the process and importing the solution get their own allowance, not the case's budget.
@@ -497,7 +498,7 @@ class _CaseRun:
             self.said.add_notes(reply.notes)
         return reply, elapsed
 
-    def _reference(self, message: dict) -> tuple[replies.Done | replies.BatchDone, int]:
+    def _reference(self, message: dict) -> tuple[replies.Done | replies.InputsDone | replies.BatchDone, int]:
         # the reference's budget is for its calls; making inputs and empty batches are the harness's own
         # work, with an allowance of their own (a hang there still ends at its deadline)
         budget = self.ref_budget if message["op"] == "batch" else _Budget(STARTUP_S + self.s.options.timeout_s)
@@ -514,8 +515,9 @@ class _CaseRun:
         return self._reference(message)[1]
 
     def _make_inputs(self, calls: list[tuple[int, str, int]]) -> None:
-        """The reference makes the inputs in its slots; the parent keeps a pristine copy of each."""
-        self._reference(
+        """The reference makes the inputs in its slots; the parent keeps a pristine copy of each (and the
+        scalars a custom inputs function made, which go to both sides with the batch)."""
+        reply, _ = self._reference(
             {
                 "op": "inputs",
                 "layout": self.layout.to_json(),
@@ -524,6 +526,8 @@ class _CaseRun:
                 "calls": [list(c) for c in calls],
             }
         )
+        assert isinstance(reply, replies.InputsDone)
+        self.scalars.update(reply.scalars)
         for slot, _, _ in calls:
             made = self.layout.tensor_inputs(self.s.reference_arena.tensor, slot)
             self.pristine[slot] = {name: t.clone() for name, t in made.items()}
@@ -537,7 +541,8 @@ class _CaseRun:
             _poison(self.layout, self.arena.tensor, slot, self.s.rng)
 
     def _batch_message(self, slots: list[int], timed: bool) -> dict:
-        return {"op": "batch", "layout": self.layout.to_json(), "slots": slots, "timed": timed}
+        scalars = {str(slot): self.scalars[str(slot)] for slot in slots if str(slot) in self.scalars}
+        return {"op": "batch", "layout": self.layout.to_json(), "slots": slots, "timed": timed, "scalars": scalars}
 
     # --- checks, all on parent memory with the solution frozen -------------------------------
 
