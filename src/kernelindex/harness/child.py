@@ -180,6 +180,7 @@ class ReferenceProcess:
         self.calls = Calls(arena, request["device"], dps=False)
         self.definition = load_definition(request["definition_path"])
         self.problem_root = request["problem_root"]
+        self.files = request.get("blobs") or {}  # each safetensors path's file in the snapshot (blobs.stage)
         try:
             self.module = load_reference(self.definition)
             self.fn = self.module.run
@@ -205,6 +206,7 @@ class ReferenceProcess:
                 self.problem_root,
                 self.module,
                 nonce=request["nonce"],
+                files=self.files,
             )
             for name, view in layout.tensor_inputs(self.calls.arena, slot).items():
                 value = made[name]

@@ -14,12 +14,14 @@ import math
 import random
 import re
 import types
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from kernelindex.formats.definition import Definition, TensorSpec
 from kernelindex.formats.dtypes import DTYPES
 from kernelindex.formats.workload import WorkloadCase
+from kernelindex.harness import blobs
 from kernelindex.harness.dtypes import torch_dtype
 
 _INDEX = re.compile(r"(^|_)(idx|index|indices|ids?|positions?)($|_)")
@@ -99,8 +101,11 @@ def make_inputs(
     problem_root: str | Path,
     reference: types.ModuleType | None = None,
     nonce: str = "",
+    files: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The inputs of one call, in the definition's order (unpredictable without the evaluation's nonce)."""
+    """The inputs of one call, in the definition's order (unpredictable without the evaluation's nonce).
+    ``files`` maps a safetensors input's path to its file under ``problem_root`` (`blobs.stage`); a path
+    it lacks is looked for in the problem folder."""
     import torch
 
     axis_values = definition.resolve_axes(case.axes, f"case {case.uuid}")
@@ -141,8 +146,14 @@ def make_inputs(
 
             if given.path is None or given.tensor_key is None:
                 raise ValueError(f"safetensors input {name!r} names no path or tensor_key")
-            file = Path(given.path) if Path(given.path).is_absolute() else Path(problem_root) / given.path
-            result[name] = load_file(str(file), device=str(device))[given.tensor_key]
+            if files is not None and given.path in files:
+                file = Path(problem_root) / files[given.path]
+            else:
+                file = blobs.locate(given.path, Path(problem_root), None, case.uuid, name)
+            tensors = load_file(str(file), device=str(device))
+            if given.tensor_key not in tensors:
+                raise ValueError(f"safetensors input {name!r}: {given.path!r} holds no tensor {given.tensor_key!r}")
+            result[name] = tensors[given.tensor_key]
         else:
             result[name] = _random_tensor(
                 torch, spec, shape, axis_values, device, seed_for(case.uuid, purpose, index, name, nonce)

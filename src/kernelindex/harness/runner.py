@@ -38,7 +38,7 @@ from kernelindex import __version__
 from kernelindex.formats.problem import Problem
 from kernelindex.formats.solution import Solution
 from kernelindex.formats.workload import WorkloadCase
-from kernelindex.harness import memory, replies, sandbox
+from kernelindex.harness import blobs, memory, replies, sandbox
 from kernelindex.harness.arena import Arena, Layout
 from kernelindex.harness.compare import STRICT, OutputCheck, comparator_for, merge
 from kernelindex.harness.crosscheck import PairTiming, timing_problem
@@ -88,6 +88,7 @@ class EvalOptions:
     rule: str = (
         ""  # an upstream judge's rule these cases' tolerances carry (kernelbench_judge.describe), for the protocol
     )
+    blob_root: str | None = None  # where safetensors inputs' paths start (blobs.blob_root: else KERNELINDEX_BLOB_ROOT)
 
     @property
     def timer(self) -> str:
@@ -270,9 +271,11 @@ class _Session:
         self.sandboxed, self.sandbox_note = usable, why
         self.nonce = secrets.token_hex(16)
         self.rng = random.SystemRandom()
+        found = blobs.locate_all(cases, problem.root, blobs.blob_root(options.blob_root))  # refused before anything
         self.base = Path(tempfile.mkdtemp(prefix="kernelindex-eval-"))
         self.snapshot = self.base / "problem"
         shutil.copytree(problem.root, self.snapshot)
+        self.files = blobs.stage(found, problem.root, self.snapshot)
         _read_only(self.snapshot)
         self.watched = [problem.root.resolve(), self.snapshot, PACKAGE_DIR]
         self.baseline = {str(r): _digests(r) for r in self.watched}  # taken once, never again
@@ -329,7 +332,13 @@ class _Session:
                 budget, {"op": "open", "arena": self.reference_arena.handle(), "device": self.options.device}
             )
             self._ask_reference(
-                budget, {"op": "load", "definition_path": f"{root}/definition.json", "problem_root": root}
+                budget,
+                {
+                    "op": "load",
+                    "definition_path": f"{root}/definition.json",
+                    "problem_root": root,
+                    "blobs": self.files,
+                },
             )
         return self.reference
 

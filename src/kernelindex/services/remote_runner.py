@@ -139,14 +139,16 @@ def post(runner: Runner, job: dict[str, Any], suite, timings: dict[str, float]) 
 @dataclass(frozen=True)
 class RunnerLimits:
     """What the runner's operator decides for every job, whatever the server asks: the sandbox mode, each
-    worker's memory cap (MiB; None: the harness's default) and the cases to keep to (None: the job's)."""
+    worker's memory cap (MiB; None: the harness's default), the cases to keep to (None: the job's) and the
+    blob root safetensors inputs are read under (None: the worker's KERNELINDEX_BLOB_ROOT, if any)."""
 
     sandbox: str = "required"
     memory_mb: int | None = None
     cases: list[str] | None = None
+    blob_root: str | None = None
 
     def protocol(self, job: Mapping[str, Any]) -> dict[str, Any]:
-        return {**job["protocol"], "sandbox": self.sandbox, "memory_mb": self.memory_mb}
+        return {**job["protocol"], "sandbox": self.sandbox, "memory_mb": self.memory_mb, "blob_root": self.blob_root}
 
     def cases_of(self, job: Mapping[str, Any]) -> list[str] | None:
         return harness.narrowed_cases(job["protocol"].get("cases"), self.cases)
