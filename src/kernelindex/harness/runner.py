@@ -260,6 +260,18 @@ def _same_bits(a, b) -> bool:
     return bool(torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8)))
 
 
+def case_layouts(problem: Problem, options: EvalOptions, cases: list[WorkloadCase]) -> dict[str, Layout]:
+    """Each case's slots: the checked rounds, then as many timed slots as a batch may use: the fewest a
+    batch needs, more (up to MAX_BATCH) while they fit in TIMED_BYTES. Unused slots cost nothing: an
+    arena's pages are only allocated once written."""
+    layouts = {}
+    for case in cases:
+        one = Layout.build(problem.definition, case, 1).slot_bytes
+        timed = max(options.batch, min(MAX_BATCH, TIMED_BYTES // one))
+        layouts[case.uuid] = Layout.build(problem.definition, case, options.rounds + timed)
+    return layouts
+
+
 class _Session:
     def __init__(self, problem: Problem, solution: Solution, options: EvalOptions, cases: list[WorkloadCase]):
         self.problem, self.solution, self.options = problem, solution, options
@@ -280,7 +292,7 @@ class _Session:
         self.watched = [problem.root.resolve(), self.snapshot, PACKAGE_DIR]
         self.baseline = {str(r): _digests(r) for r in self.watched}  # taken once, never again
         self.memory = options.memory_limit_mb << 20
-        self.layouts = {c.uuid: self._layout(c) for c in cases}
+        self.layouts = case_layouts(problem, options, cases)
         largest = max(layout.total_bytes for layout in self.layouts.values())
         if not options.device.startswith("cuda"):  # host buffers; a GPU's arenas live in its own memory
             try:
@@ -292,14 +304,6 @@ class _Session:
         self.reference_arena = Arena(largest, options.device)
         self.reference: Child | None = None
         self.cpus = _cpus()
-
-    def _layout(self, case: WorkloadCase) -> Layout:
-        """Slots for the checked rounds, then as many timed slots as a batch may use: the fewest a batch
-        needs, more (up to MAX_BATCH) while they fit in TIMED_BYTES. Unused slots cost nothing: an
-        arena's pages are only allocated once written."""
-        one = Layout.build(self.problem.definition, case, 1).slot_bytes
-        timed = max(self.options.batch, min(MAX_BATCH, TIMED_BYTES // one))
-        return Layout.build(self.problem.definition, case, self.options.rounds + timed)
 
     def tampered(self) -> list[str]:
         changes = []

@@ -121,6 +121,22 @@ def evaluation_options(protocol: Mapping[str, Any], device: str, cases: list[str
     return replace(options, memory_limit_mb=int(memory)) if memory else options
 
 
+def planned_task_bytes(
+    files: Mapping[str, str], protocol: Mapping[str, Any], device: str, cases: list[str] | None = None
+) -> int:
+    """Host memory an evaluation of these cases of this problem needs under this protocol, by the harness's
+    own plan (harness/memory.task_bytes): what a Ray task asks its scheduler for, so tasks that would
+    over-commit a node wait instead of meeting the OOM killer."""
+    from kernelindex.harness import memory
+    from kernelindex.harness.runner import case_layouts
+
+    with tempfile.TemporaryDirectory(prefix="kernelindex-problem-") as tmp:
+        problem = load_problem(write_problem(files, Path(tmp) / "problem"))
+    options = evaluation_options(protocol, device, cases)
+    chosen = [problem.case(uuid) for uuid in cases] if cases else problem.cases
+    return memory.task_bytes(case_layouts(problem, options, chosen), device)
+
+
 def pick_cases(cases: list[str], wanted: list[str]) -> list[str]:
     """The problem's case uuids that ``wanted`` names (whole uuids or unique prefixes, as ``eval --cases``
     takes them), in the order given; ValueError naming the first that names none or several."""

@@ -184,9 +184,9 @@ def run_on_ray(runner: Runner, hardware: str, jobs: int, limits: RunnerLimits | 
     import ray
     from ray.exceptions import RayError
 
-    from kernelindex.services.campaign import task_for
+    from kernelindex.services.campaign import device_for, no_node_holds, task_for
 
-    task, device = task_for(hardware)
+    device = device_for(hardware)
     running: dict[Any, tuple[dict[str, Any], float]] = {}
     outcomes: list[Outcome] = []
     for _ in range(jobs):
@@ -196,8 +196,13 @@ def run_on_ray(runner: Runner, hardware: str, jobs: int, limits: RunnerLimits | 
         try:
             files, document = job_inputs(runner, job)
             cases = limits.cases_of(job)
-        except (ApiError, ValueError) as exc:
-            outcomes.append(give_back(runner, job, str(exc)))
+            need = harness.planned_task_bytes(files, limits.protocol(job), device, cases)
+            refused = no_node_holds(need)
+            if refused:
+                raise ValueError(refused)
+            task = task_for(hardware, need)
+        except (ApiError, ValueError, KeyError) as exc:  # a problem that does not load, a case it lacks
+            outcomes.append(give_back(runner, job, str(exc.args[0]) if isinstance(exc, KeyError) else str(exc)))
             continue
         running[task.remote(files, document, limits.protocol(job), device, cases)] = (
             job,
