@@ -58,6 +58,9 @@ from kernelindex.harness.stats import (
     summarize,
 )
 from kernelindex.harness.verdict import Verdict, upstream_name
+from kernelindex.records.vocabulary import (
+    STRICT_RULE_FLAG,
+)  # passed by the benchmark's rule, refused by ours: not ranked
 
 HARNESS_NAME = "kernelindex-harness"
 HARNESS_VERSION = f"{__version__}+h3"
@@ -66,7 +69,6 @@ STARTUP_S = 60.0  # starting a sandboxed Python with torch, on top of the time l
 BATCH_TARGET_MS = 10.0
 MAX_BATCH = 256  # calls in one timed batch, at most
 MAX_DISAGREEMENTS = 8  # calls a run lists where the two rules disagree
-STRICT_RULE_FLAG = "fails_kernelindex_strict"  # passed by the benchmark's rule, refused by ours: not ranked
 MAX_BATCH_S = 1.0  # and no more calls than keep the slower side's batch this short
 NOISY_RETRIES = 2  # a pair disturbed by other load (see PairTiming.noisy) is run again, at most this often
 TIMED_BYTES = 256 << 20  # arena bytes the timed slots of one side may take beyond the fewest a batch needs
