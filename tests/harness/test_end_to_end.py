@@ -186,3 +186,16 @@ def test_nothing_gpu_only_is_loaded_on_a_cpu_run(correct_results):
     assert correct_results  # evaluations ran in this process
     assert not torch.cuda.is_initialized()
     assert not [m for m in sys.modules if "cupti" in m.lower() or "nvml" in m.lower()]
+
+
+def test_scalars_a_custom_inputs_function_makes_reach_both_sides(tmp_path):
+    """The generator's Python scalars (type custom, value null in the workload) reach the reference and
+    the solution, call by call: the reference as a solution passes, one that ignores them fails."""
+    p = problem("custom_scalar")
+    echo = "def run(x, scale, shift):\n    return x * scale + shift\n"
+    ignores = "def run(x, scale, shift):\n    return x * 1.25 + 5\n"
+    name = p.definition.name
+    right = evaluate(p, write_solution(tmp_path / "echo", echo, definition=name, dps=False), quick())
+    wrong = evaluate(p, write_solution(tmp_path / "ignores", ignores, definition=name, dps=False), quick())
+    assert [c.status for c in right.cases] == ["PASSED", "PASSED"], [c.log for c in right.cases]
+    assert [c.status for c in wrong.cases] == ["INCORRECT_NUMERICAL"] * 2

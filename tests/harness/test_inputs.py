@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import secrets
+
 import torch
 from harness_testkit import problem
 
@@ -90,3 +92,24 @@ def test_safetensors_inputs_are_read_from_the_problem_folder(tmp_path):
     case = parse_case(raw, p.definition, tmp_path / "workload.jsonl", 1)
     inputs = make_inputs(p.definition, case, "round", 0, "cpu", tmp_path)
     assert torch.equal(inputs["x"], data) and inputs["y"].shape == (6,)
+
+
+def test_custom_scalars_come_from_the_generator_seeded_per_call_as_upstream_calls_it():
+    """Every input custom (SOL-ExecBench's rule), two Python scalars among them with a null value in the
+    workload: the generator gets a torch.device, Python's random is seeded per call and left as it was."""
+    import random
+
+    p = problem("custom_scalar")
+    case = p.cases[0]
+    reference = load_reference(p.definition)
+    random.seed(secrets.randbits(32))
+    state = random.getstate()
+    first = make_inputs(p.definition, case, "round", 0, "cpu", p.root, reference, nonce="n")
+    assert random.getstate() == state  # the caller's generator is untouched
+    assert isinstance(first["scale"], float) and 0.5 <= first["scale"] <= 2.0
+    assert isinstance(first["shift"], int) and 1 <= first["shift"] <= 9 and first["x"].shape == (64,)
+    assert _same(first, make_inputs(p.definition, case, "round", 0, "cpu", p.root, reference, nonce="n"))
+    draws = {
+        make_inputs(p.definition, case, "round", i, "cpu", p.root, reference, nonce="n")["scale"] for i in range(4)
+    }
+    assert len(draws) == 4  # each call its own seed

@@ -147,3 +147,26 @@ def test_a_runner_runs_its_leased_jobs_as_ray_tasks(store, local_ray):
     assert all(o.accepted and o.request_state == "done" for o in outcomes), [o.detail for o in outcomes]
     with store.engine.connect() as conn:
         assert {reads.request_row(conn, r).state for r in (first, second)} == {"done"}
+
+
+def test_a_task_holds_the_memory_its_plan_needs_and_a_plan_no_node_holds_is_refused(local_ray):
+    """While a batch's task runs, Ray has set aside exactly the plan's bytes of the node's memory; a plan
+    larger than any node is refused up front (Ray would keep such a task pending for ever)."""
+    from queue_kit import QUICK, VECTOR_ADD_SOLUTION
+
+    from kernelindex.services import harness_adapter as harness
+    from kernelindex.services.campaign import no_node_holds, task_for
+
+    files = harness.problem_files(VECTOR_ADD)
+    cases = harness.problem_summary(files)[1][:1]
+    need = harness.planned_task_bytes(files, QUICK, "cpu", cases)
+    total = local_ray.cluster_resources()["memory"]
+    assert no_node_holds(need) is None
+    assert "GiB of host memory" in (no_node_holds(int(total) + 1) or "")
+    solution = harness.inline_solution(VECTOR_ADD_SOLUTION)
+    ref = task_for("cpu", need).remote(files, solution, QUICK, "cpu", cases)
+    held = []
+    while not local_ray.wait([ref], timeout=0.05)[0]:
+        held.append(total - local_ray.available_resources().get("memory", 0))
+    assert local_ray.get(ref).cases[0].passed
+    assert need in held  # what Ray set aside while the task ran is the plan, to the byte

@@ -1,5 +1,5 @@
-"""A runner's own word on every job it takes: its sandbox mode, each worker's memory cap and the cases it
-keeps to, whatever the job's protocol (from the server) says."""
+"""A runner's own word on every job it takes: its sandbox mode, each worker's memory cap, its blob root and
+the cases it keeps to, whatever the job's protocol (from the server) says."""
 
 from __future__ import annotations
 
@@ -19,6 +19,14 @@ def test_the_memory_cap_and_sandbox_are_the_runners_not_the_servers():
     assert options.memory_limit_mb == 2048 and options.sandbox == "required"
     default = harness.evaluation_options(RunnerLimits().protocol(JOB), "cpu")
     assert default.memory_limit_mb == 16384  # the harness's own default when the runner names none
+
+
+def test_the_blob_root_is_the_runners_not_the_servers():
+    hostile = {"protocol": {**JOB["protocol"], "blob_root": "/home"}}
+    assert harness.evaluation_options(RunnerLimits(blob_root="/data/traces").protocol(hostile), "cpu").blob_root == (
+        "/data/traces"
+    )
+    assert harness.evaluation_options(RunnerLimits().protocol(hostile), "cpu").blob_root is None  # the worker's env
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from kernelindex.cli.common import (
+    BlobRoot,
     Cases,
     Db,
     MemoryMb,
@@ -45,6 +46,7 @@ def campaign_command(
     ),
     memory_mb: MemoryMb = 16384,
     only_cases: Cases = None,
+    blob_root: BlobRoot = None,
     db: Db = None,
 ) -> None:
     """Run every (problem, solution) whose definitions agree as Ray tasks; store the verified runs; print a summary."""
@@ -96,6 +98,7 @@ def campaign_command(
         "timeout_s": timeout,
         "sandbox": sandbox,
         "memory_mb": memory_mb,
+        "blob_root": blob_root,  # None: each worker's KERNELINDEX_BLOB_ROOT
     }
 
     def store_pair(pair: Pair, suite) -> None:  # the driver is the one writer

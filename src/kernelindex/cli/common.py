@@ -30,6 +30,27 @@ MAX_LIMIT = 1_000_000
 MemoryMb = Annotated[
     int, typer.Option("--memory-mb", min=64, max=1 << 22, help="memory limit of each worker process (MiB)")
 ]
+
+
+def _blob_root(value: str | None) -> str | None:
+    """An existing folder, made absolute here (a Ray worker's working folder is not this one)."""
+    if value is None:
+        return None
+    folder = Path(value).expanduser()
+    if not folder.is_dir():
+        raise typer.BadParameter(f"{value!r} is no folder")
+    return str(folder.resolve())
+
+
+BlobRoot = Annotated[
+    str | None,
+    typer.Option(
+        "--blob-root",
+        callback=_blob_root,
+        help="upstream blob root that safetensors inputs' paths start from (FlashInfer-Bench: the trace set's "
+        "root); default: $KERNELINDEX_BLOB_ROOT, else the problem folder",
+    ),
+]
 Cases = Annotated[
     list[str] | None,
     typer.Option(

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from kernelindex.cli.common import Db, MemoryMb, load_private_key, open_store_or_fail, out_console
+from kernelindex.cli.common import BlobRoot, Db, MemoryMb, load_private_key, open_store_or_fail, out_console
 
 if TYPE_CHECKING:  # rich is imported when a bar is shown
     from rich.progress import TaskID
@@ -41,6 +41,7 @@ def eval_command(
         10, min=1, max=1000, help="paired batches of timed calls (reference and solution interleaved)"
     ),
     sandbox: str = typer.Option("auto", help="auto (bubblewrap when it works), required, or off (then: reproducible)"),
+    blob_root: BlobRoot = None,
 ) -> None:
     """Run a solution on a problem in isolated processes; print a table; exit 0 only if every case passed."""
     from rich.console import Console
@@ -86,6 +87,7 @@ def eval_command(
             cases=cases or None,
             pairs=pairs,
             sandbox=sandbox,
+            blob_root=blob_root,
         )
         if options.cases:
             for uuid in options.cases:
@@ -110,7 +112,7 @@ def eval_command(
     try:
         with EvalProgress(err) as shown:
             suite = evaluate(loaded_problem, loaded_solution, options, progress=shown.update)
-    except RuntimeError as exc:  # sandbox "required" and none can be made
+    except RuntimeError as exc:  # sandbox "required" and none can be made, a case too big, a blob missing
         err.print(f"error: {exc}", markup=False)
         raise typer.Exit(1) from None
     finally:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from kernelindex.cli.common import Cases, MemoryMb, case_list, fail, load_private_key, stderr
+from kernelindex.cli.common import BlobRoot, Cases, MemoryMb, case_list, fail, load_private_key, stderr
 
 
 def runner_command(
@@ -29,6 +29,7 @@ def runner_command(
     ),
     memory_mb: MemoryMb = 16384,
     cases: Cases = None,
+    blob_root: BlobRoot = None,
 ) -> None:
     """Pull one job at a time (a lease kept alive by heartbeats), run it in the harness, sign and post it."""
     from kernelindex.client import ApiError
@@ -40,7 +41,7 @@ def runner_command(
     refusal = sandbox_refusal(sandbox)
     if refusal:
         fail(refusal)
-    limits = RunnerLimits(sandbox, memory_mb, case_list(cases))  # this runner's word on every job
+    limits = RunnerLimits(sandbox, memory_mb, case_list(cases), blob_root)  # this runner's word on every job
     private_key = load_private_key(key)
     try:
         checked_base_url(server)

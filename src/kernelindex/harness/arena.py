@@ -109,9 +109,11 @@ class Layout:
         raw = arena[start : start + _nbytes(entry.shape, entry.dtype)]
         return raw.view(torch_dtype(entry.dtype)).view(entry.shape)
 
-    def args(self, arena, slot: int) -> list:
-        """The call's positional inputs: views of the slot for tensors, the value for scalars."""
-        return [e.value if e.is_scalar else self._view(arena, slot, e) for e in self.inputs]
+    def args(self, arena, slot: int, scalars: dict | None = None) -> list:
+        """The call's positional inputs: views of the slot for tensors, the value for scalars (the
+        workload's, or the one `scalars` gives: what a custom inputs function made for this slot)."""
+        given = scalars or {}
+        return [given.get(e.name, e.value) if e.is_scalar else self._view(arena, slot, e) for e in self.inputs]
 
     def tensor_inputs(self, arena, slot: int) -> dict:
         return {e.name: self._view(arena, slot, e) for e in self.inputs if not e.is_scalar}

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import sys
 import threading
@@ -89,10 +90,13 @@ class Calls:
                 raise CallFailed("dtype", f"output {entry.name!r} is {value.dtype}, expected {slot.dtype}")
             slot.copy_(value)
 
-    def batch(self, fn, layout: Layout, slots: list[int], timed: bool) -> list[int]:
+    def batch(self, fn, layout: Layout, slots: list[int], timed: bool, scalars: dict | None = None) -> list[int]:
         """Every call's views are made before the first call, so the loop between calls is as short as
-        it can be: the parent times the whole batch, and what it subtracts is this loop run empty."""
-        views = [(layout.args(self.arena, slot), layout.outs(self.arena, slot)) for slot in slots]
+        it can be: the parent times the whole batch, and what it subtracts is this loop run empty.
+        `scalars` holds, by slot number (a string, as JSON has it), the scalars a custom inputs
+        function made for that slot."""
+        given = scalars or {}
+        views = [(layout.args(self.arena, slot, given.get(str(slot))), layout.outs(self.arena, slot)) for slot in slots]
         samples = []
         start, stop, flush, barrier = self.timer.start, self.timer.stop, self.timer.flush, self.timer.barrier
         with torch.no_grad():
@@ -164,7 +168,8 @@ class SolutionProcess:
         return self.functions.changed() + self.switches.changed() + threads
 
     def batch(self, request: dict) -> dict:
-        samples = self.calls.batch(self.fn, self.calls.layout(request["layout"]), request["slots"], request["timed"])
+        layout = self.calls.layout(request["layout"])
+        samples = self.calls.batch(self.fn, layout, request["slots"], request["timed"], request.get("scalars"))
         return {"samples": samples, "notes": self.notes()}
 
 
@@ -175,6 +180,7 @@ class ReferenceProcess:
         self.calls = Calls(arena, request["device"], dps=False)
         self.definition = load_definition(request["definition_path"])
         self.problem_root = request["problem_root"]
+        self.files = request.get("blobs") or {}  # each safetensors path's file in the snapshot (blobs.stage)
         try:
             self.module = load_reference(self.definition)
             self.fn = self.module.run
@@ -182,8 +188,14 @@ class ReferenceProcess:
             raise CallFailed("compile", f"the reference does not load:\n{traceback.format_exc()}") from None
 
     def inputs(self, request: dict) -> dict:
+        """Tensors go into the slots; a scalar the custom inputs function made goes back to the parent,
+        which hands it to both sides with the batch that slot is in."""
         layout = self.calls.layout(request["layout"])
         case = parse_case(request["case"], self.definition, Path("workload.jsonl"), 0)
+        custom_scalars = [
+            n for n, s in self.definition.inputs.items() if s.is_scalar and case.inputs[n].type == "custom"
+        ]
+        scalars: dict[str, dict] = {}
         for slot, purpose, index in request["calls"]:
             made = make_inputs(
                 self.definition,
@@ -194,6 +206,7 @@ class ReferenceProcess:
                 self.problem_root,
                 self.module,
                 nonce=request["nonce"],
+                files=self.files,
             )
             for name, view in layout.tensor_inputs(self.calls.arena, slot).items():
                 value = made[name]
@@ -204,15 +217,25 @@ class ReferenceProcess:
                         f"the definition says {tuple(view.shape)}",
                     )
                 view.copy_(value.to(torch_dtype(layout_dtype(layout, name))))
-        return {}
+            if custom_scalars:
+                scalars[str(slot)] = {name: _scalar(name, made[name]) for name in custom_scalars}
+        return {"scalars": scalars}
 
     def batch(self, request: dict) -> dict:
+        layout = self.calls.layout(request["layout"])
         return {
-            "samples": self.calls.batch(
-                self.fn, self.calls.layout(request["layout"]), request["slots"], request["timed"]
-            ),
+            "samples": self.calls.batch(self.fn, layout, request["slots"], request["timed"], request.get("scalars")),
             "notes": [],
         }
+
+
+def _scalar(name: str, value):
+    """A Python scalar input as the custom inputs function made it: a bool, an int or a finite float."""
+    if hasattr(value, "item") and not isinstance(value, torch.Tensor):  # a numpy scalar
+        value = value.item()
+    if isinstance(value, bool) or (isinstance(value, (int, float)) and math.isfinite(value)):
+        return value
+    raise CallFailed("shape", f"scalar input {name!r} was made as {value!r:.60}, not a bool, int or finite float")
 
 
 def layout_dtype(layout: Layout, name: str) -> str:

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import hashlib
 import math
+import random
 import re
 import types
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from kernelindex.formats.definition import Definition, TensorSpec
 from kernelindex.formats.dtypes import DTYPES
 from kernelindex.formats.workload import WorkloadCase
+from kernelindex.harness import blobs
 from kernelindex.harness.dtypes import torch_dtype
 
 _INDEX = re.compile(r"(^|_)(idx|index|indices|ids?|positions?)($|_)")
@@ -71,6 +74,24 @@ def _random_tensor(torch, spec: TensorSpec, shape: tuple[int, ...], axis_values:
     return values.to(dtype)
 
 
+def _custom_inputs(torch, fn, axes_and_scalars: dict, device: str, seed: int) -> dict:
+    """The definition's generator called as upstream calls it (``fn(axes_and_scalars, torch.device)``,
+    with torch's and Python's ``random`` generators seeded, as SOL-ExecBench's set_seed does), but
+    seeded per call and with both generators' states restored afterwards."""
+    where = torch.device(device)
+    state = random.getstate()
+    try:
+        with torch.random.fork_rng(devices=[where] if where.type == "cuda" else []):
+            torch.manual_seed(seed)
+            random.seed(seed)
+            made = fn(axes_and_scalars, where)
+    finally:
+        random.setstate(state)
+    if not isinstance(made, dict):
+        raise ValueError(f"the custom inputs function returned a {type(made).__name__}, not a dict of name → input")
+    return made
+
+
 def make_inputs(
     definition: Definition,
     case: WorkloadCase,
@@ -80,8 +101,11 @@ def make_inputs(
     problem_root: str | Path,
     reference: types.ModuleType | None = None,
     nonce: str = "",
+    files: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The inputs of one call, in the definition's order (unpredictable without the evaluation's nonce)."""
+    """The inputs of one call, in the definition's order (unpredictable without the evaluation's nonce).
+    ``files`` maps a safetensors input's path to its file under ``problem_root`` (`blobs.stage`); a path
+    it lacks is looked for in the problem folder."""
     import torch
 
     axis_values = definition.resolve_axes(case.axes, f"case {case.uuid}")
@@ -93,11 +117,13 @@ def make_inputs(
         entry = definition.custom_inputs_entrypoint
         if entry is None:
             raise ValueError("a custom input, but the definition names no custom_inputs_entrypoint")
-        fn = getattr(reference, entry)
-        devices = [torch.device(device)] if torch.device(device).type == "cuda" else []
-        with torch.random.fork_rng(devices=devices):
-            torch.manual_seed(seed_for(case.uuid, purpose, index, "<custom>", nonce))
-            custom = fn({**axis_values, **scalars}, device)
+        custom = _custom_inputs(
+            torch,
+            getattr(reference, entry),
+            {**axis_values, **scalars},
+            device,
+            seed_for(case.uuid, purpose, index, "<custom>", nonce),
+        )
     result = {}
     for name, spec in definition.inputs.items():
         given = case.inputs[name]
@@ -113,14 +139,21 @@ def make_inputs(
         elif given.type == "custom":
             if name not in custom:
                 raise ValueError(f"custom inputs function {definition.custom_inputs_entrypoint} made no {name!r}")
-            result[name] = custom[name]
+            value = custom[name]
+            result[name] = value.to(device) if isinstance(value, torch.Tensor) else value
         elif given.type == "safetensors":
             from safetensors.torch import load_file
 
             if given.path is None or given.tensor_key is None:
                 raise ValueError(f"safetensors input {name!r} names no path or tensor_key")
-            file = Path(given.path) if Path(given.path).is_absolute() else Path(problem_root) / given.path
-            result[name] = load_file(str(file), device=str(device))[given.tensor_key]
+            if files is not None and given.path in files:
+                file = Path(problem_root) / files[given.path]
+            else:
+                file = blobs.locate(given.path, Path(problem_root), None, case.uuid, name)
+            tensors = load_file(str(file), device=str(device))
+            if given.tensor_key not in tensors:
+                raise ValueError(f"safetensors input {name!r}: {given.path!r} holds no tensor {given.tensor_key!r}")
+            result[name] = tensors[given.tensor_key]
         else:
             result[name] = _random_tensor(
                 torch, spec, shape, axis_values, device, seed_for(case.uuid, purpose, index, name, nonce)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from kernelindex.harness.arena import Layout, _nbytes
 
 GIB = 1 << 30
+PROCESS_BYTES = 512 << 20  # one Python process with torch and the harness loaded (measured ~300 MiB), with room
+PROCESSES = 3  # the parent, the reference's process and the solution's
 
 
 class DoesNotFit(RuntimeError):
@@ -18,6 +20,19 @@ def planned_bytes(layout: Layout, reference_arena_bytes: int) -> int:
     inputs = sum(_nbytes(e.shape, e.dtype) for e in layout.inputs if not e.is_scalar)
     outputs = sum(_nbytes(e.shape, e.dtype) for e in layout.outputs if not e.is_scalar)
     return reference_arena_bytes + layout.total_bytes + inputs * layout.slots + 2 * outputs
+
+
+def peak_bytes(layouts: dict[str, Layout]) -> int:
+    """The most any one of these cases plans, the reference's arena sized for the largest of them."""
+    largest = max(layout.total_bytes for layout in layouts.values())
+    return max(planned_bytes(layout, largest) for layout in layouts.values())
+
+
+def task_bytes(layouts: dict[str, Layout], device: str) -> int:
+    """Host memory one evaluation of these cases needs (what a Ray task asks for): its processes, and on a
+    CPU run the buffers the plan counts (a GPU's arenas and copies live in the GPU's memory)."""
+    buffers = 0 if device.startswith("cuda") else peak_bytes(layouts)
+    return PROCESSES * PROCESS_BYTES + buffers
 
 
 def available_bytes() -> int | None:

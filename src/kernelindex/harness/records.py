@@ -259,6 +259,7 @@ def evaluation_records(suite) -> EvaluationRecords:
                     "flags": result.flags,
                     "speedupInterval": result.speedup.to_dict() if result.speedup else None,
                     "outputs": [o.to_dict() for o in result.outputs],
+                    "disagreements": result.disagreements,  # where our stricter rule judged otherwise
                 }
             ),
         )
@@ -370,6 +371,7 @@ def _suite_run(
                         "flags": r.flags,
                         "solution": r.samples_ns,
                         "reference": r.reference_samples_ns,
+                        "disagreements": r.disagreements,
                     }
                     for r in suite.cases
                 ],

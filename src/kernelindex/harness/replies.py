@@ -9,6 +9,7 @@ it apart from its own log (`SolutionOutput`), labelled as what the solution's pr
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -60,6 +61,22 @@ class Done(_Reply):
     ok: Literal[True]
 
 
+class InputsDone(_Reply):
+    """Inputs made (by the reference's process): the Python scalars a custom inputs function made,
+    by slot number, for the parent to hand both sides with each batch."""
+
+    ok: Literal[True]
+    scalars: dict[str, dict[str, bool | int | float]] = Field(default_factory=dict)
+
+    @field_validator("scalars")
+    @classmethod
+    def _finite(cls, scalars: dict[str, dict[str, bool | int | float]]) -> dict[str, dict[str, bool | int | float]]:
+        for slot, values in scalars.items():
+            if not slot.isdigit() or any(isinstance(v, float) and not math.isfinite(v) for v in values.values()):
+                raise ValueError(f"slot {slot!r}: a slot number and finite values are needed")
+        return scalars
+
+
 class BatchDone(_Reply):
     ok: Literal[True]
     samples: list[int] = Field(max_length=1 << 16)  # the child's own per-call figures: a cross-check only
@@ -78,12 +95,13 @@ class MalformedReply(Exception):
 BATCH_OPS = ("batch", "calibrate")  # the requests whose replies carry per-call figures and notes
 
 
-def parse(raw: dict, op: str) -> Failure | Done | BatchDone:
+def parse(raw: dict, op: str) -> Failure | Done | InputsDone | BatchDone:
     """The reply to a request `op`, as its schema reads it."""
     try:
         if raw.get("ok") is False:
             return Failure.model_validate(raw)
-        return (BatchDone if op in BATCH_OPS else Done).model_validate(raw)
+        kind = BatchDone if op in BATCH_OPS else InputsDone if op == "inputs" else Done
+        return kind.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "reply"

@@ -38,7 +38,7 @@ from kernelindex import __version__
 from kernelindex.formats.problem import Problem
 from kernelindex.formats.solution import Solution
 from kernelindex.formats.workload import WorkloadCase
-from kernelindex.harness import memory, replies, sandbox
+from kernelindex.harness import blobs, memory, replies, sandbox
 from kernelindex.harness.arena import Arena, Layout
 from kernelindex.harness.compare import STRICT, OutputCheck, comparator_for, merge
 from kernelindex.harness.crosscheck import PairTiming, timing_problem
@@ -58,6 +58,9 @@ from kernelindex.harness.stats import (
     summarize,
 )
 from kernelindex.harness.verdict import Verdict, upstream_name
+from kernelindex.records.vocabulary import (
+    STRICT_RULE_FLAG,
+)  # passed by the benchmark's rule, refused by ours: not ranked
 
 HARNESS_NAME = "kernelindex-harness"
 HARNESS_VERSION = f"{__version__}+h3"
@@ -66,7 +69,6 @@ STARTUP_S = 60.0  # starting a sandboxed Python with torch, on top of the time l
 BATCH_TARGET_MS = 10.0
 MAX_BATCH = 256  # calls in one timed batch, at most
 MAX_DISAGREEMENTS = 8  # calls a run lists where the two rules disagree
-STRICT_RULE_FLAG = "fails_kernelindex_strict"  # passed by the benchmark's rule, refused by ours: not ranked
 MAX_BATCH_S = 1.0  # and no more calls than keep the slower side's batch this short
 NOISY_RETRIES = 2  # a pair disturbed by other load (see PairTiming.noisy) is run again, at most this often
 TIMED_BYTES = 256 << 20  # arena bytes the timed slots of one side may take beyond the fewest a batch needs
@@ -88,6 +90,7 @@ class EvalOptions:
     rule: str = (
         ""  # an upstream judge's rule these cases' tolerances carry (kernelbench_judge.describe), for the protocol
     )
+    blob_root: str | None = None  # where safetensors inputs' paths start (blobs.blob_root: else KERNELINDEX_BLOB_ROOT)
 
     @property
     def timer(self) -> str:
@@ -259,6 +262,18 @@ def _same_bits(a, b) -> bool:
     return bool(torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8)))
 
 
+def case_layouts(problem: Problem, options: EvalOptions, cases: list[WorkloadCase]) -> dict[str, Layout]:
+    """Each case's slots: the checked rounds, then as many timed slots as a batch may use: the fewest a
+    batch needs, more (up to MAX_BATCH) while they fit in TIMED_BYTES. Unused slots cost nothing: an
+    arena's pages are only allocated once written."""
+    layouts = {}
+    for case in cases:
+        one = Layout.build(problem.definition, case, 1).slot_bytes
+        timed = max(options.batch, min(MAX_BATCH, TIMED_BYTES // one))
+        layouts[case.uuid] = Layout.build(problem.definition, case, options.rounds + timed)
+    return layouts
+
+
 class _Session:
     def __init__(self, problem: Problem, solution: Solution, options: EvalOptions, cases: list[WorkloadCase]):
         self.problem, self.solution, self.options = problem, solution, options
@@ -270,14 +285,16 @@ class _Session:
         self.sandboxed, self.sandbox_note = usable, why
         self.nonce = secrets.token_hex(16)
         self.rng = random.SystemRandom()
+        found = blobs.locate_all(cases, problem.root, blobs.blob_root(options.blob_root))  # refused before anything
         self.base = Path(tempfile.mkdtemp(prefix="kernelindex-eval-"))
         self.snapshot = self.base / "problem"
         shutil.copytree(problem.root, self.snapshot)
+        self.files = blobs.stage(found, problem.root, self.snapshot)
         _read_only(self.snapshot)
         self.watched = [problem.root.resolve(), self.snapshot, PACKAGE_DIR]
         self.baseline = {str(r): _digests(r) for r in self.watched}  # taken once, never again
         self.memory = options.memory_limit_mb << 20
-        self.layouts = {c.uuid: self._layout(c) for c in cases}
+        self.layouts = case_layouts(problem, options, cases)
         largest = max(layout.total_bytes for layout in self.layouts.values())
         if not options.device.startswith("cuda"):  # host buffers; a GPU's arenas live in its own memory
             try:
@@ -289,14 +306,6 @@ class _Session:
         self.reference_arena = Arena(largest, options.device)
         self.reference: Child | None = None
         self.cpus = _cpus()
-
-    def _layout(self, case: WorkloadCase) -> Layout:
-        """Slots for the checked rounds, then as many timed slots as a batch may use: the fewest a batch
-        needs, more (up to MAX_BATCH) while they fit in TIMED_BYTES. Unused slots cost nothing: an
-        arena's pages are only allocated once written."""
-        one = Layout.build(self.problem.definition, case, 1).slot_bytes
-        timed = max(self.options.batch, min(MAX_BATCH, TIMED_BYTES // one))
-        return Layout.build(self.problem.definition, case, self.options.rounds + timed)
 
     def tampered(self) -> list[str]:
         changes = []
@@ -329,11 +338,17 @@ class _Session:
                 budget, {"op": "open", "arena": self.reference_arena.handle(), "device": self.options.device}
             )
             self._ask_reference(
-                budget, {"op": "load", "definition_path": f"{root}/definition.json", "problem_root": root}
+                budget,
+                {
+                    "op": "load",
+                    "definition_path": f"{root}/definition.json",
+                    "problem_root": root,
+                    "blobs": self.files,
+                },
             )
         return self.reference
 
-    def _ask_reference(self, budget: _Budget, message: dict) -> replies.Done | replies.BatchDone:
+    def _ask_reference(self, budget: _Budget, message: dict) -> replies.Done | replies.InputsDone | replies.BatchDone:
         started = time.monotonic()
         assert self.reference is not None
         try:
@@ -409,6 +424,7 @@ class _CaseRun:
         self.said = replies.SolutionOutput()
         self.pairs: list[PairTiming] = []
         self.pristine: dict[int, dict] = {}
+        self.scalars: dict[str, dict] = {}  # by slot: the Python scalars a custom inputs function made there
         self.timed_slots = list(range(session.options.rounds, self.layout.slots))
 
     def observe(self) -> Observations:
@@ -458,7 +474,7 @@ class _CaseRun:
 
     # --- the two sides ---------------------------------------------------------------------
 
-    def _solution(self, message: dict, what: str) -> tuple[replies.Done | replies.BatchDone, int]:
+    def _solution(self, message: dict, what: str) -> tuple[replies.Done | replies.InputsDone | replies.BatchDone, int]:
         """Run one request on the thawed solution, freeze it again; (reply, ns by the parent's clock from
         the request leaving to the reply arriving)."""
         # Starting the process and importing the solution get their own allowance, not the case's budget.
@@ -497,7 +513,7 @@ class _CaseRun:
             self.said.add_notes(reply.notes)
         return reply, elapsed
 
-    def _reference(self, message: dict) -> tuple[replies.Done | replies.BatchDone, int]:
+    def _reference(self, message: dict) -> tuple[replies.Done | replies.InputsDone | replies.BatchDone, int]:
         # the reference's budget is for its calls; making inputs and empty batches are the harness's own
         # work, with an allowance of their own (a hang there still ends at its deadline)
         budget = self.ref_budget if message["op"] == "batch" else _Budget(STARTUP_S + self.s.options.timeout_s)
@@ -514,8 +530,9 @@ class _CaseRun:
         return self._reference(message)[1]
 
     def _make_inputs(self, calls: list[tuple[int, str, int]]) -> None:
-        """The reference makes the inputs in its slots; the parent keeps a pristine copy of each."""
-        self._reference(
+        """The reference makes the inputs in its slots; the parent keeps a pristine copy of each (and the
+        scalars a custom inputs function made, which go to both sides with the batch)."""
+        reply, _ = self._reference(
             {
                 "op": "inputs",
                 "layout": self.layout.to_json(),
@@ -524,6 +541,8 @@ class _CaseRun:
                 "calls": [list(c) for c in calls],
             }
         )
+        assert isinstance(reply, replies.InputsDone)
+        self.scalars.update(reply.scalars)
         for slot, _, _ in calls:
             made = self.layout.tensor_inputs(self.s.reference_arena.tensor, slot)
             self.pristine[slot] = {name: t.clone() for name, t in made.items()}
@@ -537,7 +556,8 @@ class _CaseRun:
             _poison(self.layout, self.arena.tensor, slot, self.s.rng)
 
     def _batch_message(self, slots: list[int], timed: bool) -> dict:
-        return {"op": "batch", "layout": self.layout.to_json(), "slots": slots, "timed": timed}
+        scalars = {str(slot): self.scalars[str(slot)] for slot in slots if str(slot) in self.scalars}
+        return {"op": "batch", "layout": self.layout.to_json(), "slots": slots, "timed": timed, "scalars": scalars}
 
     # --- checks, all on parent memory with the solution frozen -------------------------------
 

@@ -100,6 +100,7 @@ class Direction(StrEnum):
 # The source this index's own harness stores its runs under, and the kind of source it is.
 HARNESS_SOURCE = "kernelindex-harness"
 CONTROLLED = "controlled"
+STRICT_RULE_FLAG = "fails_kernelindex_strict"  # a run the benchmark's own judge passed and our stricter rule refused
 UNSANDBOXED_RERUN = "unsandboxed_rerun"  # the harness ran it, without a sandbox: never verified
 
 

@@ -1,8 +1,9 @@
 """A verification campaign on Ray: every (problem, solution, batch of cases) is one Ray task.
 
 Ray does the scheduling: a task asks for one CPU, one GPU when the hardware is a GPU product,
-and one unit of a custom resource naming the product (``kernelindex_hw_h200``), so it only
-lands on nodes started with that resource; ``max_retries`` reruns a task whose worker or node
+one unit of a custom resource naming the product (``kernelindex_hw_h200``), so it only
+lands on nodes started with that resource, and the host memory the harness plans for its cases
+(``memory``), so Ray never starts more tasks on a node than its memory holds; ``max_retries`` reruns a task whose worker or node
 died. Tasks return suite results as object refs; the driver collects them with ``ray.wait`` as
 they finish, merges the batches of each (problem, solution) and stores them through the one
 writer. Workers never open the store.
@@ -86,20 +87,46 @@ def start_ray(address: str | None, hardware: str) -> None:
         )
 
 
-def task_for(hardware: str):
-    """(the Ray task that evaluates a batch on ``hardware``, the device its worker uses)."""
+def device_for(hardware: str) -> str:
+    """The device a worker evaluates on for ``hardware``."""
+    return "cpu" if hardware == "cpu" else "cuda"
+
+
+def task_options(hardware: str, memory_bytes: int) -> dict[str, Any]:
+    """What a task evaluating a batch asks Ray for: a CPU, the product's GPU and resource, and the host
+    memory the batch's plan needs (``harness.planned_task_bytes``)."""
+    return {
+        "name": "evaluate_batch",
+        "num_cpus": 1,
+        "num_gpus": 0 if hardware == "cpu" else 1,
+        "resources": {resource_name(hardware): 1},
+        "memory": memory_bytes,
+        "max_retries": MAX_RETRIES,
+        "retry_exceptions": False,
+    }
+
+
+def task_for(hardware: str, memory_bytes: int):
+    """The Ray task that evaluates one batch on ``hardware`` with ``memory_bytes`` of host memory."""
     import ray
 
-    gpu = hardware != "cpu"
-    task = ray.remote(evaluate_batch).options(
-        name="evaluate_batch",
-        num_cpus=1,
-        num_gpus=1 if gpu else 0,
-        resources={resource_name(hardware): 1},
-        max_retries=MAX_RETRIES,
-        retry_exceptions=False,
+    return ray.remote(evaluate_batch).options(**task_options(hardware, memory_bytes))
+
+
+def no_node_holds(memory_bytes: int) -> str | None:
+    """Why no live Ray node can take a task asking for ``memory_bytes`` (Ray would hold it pending for
+    ever), or None when one can."""
+    import ray
+
+    from kernelindex.harness.memory import GIB
+
+    largest = max((n["Resources"].get("memory", 0) for n in ray.nodes() if n.get("Alive")), default=0)
+    if memory_bytes <= largest:
+        return None
+    return (
+        f"a batch needs {memory_bytes / GIB:.1f} GiB of host memory by the harness's plan, the largest Ray "
+        f"node offers {largest / GIB:.1f} GiB; choose fewer cases per batch (--batch), other --cases or fewer --rounds"
     )
-    return task, "cuda" if gpu else "cpu"
 
 
 def run_campaign(
@@ -115,11 +142,20 @@ def run_campaign(
     import ray
     from ray.exceptions import RayError
 
-    task, device = task_for(hardware)
+    device = device_for(hardware)
     owner: dict[Any, tuple[Pair, int]] = {}
     for pair in pairs:
+        plans = [
+            (b, harness.planned_task_bytes(pair.problem_files, protocol, device, b))
+            for b in batches(pair.cases, batch_size)
+        ]
+        pair.failure = next((why for _, need in plans if (why := no_node_holds(need))), None)
+        if pair.failure:  # refused before any of its batches starts
+            advance(len(pair.cases))
+            continue
         problem_ref, solution_ref = ray.put(pair.problem_files), ray.put(pair.solution)
-        for batch in batches(pair.cases, batch_size):
+        for batch, need in plans:
+            task = task_for(hardware, need)
             owner[task.remote(problem_ref, solution_ref, protocol, device, batch)] = (pair, len(batch))
     expected = {id(pair): len(batches(pair.cases, batch_size)) for pair in pairs}
     pending = list(owner)

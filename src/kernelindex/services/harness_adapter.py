@@ -101,9 +101,10 @@ def solution_bundle(document: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]
 
 
 def evaluation_options(protocol: Mapping[str, Any], device: str, cases: list[str] | None = None) -> EvalOptions:
-    """The harness options of a job's protocol. The sandbox mode and the memory cap of each worker are the
-    runner's own (``sandbox`` and ``memory_mb`` in the protocol as the runner passes it on, never the
-    server's word); without them the sandbox is required and the harness's default cap applies."""
+    """The harness options of a job's protocol. The sandbox mode, the memory cap of each worker and the blob
+    root are the runner's own (``sandbox``, ``memory_mb`` and ``blob_root`` in the protocol as the runner
+    passes it on, never the server's word); without them the sandbox is required, the harness's default
+    cap applies and the blob root is the worker's KERNELINDEX_BLOB_ROOT."""
     from kernelindex.harness.runner import EvalOptions
 
     memory = protocol.get("memory_mb")
@@ -115,8 +116,25 @@ def evaluation_options(protocol: Mapping[str, Any], device: str, cases: list[str
         timeout_s=float(protocol["timeout_s"]),
         cases=cases,
         sandbox=str(protocol.get("sandbox", "required")),
+        blob_root=protocol.get("blob_root"),
     )
     return replace(options, memory_limit_mb=int(memory)) if memory else options
+
+
+def planned_task_bytes(
+    files: Mapping[str, str], protocol: Mapping[str, Any], device: str, cases: list[str] | None = None
+) -> int:
+    """Host memory an evaluation of these cases of this problem needs under this protocol, by the harness's
+    own plan (harness/memory.task_bytes): what a Ray task asks its scheduler for, so tasks that would
+    over-commit a node wait instead of meeting the OOM killer."""
+    from kernelindex.harness import memory
+    from kernelindex.harness.runner import case_layouts
+
+    with tempfile.TemporaryDirectory(prefix="kernelindex-problem-") as tmp:
+        problem = load_problem(write_problem(files, Path(tmp) / "problem"))
+    options = evaluation_options(protocol, device, cases)
+    chosen = [problem.case(uuid) for uuid in cases] if cases else problem.cases
+    return memory.task_bytes(case_layouts(problem, options, chosen), device)
 
 
 def pick_cases(cases: list[str], wanted: list[str]) -> list[str]:

@@ -139,14 +139,16 @@ def post(runner: Runner, job: dict[str, Any], suite, timings: dict[str, float]) 
 @dataclass(frozen=True)
 class RunnerLimits:
     """What the runner's operator decides for every job, whatever the server asks: the sandbox mode, each
-    worker's memory cap (MiB; None: the harness's default) and the cases to keep to (None: the job's)."""
+    worker's memory cap (MiB; None: the harness's default), the cases to keep to (None: the job's) and the
+    blob root safetensors inputs are read under (None: the worker's KERNELINDEX_BLOB_ROOT, if any)."""
 
     sandbox: str = "required"
     memory_mb: int | None = None
     cases: list[str] | None = None
+    blob_root: str | None = None
 
     def protocol(self, job: Mapping[str, Any]) -> dict[str, Any]:
-        return {**job["protocol"], "sandbox": self.sandbox, "memory_mb": self.memory_mb}
+        return {**job["protocol"], "sandbox": self.sandbox, "memory_mb": self.memory_mb, "blob_root": self.blob_root}
 
     def cases_of(self, job: Mapping[str, Any]) -> list[str] | None:
         return harness.narrowed_cases(job["protocol"].get("cases"), self.cases)
@@ -182,9 +184,9 @@ def run_on_ray(runner: Runner, hardware: str, jobs: int, limits: RunnerLimits | 
     import ray
     from ray.exceptions import RayError
 
-    from kernelindex.services.campaign import task_for
+    from kernelindex.services.campaign import device_for, no_node_holds, task_for
 
-    task, device = task_for(hardware)
+    device = device_for(hardware)
     running: dict[Any, tuple[dict[str, Any], float]] = {}
     outcomes: list[Outcome] = []
     for _ in range(jobs):
@@ -194,8 +196,13 @@ def run_on_ray(runner: Runner, hardware: str, jobs: int, limits: RunnerLimits | 
         try:
             files, document = job_inputs(runner, job)
             cases = limits.cases_of(job)
-        except (ApiError, ValueError) as exc:
-            outcomes.append(give_back(runner, job, str(exc)))
+            need = harness.planned_task_bytes(files, limits.protocol(job), device, cases)
+            refused = no_node_holds(need)
+            if refused:
+                raise ValueError(refused)
+            task = task_for(hardware, need)
+        except (ApiError, ValueError, KeyError) as exc:  # a problem that does not load, a case it lacks
+            outcomes.append(give_back(runner, job, str(exc.args[0]) if isinstance(exc, KeyError) else str(exc)))
             continue
         running[task.remote(files, document, limits.protocol(job), device, cases)] = (
             job,

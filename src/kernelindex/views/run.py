@@ -8,6 +8,7 @@ suite), per-tensor workload rows, the comparison profile, lifecycle notes and th
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -20,7 +21,9 @@ from kernelindex.ranking.direction import direction_phrase
 from kernelindex.ranking.reads import ranked_group
 from kernelindex.records.canonical import metric_key
 from kernelindex.records.citation import bibtex, citation_for
+from kernelindex.records.vocabulary import STRICT_RULE_FLAG
 from kernelindex.store.reads import runs
+from kernelindex.store.reads.artifacts import artifact_by_digest
 from kernelindex.store.reads.run_extras import case_runs_of_suite
 from kernelindex.store.reads.run_facts import RunFacts, facts_of_run
 from kernelindex.store.reads.runs import RunRecords, records_of
@@ -288,6 +291,17 @@ class SourceTerms(ViewModel):
     attribution: str | None
 
 
+class StrictRule(ViewModel):
+    """Where our stricter rule (exact integers, no outliers: ../shared/spec/harness.md) judged a checked call
+    otherwise than the benchmark's own judge, whose verdict stands."""
+
+    flag: str = Field(STRICT_RULE_FLAG, description="the flag such a run carries")
+    flagged: bool = Field(
+        description=f"{STRICT_RULE_FLAG}: the benchmark's judge passed it, ours refused an output; kept, not ranked"
+    )
+    disagreements: list[str] = Field(description="each call where the two rules differ, as the harness logged it")
+
+
 class Run(ViewModel):
     """One run, in the order the JSON API has always given its fields."""
 
@@ -328,9 +342,44 @@ class Run(ViewModel):
     lifecycle: list[LifecycleNote]
     sourceTerms: SourceTerms | None
     log: LogEntry | None = Field(None, description="the run's leaf in the transparency log, and its proof")
+    strictRule: StrictRule | None = Field(
+        None, description="where our stricter rule disagreed with the benchmark's judge (a harness rerun only)"
+    )
 
 
 # ---------------------------------------------------------------- reads
+
+MAX_DISAGREEMENTS_SHOWN = 64
+DISAGREEMENT_CHARS = 500
+RAW_SAMPLES_BYTES = 4 << 20  # a raw-samples artifact larger than this is not read for its notes
+
+
+def _disagreements(conn: Connection, artifacts: Sequence[Row]) -> list[str]:
+    """The calls where the two rules differ, from the run's raw-samples artifact (a case's own list, or
+    each case's of a suite, prefixed by its uuid); none where the artifact holds none or is not ours."""
+    raw = next((a for a in artifacts if a.role == "rawSamples" and (a.size_bytes or 0) <= RAW_SAMPLES_BYTES), None)
+    stored = artifact_by_digest(conn, raw.content_digest) if raw is not None else None
+    try:
+        data = json.loads(stored.content) if stored is not None and stored.content is not None else {}
+    except ValueError:
+        return []
+    if not isinstance(data, dict):
+        return []
+    found = [("", data.get("disagreements"))]
+    found += [
+        (f"{c.get('case', '')[:8]} ", c.get("disagreements")) for c in data.get("cases") or [] if isinstance(c, dict)
+    ]
+    lines = [
+        prefix + line for prefix, given in found if isinstance(given, list) for line in given if isinstance(line, str)
+    ]
+    return [line[:DISAGREEMENT_CHARS] for line in lines[:MAX_DISAGREEMENTS_SHOWN]]
+
+
+def _strict_rule(reads: RunReads, metrics: dict[str, Any]) -> StrictRule | None:
+    flagged = bool(metrics.get(f"flag_{STRICT_RULE_FLAG}"))
+    if not flagged and not reads.disagreements:
+        return None
+    return StrictRule(flagged=flagged, disagreements=list(reads.disagreements))
 
 
 @dataclass(frozen=True)
@@ -346,6 +395,7 @@ class RunReads:
     facts: RunFacts
     evidence: EvidencePanel
     suite_cases: Sequence[Row]
+    disagreements: Sequence[str]
 
 
 def _source_digest(records: RunRecords) -> str | None:
@@ -370,7 +420,10 @@ def _read(conn: Connection, row: Any, base_url: str, today: date) -> RunReads:
     wl = records.workload
     suite = wl is not None and wl.kind == "WorkloadSuite" and wl.operation_id
     cases = case_runs_of_suite(conn, row, wl.operation_id) if suite and wl is not None else []
-    return RunReads(records, group, measurements, artifacts, source_artifact, replications, facts, evidence, cases)
+    disagreements = _disagreements(conn, artifacts)
+    return RunReads(
+        records, group, measurements, artifacts, source_artifact, replications, facts, evidence, cases, disagreements
+    )
 
 
 def run_view(conn: Connection, row: Any, base_url: str, today: date) -> Run:
@@ -640,6 +693,7 @@ def _build(row: Any, reads: RunReads, base_url: str, today: date) -> Run:
         imageDigest=env_spec.get("imageDigest"),
     )
     measured, cases = _measured(spec.get("correctness")), _case_runs(reads)
+    strict_rule = _strict_rule(reads, native.get("metrics") or {})
     policy = (source.policy if source is not None else None) or {}
     return Run(
         id=row.id,
@@ -733,6 +787,7 @@ def _build(row: Any, reads: RunReads, base_url: str, today: date) -> Run:
             ProfilePart(part="metric", label=primary.direction, digest=primary.key),
         ],
         lifecycle=_lifecycle([row.observed_at] + [r.observedAt for r in replications], evidence, today),
+        strictRule=strict_rule,
         sourceTerms=SourceTerms(
             name=identity.source.name,  # the source's name, else the slug the run names
             url=policy.get("url"),
