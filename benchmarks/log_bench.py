@@ -28,7 +28,7 @@ from kernelindex.ingest.catalog import import_catalog  # noqa: E402
 from kernelindex.records import merkle  # noqa: E402
 from kernelindex.records.signing import new_private_key  # noqa: E402
 from kernelindex.services.log_checkpoints import CheckpointSigner  # noqa: E402
-from kernelindex.store.bulk import insert_rows  # noqa: E402
+from kernelindex.store.bulk import insert_values  # noqa: E402
 from kernelindex.store.database import open_store  # noqa: E402
 from kernelindex.store.transparency import append, reads  # noqa: E402
 from kernelindex.store.transparency.leaves import leaf_hash  # noqa: E402
@@ -78,19 +78,15 @@ def big_log(store, leaves: int) -> None:
     """``leaves`` synthetic leaves written straight into the log tables, as appending writes them."""
     edge: list[tuple[int, bytes]] = []
     with store.begin() as conn:
-        batch_l, batch_n = [], []
-        for i in range(leaves):
-            digest = "sha256:" + hashlib.sha256(i.to_bytes(8, "big")).hexdigest()
-            batch_l.append({"idx": i, "digest": digest, "table_name": "bench", "row_seq": i})
-            batch_n.extend(
-                {"node": node_key(lv, at), "hash": h} for (lv, at), h in merkle.extend(edge, leaf_hash(digest), i)
-            )
-            if len(batch_l) >= 50_000:
-                insert_rows(conn, log_leaves, batch_l)
-                insert_rows(conn, log_nodes, batch_n)
-                batch_l, batch_n = [], []
-        insert_rows(conn, log_leaves, batch_l)
-        insert_rows(conn, log_nodes, batch_n)
+        for first in range(0, leaves, 50_000):
+            digests = [
+                "sha256:" + hashlib.sha256(i.to_bytes(8, "big")).hexdigest()
+                for i in range(first, min(leaves, first + 50_000))
+            ]
+            rows = [(first + i, digest, "bench", first + i) for i, digest in enumerate(digests)]
+            insert_values(conn, log_leaves, append.LEAF_COLUMNS, rows)
+            made = merkle.append(edge, [leaf_hash(digest) for digest in digests], first)
+            insert_values(conn, log_nodes, append.NODE_COLUMNS, [(node_key(*node), h) for node, h in made])
 
 
 def proofs(leaves: int, count: int, rng: random.Random) -> None:

@@ -23,6 +23,7 @@ from kernelindex.ingest.problems import ImportFailed, ImportProblem, LineError
 from kernelindex.store.database import Writable, bulk_settings
 from kernelindex.store.refresh.writes import record_refresh
 from kernelindex.store.serving.writes import serving_run_row
+from kernelindex.store.transparency.leaves import remember_leaf
 from kernelindex.store.writer import Writer
 
 MAX_PROBLEMS = 50
@@ -156,6 +157,8 @@ def import_catalog(
                     else:
                         assert line.table is not None and line.columns is not None  # a converted row
                         writer.add(line.table, number, line.columns, fits=True)
+                        if line.leaf is not None:
+                            remember_leaf(conn, line.table, line.columns, line.leaf)
                     if len(writer.problems) > seen:
                         collect_writer_problems()
                     if limit is not None and len(problems) + len(deferred) >= limit:
