@@ -83,7 +83,7 @@ class Logged:
             return value if SHA256.match(value) else content_digest(value)
         if self.record:
             return digest(json_value(row[1]))
-        if known is not None and self.by_text:
+        if known is not None and self.name in TEXT_COLUMN:
             text = row[1]
             found = known.get(text if type(text) is bytes else text.encode("utf-8"))
             if found is not None:
@@ -99,18 +99,18 @@ class Logged:
 
 def converted_leaf(table: str, columns: Mapping[str, Any]) -> str | None:
     """The leaf of a row about to be stored in ``table`` (its JSON columns not encoded yet), when
-    its one JSON column decides it (:attr:`Logged.by_text`): computed where the row is converted
+    its one JSON column decides it (:data:`TEXT_COLUMN`): computed where the row is converted
     (an import's workers) and handed on with it, for :func:`remember_leaf`."""
-    logged = BY_NAME.get(table)
-    name = logged.by_text if logged is not None else None
+    name = TEXT_COLUMN.get(table)
     return None if name is None else content_digest(columns[name])
 
 
-def remember_leaf(conn: Connection, table: str, columns: Mapping[str, Any], leaf: str) -> None:
-    """Note ``leaf`` (:func:`converted_leaf`) under the text of the row's column as the store
-    writes it (``columns`` encoded: :func:`~kernelindex.store.writer.with_json_encoded`)."""
-    text = columns[BY_NAME[table].by_text]  # type: ignore[index]
-    known_leaves(conn)[text if type(text) is bytes else json_bytes(text)] = leaf
+def remember_leaf(known: dict[bytes, str], table: str, columns: Mapping[str, Any], leaf: str) -> None:
+    """Note ``leaf`` (:func:`converted_leaf`) in ``known`` (:func:`known_leaves`) under the text
+    of the row's column as the store writes it (``columns`` encoded: see
+    :func:`~kernelindex.store.writer.with_json_encoded`)."""
+    text = columns[TEXT_COLUMN[table]]
+    known[text if type(text) is bytes else json_bytes(text)] = leaf
 
 
 _KNOWN = "kernelindex.log.known_leaves"
@@ -155,3 +155,5 @@ LOGGED: tuple[Logged, ...] = (
     ),
 )
 BY_NAME = {logged.name: logged for logged in LOGGED}
+# table -> the JSON column whose text alone decides its leaves (Logged.by_text), for the tables with one
+TEXT_COLUMN = {logged.name: name for logged in LOGGED if (name := logged.by_text) is not None}
