@@ -34,7 +34,7 @@ from kernelindex.services.log_checkpoints import CheckpointSigner  # noqa: E402
 from kernelindex.store.bulk import insert_values  # noqa: E402
 from kernelindex.store.database import open_store  # noqa: E402
 from kernelindex.store.transparency import append, reads  # noqa: E402
-from kernelindex.store.transparency.leaves import leaf_hash  # noqa: E402
+from kernelindex.store.transparency.leaves import leaf_hash, leaf_hashes  # noqa: E402
 from kernelindex.store.transparency.tables import KEPT_LEVEL, log_leaves, log_nodes, node_key  # noqa: E402
 from web_bench import DEFAULT_CATALOG  # noqa: E402
 
@@ -89,9 +89,8 @@ def big_log(store, leaves: int) -> None:
             ]
             rows = [(first + i, digest, "bench", first + i) for i, digest in enumerate(digests)]
             insert_values(conn, log_leaves, append.LEAF_COLUMNS, rows)
-            made = merkle.append(edge, [leaf_hash(digest) for digest in digests], first)
-            kept = [(node_key(lv, at), h) for (lv, at), h in made if lv >= KEPT_LEVEL]
-            insert_values(conn, log_nodes, append.NODE_COLUMNS, kept)
+            made = merkle.append(edge, leaf_hashes(digests), first, KEPT_LEVEL)
+            insert_values(conn, log_nodes, append.NODE_COLUMNS, [(node_key(*node), h) for node, h in made])
 
 
 def proofs(leaves: int, count: int, rng: random.Random) -> None:

@@ -74,9 +74,8 @@ def test_a_rewritten_mirror_is_refused_and_nothing_stored(origin, store, tmp_pat
             from kernelindex.store.transparency.tables import KEPT_LEVEL, node_key
 
             rows = conn.execute(text("SELECT idx, digest FROM log_leaves ORDER BY idx")).all()
-            for (level, at), h in merkle.append([], [leaf_hash(d) for _, d in rows], 0):
-                if level >= KEPT_LEVEL:
-                    conn.execute(text("INSERT INTO log_nodes VALUES (:k, :h)"), {"k": node_key(level, at), "h": h})
+            for (level, at), h in merkle.append([], [leaf_hash(d) for _, d in rows], 0, KEPT_LEVEL):
+                conn.execute(text("INSERT INTO log_nodes VALUES (:k, :h)"), {"k": node_key(level, at), "h": h})
         elif rewrite == "shrunk":
             conn.execute(text("DELETE FROM log_leaves WHERE idx >= 2"))
     if rewrite == "new_key":

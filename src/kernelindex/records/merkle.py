@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import count, repeat
 
 LEAF_PREFIX = b"\x00"
 NODE_PREFIX = b"\x01"
@@ -207,10 +208,13 @@ def verify_consistency(old: int, new: int, old_root: bytes, new_root: bytes, pro
         raise ProofError(f"the proof does not lead to the tree of {new} leaves with that root")
 
 
-def append(right_edge: list[tuple[int, bytes]], leaves: Sequence[bytes], start: int) -> list[tuple[Node, bytes]]:
+def append(
+    right_edge: list[tuple[int, bytes]], leaves: Sequence[bytes], start: int, lowest: int = 1
+) -> list[tuple[Node, bytes]]:
     """Append the leaf hashes ``leaves`` (numbered from ``start``) to a tree whose perfect
     right-edge subtrees are ``right_edge`` (``(level, hash)``, biggest first; changed in place).
-    Returns the perfect nodes above the leaves that completing them made, for the store to keep.
+    Returns the perfect nodes of level ``lowest`` or more that completing them made, for the
+    store to keep.
 
     A level at a time: the new nodes of one level are hashed in pairs (the edge's node of that
     level first, when it is the left sibling), so N leaves cost N - 1 + log N hashes in a few
@@ -224,8 +228,9 @@ def append(right_edge: list[tuple[int, bytes]], leaves: Sequence[bytes], start: 
             first -= 1
         if len(row) & 1:
             kept.append((level, row[-1]))
-        row = [node_hash(row[i], row[i + 1]) for i in range(0, len(row) - 1, 2)]
+        row = list(map(node_hash, row[0 : len(row) - 1 : 2], row[1::2]))
         level, first = level + 1, first >> 1
-        made.extend(((level, first + offset), value) for offset, value in enumerate(row))
+        if level >= lowest:
+            made.extend(zip(zip(repeat(level), count(first)), row))
     right_edge.extend(reversed(kept))
     return made

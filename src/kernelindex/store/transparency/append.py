@@ -16,7 +16,7 @@ from sqlalchemy import Connection, func, literal, select, union_all
 from kernelindex.records import merkle
 from kernelindex.store.bulk import insert_values
 from kernelindex.store.database import bulk_settings
-from kernelindex.store.transparency.leaves import LOGGED, Logged, known_leaves, leaf_hash
+from kernelindex.store.transparency.leaves import LOGGED, Logged, known_leaves, leaf_hashes
 from kernelindex.store.transparency.reads import fetch_nodes, tree_size
 from kernelindex.store.transparency.tables import KEPT_LEVEL, log_leaves, log_nodes, node_key
 
@@ -80,9 +80,8 @@ def _append(conn: Connection, behind: list[tuple[Logged, int]]) -> int:
             name = str(logged.name)  # not SQLAlchemy's str subclass: the driver would look it over per row
             leaves = [(first + i, leaf, name, row[0]) for i, (leaf, row) in enumerate(zip(digests, rows))]
             insert_values(conn, log_leaves, LEAF_COLUMNS, leaves)
-            made = merkle.append(edge, [leaf_hash(leaf) for leaf in digests], first)
-            kept = [(node_key(level, at), value) for (level, at), value in made if level >= KEPT_LEVEL]
-            insert_values(conn, log_nodes, NODE_COLUMNS, kept)
+            made = merkle.append(edge, leaf_hashes(digests), first, KEPT_LEVEL)
+            insert_values(conn, log_nodes, NODE_COLUMNS, [(node_key(*node), value) for node, value in made])
             added += len(rows)
             seen = rows[-1][0]
     for statement in rebuild:

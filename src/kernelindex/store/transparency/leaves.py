@@ -43,7 +43,12 @@ SHA256 = re.compile(r"^sha256:[0-9a-f]{64}$")
 
 def leaf_hash(leaf: str) -> bytes:
     """RFC 9162 leaf hash of a leaf's digest: of its 32 raw bytes."""
-    return merkle.leaf_hash(bytes.fromhex(leaf[7:]))
+    return leaf_hashes([leaf])[0]
+
+
+def leaf_hashes(leaves: Sequence[str]) -> list[bytes]:
+    """:func:`leaf_hash` of each (an append's batch, in one loop)."""
+    return [merkle.leaf_hash(bytes.fromhex(leaf[7:])) for leaf in leaves]
 
 
 @dataclass(frozen=True)

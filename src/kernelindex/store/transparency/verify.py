@@ -46,10 +46,10 @@ def log_checks(conn: Connection) -> Iterator[Check]:
             unknown.append((index, table))
         pending.append(leaf_hash(digest))
         if len(pending) >= 2000:
-            _add_kept(computed, merkle.append(edge, pending, hashed))
+            computed.update(merkle.append(edge, pending, hashed, KEPT_LEVEL))
             hashed += len(pending)
             pending.clear()
-    _add_kept(computed, merkle.append(edge, pending, hashed))
+    computed.update(merkle.append(edge, pending, hashed, KEPT_LEVEL))
     for index, table in unknown:
         yield "log_leaves", str(index), [("table_name", table, "a logged table")]
     for key, value in stream.execute(select(log_nodes.c.node, log_nodes.c.hash)):
@@ -62,10 +62,6 @@ def log_checks(conn: Connection) -> Iterator[Check]:
         yield "log_nodes", f"{level}/{index}", [("hash", None, want.hex())]
     for logged in LOGGED:
         yield from _table_checks(conn, logged, leaves_of[logged.name])
-
-
-def _add_kept(computed: dict[merkle.Node, bytes], made: list[tuple[merkle.Node, bytes]]) -> None:
-    computed.update((node, value) for node, value in made if node[0] >= KEPT_LEVEL)
 
 
 def _table_checks(conn: Connection, logged, leaves: dict[int, tuple[int, str]]) -> Iterator[Check]:
