@@ -33,9 +33,10 @@ def test_prove_and_check_and_their_failures(tmp_path):
     failed = run("log", "prove", "sha256:" + "0" * 64, "--db", db, code=1)
     assert "is in the log" in failed.output and "no record" in failed.output
     assert json.loads(run("log", "check", "--checkpoint", str(saved), "--db", db, "--json").stdout)["consistent"]
-    store = open_store(db)  # history rewritten behind the store's back: the 8-leaf tree's root node replaced
+    store = open_store(db)  # history rewritten behind the store's back: the first leaf replaced
     with store.engine.connect() as conn, conn.begin():
-        assert conn.execute(text("UPDATE log_nodes SET hash = :h WHERE node = 3"), {"h": bytes(32)}).rowcount == 1
+        forged = "sha256:" + "1" * 64
+        assert conn.execute(text("UPDATE log_leaves SET digest = :d WHERE idx = 0"), {"d": forged}).rowcount == 1
     store.close()
     rewritten = run("log", "check", "--checkpoint", str(saved), "--db", db, code=1)
     assert "proof failed" in rewritten.output

@@ -71,13 +71,11 @@ def test_a_rewritten_mirror_is_refused_and_nothing_stored(origin, store, tmp_pat
             conn.execute(text("DELETE FROM log_nodes"))
             from kernelindex.records import merkle
             from kernelindex.store.transparency.leaves import leaf_hash
-            from kernelindex.store.transparency.tables import node_key
+            from kernelindex.store.transparency.tables import KEPT_LEVEL, node_key
 
-            edge: list = []
             rows = conn.execute(text("SELECT idx, digest FROM log_leaves ORDER BY idx")).all()
-            for idx, d in rows:
-                for (level, at), h in merkle.extend(edge, leaf_hash(d), idx):
-                    conn.execute(text("INSERT INTO log_nodes VALUES (:k, :h)"), {"k": node_key(level, at), "h": h})
+            for (level, at), h in merkle.append([], [leaf_hash(d) for _, d in rows], 0, KEPT_LEVEL):
+                conn.execute(text("INSERT INTO log_nodes VALUES (:k, :h)"), {"k": node_key(level, at), "h": h})
         elif rewrite == "shrunk":
             conn.execute(text("DELETE FROM log_leaves WHERE idx >= 2"))
     if rewrite == "new_key":

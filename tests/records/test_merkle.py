@@ -38,14 +38,36 @@ CT_PATH_0_8 = [
 
 
 def stored_nodes(data: list[bytes]) -> dict[merkle.Node, bytes]:
-    """What the store keeps: leaf hashes (level 0) and every perfect node :func:`merkle.extend` makes."""
+    """What the store keeps: leaf hashes (level 0) and every perfect node :func:`merkle.append`
+    makes, the leaves appended one at a time."""
     nodes: dict[merkle.Node, bytes] = {}
     edge: list[tuple[int, bytes]] = []
     for i, item in enumerate(data):
         leaf = merkle.leaf_hash(item)
         nodes[(0, i)] = leaf
-        nodes.update(merkle.extend(edge, leaf, i))
+        nodes.update(merkle.append(edge, [leaf], i))
     return nodes
+
+
+def test_appending_in_pieces_makes_the_nodes_and_edge_of_one_at_a_time():
+    rng = random.Random()
+    for _ in range(40):
+        data = [rng.randbytes(4) for _ in range(rng.randrange(0, 200))]
+        nodes = {node: value for node, value in stored_nodes(data).items() if node[0] > 0}
+        edge: list[tuple[int, bytes]] = []
+        made: list[tuple[merkle.Node, bytes]] = []
+        start = 0
+        while start < len(data):
+            piece = [merkle.leaf_hash(item) for item in data[start : start + rng.randrange(1, 70)]]
+            made += merkle.append(edge, piece, start)
+            start += len(piece)
+        assert dict(made) == nodes and len(made) == len(nodes)
+        # the edge is the tree's perfect cover, biggest first: its root folds from it
+        assert [level for level, _ in edge] == [level for level, _ in merkle.perfect_cover(0, len(data))]
+        root = edge[-1][1] if edge else merkle.EMPTY_ROOT
+        for _, value in reversed(edge[:-1]):
+            root = merkle.node_hash(value, root)
+        assert root == rfc_mth(data)
 
 
 def test_roots_match_the_ct_vectors():

@@ -17,7 +17,7 @@ from kernelindex.records.canonical import sha256_digest
 from kernelindex.store import tables as t
 from kernelindex.store.transparency import reads
 from kernelindex.store.transparency.leaves import LOGGED
-from kernelindex.store.transparency.tables import log_leaves
+from kernelindex.store.transparency.tables import KEPT_LEVEL, log_leaves, node_key
 from kernelindex.store.verify import verify_store
 from store_fixtures import BACKENDS  # noqa: F401
 
@@ -136,7 +136,7 @@ def test_a_tampered_log_is_found(filled, change):
     elif change == "drop_last":
         _raw(filled, "DELETE FROM log_leaves WHERE idx = :i", i=size - 1)
     else:
-        _raw(filled, "UPDATE log_nodes SET hash = :h WHERE node = 1", h=bytes(32))
+        _raw(filled, "UPDATE log_nodes SET hash = :h WHERE node = :n", h=bytes(32), n=node_key(KEPT_LEVEL, 0))
     assert not verify_store(filled).ok
 
 
@@ -156,4 +156,31 @@ def test_nothing_is_logged_for_a_rolled_back_write(filled):
     with filled.read() as conn:
         assert reads.tree_size(conn) == before[0] + 1
         assert reads.leaf_at(conn, before[0]).table_name == "record_events"
+    assert verify_store(filled).ok
+
+
+def test_a_log_of_before_1100_keeps_its_root_and_proofs_without_small_nodes(filled):
+    """Migration 1100 drops the subtrees below KEPT_LEVEL that 1000 kept; downgraded, it hashes
+    them again from the leaves. Either way the roots, the proofs and ``verify`` agree."""
+    from alembic import command
+
+    from kernelindex.store.database import alembic_config
+
+    def small_nodes() -> int:
+        with filled.read() as conn:
+            return conn.execute(text("SELECT count(*) FROM log_nodes WHERE node % 64 < :k"), {"k": KEPT_LEVEL}).scalar()
+
+    with filled.read() as conn:
+        size = reads.tree_size(conn)
+        index = random.Random().randrange(size)
+        before = reads.root_at(conn, size), reads.inclusion_proof(conn, index, size)
+    assert small_nodes() == 0 and size >= 2**KEPT_LEVEL
+    with filled.engine.begin() as conn:
+        command.downgrade(alembic_config(conn), "1000_transparency_log")
+    assert small_nodes() > 0
+    with filled.engine.begin() as conn:
+        command.upgrade(alembic_config(conn), "head")
+    assert small_nodes() == 0
+    with filled.read() as conn:
+        assert (reads.root_at(conn, size), reads.inclusion_proof(conn, index, size)) == before
     assert verify_store(filled).ok

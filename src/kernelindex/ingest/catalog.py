@@ -23,6 +23,7 @@ from kernelindex.ingest.problems import ImportFailed, ImportProblem, LineError
 from kernelindex.store.database import Writable, bulk_settings
 from kernelindex.store.refresh.writes import record_refresh
 from kernelindex.store.serving.writes import serving_run_row
+from kernelindex.store.transparency.leaves import known_leaves, remember_leaf
 from kernelindex.store.writer import Writer
 
 MAX_PROBLEMS = 50
@@ -140,6 +141,7 @@ def import_catalog(
                 yield from converted_lines
 
         deferred: list[ImportProblem] = []  # dangling references: usually the echo of a refused parent line
+        known = known_leaves(conn)  # leaves the workers computed, for the log's append at the commit
         try:
             with writer.building_indexes_last():
                 for line in lines():
@@ -156,6 +158,8 @@ def import_catalog(
                     else:
                         assert line.table is not None and line.columns is not None  # a converted row
                         writer.add(line.table, number, line.columns, fits=True)
+                        if line.leaf is not None:
+                            remember_leaf(known, line.table, line.columns, line.leaf)
                     if len(writer.problems) > seen:
                         collect_writer_problems()
                     if limit is not None and len(problems) + len(deferred) >= limit:

@@ -31,6 +31,7 @@ from kernelindex.ingest.shared_slots import Slots
 from kernelindex.records.canonical import canonical_json, sha256_digest
 from kernelindex.records.models import build_validators
 from kernelindex.store import rows
+from kernelindex.store.transparency.leaves import converted_leaf
 from kernelindex.store.writer import encoded_part, part_problem, row_problem, with_json_encoded
 
 # export table -> (store table, row converter, columns this version understands)
@@ -115,6 +116,7 @@ class Line:
     source_slug: str | None = None
     foreign_table: str | None = None  # an export table this store does not model (kept as a foreign row)
     unknown_columns: tuple[str, ...] = ()  # "table.column" of each column this version does not know
+    leaf: str | None = None  # the row's transparency-log leaf, when its one JSON column decides it
 
 
 REFUSALS = (LineError, rows.RowError, rfc8785.CanonicalizationError)  # what refuses one line, not the file
@@ -163,6 +165,7 @@ def _convert(line: Line, obj: Any) -> None:
         raise rows.RowError(*bad)
     if line.table == "runs":
         _checked_parts(line.columns)
+    line.leaf = converted_leaf(line.table, line.columns)  # here, in a worker, not at the commit
     line.columns = with_json_encoded(line.table, line.columns)
 
 

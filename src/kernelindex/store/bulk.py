@@ -62,8 +62,6 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]], 
         names = list(first)
     else:
         names = list(dict.fromkeys(name for row in rows for name in row))
-    quote = conn.dialect.identifier_preparer.quote
-    target = f"{quote(table.name)} ({', '.join(quote(n) for n in names)})"
     json_at = [i for i, name in enumerate(names) if name in json_columns(table)]
     # an integer for a float column goes as a float, as SQLAlchemy's Float sends it (10**30 fits a
     # double, not SQLite's 64-bit integer)
@@ -72,7 +70,7 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]], 
     # SQLite takes JSON already encoded as it comes, a blob its CAST makes text without a copy in
     # Python; PostgreSQL's drivers want text
     sqlite = conn.dialect.name == "sqlite"
-    params = []
+    params: list[tuple] = []
     for row in rows:
         try:
             values = list(values_of(row))
@@ -88,10 +86,25 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]], 
             if type(values[i]) is int:
                 values[i] = float(values[i])
         params.append(tuple(values))
+    return insert_values(conn, table, names, params, skip_clashes=skip_clashes)
+
+
+def insert_values(
+    conn: Connection, table: Table, names: Sequence[str], params: list[tuple], *, skip_clashes: bool = False
+) -> int:
+    """:func:`insert_rows` of rows given as tuples of driver values in the order of ``names`` (a
+    JSON column's encoded): for a writer that makes its rows as tuples (the transparency log),
+    no dict per row and no pass over them."""
+    if not params:
+        return 0
+    quote = conn.dialect.identifier_preparer.quote
+    target = f"{quote(table.name)} ({', '.join(quote(n) for n in names)})"
+    sqlite = conn.dialect.name == "sqlite"
     if conn.dialect.name == "postgresql" and not skip_clashes:
         _copy_rows(conn, target, params)
-        return len(rows)
+        return len(params)
     markers = [_marker(conn)] * len(names)
+    json_at = [i for i, name in enumerate(names) if name in json_columns(table)]
     if sqlite:
         for i in json_at:
             markers[i] = "CAST(? AS TEXT)"
@@ -99,7 +112,7 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]], 
     if skip_clashes:
         sql += " ON CONFLICT DO NOTHING"
     result = conn.exec_driver_sql(sql, params)
-    return result.rowcount if skip_clashes else len(rows)
+    return result.rowcount if skip_clashes else len(params)
 
 
 def _copy_rows(conn: Connection, target: str, params: list[tuple]) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import orjson
@@ -114,6 +115,7 @@ def write_transaction(conn: Connection) -> Iterator[Connection]:
     record it stored gets its leaf in the transparency log (:mod:`kernelindex.store.transparency`)."""
     from kernelindex.store.generation import has_written
     from kernelindex.store.transparency.append import log_new_records
+    from kernelindex.store.transparency.leaves import forget_known_leaves
 
     conn.execution_options(**{_WRITE: True})
     try:
@@ -125,6 +127,7 @@ def write_transaction(conn: Connection) -> Iterator[Connection]:
                 log_new_records(conn)
     finally:
         conn.execution_options(**{_WRITE: False})
+        forget_known_leaves(conn)
 
 
 NEW_STORE_BYTES = 4 * 2**20  # a SQLite store no larger holds next to nothing yet (its schema alone: ~0.6 MB)
@@ -228,6 +231,16 @@ def json_bytes(value) -> bytes:
         return orjson.dumps(value)
     except (TypeError, orjson.JSONEncodeError):
         return json.dumps(value, ensure_ascii=False).encode("utf-8")
+
+
+def json_value(text: str | bytes) -> Any:
+    """A JSON column's value from its text, as the standard library reads it: by orjson where it
+    can (several times faster), else the standard library (orjson refuses integers past 64 bits,
+    a lone surrogate, a number past a double), so a text either reads gives one value."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def read_only_engine(store: Store) -> Engine:

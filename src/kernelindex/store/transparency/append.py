@@ -14,12 +14,15 @@ from __future__ import annotations
 from sqlalchemy import Connection, func, literal, select, union_all
 
 from kernelindex.records import merkle
-from kernelindex.store.bulk import insert_rows
-from kernelindex.store.transparency.leaves import LOGGED, leaf_hash
+from kernelindex.store.bulk import insert_values
+from kernelindex.store.database import bulk_settings
+from kernelindex.store.transparency.leaves import LOGGED, Logged, known_leaves, leaf_hashes
 from kernelindex.store.transparency.reads import fetch_nodes, tree_size
-from kernelindex.store.transparency.tables import log_leaves, log_nodes, node_key
+from kernelindex.store.transparency.tables import KEPT_LEVEL, log_leaves, log_nodes, node_key
 
 BATCH = 5000
+LEAF_COLUMNS = ("idx", "digest", "table_name", "row_seq")
+NODE_COLUMNS = ("node", "hash")
 
 
 def _heads(conn: Connection) -> dict[str, tuple[int, int]]:
@@ -51,38 +54,36 @@ def log_new_records(conn: Connection) -> int:
     behind = [(logged, heads[logged.name][1]) for logged in LOGGED if heads[logged.name][0] > heads[logged.name][1]]
     if not behind:
         return 0
+    # an import's large page cache again (its own settings ended with its block, before this runs
+    # at the commit): with the default one, SQLite spills the transaction's dirty pages to append
+    with bulk_settings(conn):
+        return _append(conn, behind)
+
+
+def _append(conn: Connection, behind: list[tuple[Logged, int]]) -> int:
+    """Each table's rows past ``seq`` ``seen``, a page at a time: their leaves, and the nodes they
+    complete hashed a level at a time from the right edge (one read of a few nodes per append),
+    each page in two ``executemany``."""
     size = tree_size(conn)
     edge = right_edge(conn, size)
     rebuild = _drop_indexes_if_new(conn, size)
-    leaves: list[dict] = []
-    nodes: list[dict] = []
-
-    def flush() -> None:
-        insert_rows(conn, log_leaves, leaves)
-        insert_rows(conn, log_nodes, nodes)
-        leaves.clear()
-        nodes.clear()
-
+    known = known_leaves(conn)
     added = 0
     for logged, seen in behind:
-        table = logged.table
-        columns = (table.c.seq, *(table.c[c] for c in logged.columns))
-        while True:  # a page at a time, each read whole before the inserts (no cursor left open)
-            query = select(*columns).where(table.c.seq > seen).order_by(table.c.seq).limit(BATCH)
-            rows = conn.execute(query).mappings().all()
+        seq = logged.table.c.seq
+        while True:  # each page read whole before the inserts (no cursor left open)
+            rows = conn.execute(select(*logged.selected()).where(seq > seen).order_by(seq).limit(BATCH)).all()
             if not rows:
                 break
-            for row in rows:
-                leaf = logged.leaf_digest(row)
-                index = size + added
-                leaves.append({"idx": index, "digest": leaf, "table_name": logged.name, "row_seq": row["seq"]})
-                nodes.extend(
-                    {"node": node_key(level, at), "hash": value}
-                    for (level, at), value in merkle.extend(edge, leaf_hash(leaf), index)
-                )
-                added += 1
-            seen = rows[-1]["seq"]
-            flush()
+            first = size + added
+            digests = [logged.leaf_digest(row, known) for row in rows]
+            name = str(logged.name)  # not SQLAlchemy's str subclass: the driver would look it over per row
+            leaves = [(first + i, leaf, name, row[0]) for i, (leaf, row) in enumerate(zip(digests, rows))]
+            insert_values(conn, log_leaves, LEAF_COLUMNS, leaves)
+            made = merkle.append(edge, leaf_hashes(digests), first, KEPT_LEVEL)
+            insert_values(conn, log_nodes, NODE_COLUMNS, [(node_key(*node), value) for node, value in made])
+            added += len(rows)
+            seen = rows[-1][0]
     for statement in rebuild:
         conn.exec_driver_sql(statement)
     return added

@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Table
+from sqlalchemy import ColumnElement, Connection, Table, Text, cast
 
 from kernelindex.records import merkle
 from kernelindex.records.canonical import canonical_json, digest, sha256_digest
 from kernelindex.store import tables as t
+from kernelindex.store.bulk import json_columns
+from kernelindex.store.database import json_bytes, json_value
 from kernelindex.store.evidence import tables as et
 from kernelindex.store.serving import tables as st
 
@@ -41,7 +43,12 @@ SHA256 = re.compile(r"^sha256:[0-9a-f]{64}$")
 
 def leaf_hash(leaf: str) -> bytes:
     """RFC 9162 leaf hash of a leaf's digest: of its 32 raw bytes."""
-    return merkle.leaf_hash(bytes.fromhex(leaf[7:]))
+    return leaf_hashes([leaf])[0]
+
+
+def leaf_hashes(leaves: Sequence[str]) -> list[bytes]:
+    """:func:`leaf_hash` of each (an append's batch, in one loop)."""
+    return [merkle.leaf_hash(bytes.fromhex(leaf[7:])) for leaf in leaves]
 
 
 @dataclass(frozen=True)
@@ -60,15 +67,70 @@ class Logged:
         """The columns :meth:`leaf_digest` reads."""
         return (self.column,) if self.column else (self.record,) if self.record else self.content
 
-    def leaf_digest(self, row: Mapping[Any, Any]) -> str:
+    def selected(self) -> list[ColumnElement[Any]]:
+        """``seq`` and :attr:`columns`, as :meth:`leaf_digest` takes them: a JSON column as its
+        text (read by :func:`json_value`, not SQLAlchemy's JSON type: most of reading it back)."""
+        table = self.table
+        return [table.c.seq] + [
+            cast(table.c[name], Text) if name in json_columns(table) else table.c[name] for name in self.columns
+        ]
+
+    @property
+    def by_text(self) -> str | None:
+        """The JSON column whose text alone decides this table's leaves (its one content column), if any."""
+        return self.content[0] if len(self.content) == 1 and self.content[0] in json_columns(self.table) else None
+
+    def leaf_digest(self, row: Sequence[Any], known: Mapping[bytes, str] | None = None) -> str:
+        """The leaf of a row read by :meth:`selected` (its ``seq`` first); ``known``: leaves
+        already computed for JSON texts (:func:`known_leaves`), looked up before computing."""
         if self.column:  # a stated digest of another form (an artifact's) is logged by its text
-            value = row[self.column]
+            value = row[1]
             return value if SHA256.match(value) else content_digest(value)
         if self.record:
-            return digest(row[self.record])
-        if len(self.content) == 1:
-            return content_digest(row[self.content[0]])
-        return content_digest({name: row[name] for name in self.content})
+            return digest(json_value(row[1]))
+        if known is not None and self.name in TEXT_COLUMN:
+            text = row[1]
+            found = known.get(text if type(text) is bytes else text.encode("utf-8"))
+            if found is not None:
+                return found
+        values = [
+            json_value(value) if name in json_columns(self.table) else value
+            for name, value in zip(self.content, row[1:])
+        ]
+        if len(values) == 1:
+            return content_digest(values[0])
+        return content_digest(dict(zip(self.content, values)))
+
+
+def converted_leaf(table: str, columns: Mapping[str, Any]) -> str | None:
+    """The leaf of a row about to be stored in ``table`` (its JSON columns not encoded yet), when
+    its one JSON column decides it (:data:`TEXT_COLUMN`): computed where the row is converted
+    (an import's workers) and handed on with it, for :func:`remember_leaf`."""
+    name = TEXT_COLUMN.get(table)
+    return None if name is None else content_digest(columns[name])
+
+
+def remember_leaf(known: dict[bytes, str], table: str, columns: Mapping[str, Any], leaf: str) -> None:
+    """Note ``leaf`` (:func:`converted_leaf`) in ``known`` (:func:`known_leaves`) under the text
+    of the row's column as the store writes it (``columns`` encoded: see
+    :func:`~kernelindex.store.writer.with_json_encoded`)."""
+    text = columns[TEXT_COLUMN[table]]
+    known[text if type(text) is bytes else json_bytes(text)] = leaf
+
+
+_KNOWN = "kernelindex.log.known_leaves"
+
+
+def known_leaves(conn: Connection) -> dict[bytes, str]:
+    """Leaves already computed for JSON texts that this connection's transaction stores, keyed by
+    the text: the log's append looks a row up here before reading its text as JSON again (most
+    of an import's log time). A leaf is a function of the text alone, so an entry is right for
+    any row holding that text; :func:`forget_known_leaves` empties it when the transaction ends."""
+    return conn.info.setdefault(_KNOWN, {})
+
+
+def forget_known_leaves(conn: Connection) -> None:
+    conn.info.pop(_KNOWN, None)
 
 
 LOGGED: tuple[Logged, ...] = (
@@ -98,3 +160,5 @@ LOGGED: tuple[Logged, ...] = (
     ),
 )
 BY_NAME = {logged.name: logged for logged in LOGGED}
+# table -> the JSON column whose text alone decides its leaves (Logged.by_text), for the tables with one
+TEXT_COLUMN = {logged.name: name for logged in LOGGED if (name := logged.by_text) is not None}

@@ -10,7 +10,7 @@ from sqlalchemy import Connection, func, select
 from kernelindex.records import merkle
 from kernelindex.store.bulk import select_in
 from kernelindex.store.transparency.leaves import leaf_hash
-from kernelindex.store.transparency.tables import log_leaves, log_nodes, node_key
+from kernelindex.store.transparency.tables import KEPT_LEVEL, log_leaves, log_nodes, node_key
 
 
 @dataclass(frozen=True)
@@ -27,13 +27,20 @@ def tree_size(conn: Connection) -> int:
 
 
 def fetch_nodes(conn: Connection, wanted: Iterable[merkle.Node]) -> dict[merkle.Node, bytes]:
-    """The hashes of these perfect subtrees (level 0: a leaf, hashed from its digest), in two reads."""
+    """The hashes of these perfect subtrees, in two reads: those below :data:`KEPT_LEVEL` (a leaf:
+    level 0) hashed from their leaves, the others as stored."""
     wanted = set(wanted)
     found: dict[merkle.Node, bytes] = {}
-    leaves = [index for level, index in wanted if level == 0]
-    for index, leaf in select_in(conn, log_leaves, ["idx", "digest"], ["idx"], leaves):
-        found[(0, int(index))] = leaf_hash(leaf)
-    inner = {node_key(*node): node for node in wanted if node[0] > 0}
+    small = [(level, index) for level, index in wanted if level < KEPT_LEVEL]
+    spans = {node: range(node[1] << node[0], (node[1] + 1) << node[0]) for node in small}
+    leaves = [index for span in spans.values() for index in span]
+    hashes = {
+        int(index): leaf_hash(leaf) for index, leaf in select_in(conn, log_leaves, ["idx", "digest"], ["idx"], leaves)
+    }
+    for node, span in spans.items():
+        if all(index in hashes for index in span):
+            found[node] = merkle.root_of([hashes[index] for index in span])
+    inner = {node_key(*node): node for node in wanted if node[0] >= KEPT_LEVEL}
     for key, value in select_in(conn, log_nodes, ["node", "hash"], ["node"], inner):
         found[inner[int(key)]] = bytes(value)
     if missing := wanted - found.keys():

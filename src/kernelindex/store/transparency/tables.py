@@ -1,9 +1,11 @@
 """The log's two tables: its leaves in order, and the perfect subtrees above them.
 
 ``log_leaves``: leaf ``idx`` holds the content digest of the row ``row_seq`` of ``table_name``.
-``log_nodes``: the hash of every perfect subtree (keyed by :func:`node_key`) of two or more leaves, kept when its last leaf
-arrives (about one per leaf), so any root or proof is a few dozen reads at any size. A leaf's own
-hash is not kept: it is one SHA-256 of its digest. ``log_witnessed``: the newest checkpoint
+``log_nodes``: the hash of every perfect subtree (keyed by :func:`node_key`) of
+:data:`KEPT_LEVEL` levels or more, kept when its last leaf arrives (one per 2**(KEPT_LEVEL - 1)
+leaves), so any root or proof is a few dozen reads at any size. A leaf's own hash and the small
+subtrees are not kept: a proof hashes them again from at most 2**KEPT_LEVEL leaves per end of the
+ranges it names, which costs less than writing one node per leaf at every append. ``log_witnessed``: the newest checkpoint
 ``sync`` saw of each server it mirrors, so the next sync can prove that server's log only grew.
 """
 
@@ -35,6 +37,9 @@ log_nodes = Table(
     Column("node", KEY, primary_key=True, autoincrement=False),  # node_key(level, index): one integer key
     Column("hash", LargeBinary(32), nullable=False),
 )
+
+
+KEPT_LEVEL = 4  # the lowest level of perfect subtree (2**4 = 16 leaves) that log_nodes holds
 
 
 def node_key(level: int, index: int) -> int:

@@ -18,7 +18,7 @@ from sqlalchemy import Connection, select
 
 from kernelindex.records import merkle
 from kernelindex.store.transparency.leaves import LOGGED, leaf_hash
-from kernelindex.store.transparency.tables import log_leaves, log_nodes
+from kernelindex.store.transparency.tables import KEPT_LEVEL, log_leaves, log_nodes
 
 Check = tuple[str, str, list[tuple[str, Any, Any]]]  # (table, id, [(field, stored, recomputed)])
 
@@ -29,7 +29,8 @@ def log_checks(conn: Connection) -> Iterator[Check]:
     unknown: list[tuple[int, str]] = []
     edge: list[tuple[int, bytes]] = []
     computed: dict[merkle.Node, bytes] = {}
-    expected = 0
+    pending: list[bytes] = []  # leaf hashes not yet added to the tree: its leaves from ``hashed`` on
+    hashed = expected = 0  # the tree is of the leaves in order, whatever their numbers say
     for index, digest, table, row_seq in stream.execute(
         select(log_leaves.c.idx, log_leaves.c.digest, log_leaves.c.table_name, log_leaves.c.row_seq).order_by(
             log_leaves.c.idx
@@ -43,7 +44,12 @@ def log_checks(conn: Connection) -> Iterator[Check]:
             leaves_of[table][row_seq] = (index, digest)
         else:
             unknown.append((index, table))
-        computed.update(merkle.extend(edge, leaf_hash(digest), index))
+        pending.append(leaf_hash(digest))
+        if len(pending) >= 2000:
+            computed.update(merkle.append(edge, pending, hashed, KEPT_LEVEL))
+            hashed += len(pending)
+            pending.clear()
+    computed.update(merkle.append(edge, pending, hashed, KEPT_LEVEL))
     for index, table in unknown:
         yield "log_leaves", str(index), [("table_name", table, "a logged table")]
     for key, value in stream.execute(select(log_nodes.c.node, log_nodes.c.hash)):
@@ -62,9 +68,8 @@ def _table_checks(conn: Connection, logged, leaves: dict[int, tuple[int, str]]) 
     table = logged.table
     stream = conn.execution_options(stream_results=True, yield_per=2000)
     last_index = -1
-    query = select(table.c.seq, *(table.c[c] for c in logged.columns)).order_by(table.c.seq)
-    for row in stream.execute(query).mappings():
-        seq = row["seq"]
+    for row in stream.execute(select(*logged.selected()).order_by(table.c.seq)):
+        seq = row[0]
         found = leaves.pop(seq, None)
         recomputed = logged.leaf_digest(row)
         where = f"{table.name} seq {seq}"
