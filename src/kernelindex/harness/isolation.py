@@ -145,7 +145,9 @@ class Child:
             self.group = cgroups.Group.create(memory_limit_bytes, sandbox.PIDS_MAX, cpus)
             log_r, log_w = os.pipe()
             try:
-                self.proc = warm.spawn(role, folder, writable, env, self.group, limit, [request_r, reply_w, log_w, *fds[2:]])
+                self.proc = warm.spawn(
+                    role, folder, writable, env, self.group, limit, [request_r, reply_w, log_w, *fds[2:]]
+                )
             except BaseException:
                 os.close(log_r)
                 self.group.remove()

@@ -25,7 +25,6 @@ sandbox is started cold); KERNELINDEX_HARNESS_WARM=0 starts every sandbox cold.
 from __future__ import annotations
 
 import ctypes
-import io
 import json
 import os
 import resource
@@ -236,7 +235,9 @@ def _check(result: int, what: str) -> None:
 
 
 def _mount(source: str | None, target: str, kind: str | None, flags: int, data: str | None = None) -> None:
-    encode = lambda s: s.encode() if s is not None else None  # noqa: E731
+    def encode(text: str | None) -> bytes | None:
+        return text.encode() if text is not None else None
+
     _check(_libc.mount(encode(source), target.encode(), encode(kind), flags, encode(data)), f"mount {target}")
 
 
@@ -272,8 +273,8 @@ def _fresh_filesystems(request: dict, archive: int) -> None:
         os.close(fd)
     _tmpfs("/dev/shm", SHM_BYTES)
     _tmpfs(sandbox.SCRATCH, request["scratch_bytes"], "0755")
-    with os.fdopen(archive, "rb") as data, tarfile.open(fileobj=io.BufferedReader(data), mode="r") as tar:  # type: ignore[arg-type]
-        tar.extractall(sandbox.SCRATCH, filter="tar")
+    with os.fdopen(archive, "rb") as data, tarfile.open(fileobj=data, mode="r") as tar:
+        tar.extractall(sandbox.SCRATCH, filter="tar")  # the parent's archive of its own copy
     writable = {"/proc", "/tmp", "/dev/shm", "/dev/pts"} | ({sandbox.SCRATCH} if request["writable"] else set())
     for point, read_only, flags in _mount_points():
         if not read_only and point not in writable:
