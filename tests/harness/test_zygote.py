@@ -15,8 +15,10 @@ from sandbox_testkit import need_sandbox
 
 from kernelindex.harness import zygote
 from kernelindex.harness.runner import evaluate
+from kernelindex.harness.verdict import Verdict
 
 pytestmark = [pytest.mark.xdist_group("sandbox")]
+FIRST = "3a1f0e2c-0000-4000-8000-000000000001"
 
 # Checks what an earlier child may have left, then leaves all of it for the next one. A case fails
 # (its outputs are zeroed) when anything was found; what was found is printed on its output.
@@ -142,3 +144,24 @@ def test_the_warm_process_holds_no_secret_of_an_evaluation(tmp_path, monkeypatch
     assert not re.search(r"memfd:kernelindex", Path(f"/proc/{pid}/maps").read_text())
     status = Path(f"/proc/{pid}/status").read_text()
     assert re.search(r"^Uid:\s+65534\s", status, re.M)  # unprivileged on the host too
+
+
+def test_a_warm_childs_memory_is_charged_to_its_own_cgroup_and_limited(tmp_path):
+    """What a warm child writes (here into its /dev/shm) is its own group's, under its own limit; the
+    torch pages it shares with the zygote are not, so the same solution passes under a larger limit."""
+    need_sandbox()
+    code = """
+import torch
+with open("/dev/shm/fill", "wb") as f:
+    for _ in range(320):
+        f.write(b"x" * (1 << 20))
+
+def run(x, y, z):
+    torch.add(x, y, out=z)
+"""
+    solution = write_solution(tmp_path / "filler", code)
+    small = evaluate(problem("vector_add"), solution, quick(memory_limit_mb=256, cases=[FIRST]))
+    assert small.sandboxed and small.cases[0].verdict is Verdict.RESOURCE_EXCEEDED, small.cases[0].log
+    assert "memory limit" in small.cases[0].log
+    roomy = evaluate(problem("vector_add"), solution, quick(memory_limit_mb=4096, cases=[FIRST]))
+    assert roomy.cases[0].status == "PASSED", roomy.cases[0].log

@@ -114,7 +114,7 @@ class Child:
     ):
         self.role, self.log_path, self.sandboxed = role, log_path, sandboxed
         self.box: sandbox.Sandbox | None = None
-        self.group: cgroups.Group | None = None  # a warm sandbox's own group (a cold one's is its box's)
+        self.group: cgroups.Group | None = None  # the sandbox's cgroup (a cold sandbox's is its box's)
         self.proc: subprocess.Popen | forkserver.Forked | zygote.WarmChild
         self.members: sandbox.Members | sandbox.ProcessGroup
         self._pump: _LogPump | None = None
@@ -175,7 +175,7 @@ class Child:
             finally:
                 os.close(log_w)
             self._pump = _LogPump(log_r, self._log)
-            self.members = self.box.members
+            self.group, self.members = self.box.group, self.box.members
         elif server is not None:
             self.proc = server.spawn(role, str(folder), env, limit, request_r, reply_w, self._log.fileno(), arena_fd)
             if cpus:
@@ -304,7 +304,7 @@ class Child:
             self._pump.join(timeout=5)
         if self.box is not None:
             self.box.close()
-        if self.group is not None:
+        elif self.group is not None:
             self.group.remove()
         self._log.close()
 
