@@ -853,7 +853,7 @@ def trace_line(suite: SuiteResult, result: CaseResult) -> dict:
     )
 
 
-def write_traces(suite: SuiteResult, path: str | Path) -> None:
-    with open(path, "w", encoding="utf-8") as f:
+def write_traces(suite: SuiteResult, path: str | Path, append: bool = False) -> None:
+    with open(path, "a" if append else "w", encoding="utf-8") as f:
         for line in suite.trace_lines():
             f.write(json.dumps(line, allow_nan=False) + "\n")
