@@ -83,7 +83,7 @@ def run(x, y, z):
 
 def _zygote_pid() -> int:
     """The host pid of the warm sandbox's Python (the zygote), which must be running."""
-    running = zygote._servers.get(False)
+    running = next(iter(zygote._servers.values()), None)  # (CPU runs: one environment, one zygote)
     assert running is not None and running.alive(), f"no warm sandbox: {zygote._failed}"
     for pid in running.box.group.pids():
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")

@@ -140,7 +140,7 @@ class Child:
 
         inner = [sys.executable, "-I", "-B", "-c", BOOT, "child", role, str(request_r), str(reply_w)]
         server = None if sandboxed or os.environ.get(SPAWN_VARIABLE) == "1" else forkserver.server(BOOT)
-        warm = zygote.server(BOOT, device.startswith("cuda")) if sandboxed else None
+        warm = zygote.server(BOOT, env, device.startswith("cuda")) if sandboxed else None
         if warm is not None:
             self.group = cgroups.Group.create(memory_limit_bytes, sandbox.PIDS_MAX, cpus)
             log_r, log_w = os.pipe()

@@ -28,11 +28,14 @@ import ctypes
 import json
 import os
 import resource
+import select
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tarfile
+import tempfile
 import threading
 import time
 import traceback
@@ -51,8 +54,8 @@ _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, _SECCOMP_MODE_FILTER = 47, 4, 2
 _SYS_CAPSET = {"x86_64": 126, "aarch64": 91}.get(os.uname().machine)
 _CAPS_KEPT = ("CAP_SYS_ADMIN", "CAP_SETPCAP")  # inside the zygote's user namespace only
 _lock = threading.Lock()
-_servers: dict[bool, Zygote] = {}  # by whether it sees the GPUs
-_failed: dict[bool, str] = {}  # why a zygote could not start (then sandboxes start cold); tried once
+_servers: dict[str, Zygote] = {}  # by the environment its children get, and whether it sees the GPUs
+_failed: dict[str, str] = {}  # why a zygote could not start (then sandboxes start cold); tried once
 
 
 def pack(folder: Path) -> tuple[int, int]:
@@ -105,7 +108,7 @@ class WarmChild:
 
 
 class Zygote:
-    def __init__(self, boot: str, cuda: bool):
+    def __init__(self, boot: str, env: dict, cuda: bool):
         parent, inside = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock, self.lock = parent, threading.Lock()
         self.bpf = sandbox_program()
@@ -116,8 +119,7 @@ class Zygote:
             cuda=cuda,
             keep_caps=_CAPS_KEPT,
         )
-        env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
-        try:
+        try:  # torch is imported under the children's environment (OpenMP reads its settings then)
             self.proc = self.box.popen(env=env, stdout=subprocess.DEVNULL, pass_fds=(inside.fileno(),))
         except BaseException:
             self.box.close()
@@ -193,6 +195,34 @@ class Zygote:
             for fd in (go_r, go_w, archive):
                 os.close(fd)
 
+    def probe(self) -> None:
+        """Take one child through every step of the setup (cgroup, namespaces, mounts, capabilities,
+        filter); OSError, with what the child said, where a step fails here (then sandboxes start cold
+        rather than every case failing)."""
+        group = cgroups.Group.create(None, sandbox.PIDS_MAX, None)
+        folder = Path(tempfile.mkdtemp(prefix="kernelindex-probe-"))
+        request_r, request_w = os.pipe()  # (unused: a probe reads no request)
+        reply_r, reply_w = os.pipe()
+        log_r, log_w = os.pipe()
+        try:
+            child = self.spawn(
+                "probe", folder, True, {"PATH": "/usr/bin:/bin"}, group, None, [request_r, reply_w, log_w]
+            )
+            for fd in (request_r, reply_w, log_w):
+                os.close(fd)
+            request_r = reply_w = log_w = -1
+            ready, _, _ = select.select([reply_r], [], [], 60.0)
+            if not ready or os.read(reply_r, 16) != b"ok\n":
+                child.wait(timeout=10)
+                said = os.read(log_r, 4096).decode("utf-8", "replace").strip()
+                raise OSError(f"a warm sandbox's child could not be set up here: {said[-600:] or 'no answer'}")
+        finally:
+            group.remove()
+            for fd in (request_r, request_w, reply_r, reply_w, log_r, log_w):
+                if fd >= 0:
+                    os.close(fd)
+            shutil.rmtree(folder, ignore_errors=True)
+
     def close(self) -> None:
         self.sock.close()
         self.box.close()
@@ -204,24 +234,31 @@ def sandbox_program() -> bytes:
     return seccomp_filter.program()
 
 
-def server(boot: str, cuda: bool) -> Zygote | None:
-    """The process-wide zygote, started on first use from the thread that starts fork servers (a
-    sandbox dies with the thread that started it); None where warm sandboxes are off or cannot start."""
+def server(boot: str, env: dict, cuda: bool) -> Zygote | None:
+    """The process-wide zygote for children with environment `env`, started on first use from the
+    thread that starts fork servers (a sandbox dies with the thread that started it); None where warm
+    sandboxes are off or cannot start."""
     if os.environ.get(WARM_VARIABLE) == "0":
         return None
+    key = json.dumps([env, cuda], sort_keys=True)
     with _lock:
-        running = _servers.get(cuda)
+        running = _servers.get(key)
         if running is not None and not running.alive():
-            _servers.pop(cuda).close()
+            _servers.pop(key).close()
             running = None
-        if running is None and cuda not in _failed:
+        if running is None and key not in _failed:
             try:
-                running = forkserver.starter().submit(Zygote, boot, cuda).result()
-                running._call({"op": "ping"}, [])
-                _servers[cuda] = running
+                running = forkserver.starter().submit(Zygote, boot, env, cuda).result()
             except (OSError, cgroups.Unavailable) as exc:
-                _failed[cuda] = str(exc)
-                running = None
+                _failed[key] = str(exc)
+                return None
+            try:
+                running.probe()
+            except (OSError, cgroups.Unavailable, subprocess.TimeoutExpired) as exc:
+                running.close()
+                _failed[key] = str(exc)
+                return None
+            _servers[key] = running
         return running
 
 
@@ -335,7 +372,10 @@ def _worker(request: dict, fds: list[int], run_worker) -> None:
         _drop_privileges(bytes.fromhex(request["seccomp"]))
         os.environ.clear()
         os.environ.update(request["env"])
-        run_worker(request["role"], request_r, reply_w, arena[0] if arena else None)
+        if request["role"] == "probe":  # Zygote.probe: every step above worked
+            os.write(reply_w, b"ok\n")
+        else:
+            run_worker(request["role"], request_r, reply_w, arena[0] if arena else None)
         code = 0
     except BaseException:  # said on the log: the parent sees why the child ended
         os.write(2, f"kernelindex warm sandbox failed:\n{traceback.format_exc()}".encode())
