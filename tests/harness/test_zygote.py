@@ -165,3 +165,17 @@ def run(x, y, z):
     assert "memory limit" in small.cases[0].log
     roomy = evaluate(problem("vector_add"), solution, quick(memory_limit_mb=2048, cases=[FIRST]))
     assert roomy.cases[0].status == "PASSED", roomy.cases[0].log
+
+
+def test_where_a_warm_child_cannot_be_set_up_sandboxes_start_cold(tmp_path, monkeypatch):
+    """A zygote without the capabilities to make namespaces: its probe child fails, the reason is kept,
+    and the evaluation runs in cold sandboxes, still sandboxed."""
+    need_sandbox()
+    monkeypatch.setattr(zygote, "_servers", {})
+    monkeypatch.setattr(zygote, "_failed", {})
+    monkeypatch.setattr(zygote, "_CAPS_KEPT", ())
+    code = "import torch\n\ndef run(x, y, z):\n    torch.add(x, y, out=z)\n"
+    suite = evaluate(problem("vector_add"), write_solution(tmp_path / "honest", code), quick(cases=[FIRST]))
+    assert suite.sandboxed and suite.cases[0].status == "PASSED", suite.cases[0].log
+    assert zygote._servers == {}
+    assert [why for why in zygote._failed.values() if "could not be set up" in why]
