@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from harness_testkit import PROBLEMS, SOLUTIONS, problem, quick, solution
@@ -83,6 +84,12 @@ def test_evaluation_records_are_valid_and_carry_the_evidence(moe_suite):
     assert json.loads(raw.content)["inputNonce"] == moe_suite.nonce and len(moe_suite.nonce) == 32
     log = next(a for a in records.artifacts if a.digest == run["evidence"]["logs"]["digest"])
     assert moe_suite.nonce.encode() in log.content and b"sandbox: bubblewrap" in log.content
+    # where the case's time went, by phase, adding up to the case's wall time
+    cost = next(line for line in log.content.decode().splitlines() if line.startswith("harness cost: "))
+    seconds = {name: float(value) for name, value in re.findall(r"(\w+) (\d+\.\d+) s", cost)}
+    assert set(seconds) == {"setup", "inputs", "calibration", "reference", "solution", "checking", "harness", "case"}
+    assert all(seconds[p] > 0 for p in ("setup", "inputs", "calibration", "reference", "solution", "checking"))
+    assert abs(sum(v for k, v in seconds.items() if k != "case") - seconds["case"]) < 0.01
     env = records.environment["spec"]
     assert env["software"]["framework"]["name"] == "pytorch" and env["hardware"]["product"]
     suite = records.suite_run["spec"]

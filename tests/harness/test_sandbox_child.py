@@ -15,7 +15,7 @@ import pytest
 from harness_testkit import problem, quick, write_solution
 from sandbox_testkit import ENV, gone_within, need_sandbox
 
-from kernelindex.harness import isolation, sandbox
+from kernelindex.harness import isolation, sandbox, zygote
 from kernelindex.harness.arena import Arena
 from kernelindex.harness.isolation import Child, ChildEnded
 from kernelindex.harness.runner import evaluate
@@ -32,7 +32,10 @@ def _sandbox_here():
     need_sandbox()
 
 
-def test_a_childs_memory_is_its_cgroups_and_close_removes_everything(tmp_path):
+def test_a_childs_memory_is_its_cgroups_and_close_removes_everything(tmp_path, monkeypatch):
+    """A cold sandbox, whose child imports torch itself (a warm child's torch pages are its zygote's:
+    test_zygote.py covers what a warm child is charged)."""
+    monkeypatch.setenv(zygote.WARM_VARIABLE, "0")
     folder = tmp_path / "scratch"
     folder.mkdir()
     arena = Arena(4096, "cpu")
@@ -48,7 +51,8 @@ def test_a_childs_memory_is_its_cgroups_and_close_removes_everything(tmp_path):
         assert child.proc.pid in members
         assert child.freeze()
         child.thaw()
-        dirs = list(child.box.group.dirs.values())
+        assert child.group is not None
+        dirs = list(child.group.dirs.values())
     finally:
         child.close()
         arena.close()
@@ -83,7 +87,8 @@ def test_the_memory_watch_reads_the_oom_kill_of_any_member(tmp_path):
     arena = Arena(4096, "cpu")
     child = Child("solution", folder, tmp_path / "log", 1024 * MIB, "cpu", arena, True, True)
     try:
-        group = child.box.group
+        group = child.group
+        assert group is not None
         helper = subprocess.Popen(  # joins the group from outside, as a member the child started would be in
             [sys.executable, "-c", "b = bytearray(1 << 31); b[:] = b'x' * len(b)"], preexec_fn=group.join_self
         )

@@ -17,7 +17,13 @@ if TYPE_CHECKING:  # rich is imported when a bar is shown
 
 def eval_command(
     problem: str = typer.Argument(..., help="problem folder (definition.json + workload.jsonl), or a KernelBench .py"),
-    solution: str = typer.Option(..., "--solution", "-s", help="solution.json, or a KernelBench ModelNew .py"),
+    solution: list[str] = typer.Option(
+        ...,
+        "--solution",
+        "-s",
+        help="solution.json (repeat for several: each runs in sandboxes of its own and is recorded apart), "
+        "a folder of them (its *.json and */solution.json), or a KernelBench ModelNew .py",
+    ),
     cases: list[str] = typer.Option(
         None, "--cases", help="case uuids (or prefixes) to run: --cases 60b6e5ee 21f99877 (or a,b); all when absent"
     ),
@@ -50,7 +56,7 @@ def eval_command(
     from kernelindex.formats.problem import load_problem
     from kernelindex.formats.solution import load_solution
     from kernelindex.harness.report import render
-    from kernelindex.harness.runner import EvalOptions, evaluate, write_traces
+    from kernelindex.harness.runner import EvalOptions
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)  # an error stays one line, whatever the width
     if more_cases and not cases:
@@ -65,15 +71,18 @@ def eval_command(
         err.print(f"error: --sandbox must be auto, required or off, not {sandbox!r}", markup=False)
         raise typer.Exit(2)
     kernelbench = problem.endswith(".py") and Path(problem).is_file()
+    if kernelbench and len(solution) != 1:
+        err.print("error: a KernelBench problem takes one --solution (its ModelNew .py)", markup=False)
+        raise typer.Exit(2)
     scratch = tempfile.TemporaryDirectory(prefix="kernelindex-kernelbench-") if kernelbench else None
     rule = ""
     try:
         if scratch is not None:
-            loaded_problem, loaded_solution, rule, rounds = _kernelbench(
-                problem, solution, scratch.name, scale, device, rounds
-            )
+            loaded_problem, one, rule, rounds = _kernelbench(problem, solution[0], scratch.name, scale, device, rounds)
+            candidates = [one]
         else:
-            loaded_problem, loaded_solution = load_problem(problem), load_solution(solution)
+            loaded_problem = load_problem(problem)
+            candidates = [load_solution(path) for path in solution_files(solution)]
         for warning in loaded_problem.warnings:
             err.print(f"warning: {warning}", markup=False)
         options = EvalOptions(
@@ -110,27 +119,60 @@ def eval_command(
             err.print(f"error: --device {device}: this machine has {torch.cuda.device_count()} GPU(s)", markup=False)
             raise typer.Exit(1)
     try:
-        with EvalProgress(err) as shown:
-            suite = evaluate(loaded_problem, loaded_solution, options, progress=shown.update)
-    except RuntimeError as exc:  # sandbox "required" and none can be made, a case too big, a blob missing
-        err.print(f"error: {exc}", markup=False)
-        raise typer.Exit(1) from None
+        done = _run_candidates(loaded_problem, candidates, options, output, (store, private_key), err)
     finally:
         if scratch is not None:
             scratch.cleanup()
-    if not suite.sandboxed:
-        err.print(
-            f"warning: no sandbox ({suite.sandbox_note}): these runs are reproducible, not verified", markup=False
-        )
-    # what the run produced is written before anything of it is shown, so nothing a solution names
-    # itself can lose it
-    if output:
-        write_traces(suite, output)
-    stored = record_suite(store, suite, private_key) if keep else None
-    render(suite, out_console())
-    if stored:
-        out_console().print(stored, markup=False)
-    raise typer.Exit(0 if all(r.passed for r in suite.cases) else 1)
+    for suite, stored in done:
+        if not suite.sandboxed:
+            err.print(
+                f"warning: no sandbox ({suite.sandbox_note}): these runs are reproducible, not verified", markup=False
+            )
+        render(suite, out_console())
+        if stored:
+            out_console().print(stored, markup=False)
+    raise typer.Exit(0 if all(r.passed for suite, _ in done for r in suite.cases) else 1)
+
+
+def _run_candidates(problem, candidates: list, options, output: str | None, recording: tuple, err) -> list[tuple]:
+    """Evaluate each candidate in turn, each in sandboxes of its own (a solution's failure is its own);
+    each suite is written and recorded as soon as it is finished. [(suite, what was stored)]"""
+    from kernelindex.harness.runner import evaluate, write_traces
+
+    store, private_key = recording
+    done = []
+    try:
+        with EvalProgress(err, len(candidates), len(options.cases or problem.cases)) as shown:
+            for index, candidate in enumerate(candidates):
+                shown.candidate = index
+                suite = evaluate(problem, candidate, options, progress=shown.update)
+                # what the run produced is written before anything of it is shown, so nothing a solution
+                # names itself can lose it
+                if output:
+                    write_traces(suite, output, append=index > 0)
+                done.append((suite, record_suite(store, suite, private_key) if store is not None else None))
+    except RuntimeError as exc:  # sandbox "required" and none can be made, a case too big, a blob missing
+        err.print(f"error: {exc}", markup=False)
+        raise typer.Exit(1) from None
+    return done
+
+
+def solution_files(given: list[str]) -> list[Path]:
+    """Each --solution as files: a file as it is, a folder as its *.json and */solution.json (sorted);
+    a folder with none is refused, naming it."""
+    from kernelindex.formats.errors import FormatError
+
+    files: list[Path] = []
+    for text in given:
+        path = Path(text)
+        if not path.is_dir():
+            files.append(path)
+            continue
+        found = sorted(path.glob("*.json")) + sorted(path.glob("*/solution.json"))
+        if not found:
+            raise FormatError(text, None, "--solution", "is a folder with no *.json nor */solution.json in it")
+        files += found
+    return files
 
 
 def _kernelbench(problem: str, solution: str, folder: str, scale: float, device: str, rounds: int | None):
@@ -157,9 +199,10 @@ def record_suite(store, suite, private_key=None) -> str:
 
 
 class EvalProgress:
-    """A Rich progress bar per case: phase, calls or pairs done, and an estimate once timing has begun."""
+    """A Rich progress bar per case: phase, calls or pairs done, and an estimate once timing has begun;
+    with several solutions, one more over candidates x cases. Set `candidate` before each solution."""
 
-    def __init__(self, console):
+    def __init__(self, console, candidates: int = 1, cases: int = 0):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.console = console
@@ -172,7 +215,13 @@ class EvalProgress:
             console=console,
             transient=False,
         )
-        self.tasks: dict[str, TaskID] = {}
+        self.tasks: dict[tuple[int, str], TaskID] = {}
+        self.candidate, self.candidates = 0, candidates
+        self.overall = (
+            self.bar.add_task(f"{candidates} solutions x {cases} cases", total=candidates * cases, eta="")
+            if candidates > 1
+            else None
+        )
 
     def __enter__(self):
         self.bar.__enter__()
@@ -183,12 +232,17 @@ class EvalProgress:
 
     def update(self, event) -> None:
         label = f"case {event.case_number + 1}/{event.cases} {event.uuid[:8]}"
-        if event.uuid not in self.tasks:
-            self.tasks[event.uuid] = self.bar.add_task(label, total=event.total, eta="")
-        task = self.tasks[event.uuid]
+        if self.overall is not None:
+            label = f"solution {self.candidate + 1}/{self.candidates} {label}"
+        key = (self.candidate, event.uuid)
+        if key not in self.tasks:
+            self.tasks[key] = self.bar.add_task(label, total=event.total, eta="")
+        task = self.tasks[key]
         if event.phase == "done":
             verdict = event.result.status if event.result else ""
             self.bar.update(task, description=f"{label} {verdict}", completed=1, total=1, eta="")
+            if self.overall is not None:
+                self.bar.advance(self.overall)
             return
         eta = f"~{event.eta_s:.0f}s left" if event.eta_s is not None else ""
         self.bar.update(

@@ -258,18 +258,21 @@ class Group:
     def procs_files(self) -> list[str]:
         return [str(path / "cgroup.procs") for path in self.dirs.values()]
 
-    def join_self(self) -> None:
-        """Move the calling process into the group (every process it starts is born inside), and pin
-        it to the group's CPUs where no cpuset controller does."""
-        pid = str(os.getpid())
+    def add(self, pid: int) -> None:
+        """Move process `pid` into the group (every process it starts afterwards is born inside), and
+        pin it to the group's CPUs where no cpuset controller does."""
         for procs in self.procs_files():
             fd = os.open(procs, os.O_WRONLY)
             try:
-                os.write(fd, pid.encode())
+                os.write(fd, str(pid).encode())
             finally:
                 os.close(fd)
         if self.cpus and not self.pinned_by_cpuset:
-            os.sched_setaffinity(0, self.cpus)
+            os.sched_setaffinity(pid, self.cpus)
+
+    def join_self(self) -> None:
+        """Move the calling process into the group (runs between fork and exec)."""
+        self.add(os.getpid())
 
     # --- what the kernel says -------------------------------------------------------------
 

@@ -295,5 +295,9 @@ def main() -> None:
         from kernelindex.harness.forkserver import serve as serve_forks
 
         serve_forks(int(sys.argv[2]), serve)
+    elif sys.argv[1] == "zygote":
+        from kernelindex.harness.zygote import serve as serve_warm
+
+        serve_warm(int(sys.argv[2]), serve)
     else:
         serve(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))

@@ -111,6 +111,12 @@ class Forked:
         return code
 
 
+def starter() -> ThreadPoolExecutor:
+    """The one thread that starts long-lived helper processes (it lives as long as the harness, and a
+    parent-death signal follows the thread that started the process)."""
+    return _starter
+
+
 def server(boot: str) -> ForkServer | None:
     """The shared fork server, started on first use; None where one cannot run (then workers spawn)."""
     global _server

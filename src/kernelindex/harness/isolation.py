@@ -24,7 +24,7 @@ import threading
 import time
 from pathlib import Path
 
-from kernelindex.harness import forkserver, sandbox
+from kernelindex.harness import cgroups, forkserver, sandbox, zygote
 from kernelindex.harness.arena import Arena
 
 BOOT = f"import sys; sys.path.insert(0, {sandbox.SRC_ROOT!r}); from kernelindex.harness.child import main; main()"
@@ -114,7 +114,8 @@ class Child:
     ):
         self.role, self.log_path, self.sandboxed = role, log_path, sandboxed
         self.box: sandbox.Sandbox | None = None
-        self.proc: subprocess.Popen | forkserver.Forked
+        self.group: cgroups.Group | None = None  # the sandbox's cgroup (a cold sandbox's is its box's)
+        self.proc: subprocess.Popen | forkserver.Forked | zygote.WarmChild
         self.members: sandbox.Members | sandbox.ProcessGroup
         self._pump: _LogPump | None = None
         self.memory_limit = memory_limit_bytes
@@ -139,7 +140,23 @@ class Child:
 
         inner = [sys.executable, "-I", "-B", "-c", BOOT, "child", role, str(request_r), str(reply_w)]
         server = None if sandboxed or os.environ.get(SPAWN_VARIABLE) == "1" else forkserver.server(BOOT)
-        if sandboxed:
+        warm = zygote.server(BOOT, env, device.startswith("cuda")) if sandboxed else None
+        if warm is not None:
+            self.group = cgroups.Group.create(memory_limit_bytes, sandbox.PIDS_MAX, cpus)
+            log_r, log_w = os.pipe()
+            try:
+                self.proc = warm.spawn(
+                    role, folder, writable, env, self.group, limit, [request_r, reply_w, log_w, *fds[2:]]
+                )
+            except BaseException:
+                os.close(log_r)
+                self.group.remove()
+                raise
+            finally:
+                os.close(log_w)
+            self._pump = _LogPump(log_r, self._log)
+            self.members = sandbox.Members(self.group)
+        elif sandboxed:
             self.box = sandbox.Sandbox(
                 inner,
                 folder=folder,
@@ -158,7 +175,7 @@ class Child:
             finally:
                 os.close(log_w)
             self._pump = _LogPump(log_r, self._log)
-            self.members = self.box.members
+            self.group, self.members = self.box.group, self.box.members
         elif server is not None:
             self.proc = server.spawn(role, str(folder), env, limit, request_r, reply_w, self._log.fileno(), arena_fd)
             if cpus:
@@ -287,6 +304,8 @@ class Child:
             self._pump.join(timeout=5)
         if self.box is not None:
             self.box.close()
+        elif self.group is not None:
+            self.group.remove()
         self._log.close()
 
     def log_tail(self, limit: int = 8000) -> str:

@@ -185,6 +185,8 @@ def _log_text(suite, result) -> bytes:
         f"checked calls: {_checked(result.checked_calls)}",
         "timing: the parent's clock around each batch, less a calibrated empty batch; one sample per batch",
     ]
+    if result.phases:
+        lines.append(f"harness cost: {_phases(result.phases)}")
     if result.flags:
         lines.append(f"flags (kept, not ranked): {', '.join(result.flags)}")
     for disagreement in result.disagreements:
@@ -196,6 +198,12 @@ def _log_text(suite, result) -> bytes:
     if result.log:
         lines += ["", untrusted(result.log, LOG_CHARS)]
     return ("\n".join(lines) + "\n").encode()
+
+
+def _phases(seconds: dict[str, float]) -> str:
+    """Where the case's wall time went, by the parent's clock (timing.PhaseClock)."""
+    parts = [f"{name} {value:.3f} s" for name, value in seconds.items()]
+    return f"{', '.join(parts)}; case {sum(seconds.values()):.3f} s"
 
 
 def _checked(tags: list[str]) -> str:

@@ -19,6 +19,7 @@ Entry points: `evaluate(problem, solution, EvalOptions, progress=...) -> SuiteRe
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import math
@@ -57,6 +58,7 @@ from kernelindex.harness.stats import (
     suite_speedup_interval,
     summarize,
 )
+from kernelindex.harness.timing import PhaseClock
 from kernelindex.harness.verdict import Verdict, upstream_name
 from kernelindex.records.vocabulary import (
     STRICT_RULE_FLAG,
@@ -131,6 +133,7 @@ class CaseResult:
     # the benchmark's verdict stands; these say where and how the two differ
     disagreements: list[str] = field(default_factory=list)
     strict_refused: bool = False  # some checked call passed the benchmark's rule and failed ours
+    phases: dict[str, float] = field(default_factory=dict)  # seconds per phase of the case (timing.PhaseClock)
 
     @property
     def status(self) -> str:
@@ -371,12 +374,14 @@ class _Session:
         started = utc_now()
         run = _CaseRun(self, case, report)
         seen = run.observe()
-        seen.tampering = self.tampered()
+        with run.clock.phase("checking"):
+            seen.tampering = self.tampered()
         verdict, reason = decide(seen)
         result = CaseResult(case, verdict, reason, started, checked_calls=run.checked, pairs=run.pairs)
         result.outputs = [merge(v) for v in run.checks.values()]
         result.disagreements, result.strict_refused = run.disagreements, run.strict_refused
         result.solution_output = run.said.text()
+        result.phases = run.clock.totals()
         if run.pairs:
             result.reference_samples_ns = [p.reference_ns for p in run.pairs]
             result.reference_latency = summarize(result.reference_samples_ns)
@@ -394,6 +399,20 @@ class _Session:
         self.reference_arena.close()
         _writable(self.base)
         shutil.rmtree(self.base, ignore_errors=True)
+
+
+def _in_phase(name: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Charge a _CaseRun method's time to phase `name` of the case's PhaseClock."""
+
+    def wrap(method: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(method)
+        def timed(self: _CaseRun, *args) -> None:
+            with self.clock.phase(name):
+                method(self, *args)
+
+        return timed
+
+    return wrap
 
 
 class _ReferenceFailed(Exception):
@@ -426,33 +445,36 @@ class _CaseRun:
         self.pristine: dict[int, dict] = {}
         self.scalars: dict[str, dict] = {}  # by slot: the Python scalars a custom inputs function made there
         self.timed_slots = list(range(session.options.rounds, self.layout.slots))
+        self.clock = PhaseClock()
 
     def observe(self) -> Observations:
         opts, s = self.s.options, self.s
-        case_dir = s.base / f"case-{self.case.uuid[:8]}-{secrets.token_hex(4)}"
-        scratch = case_dir / "scratch"
-        scratch.mkdir(parents=True)
-        for source in s.solution.sources:
-            target = scratch / source.path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(source.content, encoding="utf-8")
-        self.sol_budget, self.ref_budget = _Budget(opts.timeout_s), _Budget(opts.timeout_s)
-        self.arena = Arena(self.layout.total_bytes, opts.device)
+        with self.clock.phase("setup"):
+            case_dir = s.base / f"case-{self.case.uuid[:8]}-{secrets.token_hex(4)}"
+            scratch = case_dir / "scratch"
+            scratch.mkdir(parents=True)
+            for source in s.solution.sources:
+                target = scratch / source.path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(source.content, encoding="utf-8")
+            self.sol_budget, self.ref_budget = _Budget(opts.timeout_s), _Budget(opts.timeout_s)
+            self.arena = Arena(self.layout.total_bytes, opts.device)
         self.sol = None
         try:
-            self.report(ProgressEvent(self.report.number, self.report.total, self.case.uuid, "load", 0, 1))
-            self.ref = s._reference_child()
-            self.sol = Child(
-                "solution",
-                scratch,
-                case_dir / "solution.log",
-                s.memory,
-                opts.device,
-                self.arena,
-                s.sandboxed,
-                writable=True,
-                cpus=s.cpus["solution"],
-            )
+            with self.clock.phase("setup"):
+                self.report(ProgressEvent(self.report.number, self.report.total, self.case.uuid, "load", 0, 1))
+                self.ref = s._reference_child()
+                self.sol = Child(
+                    "solution",
+                    scratch,
+                    case_dir / "solution.log",
+                    s.memory,
+                    opts.device,
+                    self.arena,
+                    s.sandboxed,
+                    writable=True,
+                    cpus=s.cpus["solution"],
+                )
             self._protocol()
         except ChildEnded as ended:
             if ended.role == "solution":
@@ -464,12 +486,13 @@ class _CaseRun:
         except _SolutionFailed:
             pass  # what failed is in self.seen already
         finally:
-            if self.sol is not None:
-                self.said.stdout = self.sol.log_tail(2000)
-                self.sol.close()
-            self.arena.close()
-            _writable(case_dir)
-            shutil.rmtree(case_dir, ignore_errors=True)
+            with self.clock.phase("setup"):  # ending the processes, removing the scratch
+                if self.sol is not None:
+                    self.said.stdout = self.sol.log_tail(2000)
+                    self.sol.close()
+                self.arena.close()
+                _writable(case_dir)
+                shutil.rmtree(case_dir, ignore_errors=True)
         return self.seen
 
     # --- the two sides ---------------------------------------------------------------------
@@ -481,17 +504,18 @@ class _CaseRun:
         assert self.sol is not None
         opening = message["op"] in ("open", "load")
         budget = _Budget(STARTUP_S + self.s.options.timeout_s) if opening else self.sol_budget
-        self.sol.thaw()
-        started = time.monotonic()
-        try:
-            t0 = time.perf_counter_ns()
-            self.sol.send(message)
-            raw = self.sol.receive(budget.deadline(), what)
-            elapsed = time.perf_counter_ns() - t0
-        finally:
-            budget.spend(started)
-            if not self.sol.freeze():
-                self.seen.not_frozen = True
+        with self.clock.phase("setup" if opening else "solution"):
+            self.sol.thaw()
+            started = time.monotonic()
+            try:
+                t0 = time.perf_counter_ns()
+                self.sol.send(message)
+                raw = self.sol.receive(budget.deadline(), what)
+                elapsed = time.perf_counter_ns() - t0
+            finally:
+                budget.spend(started)
+                if not self.sol.freeze():
+                    self.seen.not_frozen = True
         if self.sol.pending():
             self.seen.unasked_replies = True
             raise _SolutionFailed()
@@ -517,9 +541,11 @@ class _CaseRun:
         # the reference's budget is for its calls; making inputs and empty batches are the harness's own
         # work, with an allowance of their own (a hang there still ends at its deadline)
         budget = self.ref_budget if message["op"] == "batch" else _Budget(STARTUP_S + self.s.options.timeout_s)
-        t0 = time.perf_counter_ns()
-        reply = self.s._ask_reference(budget, message)
-        return reply, time.perf_counter_ns() - t0
+        phase = {"batch": "reference", "calibrate": "calibration"}.get(message["op"], "inputs")
+        with self.clock.phase(phase):
+            t0 = time.perf_counter_ns()
+            reply = self.s._ask_reference(budget, message)
+            return reply, time.perf_counter_ns() - t0
 
     def _empty_batch(self, size: int) -> int:
         """An empty batch of `size` calls in the reference's process, by the parent's clock: the loop's own
@@ -529,6 +555,7 @@ class _CaseRun:
         message = {"op": "calibrate", "layout": self.layout.to_json(), "slots": self.timed_slots[:size]}
         return self._reference(message)[1]
 
+    @_in_phase("inputs")
     def _make_inputs(self, calls: list[tuple[int, str, int]]) -> None:
         """The reference makes the inputs in its slots; the parent keeps a pristine copy of each (and the
         scalars a custom inputs function made, which go to both sides with the batch)."""
@@ -547,6 +574,7 @@ class _CaseRun:
             made = self.layout.tensor_inputs(self.s.reference_arena.tensor, slot)
             self.pristine[slot] = {name: t.clone() for name, t in made.items()}
 
+    @_in_phase("inputs")
     def _hand_inputs(self, slots: list[int]) -> None:
         """Copy the inputs into the solution's slots and poison its outputs: only now, with its processes
         frozen and its batch about to start, so nothing of it can see them earlier."""
@@ -561,6 +589,7 @@ class _CaseRun:
 
     # --- checks, all on parent memory with the solution frozen -------------------------------
 
+    @_in_phase("checking")
     def _check_inputs(self, slots: list[int]) -> None:
         for slot in slots:
             now = self.layout.tensor_inputs(self.arena.tensor, slot)
@@ -569,6 +598,7 @@ class _CaseRun:
                 self.seen.inputs_written = written
                 raise _SolutionFailed()
 
+    @_in_phase("checking")
     def _check_outputs(self, pairs: list[tuple[int, str]]) -> None:
         defs = self.s.problem.definition.outputs
         for slot, tag in pairs:
@@ -843,7 +873,7 @@ def trace_line(suite: SuiteResult, result: CaseResult) -> dict:
     )
 
 
-def write_traces(suite: SuiteResult, path: str | Path) -> None:
-    with open(path, "w", encoding="utf-8") as f:
+def write_traces(suite: SuiteResult, path: str | Path, append: bool = False) -> None:
+    with open(path, "a" if append else "w", encoding="utf-8") as f:
         for line in suite.trace_lines():
             f.write(json.dumps(line, allow_nan=False) + "\n")

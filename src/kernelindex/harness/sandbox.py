@@ -120,6 +120,9 @@ class Sandbox:
 
     `inner` runs with `folder` copied at SCRATCH (writable when `writable`); `memory_limit_bytes`
     (everything the group is charged, tmpfs included), `pids_max` and `cpus` are the kernel's limits.
+    `keep_caps` is for the warm sandbox only (zygote.py), which never runs solution code: it keeps
+    those capabilities inside its own user namespace and gets no seccomp filter, because it makes
+    each child's namespaces; every child then drops them all and loads the filter itself.
     Start it with `popen`; `close` ends every process in it and removes the group.
     """
 
@@ -134,6 +137,7 @@ class Sandbox:
         cpus: list[int] | None = None,
         pids_max: int | None = PIDS_MAX,
         extra_ro: list[str] | tuple[str, ...] = (),
+        keep_caps: tuple[str, ...] = (),
     ):
         self.privileged = os.geteuid() == 0
         self._fds: list[int] = []
@@ -143,7 +147,8 @@ class Sandbox:
         self.members = Members(self.group)
         self.proc: subprocess.Popen | None = None
         try:
-            self.argv = self._command(inner, folder, writable, cuda, [*_python_roots(), SRC_ROOT, *extra_ro])
+            roots = [*_python_roots(), SRC_ROOT, *extra_ro]
+            self.argv = self._command(inner, folder, writable, cuda, roots, keep_caps)
         except BaseException:
             self.close()
             raise
@@ -164,9 +169,12 @@ class Sandbox:
         self._staged.append((path, target))
         return target
 
-    def _command(self, inner: list[str], folder, writable: bool, cuda: bool, roots: list[str]) -> list[str]:
+    def _command(
+        self, inner: list[str], folder, writable: bool, cuda: bool, roots: list[str], keep_caps: tuple[str, ...]
+    ) -> list[str]:
         args = [BWRAP, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session"]
-        args += ["--cap-drop", "ALL", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]  # before any bind under /tmp
+        args += ["--cap-drop", "ALL"] + [a for cap in keep_caps for a in ("--cap-add", cap)]
+        args += ["--size", str(TMP_BYTES), "--tmpfs", "/tmp"]  # before any bind under /tmp
         for path in _SYSTEM:
             if os.path.isdir(path):
                 args += ["--ro-bind", path, path]
@@ -192,7 +200,8 @@ class Sandbox:
         if folder is not None:
             args += self._copy_folder(str(folder), writable)
         args += ["--remount-ro", "/", "--chdir", SCRATCH if folder is not None else "/tmp"]
-        args += ["--seccomp", self._fd(seccomp_filter.memfd())]
+        if not keep_caps:
+            args += ["--seccomp", self._fd(seccomp_filter.memfd())]
         return args + ["--", *inner]
 
     def _copy_folder(self, folder: str, writable: bool) -> list[str]:

@@ -8,8 +8,9 @@ torch.cuda is touched unless the device is a GPU.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 
 class CpuTimer:
@@ -68,3 +69,39 @@ class CudaEventTimer:
 
 def make_timer(device: str):
     return CudaEventTimer(device) if device.startswith("cuda") else CpuTimer()
+
+
+PHASES = ("setup", "inputs", "calibration", "reference", "solution", "checking", "harness")
+
+
+class PhaseClock:
+    """Where a case's wall time went, by the parent's clock, each second charged to exactly one phase:
+    a phase entered inside another pauses the outer one, so the phases add up to the whole case.
+    setup: scratch, arenas, starting, opening, loading and ending the processes; inputs: making them
+    and handing them over; calibration: empty batches; reference and solution: their batches;
+    checking: comparing inputs and outputs; harness: the rest of the parent's own work."""
+
+    def __init__(self) -> None:
+        self.seconds = dict.fromkeys(PHASES, 0.0)
+        self._stack = ["harness"]
+        self._mark = time.perf_counter()
+
+    def _charge(self) -> None:
+        now = time.perf_counter()
+        self.seconds[self._stack[-1]] += now - self._mark
+        self._mark = now
+
+    @contextlib.contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        self._charge()
+        self._stack.append(name)
+        try:
+            yield
+        finally:
+            self._charge()
+            self._stack.pop()
+
+    def totals(self) -> dict[str, float]:
+        """Seconds per phase so far (the current phase charged up to now)."""
+        self._charge()
+        return dict(self.seconds)
