@@ -26,7 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernelindex.formats.errors import FormatError
-from kernelindex.formats.kernelbench import KernelBenchError, ProblemFile, parse_problem, scale_problem
+from kernelindex.formats.kernelbench import (
+    KernelBenchError,
+    ProblemFile,
+    parse_problem,
+    problem_name,
+    scale_problem,
+    where_from,
+)
 from kernelindex.formats.problem import Problem, load_problem
 from kernelindex.formats.solution import Solution, load_solution
 from kernelindex.harness import kernelbench_judge as judge
@@ -343,15 +350,31 @@ def is_problem_folder(path: Path) -> bool:
     return path.is_dir() and not (path / "definition.json").exists() and any(path.glob("[0-9]*_*.py"))
 
 
+def problem_files(root: str | Path) -> list[Path]:
+    """The problem files of a level folder, or of every level folder under a KernelBench/ folder."""
+    root = Path(root)
+    folders = [root] if is_problem_folder(root) else sorted(p for p in root.glob("level*") if is_problem_folder(p))
+    return [path for folder in folders for path in sorted(folder.glob("[0-9]*_*.py"))]
+
+
 def folder_records(folder: str | Path) -> list[dict]:
     """Problem-pack records (OperationSpec, WorkloadCase, WorkloadSuite) of every problem file in a
     KernelBench level folder, at the sizes the files give."""
+    return [record for records in records_by_name(folder).values() for record in records]
+
+
+def records_by_name(root: str | Path, names: set[str] | None = None) -> dict[str, list[dict]]:
+    """Operation name -> the problem-pack records of that problem file (as `folder_records` makes them),
+    for the files of `problem_files(root)`; given ``names``, only of those (each file is probed in a
+    child process: seconds apiece)."""
     from kernelindex.formats.records import problem_records
 
-    out: list[dict] = []
+    out: dict[str, list[dict]] = {}
     with tempfile.TemporaryDirectory(prefix="kernelindex-kernelbench-") as scratch:
-        for number, path in enumerate(sorted(Path(folder).glob("[0-9]*_*.py"))):
-            out.extend(problem_records(problem_folder(path, Path(scratch) / str(number))))
+        for number, path in enumerate(problem_files(root)):
+            name = problem_name(*where_from(str(path)))
+            if names is None or name in names:
+                out[name] = problem_records(problem_folder(path, Path(scratch) / str(number)))
     return out
 
 
