@@ -1,15 +1,21 @@
 """Upstream problems through our reader and harness: each problem's own reference run as the solution.
 
-Given a folder of upstream problem folders (SOL-ExecBench's 235, or FlashInfer-Bench's; each with
-definition.json and workload.jsonl), every problem is read as `eval` and `import` read it (accepted,
-or refused with the reason), its records are built, and its reference is evaluated as a solution on
-the first case(s): a reference must pass against itself. Per problem: accepted / verdict / reason,
-wall time and the peak resident memory of the harness's processes so far; then the totals.
+One driver for the three upstream formats (``--format sol|fib|kernelbench``, or ``auto``: told from
+the folder). SOL-ExecBench and FlashInfer-Bench: a folder of problem folders (definition.json and
+workload.jsonl); every problem is read as `eval` and `import` read it (accepted, or refused with the
+reason), its records are built, and its reference is evaluated as a solution on the first case(s): a
+reference must pass against itself. KernelBench: its KernelBench/ folder (level1, level2, ...) or one
+level folder; per problem file (sizes scaled by --scale for a CPU run) the reference copied as ModelNew
+must pass and a copy whose outputs are moved by 1% + 1e-3 (beyond fp32's atol = rtol = 1e-4) must fail,
+both sandboxed through `harness.kernelbench` under KernelBench's rule, as `kernelindex eval PROBLEM.py`
+runs them. Per problem: accepted / verdict / reason, wall time and the peak resident memory of the
+harness's processes so far; then the totals; exit 1 when any problem does not conform.
 
-    .venv/bin/python benchmarks/upstream_conformance.py PROBLEMS_DIR [--limit N] [--cases 1] [--only 12 40]
+    .venv/bin/python benchmarks/upstream_conformance.py PROBLEMS_DIR [--format auto] [--limit N] [--cases 1]
+        [--only 12 40] [--levels level1 level2] [--scale 0.05] [--device cpu]
 
-Without PROBLEMS_DIR (or `$KERNELINDEX_UPSTREAM_PROBLEMS`) it says so and exits 0. The data is read
-where it lies and never copied into the project.
+Without PROBLEMS_DIR (or `$KERNELINDEX_UPSTREAM_PROBLEMS`, or `$KERNELBENCH_DIR` for KernelBench) it
+says so and exits 0. The data is read where it lies and never copied into the project.
 """
 
 from __future__ import annotations
@@ -30,6 +36,18 @@ from kernelindex.formats.problem import Problem, load_problem
 from kernelindex.formats.records import records_for
 from kernelindex.formats.solution import load_solution
 from kernelindex.records.errors import RecordError
+
+# --format word -> formats.problem.problem_format's name (KernelBench files are no problem folder)
+FORMATS = {"sol": "sol_execbench", "fib": "flashinfer_bench", "kernelbench": "kernelbench"}
+SAME = "\n\nclass ModelNew(Model):\n    pass\n"
+PERTURBED = """
+
+class ModelNew(Model):
+    def forward(self, *args):
+        out = super().forward(*args)
+        move = lambda t: t * 1.01 + 1e-3 if t.is_floating_point() else t + 1
+        return tuple(move(t) for t in out) if isinstance(out, (tuple, list)) else move(out)
+"""
 
 
 def _order(folder: Path) -> tuple[int, str]:
@@ -54,7 +72,16 @@ def _peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
-def run_one(folder: Path, args, scratch: Path) -> dict:
+def _failure(suite) -> tuple[str, str]:
+    """The verdict of a suite (PASSED, or its first failing case's) and that case's last log line."""
+    failed = next((result for result in suite.cases if not result.passed), None)
+    if failed is None:
+        return "PASSED", ""
+    return failed.status, failed.log.strip().splitlines()[-1][:200] if failed.log.strip() else ""
+
+
+def run_folder(folder: Path, args, scratch: Path) -> dict:
+    """A SOL-ExecBench / FlashInfer-Bench problem folder: read, records built, reference run as the solution."""
     from kernelindex.harness.runner import EvalOptions, evaluate
 
     row: dict = {"problem": folder.name}
@@ -66,72 +93,165 @@ def run_one(folder: Path, args, scratch: Path) -> dict:
         row.update(accepted=False, verdict="REFUSED", reason=str(exc))
         return row
     row.update(accepted=True, name=problem.definition.name, format=problem.format, warnings=len(problem.warnings))
+    if args.format != "auto" and problem.format != FORMATS[args.format]:
+        row.update(accepted=False, verdict="REFUSED", reason=f"a {problem.format} problem, not {args.format}")
+        return row
+    if args.load_only:
+        row.update(verdict="LOADED", reason="")
+        return row
     options = EvalOptions(
         rounds=args.rounds,
         warmup=1,
         iterations=args.iterations,
         pairs=1,
-        timeout_s=args.timeout,
+        timeout_s=args.timeout or 120.0,
         memory_limit_mb=args.memory_mb,
         cases=[case.uuid for case in problem.cases[: args.cases]],
     )
     suite = evaluate(problem, reference_solution(problem, scratch / folder.name), options)
-    verdicts = Counter(result.status for result in suite.cases)
-    failed = next((result for result in suite.cases if not result.passed), None)
+    row["verdict"], row["reason"] = _failure(suite)
     row.update(
-        verdict="PASSED" if failed is None else failed.status,
-        verdicts=dict(verdicts),
-        reason="" if failed is None else failed.log.strip().splitlines()[-1][:200] if failed.log.strip() else "",
+        verdicts=dict(Counter(result.status for result in suite.cases)),
         disagreements=sum(len(result.disagreements) for result in suite.cases),
+        seconds=round(time.perf_counter() - started, 2),
+        peak_mib=round(_peak_mib()),
     )
-    row["seconds"] = round(time.perf_counter() - started, 2)
-    row["peak_mib"] = round(_peak_mib())
     return row
+
+
+def _kernelbench_suite(problem: Path, tail: str, folder: Path, args):
+    from kernelindex.harness import kernelbench, kernelbench_judge
+    from kernelindex.harness.runner import EvalOptions, evaluate
+
+    solution = folder / f"{problem.stem}{'_same' if tail is SAME else '_perturbed'}.py"
+    solution.write_text(problem.read_text(encoding="utf-8") + tail, encoding="utf-8")
+    prepared = kernelbench.prepare(problem, solution, folder / solution.stem, scale=args.scale, device=args.device)
+    options = EvalOptions(
+        device=args.device,
+        rounds=kernelbench_judge.TRIALS,
+        warmup=1,
+        iterations=4,
+        pairs=2,
+        timeout_s=args.timeout or 300.0,
+        rule=kernelbench_judge.describe(prepared.precision, kernelbench_judge.TRIALS),
+    )
+    return evaluate(prepared.problem, prepared.solution, options)
+
+
+def run_kernelbench(path: Path, args, scratch: Path) -> dict:
+    """A KernelBench problem file: the reference as ModelNew must pass, a perturbed copy must fail."""
+    from kernelindex.harness import kernelbench
+
+    row: dict = {"problem": f"{path.parent.name}/{path.name}", "format": "kernelbench"}
+    started = time.perf_counter()
+    folder = scratch / path.parent.name / path.stem
+    folder.mkdir(parents=True)
+    try:
+        if args.load_only:
+            records_for(load_problem(kernelbench.problem_folder(path, folder, scale=args.scale)))
+            row.update(accepted=True, verdict="LOADED", reason="")
+            return row
+        same = _kernelbench_suite(path, SAME, folder, args)
+        moved = _kernelbench_suite(path, PERTURBED, folder, args)
+    except (FormatError, RecordError, ValueError) as exc:  # ValueError: harness.kernelbench.TooLarge, no GPU
+        row.update(accepted=False, verdict="REFUSED", reason=str(exc))
+        return row
+    row["verdict"], row["reason"] = _failure(same)
+    row["perturbed"] = _failure(moved)[0]
+    if row["verdict"] == "PASSED" and row["perturbed"] == "PASSED":
+        row.update(verdict="NONCONFORMING", reason="the perturbed copy passed too")
+    row.update(accepted=True, seconds=round(time.perf_counter() - started, 2), peak_mib=round(_peak_mib()))
+    return row
+
+
+def kernelbench_files(root: Path, levels: list[str]) -> list[Path]:
+    """The problem files of one level folder, or of ``levels`` under a KernelBench/ folder, by number."""
+    from kernelindex.harness.kernelbench import is_problem_folder
+
+    folders = [root] if is_problem_folder(root) else [root / level for level in levels if (root / level).is_dir()]
+    return [
+        path
+        for folder in folders
+        for path in sorted(folder.glob("[0-9]*_*.py"), key=lambda p: int(p.name.split("_", 1)[0]))
+    ]
+
+
+def detect(root: Path) -> str:
+    """``kernelbench`` for a folder of KernelBench files (or of level folders holding them), else ``auto``:
+    each problem folder says its own format."""
+    from kernelindex.harness.kernelbench import is_problem_folder
+
+    if problem_folders(root):
+        return "auto"
+    if is_problem_folder(root) or any(is_problem_folder(p) for p in root.glob("level*")):
+        return "kernelbench"
+    return "auto"
+
+
+def _problems(root: Path, args) -> list[Path]:
+    if args.format == "kernelbench":
+        files = kernelbench_files(root, args.levels)
+        if args.only:
+            files = [f for f in files if {f.name, f.stem, f.name.split("_", 1)[0]} & set(args.only)]
+        by_level: dict[Path, list[Path]] = {}
+        for path in files:
+            by_level.setdefault(path.parent, []).append(path)
+        return [path for level in by_level.values() for path in level[: args.limit]]
+    folders = sorted(problem_folders(root), key=_order)
+    if args.only:
+        folders = [f for f in folders if f.name in set(args.only)]
+    return folders[: args.limit]
+
+
+def _print(row: dict, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(row), flush=True)
+        return
+    figures = f"{row['seconds']:8.1f} s {row['peak_mib']:7d} MiB" if "seconds" in row else ""
+    perturbed = f" perturbed {row['perturbed']}" if "perturbed" in row else ""
+    print(f"{row['problem']:>6} {row['verdict']:<22}{perturbed} {figures} {row['reason'][:160]}", flush=True)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("problems", nargs="?", default=os.environ.get("KERNELINDEX_UPSTREAM_PROBLEMS"))
-    parser.add_argument("--limit", type=int, default=None, help="the first N problems only")
-    parser.add_argument("--only", nargs="*", default=None, help="these problem folder names only")
-    parser.add_argument("--cases", type=int, default=1, help="cases run per problem (the first ones)")
+    parser.add_argument("problems", nargs="?", default=None)
+    parser.add_argument("--format", choices=["auto", *FORMATS], default="auto", help="auto: told from the folder")
+    parser.add_argument("--limit", type=int, default=None, help="the first N problems only (KernelBench: per level)")
+    parser.add_argument("--only", nargs="*", default=None, help="these problem folder names (or file numbers) only")
+    parser.add_argument("--cases", type=int, default=1, help="cases run per problem folder (the first ones)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--iterations", type=int, default=2)
-    parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--timeout", type=float, default=None, help="seconds a run may take (120; KernelBench 300)")
     parser.add_argument("--memory-mb", type=int, default=8192)
+    parser.add_argument("--levels", nargs="+", default=["level1", "level2"], help="KernelBench levels run")
+    parser.add_argument("--scale", type=float, default=0.05, help="KernelBench sizes scaled by this (CPU smoke run)")
+    parser.add_argument("--device", default="cpu", help="KernelBench: cpu or cuda")
     parser.add_argument("--load-only", action="store_true", help="read and build records; run nothing")
     parser.add_argument("--json", action="store_true", help="one JSON object a problem")
     args = parser.parse_args()
-    if not args.problems or not Path(args.problems).is_dir():
+    given = args.problems or os.environ.get(
+        "KERNELBENCH_DIR" if args.format == "kernelbench" else "KERNELINDEX_UPSTREAM_PROBLEMS"
+    )
+    if not given or not Path(given).is_dir():
         print(
-            f"skipped: no folder of upstream problems ({args.problems or 'none given'}; pass one or set "
-            "KERNELINDEX_UPSTREAM_PROBLEMS)"
+            f"skipped: no folder of upstream problems ({given or 'none given'}; pass one or set "
+            "KERNELINDEX_UPSTREAM_PROBLEMS, or KERNELBENCH_DIR with --format kernelbench)"
         )
         return 0
-    folders = sorted(problem_folders(Path(args.problems)), key=_order)
-    if args.only:
-        folders = [f for f in folders if f.name in set(args.only)]
-    folders = folders[: args.limit]
+    root = Path(given)
+    if args.format == "auto":
+        args.format = detect(root)
+    problems = _problems(root, args)
     totals: Counter = Counter()
     with tempfile.TemporaryDirectory(prefix="kernelindex-conformance-") as tmp:
-        for folder in folders:
-            if args.load_only:
-                try:
-                    records_for(load_problem(folder))
-                    row = {"problem": folder.name, "accepted": True, "verdict": "LOADED", "reason": ""}
-                except (FormatError, RecordError) as exc:
-                    row = {"problem": folder.name, "accepted": False, "verdict": "REFUSED", "reason": str(exc)}
-            else:
-                row = run_one(folder, args, Path(tmp))
+        for problem in problems:
+            run = run_kernelbench if args.format == "kernelbench" else run_folder
+            row = run(problem, args, Path(tmp))
             totals["accepted" if row["accepted"] else "refused"] += 1
             totals[row["verdict"]] += 1
-            if args.json:
-                print(json.dumps(row), flush=True)
-            else:
-                figures = f"{row.get('seconds', 0):8.1f} s {row.get('peak_mib', 0):7d} MiB" if "seconds" in row else ""
-                print(f"{row['problem']:>6} {row['verdict']:<22} {figures} {row['reason'][:160]}", flush=True)
-    print(f"{len(folders)} problems: " + ", ".join(f"{k} {v}" for k, v in sorted(totals.items())))
-    return 0 if totals["refused"] == 0 and totals["PASSED"] + totals["LOADED"] == len(folders) else 1
+            _print(row, args.json)
+    print(f"{len(problems)} problems: " + ", ".join(f"{k} {v}" for k, v in sorted(totals.items())))
+    return 0 if totals["refused"] == 0 and totals["PASSED"] + totals["LOADED"] == len(problems) else 1
 
 
 if __name__ == "__main__":

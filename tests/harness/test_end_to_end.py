@@ -128,6 +128,7 @@ def test_scores_use_the_workload_baseline_and_sol(correct_results):
 
 
 def test_trace_lines_are_strict_json_in_the_upstream_shape(correct_results, tmp_path):
+    from kernelindex.formats.trace import trace_lines
     from kernelindex.harness.runner import write_traces
 
     suite = correct_results[("moe_gather_scatter", "moe_gather_scatter_triton")]
@@ -150,6 +151,9 @@ def test_trace_lines_are_strict_json_in_the_upstream_shape(correct_results, tmp_
     assert set(evaluation["correctness"]) == {"max_relative_error", "max_absolute_error", "has_nan", "has_inf"}
     assert evaluation["performance"]["latency_ms"] == pytest.approx(suite.cases[0].latency.median / 1e6)
     assert set(evaluation["environment"]) == {"hardware", "libs"} and "torch" in evaluation["environment"]["libs"]
+    read, errors = trace_lines(path.read_bytes(), path)  # what we write, our reader takes
+    assert errors == [] and [r.workload_uuid for r in read] == [c.case.uuid for c in suite.cases]
+    assert read[0].status == "passed" and read[0].latency_ms == pytest.approx(evaluation["performance"]["latency_ms"])
 
 
 @pytest.mark.parametrize("name", list(BROKEN))

@@ -121,3 +121,51 @@ def test_a_level_folder_imports_as_packs_and_a_recorded_smoke_run_joins_its_oper
     assert set(ops) == {"kernelbench-l1-1-square-matmul-small", "kernelbench-l1-3-scaled-row-sum"}
     assert len(workloads) >= 3  # the pack's case and suite, and the scaled smoke run's case and suite
     assert protocols[0]["spec"]["correctness"]["comparator"] == "kernelbench_allclose"
+
+
+SCALARS = KB / "scalar_inputs" / "level1" / "12_Power_scale_sum.py"
+
+
+def test_scalar_inputs_are_passed_by_value_to_both_sides_and_a_solution_ignoring_one_fails(tmp_path):
+    """get_inputs() returning ints and floats beside tensors: upstream passes them to forward as they are."""
+    prepared, suite = run(SCALARS, reference_as_model_new(SCALARS, tmp_path), tmp_path / "a")
+    assert [c.verdict for c in suite.cases] == [Verdict.PASSED], suite.cases[0].log
+    inputs = prepared.problem.definition.raw["inputs"]  # forward's names (made unique beside the sizes' axes)
+    assert [(spec["shape"], spec["dtype"]) for spec in inputs.values()][1:] == [
+        (None, "int64"),
+        (None, "float64"),
+        (None, "int64"),
+    ]
+    case = prepared.problem.cases[0]
+    assert [(case.inputs[n].type, case.inputs[n].value) for n in inputs] == [
+        ("custom", None),
+        ("scalar", 3),
+        ("scalar", 0.25),
+        ("scalar", 1),
+    ]
+    _, wrong = run(SCALARS, KB / "solutions" / "scalar_inputs_ignored.py", tmp_path / "b")
+    assert wrong.cases[0].verdict is Verdict.INCORRECT_NUMERICAL, wrong.cases[0].log
+
+
+def test_a_scalar_input_is_part_of_the_workloads_identity(tmp_path):
+    from kernelindex.formats.records import records_for
+
+    other = tmp_path / "level1" / "12_Power_scale_sum.py"
+    other.parent.mkdir()
+    other.write_text(SCALARS.read_text().replace("scale = 0.25", "scale = 0.5"), encoding="utf-8")
+    cases = []
+    for path in (SCALARS, other):
+        prepared = kernelbench.prepare(path, reference_as_model_new(path, tmp_path), tmp_path / path.parent.parent.name)
+        cases.append((prepared.problem.cases[0], records_for(prepared.problem).cases))
+    (first, first_records), (second, second_records) = cases
+    assert first.axes == second.axes and first.uuid != second.uuid
+    assert first_records[first.uuid]["spec"]["scalars"] != second_records[second.uuid]["spec"]["scalars"]
+
+
+def test_an_input_that_is_neither_tensor_nor_number_is_refused_by_position(tmp_path):
+    bad = tmp_path / "level1" / "12_Power_scale_sum.py"
+    bad.parent.mkdir()
+    bad.write_text(SCALARS.read_text().replace("exponent, scale, dim]", "exponent, 'sum', dim]"), encoding="utf-8")
+    with pytest.raises(FormatError, match=r"get_inputs\(\)\[2\] is a str; only tensors and int, float or bool") as c:
+        kernelbench.prepare(bad, reference_as_model_new(bad, tmp_path), tmp_path / "p")
+    assert str(bad) in str(c.value)

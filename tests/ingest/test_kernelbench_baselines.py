@@ -72,3 +72,70 @@ def test_a_file_not_named_as_a_baseline_is_refused(store, tmp_path):
     other.write_text(EAGER.read_text())
     with pytest.raises(ImportFailed, match="not a KernelBench baseline file"):
         dispatch.import_upstream(store, "kernelbench", other)
+
+
+PROBLEMS = Path(__file__).parents[1] / "harness" / "fixtures" / "kernelbench"  # the files EAGER's entries time
+
+
+def test_baselines_given_the_problems_join_the_operation_and_workload_of_the_problems_own_packs(tmp_path):
+    """`import KernelBench/levelN` makes each problem's operation and workload; baselines imported with
+    --problem land on those (beside the solutions' runs), not on a `<name>-baseline` operation of their own."""
+    from typer.testing import CliRunner
+
+    from kernelindex.cli import app
+    from kernelindex.store.database import open_store
+
+    db, runner = str(tmp_path / "kb.db"), CliRunner()
+    packs = runner.invoke(app, ["import", str(PROBLEMS / "level1"), str(PROBLEMS / "level2"), "--db", db])
+    assert packs.exit_code == 0, packs.output
+    store = open_store(db)
+    try:
+        with store.begin() as conn:
+            before = dict(conn.execute(select(t.operations.c.slug, t.operations.c.id)).all())
+            cases = {
+                op: digest
+                for op, digest in conn.execute(
+                    select(t.workloads.c.operation_id, t.workloads.c.workload_digest).where(
+                        t.workloads.c.kind == "WorkloadCase"
+                    )
+                )
+            }
+        args = ["import", "--from", "kernelbench", str(EAGER), "--problem", str(PROBLEMS), "--db", db]
+        for _ in range(2):  # the second time adds nothing
+            base = runner.invoke(app, args)
+            assert base.exit_code == 0, base.output
+        with store.begin() as conn:
+            after = dict(conn.execute(select(t.operations.c.slug, t.operations.c.id)).all())
+            runs = conn.execute(select(t.runs.c.workload_digest, t.runs.c.operation_digest, t.runs.c.manifest)).all()
+    finally:
+        store.close()
+    assert after == before and not any(slug.endswith("-baseline") for slug in after)
+    assert len(runs) == 3
+    by_file = {r.manifest["run"]["metadata"]["title"].split(" · ")[0]: r for r in runs}
+    row_sum = by_file["3_Scaled_row_sum.py"]
+    assert row_sum.workload_digest == cases[before["kernelbench-l1-3-scaled-row-sum"]]
+    assert by_file["7_Linear_GELU_Scale.py"].workload_digest == cases[before["kernelbench-l2-7-linear-gelu-scale"]]
+    assert row_sum.manifest["run"]["spec"]["measurements"][0]["value"] == 0.0412
+
+
+def test_baselines_naming_a_problem_the_folder_lacks_are_refused_by_field(store, tmp_path):
+    from kernelindex.services.imports import import_upstream_paths
+
+    level1 = tmp_path / "KernelBench" / "level1"
+    level1.mkdir(parents=True)
+    (level1 / "3_Scaled_row_sum.py").write_text((PROBLEMS / "level1" / "3_Scaled_row_sum.py").read_text())
+    with pytest.raises(ImportFailed) as caught:
+        import_upstream_paths(store, "kernelbench", [EAGER], problems=level1.parent)
+    (problem,) = caught.value.problems
+    assert (problem.file, problem.field) == (str(EAGER), "level1.1_Square_matmul_small.py")
+    assert "no problem file 1_Square_matmul_small.py in level1" in problem.reason
+    with store.begin() as conn:
+        assert conn.execute(select(t.runs.c.id)).first() is None
+
+
+def test_problem_files_are_for_kernelbench_baselines_only(store, tmp_path):
+    from kernelindex.services.imports import import_upstream_paths
+
+    with pytest.raises(ImportFailed, match="no --from kernelbench import") as caught:
+        import_upstream_paths(store, "liger", [EAGER], problems=PROBLEMS)
+    assert caught.value.problems[0].field == "--problem"

@@ -28,7 +28,12 @@ def import_command(
     db: Db = None,
     as_json: AsJson = False,
     problem: Annotated[
-        Path | None, typer.Option("--problem", help="for trace files: the problem folder the traces were measured on")
+        Path | None,
+        typer.Option(
+            "--problem",
+            help="for trace files: the problem folder the traces were measured on; with --from kernelbench: the "
+            "KernelBench/ folder (level1, ...) whose problems the baselines timed, to link them to those problems",
+        ),
     ] = None,
     solution: Annotated[
         Path | None, typer.Option("--solution", help="for trace files: the solution.json the traces measured")
@@ -71,7 +76,7 @@ def import_command(
                 _scratch_store(scratch) if check and missing_sqlite_store(db) else open_store_or_fail(db, create=True)
             )
             if source is not None:
-                reports, leaders = _import_upstream(store, source, paths, check)
+                reports, leaders = _import_upstream(store, source, paths, check, problem)
             else:
                 reports, leaders = _import_files(store, paths, problem, solution, skip_invalid, refused_path, check)
         except ImportFailed as exc:
@@ -102,10 +107,10 @@ def _check_paths(paths: list[Path], catalog_only: bool) -> None:
             fail(f"{path}: --skip-invalid and --check apply to catalog files (.jsonl.zst/.jsonl), not a {kind}")
 
 
-def _import_upstream(store, source: str, paths: list[Path], check: bool):
+def _import_upstream(store, source: str, paths: list[Path], check: bool, problems: Path | None):
     from kernelindex.services.imports import import_upstream_paths
 
-    imported = import_upstream_paths(store, None if source == "auto" else source, paths, check=check)
+    imported = import_upstream_paths(store, None if source == "auto" else source, paths, check=check, problems=problems)
     return imported.reports, imported.leader_events
 
 

@@ -3,7 +3,9 @@
 The problem's text becomes a definition whose reference builds ``Model(*get_init_inputs())`` once,
 with the generator seeded as KernelBench seeds it (42 before the init inputs, 42 again before the
 model), and whose custom-inputs function is ``get_inputs()`` called under the harness's per-call
-seed; one workload case holds the module-level sizes. The solution becomes a Python-side solution
+seed; one workload case holds the module-level sizes. Python scalars that ``get_inputs()`` returns
+beside its tensors (ints, floats, bools) become scalar inputs whose values the workload case holds, so
+both sides get them by value, as KernelBench passes them to forward, and another value is another case. The solution becomes a Python-side solution
 whose entry builds ``ModelNew`` the same way, so parameters made by ``nn`` layers agree. Nothing
 is bypassed: both run sandboxed, the parent times and checks every call.
 
@@ -26,7 +28,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernelindex.formats.errors import FormatError
-from kernelindex.formats.kernelbench import KernelBenchError, ProblemFile, parse_problem, scale_problem
+from kernelindex.formats.kernelbench import (
+    KernelBenchError,
+    ProblemFile,
+    parse_problem,
+    problem_name,
+    scale_problem,
+    where_from,
+)
 from kernelindex.formats.problem import Problem, load_problem
 from kernelindex.formats.solution import Solution, load_solution
 from kernelindex.harness import kernelbench_judge as judge
@@ -38,6 +47,10 @@ ENTRY = "kernelbench_entry.py"
 PROBLEM_COPY = "kernelbench_problem.py"
 SOLUTION_COPY = "model_new.py"
 INPUTS_FUNCTION = "_kernelbench_inputs"
+# the probe is run from this file's own folder, never found on sys.path: the same code as the parent's,
+# whichever kernelindex the interpreter has installed (it imports nothing of kernelindex)
+PROBE = Path(__file__).with_name("kernelbench_probe.py")
+_RUN_PROBE = "import runpy, sys; runpy.run_path(sys.argv[1], run_name='__main__')"
 
 _REFERENCE_TAIL = """
 
@@ -46,8 +59,8 @@ _kernelbench_model = None
 
 
 def {inputs_fn}(axes, device):
-    values = get_inputs()
-    return {{name: value.to(device) for name, value in zip({names!r}, values)}}
+    values = get_inputs()  # scalars (None here) are the workload's, passed by value
+    return {{name: value.to(device) for name, value in zip({names!r}, values) if name is not None}}
 
 
 def run({args}):
@@ -90,7 +103,7 @@ def run(*inputs):
         torch.manual_seed({seed})
         init = _problem.get_init_inputs()
         torch.manual_seed({seed})
-        _model = _solution.ModelNew(*init).to(inputs[0].device)
+        _model = _solution.ModelNew(*init).to(next(x for x in inputs if isinstance(x, torch.Tensor)).device)
     return _model(*inputs)
 '''
 
@@ -134,7 +147,7 @@ def probe(file: ProblemFile, timeout_s: float = PROBE_TIMEOUT_S) -> dict:
     env["CUDA_VISIBLE_DEVICES"] = ""  # the probe needs no GPU and takes none
     try:
         done = subprocess.run(
-            [sys.executable, "-I", "-m", "kernelindex.harness.kernelbench_probe"],
+            [sys.executable, "-I", "-c", _RUN_PROBE, str(PROBE)],
             input=file.text,
             capture_output=True,
             text=True,
@@ -155,7 +168,7 @@ def probe(file: ProblemFile, timeout_s: float = PROBE_TIMEOUT_S) -> dict:
         for entry in answer[side]:
             if entry["dtype"] not in DTYPES:
                 raise FormatError(file.path, None, side, f"dtype {entry['dtype']} is not one the harness handles")
-    if not answer["inputs"]:
+    if not any("scalar" not in entry for entry in answer["inputs"]):
         raise FormatError(file.path, None, "get_inputs", "returns no tensors")
     return answer
 
@@ -265,8 +278,11 @@ def prepare(
     input_names = _names(file, len(answer["inputs"]), taken)
     output_names = ["output"] if len(answer["outputs"]) == 1 else [f"output_{i}" for i in range(len(answer["outputs"]))]
     extra: dict[str, int] = {}
+    scalars = {n: e["scalar"] for n, e in zip(input_names, answer["inputs"]) if "scalar" in e}
     inputs = {
-        n: {"shape": _shape(n, e["shape"], sizes, extra), "dtype": e["dtype"]}
+        n: {"shape": None, "dtype": e["dtype"]}
+        if n in scalars
+        else {"shape": _shape(n, e["shape"], sizes, extra), "dtype": e["dtype"]}
         for n, e in zip(input_names, answer["inputs"])
     }
     outputs = {
@@ -275,8 +291,13 @@ def prepare(
     }
     floats = [e["dtype"] for e in answer["outputs"] if DTYPES[e["dtype"]].kind == "float"]
     precision = floats[0] if floats and floats[0] in judge.TOLERANCES else judge.DEFAULT_PRECISION
+    tensors = [n for n in input_names if n not in scalars]
     reference = file.text + _REFERENCE_TAIL.format(
-        inputs_fn=INPUTS_FUNCTION, names=input_names, args=", ".join(input_names), first=input_names[0], seed=SEED
+        inputs_fn=INPUTS_FUNCTION,
+        names=[n if n in tensors else None for n in input_names],
+        args=", ".join(input_names),
+        first=tensors[0],
+        seed=SEED,
     )
     axes = {**sizes, **extra}
     definition = {
@@ -290,12 +311,18 @@ def prepare(
         "custom_inputs_entrypoint": INPUTS_FUNCTION,
     }
     tolerance = judge.tolerance_for(precision)
-    case_key = json.dumps({"problem": file.name, "axes": axes}, sort_keys=True)
+    # a scalar input is part of the workload: another value, another case (tensor-only keys as before)
+    case_key = json.dumps(
+        {"problem": file.name, "axes": axes, **({"scalars": scalars} if scalars else {})}, sort_keys=True
+    )
     uuid = hashlib.sha256(case_key.encode()).hexdigest()[:32]
     case = {
         "uuid": uuid,
         "axes": axes,
-        "inputs": {name: {"type": "custom"} for name in input_names},
+        "inputs": {
+            name: {"type": "scalar", "value": scalars[name]} if name in scalars else {"type": "custom"}
+            for name in input_names
+        },
         "tolerance": {
             "max_atol": tolerance.max_atol,
             "max_rtol": tolerance.max_rtol,
@@ -343,15 +370,31 @@ def is_problem_folder(path: Path) -> bool:
     return path.is_dir() and not (path / "definition.json").exists() and any(path.glob("[0-9]*_*.py"))
 
 
+def problem_files(root: str | Path) -> list[Path]:
+    """The problem files of a level folder, or of every level folder under a KernelBench/ folder."""
+    root = Path(root)
+    folders = [root] if is_problem_folder(root) else sorted(p for p in root.glob("level*") if is_problem_folder(p))
+    return [path for folder in folders for path in sorted(folder.glob("[0-9]*_*.py"))]
+
+
 def folder_records(folder: str | Path) -> list[dict]:
     """Problem-pack records (OperationSpec, WorkloadCase, WorkloadSuite) of every problem file in a
     KernelBench level folder, at the sizes the files give."""
+    return [record for records in records_by_name(folder).values() for record in records]
+
+
+def records_by_name(root: str | Path, names: set[str] | None = None) -> dict[str, list[dict]]:
+    """Operation name -> the problem-pack records of that problem file (as `folder_records` makes them),
+    for the files of `problem_files(root)`; given ``names``, only of those (each file is probed in a
+    child process: seconds apiece)."""
     from kernelindex.formats.records import problem_records
 
-    out: list[dict] = []
+    out: dict[str, list[dict]] = {}
     with tempfile.TemporaryDirectory(prefix="kernelindex-kernelbench-") as scratch:
-        for number, path in enumerate(sorted(Path(folder).glob("[0-9]*_*.py"))):
-            out.extend(problem_records(problem_folder(path, Path(scratch) / str(number))))
+        for number, path in enumerate(problem_files(root)):
+            name = problem_name(*where_from(str(path)))
+            if names is None or name in names:
+                out[name] = problem_records(problem_folder(path, Path(scratch) / str(number)))
     return out
 
 

@@ -9,19 +9,31 @@ Reads the problem's source on stdin, writes one JSON object on stdout.
 from __future__ import annotations
 
 import json
+import math
 import sys
 import types
 
 CPU_FALLBACK_BYTES = 1 << 30
 SEED = 42
+MAX_EXACT_INT = 2**53
 
 
-def _describe(value, where: str) -> dict:
+def _describe(value, where: str, scalars: bool = False) -> dict:
+    """A tensor's shape, dtype and bytes; given ``scalars``, an int, float or bool as its value (passed
+    to forward as it is, as KernelBench passes it)."""
     import torch
 
-    if not isinstance(value, torch.Tensor):
-        raise TypeError(f"{where} is a {type(value).__name__}; only tensors are supported")
-    return {"shape": list(value.shape), "dtype": str(value.dtype).removeprefix("torch."), "bytes": _bytes(value)}
+    if isinstance(value, torch.Tensor):
+        return {"shape": list(value.shape), "dtype": str(value.dtype).removeprefix("torch."), "bytes": _bytes(value)}
+    if scalars and isinstance(value, (bool, int, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{where} is {value}: a scalar input must be finite (a record holds no NaN)")
+        if isinstance(value, int) and abs(value) > MAX_EXACT_INT:
+            raise ValueError(f"{where} is {value}: past the integers a record holds exactly (2**53)")
+        dtype = "bool" if isinstance(value, bool) else "int64" if isinstance(value, int) else "float64"
+        return {"scalar": value, "dtype": dtype, "bytes": 0}
+    kinds = "tensors and int, float or bool scalars are" if scalars else "tensors are"
+    raise TypeError(f"{where} is a {type(value).__name__}; only {kinds} supported")
 
 
 def _bytes(tensor) -> int:
@@ -39,7 +51,7 @@ def _run(source: str, device: str) -> dict:
         torch.manual_seed(SEED)
         model = module.Model(*init)
         inputs = module.get_inputs()
-        described = [_describe(x, f"get_inputs()[{i}]") for i, x in enumerate(inputs)]
+        described = [_describe(x, f"get_inputs()[{i}]", scalars=True) for i, x in enumerate(inputs)]
         if device == "cpu" and sum(d["bytes"] for d in described) > CPU_FALLBACK_BYTES:
             raise MemoryError("inputs too large to probe on the CPU")
         with torch.no_grad():

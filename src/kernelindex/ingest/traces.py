@@ -1,6 +1,6 @@
 """Importing trace JSONL written by the upstream tools (FlashInfer-Bench, SOL-ExecBench).
 
-Each line becomes a BenchmarkRun with its protocol and environment, stored as *reported*
+Each line (read by `formats.trace`) becomes a BenchmarkRun with its protocol and environment, stored as *reported*
 evidence under a source that says where it came from: a trace is a claim by another harness,
 never a run of ours, so it can never count as verified. Given the problem folder (and the
 solution) a trace refers to, runs link to the same OperationSpec, WorkloadCase and
@@ -10,42 +10,24 @@ implementation stay pending links keyed by the upstream names.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from kernelindex import API_VERSION
+from kernelindex.formats.errors import FormatError
+from kernelindex.formats.records import TraceLinks
+from kernelindex.formats.trace import TraceLine, trace_lines
 from kernelindex.ingest.catalog import ImportReport
 from kernelindex.ingest.problems import ImportFailed, ImportProblem
 from kernelindex.ingest.whole_files import read_whole
 from kernelindex.records.canonical import canonical_json, digest, sha256_digest
+from kernelindex.records.errors import RecordError
 from kernelindex.records.hardware import hardware_of
 from kernelindex.records.names import UPSTREAM_NAME_LIMIT, slug
-from kernelindex.records.normalise import RUN_STATUSES, run_status, token
-from kernelindex.records.strict_json import loads_strict
-from kernelindex.records.units import whole_ns
 
 SOURCE_SLUG = "upstream-trace"
 SOURCE_KIND = "trace_file"
 SOURCE_NAME = "Trace files written by the FlashInfer-Bench / SOL-ExecBench tools"
-
-
-class _LineProblem(Exception):
-    def __init__(self, field: str | None, reason: str):
-        super().__init__(reason)
-        self.field, self.reason = field, reason
-
-
-def _timestamp(value: Any) -> str:
-    if not isinstance(value, str):
-        raise _LineProblem("evaluation.timestamp", "must be an ISO-8601 string")
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise _LineProblem("evaluation.timestamp", f"not an ISO-8601 time: {value!r}") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)  # upstream writes naive times in UTC
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _record(kind: str, name: str, spec: dict, title: str | None = None) -> dict:
@@ -58,19 +40,14 @@ def _record(kind: str, name: str, spec: dict, title: str | None = None) -> dict:
     return dump_record(parse_record(record, where=kind))
 
 
-def _environment(env: Any) -> dict:
-    if not isinstance(env, dict) or not isinstance(env.get("hardware"), str) or not env["hardware"].strip():
-        raise _LineProblem("evaluation.environment.hardware", "must name the hardware")
-    product = env["hardware"].strip()[:200]
-    hardware = hardware_of(product)
-    libs = env.get("libs") or {}
-    if not isinstance(libs, dict):
-        raise _LineProblem("evaluation.environment.libs", "must be an object of name → version")
-    software = {"libraries": {token(k): str(v)[:100] for k, v in libs.items()}} if libs else {}
-    return _record("ExecutionEnvironment", f"trace-{product}", {"hardware": hardware, "software": software}, product)
+def _environment(line: TraceLine) -> dict:
+    software = {"libraries": line.libraries} if line.libraries else {}
+    spec = {"hardware": hardware_of(line.hardware), "software": software}
+    return _record("ExecutionEnvironment", f"trace-{line.hardware}", spec, line.hardware)
 
 
-def _protocol() -> dict:
+def trace_protocol() -> dict:
+    """The one BenchmarkProtocol of every trace line: what another harness reported, by its own rules."""
     spec = {
         "harness": {"name": "upstream trace (FlashInfer-Bench / SOL-ExecBench format)"},
         "measurement": {"timer": "harness_reported", "primaryStatistic": "median"},
@@ -83,170 +60,110 @@ def _protocol() -> dict:
     return _record("BenchmarkProtocol", "upstream-trace-v1", spec, "Upstream trace, harness-reported")
 
 
-def _ns(milliseconds: float, name: str) -> int:
-    """Whole nanoseconds of a reported time, refused past what a 64-bit measurement holds."""
-    value = whole_ns(milliseconds, "ms")
-    if value is None:
-        raise _LineProblem(f"evaluation.performance.{name}", f"{milliseconds!r} ms is past any real latency")
-    return value
+class Linker:
+    """Our records for the problem and solution a trace file refers to, when the caller gave them
+    (`formats.records.TraceLinks`); without them, digests of the upstream names (pending links)."""
 
-
-def _object(value: Any, field: str) -> dict:
-    """An optional object of a trace line: absent or null is empty; anything else but an object is refused."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise _LineProblem(field, f"must be an object, got {str(value)[:40]!r}")
-    return value
-
-
-def _number(value: Any, field: str) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise _LineProblem(field, f"must be a non-negative number, got {value!r}")
-    return float(value)
-
-
-class _Linker:
-    """Our records for the problem and solution a trace file refers to, when the caller gave them.
-
-    `links` is a `formats.records.TraceLinks`: it has `records` (the problem's records), `definition_name`,
-    `case_digests` (uuid -> WorkloadCase digest), `implementation` (a record or None) and
-    `solution_name`.
-    """
-
-    def __init__(self, links: Any | None):
+    def __init__(self, links: TraceLinks | None):
         self.links = links
         self.implementation = links.implementation if links is not None else None
         self.solution_name = links.solution_name if links is not None else None
 
-    def workload_digest(self, definition: str, workload: dict) -> str:
+    def workload_digest(self, line: TraceLine) -> str:
         if self.links is not None:
-            if definition != self.links.definition_name:
-                raise _LineProblem(
-                    "definition", f"trace is for {definition!r}, the problem folder is {self.links.definition_name!r}"
-                )
-            case_digest = self.links.case_digests.get(workload["uuid"])
+            if line.definition != self.links.definition_name:
+                reason = f"trace is for {line.definition!r}, the problem folder is {self.links.definition_name!r}"
+                raise line.refuse("definition", reason)
+            case_digest = self.links.case_digests.get(line.workload_uuid)
             if case_digest is None:
-                raise _LineProblem("workload.uuid", f"no case {workload['uuid']!r} in the problem's workload.jsonl")
+                raise line.refuse("workload.uuid", f"no case {line.workload_uuid!r} in the problem's workload.jsonl")
             return case_digest
-        return sha256_digest(canonical_json({"upstreamDefinition": definition, "upstreamWorkload": workload["uuid"]}))
-
-    def implementation_digest(self, definition: str, solution: str) -> str:
-        if self.implementation is not None and solution == self.solution_name:
-            return digest(self.implementation)
-        return sha256_digest(canonical_json({"upstreamDefinition": definition, "upstreamSolution": solution}))
-
-
-def _run(line: dict, linker: _Linker, protocol: dict, source: str, file_name: str) -> tuple[dict, dict]:
-    for key in ("definition", "solution", "workload", "evaluation"):
-        if key not in line:
-            raise _LineProblem(key, "required field is missing")
-    for key in ("definition", "solution"):
-        if not isinstance(line[key], str):
-            raise _LineProblem(key, f"must be a name (a string), got {str(line[key])[:40]!r}")
-    workload, evaluation = line["workload"], line["evaluation"]
-    if not isinstance(workload, dict) or not isinstance(workload.get("uuid"), str):
-        raise _LineProblem("workload.uuid", "required string is missing")
-    if not isinstance(evaluation, dict):
-        raise _LineProblem("evaluation", "must be an object")
-    status = run_status(evaluation.get("status"))
-    if status is None:
-        raise _LineProblem(
-            "evaluation.status", f"unknown status {evaluation.get('status')!r}; one of {sorted(RUN_STATUSES)}"
+        return sha256_digest(
+            canonical_json({"upstreamDefinition": line.definition, "upstreamWorkload": line.workload_uuid})
         )
-    environment = _environment(evaluation.get("environment"))
+
+    def implementation_digest(self, line: TraceLine) -> str:
+        if self.implementation is not None and line.solution == self.solution_name:
+            return digest(self.implementation)
+        return sha256_digest(canonical_json({"upstreamDefinition": line.definition, "upstreamSolution": line.solution}))
+
+
+def _measurements(line: TraceLine) -> list[dict]:
+    out = []
+    if line.reference_latency_ns is not None:
+        out.append(
+            {"metric": "reference_latency", "statistic": "median", "unit": "ns", "value": line.reference_latency_ns}
+        )
+    if line.speedup_factor is not None:
+        out.append({"metric": "speedup", "statistic": "ratio", "unit": "ratio", "value": line.speedup_factor})
+    return out
+
+
+def trace_run(line: TraceLine, linker: Linker, protocol: dict, source: str) -> tuple[dict, dict]:
+    """The BenchmarkRun of one trace line and its ExecutionEnvironment; FormatError (a line naming
+    what the problem lacks) or RecordError (a value no record holds)."""
+    environment = _environment(line)
     spec: dict[str, Any] = {
-        "implementationDigest": linker.implementation_digest(line["definition"], line["solution"]),
-        "workloadDigest": linker.workload_digest(line["definition"], workload),
+        "implementationDigest": linker.implementation_digest(line),
+        "workloadDigest": linker.workload_digest(line),
         "protocolDigest": digest(protocol),
         "environmentDigest": digest(environment),
-        "status": status,
-        "observedAt": _timestamp(evaluation.get("timestamp")),
+        "status": line.status,
+        "observedAt": line.observed_at,
     }
-    correctness = _object(evaluation.get("correctness"), "evaluation.correctness")
-    if correctness:
-        abs_err = _number(correctness.get("max_absolute_error"), "evaluation.correctness.max_absolute_error")
-        rel_err = _number(correctness.get("max_relative_error"), "evaluation.correctness.max_relative_error")
-        errors = {"maximumAbsoluteError": abs_err, "maximumRelativeError": rel_err}
+    if line.has_correctness:
+        errors = {"maximumAbsoluteError": line.max_absolute_error, "maximumRelativeError": line.max_relative_error}
         spec["correctness"] = {"comparator": "upstream_trace", **{k: v for k, v in errors.items() if v is not None}}
-    performance = _object(evaluation.get("performance"), "evaluation.performance")
-    metrics = {}
-    latency = _number(performance.get("latency_ms"), "evaluation.performance.latency_ms")
-    if latency is not None:
-        spec["timing"] = {"primaryStatistic": "median", "latencyNs": {"median": _ns(latency, "latency_ms")}}
-        metrics["latency_ms"] = latency
-    measurements = []
-    reference = _number(performance.get("reference_latency_ms"), "evaluation.performance.reference_latency_ms")
-    if reference is not None:
-        measurements.append(
-            {
-                "metric": "reference_latency",
-                "statistic": "median",
-                "unit": "ns",
-                "value": _ns(reference, "reference_latency_ms"),
-            }
-        )
-        metrics["reference_latency_ms"] = reference
-    speedup = _number(performance.get("speedup_factor"), "evaluation.performance.speedup_factor")
-    if speedup is not None:
-        measurements.append({"metric": "speedup", "statistic": "ratio", "unit": "ratio", "value": speedup})
-        metrics["speedup_factor"] = speedup
-    if measurements:
+    if line.latency_ns is not None:
+        spec["timing"] = {"primaryStatistic": "median", "latencyNs": {"median": line.latency_ns}}
+    if measurements := _measurements(line):
         spec["measurements"] = measurements
+    reported = {
+        "latency_ms": line.latency_ms,
+        "reference_latency_ms": line.reference_latency_ms,
+        "speedup_factor": line.speedup_factor,
+    }
     spec["sourceNative"] = {
         "source": source,
-        "benchmark": line["definition"][:200],
-        "externalId": f"{line['solution']}/{workload['uuid']}"[:500],
+        "benchmark": line.definition[:200],
+        "externalId": f"{line.solution}/{line.workload_uuid}"[:500],
     }
-    if metrics:
+    if metrics := {k: v for k, v in reported.items() if v is not None}:
         spec["sourceNative"]["metrics"] = metrics
+    uuid = line.workload_uuid
     run = _record(
         "BenchmarkRun",
-        f"trace-{line['solution']}-{workload['uuid'][:8]}-{spec['observedAt']}",
+        f"trace-{line.solution}-{uuid[:8]}-{line.observed_at}",
         spec,
-        f"{line['solution']} · {line['definition']} · {workload['uuid'][:8]} (from {file_name})",
+        f"{line.solution} · {line.definition} · {uuid[:8]} (from {Path(line.file).name})",
     )
     return run, environment
 
 
-def import_traces(store, path: str | Path, *, links: Any | None = None, source: str = SOURCE_SLUG) -> ImportReport:
+def import_traces(
+    store, path: str | Path, *, links: TraceLinks | None = None, source: str = SOURCE_SLUG
+) -> ImportReport:
     """Store every line of a trace file as a reported run; one refused line refuses the file."""
-    from kernelindex.records.errors import RecordError
     from kernelindex.store.rows import RowError
     from kernelindex.store.writer import Writer
 
     path = Path(path)
-    linker = _Linker(links)
-    protocol = _protocol()
-    report, problems, bundles = ImportReport(str(path)), [], []
-    # split bytes, not text: str.splitlines would also cut at U+2028 and friends inside a JSON string
-    for number, raw in enumerate(read_whole(path).splitlines(), start=1):
-        if not raw.strip():
-            continue
-        report.lines += 1
+    linker = Linker(links)
+    protocol = trace_protocol()
+    report, bundles = ImportReport(str(path)), []
+    lines, errors = trace_lines(read_whole(path), path)
+    report.lines = len(lines) + len(errors)
+    problems = [ImportProblem(e.file, e.line, e.field, e.reason) for e in errors]
+    for line in lines:
         try:
-            line = loads_strict(raw.decode("utf-8"))  # strict JSON: no NaN, no key twice, storable text
-        except UnicodeDecodeError as exc:
-            problems.append(
-                ImportProblem(str(path), number, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})")
-            )
-            continue
-        except ValueError as exc:
-            problems.append(ImportProblem(str(path), number, None, f"invalid JSON: {getattr(exc, 'msg', exc)}"))
-            continue
-        try:
-            if not isinstance(line, dict):
-                raise _LineProblem(None, "each line must be a JSON object")
-            run, environment = _run(line, linker, protocol, source, path.name)
-            bundles.append((number, {"run": run, "protocol": protocol, "environment": environment}))
-        except _LineProblem as exc:
-            problems.append(ImportProblem(str(path), number, exc.field, exc.reason))
+            run, environment = trace_run(line, linker, protocol, source)
+            bundles.append((line.line, {"run": run, "protocol": protocol, "environment": environment}))
+        except FormatError as exc:
+            problems.append(ImportProblem(exc.file, exc.line, exc.field, exc.reason))
         except RecordError as exc:
-            problems.append(ImportProblem(str(path), number, None, str(exc)))
+            problems.append(ImportProblem(str(path), line.line, None, str(exc)))
     if problems:
-        raise ImportFailed(problems)
+        raise ImportFailed(sorted(problems, key=lambda p: p.line or 0))
     with store.begin() as conn:
         writer = Writer(conn)
         writer.ensure_source(source, SOURCE_KIND, SOURCE_NAME)

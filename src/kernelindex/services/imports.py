@@ -9,12 +9,15 @@ from pathlib import Path
 from kernelindex.formats.errors import FormatError
 from kernelindex.formats.records import trace_links
 from kernelindex.harness.kernelbench import folder_records as kernelbench_records
+from kernelindex.harness.kernelbench import records_by_name as kernelbench_records_by_name
 from kernelindex.ingest.catalog import BadLines, ImportReport
 from kernelindex.ingest.evaluations import store_problem_records
 from kernelindex.ingest.paths import import_paths as import_each
 from kernelindex.ingest.paths import kind_of
 from kernelindex.ingest.problems import ImportFailed, ImportProblem
-from kernelindex.ingest.upstream.dispatch import import_upstream
+from kernelindex.ingest.upstream.common import UpstreamError
+from kernelindex.ingest.upstream.dispatch import detect, import_upstream
+from kernelindex.ingest.upstream.kernelbench import baseline_names
 from kernelindex.ranking.history import LeaderEvent
 from kernelindex.ranking.leaders import record_leader_changes
 from kernelindex.store.database import JoinedStore, Store
@@ -62,13 +65,42 @@ def import_paths(
         return Imported(reports, [] if checking else record_leader_changes(conn))
 
 
-def import_upstream_paths(store: Store, source: str | None, paths: Iterable[Path], *, check: bool = False) -> Imported:
+def import_upstream_paths(
+    store: Store, source: str | None, paths: Iterable[Path], *, check: bool = False, problems: Path | None = None
+) -> Imported:
     """Upstream's own files (``import --from``; ``source`` None: told by content), then the leader
     changes they cause, in one transaction: all stored, or (on any refused path) nothing. ``check``
-    reads and validates only."""
+    reads and validates only. ``problems``: a KernelBench/ (or level) folder whose problem files the
+    baselines timed: they are linked to the operations and workloads `import KernelBench/levelN` makes."""
+    paths = list(paths)
+    linked = {path: _kernelbench_problems(problems, source, path) for path in paths} if problems is not None else {}
     with store.begin(bulk=True) as conn:
         joined = JoinedStore(conn)
         reports = [
-            (f"upstream:{source or 'auto'}", import_upstream(joined, source, path, check=check)) for path in paths
+            (
+                f"upstream:{source or 'auto'}",
+                import_upstream(joined, source, path, check=check, problems=linked.get(path)),
+            )
+            for path in paths
         ]
         return Imported(reports, [] if check else record_leader_changes(conn))
+
+
+def _kernelbench_problems(folder: Path, source: str | None, baselines: Path) -> dict[str, list[dict]] | None:
+    """The records of the problem files under ``folder`` that the baselines under ``baselines`` time
+    (made before the transaction opens: each file's shapes come from a child process, harness work)."""
+    if not baselines.exists():
+        return None  # refused by name when imported
+    if (source or detect(baselines)) != "kernelbench":
+        reason = "names the KernelBench problem files that baselines timed; this is no --from kernelbench import"
+        raise ImportFailed([ImportProblem(str(baselines), None, "--problem", reason)])
+    if not folder.is_dir():
+        raise ImportFailed([ImportProblem(str(folder), None, "--problem", "is not a KernelBench folder")])
+    try:
+        return kernelbench_records_by_name(folder, baseline_names(baselines))
+    except UpstreamError as exc:
+        raise ImportFailed([exc.problem]) from None
+    except FormatError as exc:
+        raise ImportFailed([ImportProblem(exc.file, exc.line, exc.field, exc.reason)]) from None
+    except ValueError as exc:
+        raise ImportFailed([ImportProblem(str(folder), None, None, str(exc))]) from None

@@ -67,9 +67,12 @@ def detect(path: Path) -> str:
     )
 
 
-def import_upstream(store, source: str | None, path: Path, *, check: bool = False) -> ImportReport:
+def import_upstream(
+    store, source: str | None, path: Path, *, check: bool = False, problems: dict[str, list[dict]] | None = None
+) -> ImportReport:
     """Read ``path`` as ``source`` (detected when None) and store it (MLPerf's serving results in the
-    serving tables)."""
+    serving tables). ``problems``: KernelBench's problem records by operation name, which its
+    baselines are linked to (`kernelbench.read`)."""
     if not path.exists():
         raise ImportFailed([ImportProblem(str(path), None, None, "no such file or directory")])
     source = source or detect(path)
@@ -77,6 +80,8 @@ def import_upstream(store, source: str | None, path: Path, *, check: bool = Fals
         reason = f"unknown source {source!r}; one of {', '.join(SOURCES)}"
         raise ImportFailed([ImportProblem(str(path), None, "--from", reason)])
     try:
+        if source == "kernelbench":
+            return store_records(store, kernelbench.read(path, problems=problems), str(path), check=check)
         if source == "mlperf":
             return store_serving(store, mlperf.read(path), str(path), check=check)
         records = flashinfer.read(path) if source == "flashinfer" else READERS[source](path)

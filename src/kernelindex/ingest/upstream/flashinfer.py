@@ -3,7 +3,7 @@ side): definitions, solutions and trace JSONL into v1alpha1 records.
 
 The definition and the workloads its traces measured become the same OperationSpec and
 WorkloadCases our harness writes for that problem; each solution an ImplementationRevision; each
-trace line a reported BenchmarkRun (the trace-line rules of ``ingest.traces``).
+trace line a reported BenchmarkRun (lines read by ``formats.trace``, runs made by ``ingest.traces``).
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from pathlib import Path
 
 from kernelindex.formats.errors import FormatError
 from kernelindex.formats.records import trace_links
+from kernelindex.formats.trace import TraceLine, parse_trace_line
+from kernelindex.ingest.traces import Linker, trace_protocol, trace_run
 from kernelindex.ingest.upstream.common import (
     Provenance,
     Records,
@@ -76,39 +78,42 @@ def read(path: Path, *, retrieved: str | None = None) -> Records:
     solutions = {name: (p, None) for p, (k, name) in kinds.items() if k == "solution"}
     with tempfile.TemporaryDirectory() as scratch:
         for trace_file in (p for p, (k, _) in kinds.items() if k == "trace"):
-            lines = read_json_lines(trace_file)
+            lines = [_trace_line(value, trace_file, number) for number, value in read_json_lines(trace_file)]
             records.lines += len(lines)
-            first_line, first = lines[0]
-            definition = first.get("definition") if isinstance(first, dict) else None
-            if not isinstance(definition, str) or definition not in definitions:
+            definition = lines[0].definition
+            if definition not in definitions:
                 known = sorted(map(str, definitions))
                 raise UpstreamError(
-                    trace_file, first_line, "definition", f"no definition {definition!r} in the folder (known: {known})"
+                    trace_file,
+                    lines[0].line,
+                    "definition",
+                    f"no definition {definition!r} in the folder (known: {known})",
                 )
             problem_dir = Path(scratch) / str(trace_file.stem)
             problem_dir.mkdir()
             (problem_dir / "definition.json").write_bytes(read_whole(definitions[definition]))
             workloads: dict[str, dict] = {}
-            for number, line in lines:
-                workload = line.get("workload") if isinstance(line, dict) else None
-                if not isinstance(workload, dict) or not isinstance(workload.get("uuid"), str):
-                    raise UpstreamError(trace_file, number, "workload.uuid", "required string is missing")
-                workloads.setdefault(workload["uuid"], workload)
+            for line in lines:
+                workloads.setdefault(line.workload_uuid, line.workload)
             (problem_dir / "workload.jsonl").write_text("".join(json.dumps(w) + "\n" for w in workloads.values()))
             _trace_runs(records, trace_file, lines, (problem_dir, definitions[definition]), solutions)
     return records
 
 
-def _trace_runs(records: Records, trace_file: Path, lines: list, problem: tuple[Path, Path], solutions: dict) -> None:
+def _trace_line(value, trace_file: Path, number: int) -> TraceLine:
+    try:
+        return parse_trace_line(value, trace_file, number)
+    except FormatError as exc:
+        raise UpstreamError(trace_file, number, exc.field, exc.reason) from None
+
+
+def _trace_runs(
+    records: Records, trace_file: Path, lines: list[TraceLine], problem: tuple[Path, Path], solutions: dict
+) -> None:
     """The runs of one trace file; ``problem``: the scratch problem folder made for it and the
     definition file it was made from (errors in its copies are reported against the originals)."""
-    from kernelindex.ingest import traces
-
     problem_dir, definition_file = problem
-    names = {
-        line.get("solution") for _, line in lines if isinstance(line, dict) and isinstance(line.get("solution"), str)
-    }
-    solution_path = next((solutions[n][0] for n in names if n in solutions), None)
+    solution_path = next((solutions[line.solution][0] for line in lines if line.solution in solutions), None)
     try:
         links = trace_links(problem_dir, solution_path)
     except FormatError as exc:
@@ -120,18 +125,16 @@ def _trace_runs(records: Records, trace_file: Path, lines: list, problem: tuple[
         raise UpstreamError(Path(exc.file), exc.line, exc.field, exc.reason) from None
     for record in links.records:
         records.parent(None, record)
-    linker = traces._Linker(links)
+    linker = Linker(links)
     if linker.implementation is not None:
         records.parent(None, linker.implementation)
-    protocol = traces._protocol()
-    for number, line in lines:
-        if not isinstance(line, dict):
-            raise UpstreamError(trace_file, number, None, "each line must be a JSON object")
+    protocol = trace_protocol()
+    for line in lines:
         try:
-            run, environment = traces._run(line, linker, protocol, PROVENANCE.slug, trace_file.name)
-        except traces._LineProblem as exc:
-            raise UpstreamError(trace_file, number, exc.field, exc.reason) from None
+            run, environment = trace_run(line, linker, protocol, PROVENANCE.slug)
+        except FormatError as exc:
+            raise UpstreamError(trace_file, line.line, exc.field, exc.reason) from None
         except RecordError as exc:
             field_, reason = exc.problems[0] if exc.problems else (None, str(exc))
-            raise UpstreamError(trace_file, number, field_, reason) from None
-        records.run(number, run, protocol, environment)
+            raise UpstreamError(trace_file, line.line, field_, reason) from None
+        records.run(line.line, run, protocol, environment)

@@ -31,28 +31,56 @@ PROVENANCE = Provenance(
 STATISTICS = ("std", "min", "max")
 
 
-def read(path: Path, *, retrieved: str | None = None) -> Records:
+def _files(path: Path) -> list[tuple[Path, str, list[Baseline]]]:
+    """Each baseline file under ``path`` (or ``path`` itself): its variant and entries."""
     files = sorted(path.rglob("baseline_time_torch*.json")) if path.is_dir() else [path]
     if not files:
         raise UpstreamError(path, None, None, "holds no baseline_time_torch*.json files")
-    records = Records(Provenance(**{**PROVENANCE.__dict__, "retrieved_at": retrieved or retrieved_at(files[0])}))
+    out = []
     for file in files:
         try:
-            variant = baseline_variant(file.name)
-            baselines = parse_baselines(read_json(file), str(file))
+            out.append((file, baseline_variant(file.name), parse_baselines(read_json(file), str(file))))
         except KernelBenchError as exc:
             raise UpstreamError(file, exc.line, None, exc.reason) from None
+    return out
+
+
+def baseline_names(path: Path) -> set[str]:
+    """The operation names of the problems the baselines under ``path`` time (which problem files to read)."""
+    return {entry.name for _, _, baselines in _files(path) for entry in baselines}
+
+
+def read(path: Path, *, retrieved: str | None = None, problems: dict[str, list[dict]] | None = None) -> Records:
+    """The baselines as reported runs. ``problems`` (operation name -> the records `kernelindex import
+    KernelBench/levelN` makes of that problem file) links each baseline to its problem's own
+    OperationSpec and WorkloadCase, where the solutions' runs are; without it each problem gets an
+    opaque ``<name>-baseline`` operation of its own (the baseline file holds no shapes)."""
+    files = _files(path)
+    records = Records(Provenance(**{**PROVENANCE.__dict__, "retrieved_at": retrieved or retrieved_at(files[0][0])}))
+    for file, variant, baselines in files:
         machine = file.parent.name
         observed = retrieved or retrieved_at(file)
         for baseline in baselines:
             records.lines += 1
-            _baseline(records, file, machine, variant, baseline, observed)
+            parents = _parents(records, file, baseline, problems)
+            _baseline(records, file, machine, variant, baseline, observed, parents)
     return records
 
 
-def _baseline(records: Records, file: Path, machine: str, variant: str, entry: Baseline, observed: str) -> None:
+def _parents(records: Records, file: Path, entry: Baseline, problems: dict[str, list[dict]] | None) -> tuple[str, str]:
+    """Digests of the OperationSpec and WorkloadCase a baseline is a run of."""
+    if problems is None:
+        return _opaque(records, file, entry)
+    own = problems.get(entry.name)
+    if own is None:
+        reason = f"no problem file {entry.file} in level{entry.level} of the KernelBench folder given (--problem)"
+        raise UpstreamError(file, None, f"level{entry.level}.{entry.file}", reason)
+    digests = {rec["kind"]: records.parent(None, rec) for rec in own}
+    return digests["OperationSpec"], digests["WorkloadCase"]
+
+
+def _opaque(records: Records, file: Path, entry: Baseline) -> tuple[str, str]:
     name, number = entry.name, entry.number
-    where = f"level{entry.level}.{entry.file}"
     operation = record(
         "OperationSpec",
         {
@@ -84,7 +112,14 @@ def _baseline(records: Records, file: Path, machine: str, variant: str, entry: B
         file,
         None,
     )
-    workload_digest = records.parent(None, workload)
+    return op_digest, records.parent(None, workload)
+
+
+def _baseline(
+    records: Records, file: Path, machine: str, variant: str, entry: Baseline, observed: str, parents: tuple[str, str]
+) -> None:
+    name, where = entry.name, f"level{entry.level}.{entry.file}"
+    op_digest, workload_digest = parents
     impl = record(
         "ImplementationRevision",
         {
