@@ -40,7 +40,9 @@ BROKEN = {
         True,
         {},
         ["RUNTIME_ERROR", "PASSED"],
-        "SIGABRT",
+        # a warm child is PID 1 of its own PID namespace, where the kernel drops the SIGABRT that
+        # abort() raises at itself, and glibc's fallback then faults: the death is named either way
+        "solution process ended (signal SIG",
     ),
     "hang_first": (
         "import torch\n\ndef run(x, y, z):\n    while x.numel() == 1000:\n        pass\n    torch.add(x, y, out=z)\n",

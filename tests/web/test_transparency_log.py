@@ -25,7 +25,6 @@ def log_client(web_filled):
     app.state.log_signer = CheckpointSigner(new_private_key(), "test.kernelindex/log")
     with TestClient(app, raise_server_exceptions=False) as c:
         yield c, web_filled[0]
-    app.state.log_signer.stop()
 
 
 def test_checkpoint_is_a_signed_note_of_the_whole_tree(log_client):
@@ -111,7 +110,6 @@ def private_log_client(tmp_path):
     app.state.log_signer = CheckpointSigner(new_private_key(), "test.kernelindex/log")
     with TestClient(app, raise_server_exceptions=False) as c:
         yield c, store
-    app.state.log_signer.stop()
     store.close()
 
 
@@ -146,3 +144,17 @@ def test_the_run_page_and_its_json_show_the_runs_leaf_and_proof(log_client):
     page = client.get(f"/runs/{run_id}").text
     assert f'<span data-field="log-index">{proof["leafIndex"]}</span>' in page
     assert f"/api/v1/log/proof/inclusion?digest={digest}" in page
+
+
+def test_the_signers_watcher_ends_with_its_app(web_filled):
+    """An app that served a checkpoint leaves no polling thread behind once it shuts down (many apps
+    made over one store would otherwise share its connections with pollers nobody stops)."""
+    import threading
+
+    app = create_app(store=web_filled[0])
+    app.state.log_signer = CheckpointSigner(new_private_key(), "test.kernelindex/log")
+    with TestClient(app, raise_server_exceptions=False) as c:
+        assert c.get("/api/v1/log/checkpoint").status_code == 200
+        watcher = app.state.log_signer._watcher
+        assert watcher is not None and watcher.is_alive()
+    assert not watcher.is_alive() and watcher not in threading.enumerate()

@@ -103,7 +103,7 @@ def test_absolute_links_take_the_public_url_not_the_host_header(web_filled):
 
 
 def test_a_bad_public_url_is_refused_at_start(web_filled):
-    with pytest.raises(ValueError, match="KERNELINDEX_PUBLIC_URL"):
+    with pytest.raises(ValueError, match="public_url: 'kernels.example.org' is not an http"):
         create_app(store=web_filled[0], public_url="kernels.example.org")
 
 

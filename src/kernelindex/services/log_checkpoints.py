@@ -137,4 +137,8 @@ class CheckpointSigner:
             self._stop.wait(every)
 
     def stop(self) -> None:
+        """End the watcher (if one runs) and wait for it, so it holds no connection afterwards."""
         self._stop.set()
+        watcher = self._watcher
+        if watcher is not None and watcher is not threading.current_thread():
+            watcher.join()

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -84,6 +86,7 @@ def create_app(
     from kernelindex.web.routes import transparency_log as log_routes
 
     app = FastAPI(
+        lifespan=_lifespan,
         title="kernelindex",
         version=__version__,
         summary="Ranked, comparable GPU kernel benchmark evidence (read-only API)",
@@ -134,6 +137,16 @@ def create_app(
         app.add_middleware(CompressionMiddleware)  # sees each reply as it leaves
     app.add_middleware(HeadMiddleware)  # outermost: HEAD is the GET it mirrors, without the body
     return app
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """No thread outlives its app: the log signer's watcher (started by the first checkpoint asked
+    for) stops when the app shuts down, so apps made and closed over one store leave no pollers."""
+    yield
+    signer = getattr(app.state, "log_signer", None)
+    if signer is not None:
+        signer.stop()
 
 
 def serving_app() -> FastAPI:
