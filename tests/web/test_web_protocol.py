@@ -118,3 +118,14 @@ def test_write_refusals_are_titled_and_authentication_comes_first(client, web_fi
     assert wrong_type.status_code == 415 and wrong_type.json()["title"] == "Unsupported media type"
     huge = client.post(url, content="x" * (200 * 1024), headers={**keyed, "Content-Type": "application/json"})
     assert huge.status_code == 413 and huge.json()["title"] == "Content too large"
+
+
+def test_an_app_that_shut_down_holds_none_of_the_stores_connections(web_filled):
+    """Apps made and closed over one store give back what they took: on PostgreSQL every app shares
+    the store's pool (15 connections), so a connection kept per app (the cache's generation reader)
+    would leave the 16th app none: its request would wait out the pool's timeout and fail."""
+    apps = []  # kept alive, so nothing is given back by the garbage collector either
+    for _ in range(20):
+        apps.append(create_app(store=web_filled[0]))
+        with TestClient(apps[-1], raise_server_exceptions=False) as c:
+            assert c.get("/api/v1/runs", params={"limit": 1}).status_code == 200

@@ -108,9 +108,10 @@ def create_app(
 
     fast = os.environ.get(FAST_ENV, "on") != "off"
     if fast:  # innermost: it sees the anti-forgery token the outer middleware chose
+        app.state.generation = GenerationReader(app.state.read_engine)
         app.add_middleware(
             CacheMiddleware,
-            generation=GenerationReader(app.state.read_engine),
+            generation=app.state.generation,
             clock=lambda: app.state.cursors.now(),  # answers hold until their cursors expire
         )
 
@@ -141,9 +142,14 @@ def create_app(
 
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """No thread outlives its app: the log signer's watcher (started by the first checkpoint asked
-    for) stops when the app shuts down, so apps made and closed over one store leave no pollers."""
+    """Nothing outlives its app: the log signer's watcher (started by the first checkpoint asked
+    for) stops, and the connection the generation reader keeps goes back to the pool, when the app
+    shuts down; on PostgreSQL every app over a store shares its pool, so apps made and closed over
+    one store would otherwise hold its connections until none is left."""
     yield
+    generation = getattr(app.state, "generation", None)
+    if generation is not None:
+        generation.close()
     signer = getattr(app.state, "log_signer", None)
     if signer is not None:
         signer.stop()
