@@ -1,22 +1,59 @@
 """Trace lines (the JSONL FlashInfer-Bench and SOL-ExecBench write, one object per solution and workload
-evaluated), read into typed `TraceLine`s.
+evaluated): read into typed `TraceLine`s, and written by our harness in the same shape.
 
 This is the one place that decides what a line must hold and what its words mean (status word, UTC
 time, latencies as whole nanoseconds), so the trace importer and the FlashInfer-Bench folder importer
-read a line alike. Every refusal is a `FormatError` naming the file, the line and the field.
+read a line alike, and what the harness writes is what they read. Every refusal is a `FormatError`
+naming the file, the line and the field. The status words are one table, `UPSTREAM_STATUS`; the
+reader's `RUN_STATUSES` is its inverse.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from kernelindex.formats.errors import FormatError
-from kernelindex.records.normalise import RUN_STATUSES, run_status, token
+from kernelindex.formats.workload import WorkloadCase
+from kernelindex.records.normalise import token
 from kernelindex.records.strict_json import loads_strict
 from kernelindex.records.units import whole_ns
+from kernelindex.records.vocabulary import RunStatus
+
+# The upper-case word a trace line says for each run status the upstream format has. Written by the
+# harness (`upstream_status`), read by every importer (`run_status`, through the inverse below).
+UPSTREAM_STATUS: dict[RunStatus, str] = {
+    RunStatus.PASSED: "PASSED",
+    RunStatus.INCORRECT_SHAPE: "INCORRECT_SHAPE",
+    RunStatus.INCORRECT_DTYPE: "INCORRECT_DTYPE",
+    RunStatus.INCORRECT_NUMERICAL: "INCORRECT_NUMERICAL",
+    RunStatus.RUNTIME_ERROR: "RUNTIME_ERROR",
+    RunStatus.COMPILE_ERROR: "COMPILE_ERROR",
+    RunStatus.TIMEOUT: "TIMEOUT",
+    RunStatus.SUSPECTED_REWARD_HACK: "REWARD_HACK",
+    RunStatus.INVALID_REFERENCE: "INVALID_REFERENCE",
+}
+# Upstream has no resource_exceeded (a run over its memory limit is a RUNTIME_ERROR there), so the
+# harness writes it as RUNTIME_ERROR; the word is still read, inbound only, for the traces that say it.
+RESOURCE_EXCEEDED = "RESOURCE_EXCEEDED"
+# status word -> RunStatus value (plain words: they go into records as they are)
+RUN_STATUSES: dict[str, str] = {word: status.value for status, word in UPSTREAM_STATUS.items()} | {
+    RESOURCE_EXCEEDED: RunStatus.RESOURCE_EXCEEDED.value
+}
+
+
+def run_status(upstream: Any) -> str | None:
+    """The RunStatus of an upstream status word (None: a word no harness writes, or no word)."""
+    return RUN_STATUSES.get(upstream) if isinstance(upstream, str) else None
+
+
+def upstream_status(status: RunStatus) -> str:
+    """The word a trace line says for ``status``; one the format lacks (resource_exceeded, and the
+    statuses no evaluation ends with) is RUNTIME_ERROR."""
+    return UPSTREAM_STATUS.get(status, UPSTREAM_STATUS[RunStatus.RUNTIME_ERROR])
 
 
 @dataclass(frozen=True)
@@ -180,3 +217,84 @@ def trace_lines(data: bytes, file: str | Path) -> tuple[list[TraceLine], list[Fo
         except FormatError as exc:
             errors.append(exc)
     return lines, errors
+
+
+# --- writing ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Correctness:
+    """A line's ``correctness`` object: the worst of a case's checked outputs."""
+
+    max_relative_error: float
+    max_absolute_error: float
+    has_nan: bool
+    has_inf: bool
+
+
+@dataclass(frozen=True)
+class Performance:
+    """A line's ``performance`` object (the solution's and the reference's median, in ms)."""
+
+    latency_ms: float
+    reference_latency_ms: float | None
+    speedup_factor: float | None
+
+
+def trace_environment(environment: dict) -> dict:
+    """The line's ``environment`` {hardware, libs} of a run record's environment object."""
+    libs = {"torch": environment["software"]["framework"]["version"], **environment["software"]["libraries"]}
+    if "cudaToolkit" in environment["software"]:
+        libs["cuda"] = environment["software"]["cudaToolkit"]
+    return {"hardware": environment["hardware"]["product"], "libs": libs}
+
+
+def _finite(value):
+    """Strict JSON: NaN and infinities become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def trace_line_object(
+    *,
+    definition: str,
+    solution: str,
+    case: WorkloadCase,
+    status: RunStatus,
+    environment: dict,
+    timestamp: str,
+    log: str,
+    correctness: Correctness | None,
+    performance: Performance | None,
+) -> dict:
+    """One trace line in the upstream shape, as a strict-JSON object (what `parse_trace_line` reads);
+    ``environment`` is the run record's environment object."""
+    workload = {
+        "uuid": case.uuid,
+        "axes": case.axes,
+        "inputs": dict(case.raw.get("inputs") or {}),
+        "tolerance": {
+            k: getattr(case.tolerance, k)
+            for k in ("max_atol", "max_rtol", "required_matched_ratio", "max_error_cap", "allow_negative_inf")
+        },
+    }
+    return _finite(
+        {
+            "definition": definition,
+            "solution": solution,
+            "workload": workload,
+            "evaluation": {
+                "status": upstream_status(status),
+                "environment": trace_environment(environment),
+                "timestamp": timestamp,
+                "log": log,
+                "correctness": None if correctness is None else asdict(correctness),
+                "performance": None if performance is None else asdict(performance),
+            },
+        }
+    )

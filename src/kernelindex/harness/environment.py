@@ -106,11 +106,3 @@ def read_environment(device: str) -> dict:
         if memory:
             hardware["memoryBytes"] = memory
     return {"hardware": hardware, "software": software}
-
-
-def trace_environment(environment: dict) -> dict:
-    """The upstream trace line's `environment` {hardware, libs}."""
-    libs = {"torch": environment["software"]["framework"]["version"], **environment["software"]["libraries"]}
-    if "cudaToolkit" in environment["software"]:
-        libs["cuda"] = environment["software"]["cudaToolkit"]
-    return {"hardware": environment["hardware"]["product"], "libs": libs}

@@ -38,12 +38,13 @@ from pathlib import Path
 from kernelindex import __version__
 from kernelindex.formats.problem import Problem
 from kernelindex.formats.solution import Solution
+from kernelindex.formats.trace import Correctness, Performance, trace_line_object, upstream_status
 from kernelindex.formats.workload import WorkloadCase
 from kernelindex.harness import blobs, memory, replies, sandbox
 from kernelindex.harness.arena import Arena, Layout
 from kernelindex.harness.compare import STRICT, OutputCheck, comparator_for, merge
 from kernelindex.harness.crosscheck import PairTiming, timing_problem
-from kernelindex.harness.environment import read_environment, trace_environment
+from kernelindex.harness.environment import read_environment
 from kernelindex.harness.isolation import Child, ChildEnded
 from kernelindex.harness.judgement import Observations, decide
 from kernelindex.harness.scores import CaseScore, SuiteScore, case_score, suite_score
@@ -59,7 +60,7 @@ from kernelindex.harness.stats import (
     summarize,
 )
 from kernelindex.harness.timing import PhaseClock
-from kernelindex.harness.verdict import Verdict, upstream_name
+from kernelindex.harness.verdict import Verdict
 from kernelindex.records.vocabulary import (
     STRICT_RULE_FLAG,
 )  # passed by the benchmark's rule, refused by ours: not ranked
@@ -138,7 +139,7 @@ class CaseResult:
     @property
     def status(self) -> str:
         """The upstream trace-line name of the verdict."""
-        return upstream_name(self.verdict)
+        return upstream_status(self.verdict)
 
     @property
     def passed(self) -> bool:
@@ -171,7 +172,21 @@ class SuiteResult:
         return len(self.cases) != len(self.problem.cases)
 
     def trace_lines(self) -> list[dict]:
-        return [trace_line(self, c) for c in self.cases]
+        """One upstream-format trace line per case (formats.trace writes the shape)."""
+        return [
+            trace_line_object(
+                definition=self.definition_name,
+                solution=self.solution.name,
+                case=c.case,
+                status=c.verdict,
+                environment=self.environment,
+                timestamp=c.timestamp,
+                log=c.log,
+                correctness=_correctness(c),
+                performance=_performance(c),
+            )
+            for c in self.cases
+        ]
 
 
 @dataclass
@@ -818,58 +833,26 @@ def _run_cases(session: _Session, problem: Problem, cases: list[WorkloadCase], p
     return results
 
 
-def _clean(value):
-    """Strict JSON: NaN and infinities become null."""
-    if isinstance(value, float) and not math.isfinite(value):
+def _correctness(result: CaseResult) -> Correctness | None:
+    """The worst of the case's checked outputs, for its trace line."""
+    if not result.outputs:
         return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return value
+    return Correctness(
+        max_relative_error=max(o.max_relative_error for o in result.outputs),
+        max_absolute_error=max(o.max_absolute_error for o in result.outputs),
+        has_nan=any(o.has_nan for o in result.outputs),
+        has_inf=any(o.has_inf for o in result.outputs),
+    )
 
 
-def trace_line(suite: SuiteResult, result: CaseResult) -> dict:
-    """One upstream-format trace line for a case."""
-    case = result.case
-    correctness = None
-    if result.outputs:
-        correctness = {
-            "max_relative_error": max(o.max_relative_error for o in result.outputs),
-            "max_absolute_error": max(o.max_absolute_error for o in result.outputs),
-            "has_nan": any(o.has_nan for o in result.outputs),
-            "has_inf": any(o.has_inf for o in result.outputs),
-        }
-    performance = None
-    if result.passed and result.latency:
-        performance = {
-            "latency_ms": result.latency.median / 1e6,
-            "reference_latency_ms": result.reference_latency.median / 1e6 if result.reference_latency else None,
-            "speedup_factor": result.score.speedup if result.score else None,
-        }
-    workload = {
-        "uuid": case.uuid,
-        "axes": case.axes,
-        "inputs": {k: v for k, v in (case.raw.get("inputs") or {}).items()},
-        "tolerance": {
-            k: getattr(case.tolerance, k)
-            for k in ("max_atol", "max_rtol", "required_matched_ratio", "max_error_cap", "allow_negative_inf")
-        },
-    }
-    return _clean(
-        {
-            "definition": suite.definition_name,
-            "solution": suite.solution.name,
-            "workload": workload,
-            "evaluation": {
-                "status": result.status,
-                "environment": trace_environment(suite.environment),
-                "timestamp": result.timestamp,
-                "log": result.log,
-                "correctness": correctness,
-                "performance": performance,
-            },
-        }
+def _performance(result: CaseResult) -> Performance | None:
+    """The case's medians and speedup, for its trace line: only a passed case has any."""
+    if not (result.passed and result.latency):
+        return None
+    return Performance(
+        latency_ms=result.latency.median / 1e6,
+        reference_latency_ms=result.reference_latency.median / 1e6 if result.reference_latency else None,
+        speedup_factor=result.score.speedup if result.score else None,
     )
 
 
