@@ -62,3 +62,16 @@ def test_counts_past_their_bounds_are_usage_errors(db, args, option):
     result = CliRunner().invoke(app, [*args, "--db", db])
     assert isinstance(result.exception, SystemExit), repr(result.exception)
     assert result.exit_code == 2 and option in result.output and "Traceback" not in result.output, result.output
+
+
+@pytest.mark.parametrize("source", ["flashinfer", "sol-api", "auto"])
+def test_an_upstream_import_refuses_a_solution_it_would_ignore(tmp_path, source):
+    """--solution is for trace files; with --from it was silently dropped."""
+    db = tmp_path / "never.db"
+    result = CliRunner().invoke(
+        app, ["import", "--from", source, str(SAMPLE), "--solution", str(SOLUTION / "solution.json"), "--db", str(db)]
+    )
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit), result.output
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: --solution"), result.stderr
+    assert "--from" in result.stderr and "Traceback" not in result.output
+    assert not db.exists()  # refused before any store is opened

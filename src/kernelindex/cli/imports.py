@@ -67,6 +67,8 @@ def import_command(
         fail("--refused names the report of --skip-invalid; give --skip-invalid too")
     if source is not None and skip_invalid:
         fail("--skip-invalid applies to catalog files; an upstream import is all or nothing")
+    if source is not None and solution is not None:
+        fail("--solution names the solution.json of trace files; an upstream import (--from) takes none", code=2)
     with ExitStack() as scratch:
         try:
             if source is None:
