@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 _lock = threading.Lock()
@@ -129,17 +130,16 @@ def server(boot: str) -> ForkServer | None:
         return _server
 
 
-def serve(fd: int, run_worker) -> None:
-    """The server's loop (runs in the fork server process)."""
-    parent = os.environ.pop(PARENT_VARIABLE, None)
-    if parent is not None:
-        die_with_parent(int(parent))
-    server_pid = os.getpid()
+def serve_requests(fd: int, max_fds: int, child: Callable[[dict, list[int]], None]) -> None:
+    """The loop of a process that forks on request (this fork server and the zygote): reap ended
+    children keeping each exit status until it is asked for, answer ping and status, and fork on
+    spawn. ``child(request, fds)`` runs in the forked process with the socket closed and never
+    returns; the parent closes the request's descriptors and answers with the pid."""
     sock = socket.socket(fileno=fd)
     codes: dict[int, int] = {}
     while True:
         try:
-            data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 4)
+            data, fds, _, _ = socket.recv_fds(sock, 1 << 16, max_fds)
         except ConnectionResetError:
             return
         if not data:
@@ -156,33 +156,48 @@ def serve(fd: int, run_worker) -> None:
         if request["op"] == "ping":
             sock.send(b'{"ok": true}')
         elif request["op"] == "status":
-            sock.send(json.dumps({"code": codes.get(request["pid"])}).encode())
+            sock.send(json.dumps({"code": codes.pop(request["pid"], None)}).encode())
         elif request["op"] == "spawn":
-            request_r, reply_w, log_fd, *arena = fds
             pid = os.fork()
             if pid == 0:
-                code = 1
-                try:
-                    die_with_parent(server_pid)  # a stopped worker does not outlive the server either
-                    sock.close()
-                    os.setsid()
-                    if request["limit"]:
-                        resource.setrlimit(resource.RLIMIT_AS, (request["limit"], request["limit"]))
-                    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-                    os.chdir(request["cwd"])
-                    os.dup2(log_fd, 1)
-                    os.dup2(log_fd, 2)
-                    os.close(log_fd)
-                    os.environ.clear()
-                    os.environ.update(request["env"])
-                    run_worker(request["role"], request_r, reply_w, arena[0] if arena else None)
-                    code = 0
-                except BaseException:
-                    traceback.print_exc()
-                finally:
-                    sys.stdout.flush()
-                    sys.stderr.flush()
-                    os._exit(code)
+                sock.close()
+                child(request, fds)
             for extra in fds:
                 os.close(extra)
             sock.send(json.dumps({"pid": pid}).encode())
+
+
+def _worker(request: dict, fds: list[int], server_pid: int, run_worker) -> None:
+    """A forked worker: its own session, limits, folder, log and environment, then the worker loop
+    (never returns)."""
+    code = 1
+    try:
+        request_r, reply_w, log_fd, *arena = fds
+        die_with_parent(server_pid)  # a stopped worker does not outlive the server either
+        os.setsid()
+        if request["limit"]:
+            resource.setrlimit(resource.RLIMIT_AS, (request["limit"], request["limit"]))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        os.chdir(request["cwd"])
+        os.dup2(log_fd, 1)
+        os.dup2(log_fd, 2)
+        os.close(log_fd)
+        os.environ.clear()
+        os.environ.update(request["env"])
+        run_worker(request["role"], request_r, reply_w, arena[0] if arena else None)
+        code = 0
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def serve(fd: int, run_worker) -> None:
+    """The server's loop (runs in the fork server process)."""
+    parent = os.environ.pop(PARENT_VARIABLE, None)
+    if parent is not None:
+        die_with_parent(int(parent))
+    server_pid = os.getpid()
+    serve_requests(fd, 4, lambda request, fds: _worker(request, fds, server_pid, run_worker))

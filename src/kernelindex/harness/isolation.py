@@ -22,7 +22,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from kernelindex.harness import cgroups, forkserver, sandbox, zygote
 from kernelindex.harness.arena import Arena
@@ -38,6 +40,7 @@ MAX_REPLY = 16 << 20
 SPAWN_VARIABLE = "KERNELINDEX_HARNESS_SPAWN"
 # bytes of a sandboxed child's stdout and stderr kept in its log; the rest is read and dropped
 LOG_LIMIT = 8 << 20
+_Process = TypeVar("_Process")  # what a start function returns: a Popen or a warm child
 
 
 class _LogPump(threading.Thread):
@@ -64,6 +67,21 @@ class _LogPump(threading.Thread):
             pass
         finally:
             os.close(self.fd)
+
+
+def _start_logged(start: Callable[[int], _Process], undo: Callable[[], object], log) -> tuple[_Process, _LogPump]:
+    """Start a sandboxed process whose output goes to a pipe drained into ``log``: ``start(write_end)``
+    starts it; where that fails, ``undo()`` removes what was made for it. The parent keeps no write end."""
+    log_r, log_w = os.pipe()
+    try:
+        proc = start(log_w)
+    except BaseException:
+        os.close(log_r)
+        undo()
+        raise
+    finally:
+        os.close(log_w)
+    return proc, _LogPump(log_r, log)
 
 
 def _signal_name(number: int) -> str:
@@ -142,22 +160,17 @@ class Child:
         server = None if sandboxed or os.environ.get(SPAWN_VARIABLE) == "1" else forkserver.server(BOOT)
         warm = zygote.server(BOOT, env, device.startswith("cuda")) if sandboxed else None
         if warm is not None:
-            self.group = cgroups.Group.create(memory_limit_bytes, sandbox.PIDS_MAX, cpus)
-            log_r, log_w = os.pipe()
-            try:
-                self.proc = warm.spawn(
-                    role, folder, writable, env, self.group, limit, [request_r, reply_w, log_w, *fds[2:]]
-                )
-            except BaseException:
-                os.close(log_r)
-                self.group.remove()
-                raise
-            finally:
-                os.close(log_w)
-            self._pump = _LogPump(log_r, self._log)
-            self.members = sandbox.Members(self.group)
+            group = self.group = cgroups.Group.create(memory_limit_bytes, sandbox.PIDS_MAX, cpus)
+            self.proc, self._pump = _start_logged(
+                lambda log_w: warm.spawn(
+                    role, folder, writable, env, group, limit, [request_r, reply_w, log_w, *fds[2:]]
+                ),
+                group.remove,
+                self._log,
+            )
+            self.members = sandbox.Members(group)
         elif sandboxed:
-            self.box = sandbox.Sandbox(
+            self.box = box = sandbox.Sandbox(
                 inner,
                 folder=folder,
                 writable=writable,
@@ -165,17 +178,10 @@ class Child:
                 memory_limit_bytes=memory_limit_bytes,
                 cpus=cpus,
             )
-            log_r, log_w = os.pipe()
-            try:
-                self.proc = self.box.popen(env=env, stdout=log_w, pass_fds=fds, preexec=fence)
-            except BaseException:
-                os.close(log_r)
-                self.box.close()
-                raise
-            finally:
-                os.close(log_w)
-            self._pump = _LogPump(log_r, self._log)
-            self.group, self.members = self.box.group, self.box.members
+            self.proc, self._pump = _start_logged(
+                lambda log_w: box.popen(env=env, stdout=log_w, pass_fds=fds, preexec=fence), box.close, self._log
+            )
+            self.group, self.members = box.group, box.members
         elif server is not None:
             self.proc = server.spawn(role, str(folder), env, limit, request_r, reply_w, self._log.fileno(), arena_fd)
             if cpus:

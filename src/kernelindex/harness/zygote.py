@@ -412,33 +412,4 @@ def _intermediate(request: dict, fds: list[int], run_worker) -> None:
 
 def serve(fd: int, run_worker) -> None:
     """The zygote's loop: fork on request, report exit statuses; it runs nothing else."""
-    sock = socket.socket(fileno=fd)
-    codes: dict[int, int] = {}
-    while True:
-        try:
-            data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 8)
-        except ConnectionResetError:
-            return
-        if not data:
-            return
-        request = json.loads(data)
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
-            codes[pid] = os.waitstatus_to_exitcode(status)
-        if request["op"] == "ping":
-            sock.send(b'{"ok": true}')
-        elif request["op"] == "status":
-            sock.send(json.dumps({"code": codes.pop(request["pid"], None)}).encode())
-        elif request["op"] == "spawn":
-            pid = os.fork()
-            if pid == 0:
-                sock.close()
-                _intermediate(request, fds, run_worker)
-            for extra in fds:
-                os.close(extra)
-            sock.send(json.dumps({"pid": pid}).encode())
+    forkserver.serve_requests(fd, 8, lambda request, fds: _intermediate(request, fds, run_worker))
