@@ -46,6 +46,20 @@ def serving(app) -> Iterator[str]:
 
 
 @contextmanager
+def serving_store(db: str) -> Iterator[str]:
+    """Serve the app over the store at ``db`` (opened here, closed after) until the block ends; yields its base URL."""
+    from kernelindex.store.database import open_store
+    from kernelindex.web.app import create_app
+
+    store = open_store(db)
+    try:
+        with serving(create_app(store=store)) as url:
+            yield url
+    finally:
+        store.close()
+
+
+@contextmanager
 def chromium():
     """Headless Chromium through Playwright; skips the test when Debian's package is absent."""
     playwright_api = pytest.importorskip("playwright.sync_api")

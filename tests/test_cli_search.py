@@ -17,7 +17,7 @@ from kernelindex.problems import LOAD_BALANCE_BWD
 from kernelindex.sample import sample_paths
 from kernelindex.store.database import open_store
 from kernelindex.web.app import create_app
-from live_kit import serving
+from live_kit import serving_store
 
 SOLUTION = Path(__file__).resolve().parents[1] / "src/kernelindex/kernels/moe_load_balance_bwd/solution.json"
 
@@ -49,12 +49,8 @@ def real_db(tmp_path_factory, catalog_path) -> str:
 @pytest.fixture(scope="module")
 def real_server(real_db):
     """A live server over the real store (what `--server` reads)."""
-    store = open_store(real_db)
-    try:
-        with serving(create_app(store=store)) as url:
-            yield url
-    finally:
-        store.close()
+    with serving_store(real_db) as url:
+        yield url
 
 
 @pytest.mark.parametrize(

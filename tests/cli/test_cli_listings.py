@@ -11,9 +11,7 @@ from typer.testing import CliRunner
 
 from kernelindex.cli import app
 from kernelindex.client import Client
-from kernelindex.store.database import open_store
-from kernelindex.web.app import create_app
-from live_kit import serving
+from live_kit import serving_store
 
 SAMPLE = Path(__file__).resolve().parents[2] / "src" / "kernelindex" / "sample"
 
@@ -43,12 +41,8 @@ def test_a_shortened_listing_says_how_many_match(db):
 
 @pytest.fixture(scope="module")
 def server(db):
-    store = open_store(db)
-    try:
-        with serving(create_app(store=store)) as url:
-            yield url
-    finally:
-        store.close()
+    with serving_store(db) as url:
+        yield url
 
 
 def test_a_server_listing_says_how_many_match_on_the_server(db, server, monkeypatch):

@@ -10,7 +10,7 @@ from evidence_fixtures import seed_bundle
 from kernelindex.records.canonical import digest
 from kernelindex.store.database import open_store
 from kernelindex.store.writer import Writer
-from store_fixtures import database_url
+from store_fixtures import BACKENDS, database_url
 
 
 @pytest.fixture()
@@ -38,7 +38,7 @@ def store(tmp_path):
     opened.close()
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+@pytest.fixture(params=BACKENDS)
 def any_store(request, tmp_path):
     """SQLite and PostgreSQL: for the store-level tests (the rules must hold on both)."""
     opened = _filled(database_url(request.param, tmp_path, migrated=True))

@@ -6,6 +6,7 @@ import pytest
 from queue_kit import QUICK, VECTOR_ADD, VECTOR_ADD_SOLUTION, fresh_store
 
 from kernelindex.services import harness_adapter as harness
+from store_fixtures import BACKENDS
 
 
 @pytest.fixture
@@ -15,7 +16,7 @@ def store(tmp_path):
     opened.close()
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+@pytest.fixture(params=BACKENDS)
 def any_store(request, tmp_path):
     opened = fresh_store(request.param, tmp_path)
     yield opened

@@ -13,7 +13,7 @@ from kernelindex.ingest.catalog import import_catalog
 from kernelindex.store.database import open_store
 from kernelindex.web.app import create_app
 from live_kit import serving
-from store_fixtures import database_url
+from store_fixtures import BACKENDS, database_url
 
 
 def _seed() -> int:
@@ -22,7 +22,7 @@ def _seed() -> int:
     return seed
 
 
-@pytest.fixture(scope="session", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+@pytest.fixture(scope="session", params=BACKENDS)
 def web_filled(request, tmp_path_factory):
     """(store, Filled) of the small store: the two seed bundles plus seeded synthetic runs; every
     page and API test runs on SQLite and on PostgreSQL."""

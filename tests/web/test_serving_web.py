@@ -14,12 +14,12 @@ from kernelindex.store.database import open_store
 from kernelindex.web.app import create_app
 from live_kit import chromium, serving
 from serving_kit import serving_lines, write_lines
-from store_fixtures import database_url
+from store_fixtures import BACKENDS, database_url
 
 HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(2)>"
 
 
-@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+@pytest.fixture(scope="module", params=BACKENDS)
 def served(request, tmp_path_factory):
     seed = random.randrange(2**32)
     lines = serving_lines(seed)

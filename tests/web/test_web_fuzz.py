@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from kernelindex.cli import app as cli_app
 from kernelindex.web.app import create_app
+from store_fixtures import BACKENDS
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "kernelindex"
 SEED = int(os.environ.get("KERNELINDEX_TEST_SEED", random.randrange(2**32)))
@@ -133,7 +134,7 @@ def _junk(rng: random.Random) -> str:
     return "".join(parts)
 
 
-@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+@pytest.fixture(scope="module", params=BACKENDS)
 def fuzz_client(request, tmp_path_factory):
     if request.param == "sqlite":
         db = str(tmp_path_factory.mktemp("fuzz") / "fuzz.db")

@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 from web_storefill import fill
 
 from kernelindex.cli import app
+from kernelindex.services.public_url import PUBLIC_URL_ENV
 from kernelindex.store.database import open_store
-from kernelindex.views.reads import PUBLIC_URL_ENV
 from kernelindex.web.server.workers import ARENAS, ARENAS_ENV
 from process_kit import living_children
 

@@ -67,8 +67,8 @@ def serve(
     public_url: PublicUrl = None,
 ) -> None:
     """Serve the read-only site and the JSON API (/api/v1/) over the store."""
+    from kernelindex.services.public_url import PUBLIC_URL_ENV
     from kernelindex.store.database import URL_ENV, resolve_url
-    from kernelindex.views.reads import PUBLIC_URL_ENV
     from kernelindex.web.app import checked_public_url
     from kernelindex.web.server.workers import gunicorn_argv, limit_arenas, uvicorn_argv
 

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 from kernelindex.records.checkpoint import Checkpoint, sign_checkpoint, verifier_key
 from kernelindex.records.signing import new_private_key, private_key_from_pem, private_key_to_pem
+from kernelindex.services.public_url import DEFAULT_PUBLIC_URL, PUBLIC_URL_ENV
 from kernelindex.store.database import Store
 from kernelindex.store.transparency.reads import root_at, tree_size
 
@@ -34,14 +35,13 @@ if TYPE_CHECKING:
 LOG_KEY_ENV = "KERNELINDEX_LOG_KEY"
 SIGNING_KEY_ENV = "KERNELINDEX_SIGNING_KEY"
 ORIGIN_ENV = "KERNELINDEX_LOG_ORIGIN"
-PUBLIC_URL_ENV = "KERNELINDEX_PUBLIC_URL"
 KEPT = 64  # signed checkpoints kept per signer
 
 
 def log_origin() -> str:
     if origin := os.environ.get(ORIGIN_ENV, "").strip():
         return origin
-    host = urlsplit(os.environ.get(PUBLIC_URL_ENV) or "http://127.0.0.1:8000").netloc or "kernelindex.local"
+    host = urlsplit(os.environ.get(PUBLIC_URL_ENV) or DEFAULT_PUBLIC_URL).netloc or "kernelindex.local"
     return f"{host}/log"
 
 

@@ -8,8 +8,9 @@ comes from, never what it is.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any, Protocol
+
+from kernelindex.services.public_url import public_url
 
 if TYPE_CHECKING:  # the views import the store: a CLI that reads a server never loads them
     from kernelindex.search.models import SearchAnswer
@@ -18,8 +19,6 @@ if TYPE_CHECKING:  # the views import the store: a CLI that reads a server never
     from kernelindex.views.run import Run
     from kernelindex.views.run_listing import RunItem
 
-PUBLIC_URL_ENV = "KERNELINDEX_PUBLIC_URL"
-DEFAULT_PUBLIC_URL = "http://127.0.0.1:8000"
 PAGE = 200
 
 
@@ -36,11 +35,6 @@ class Reads(Protocol):
 
     @property
     def base_url(self) -> str: ...
-
-
-def public_url() -> str:
-    """What permalinks and citations name in local mode: $KERNELINDEX_PUBLIC_URL, else the local server."""
-    return os.environ.get(PUBLIC_URL_ENV, DEFAULT_PUBLIC_URL).rstrip("/")
 
 
 class LocalReads:

@@ -17,10 +17,10 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from kernelindex import __version__
+from kernelindex.services.public_url import PUBLIC_URL_ENV  # one setting: the site's address, for citations and links
 from kernelindex.store.database import Store, open_store, read_only_engine
 from kernelindex.store.generation import GenerationReader
 from kernelindex.views.origins import load_origins
-from kernelindex.views.reads import PUBLIC_URL_ENV  # one setting: the site's address, for citations and links
 from kernelindex.web import openapi, problems, templating
 from kernelindex.web.http.cache import CacheMiddleware
 from kernelindex.web.http.compression import CompressionMiddleware
