@@ -9,7 +9,7 @@ import typer
 from kernelindex.cli import evaluate as eval_cli
 from kernelindex.cli import imports
 from kernelindex.cli import serve as serve_cli
-from kernelindex.cli.common import Db, open_store_or_fail
+from kernelindex.cli.common import Db, fail, open_store_or_fail
 
 
 def demo(
@@ -54,7 +54,10 @@ def _demo_rerun(db: str | None) -> None:
 
     problem, solution = load_problem(problem_path), load_solution(solution_path)
     options = EvalOptions(device="cpu", rounds=3, warmup=5, iterations=20, cases=DEMO_CASES)
-    suite = evaluate(problem, solution, options, progress=eval_cli.progress_printer())
+    try:
+        suite = evaluate(problem, solution, options, progress=eval_cli.progress_printer())
+    except RuntimeError as exc:  # no room for a case, the files changed under the run: said, not a traceback
+        fail(str(exc))
     summary = eval_cli.record_suite(open_store_or_fail(db, create=True), suite)
     typer.echo(
         f"controlled rerun: {sum(r.passed for r in suite.cases)}/{len(suite.cases)} cases passed; {summary}", err=True

@@ -61,6 +61,7 @@ from kernelindex.harness.stats import (
 )
 from kernelindex.harness.timing import PhaseClock
 from kernelindex.harness.verdict import Verdict
+from kernelindex.records.refusal import Refusal, RefusalKind
 from kernelindex.records.vocabulary import (
     STRICT_RULE_FLAG,
 )  # passed by the benchmark's rule, refused by ours: not ranked
@@ -68,6 +69,10 @@ from kernelindex.records.vocabulary import (
 HARNESS_NAME = "kernelindex-harness"
 HARNESS_VERSION = f"{__version__}+h3"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
+# What the harness's own processes (child, zygote, fork server) import after a run starts, so what a
+# solution would have to rewrite to change how the next process judges it; the rest of the package is
+# never loaded by them, and edits to it (a developer's, another tool's) say nothing about a solution.
+HARNESS_FILES = (PACKAGE_DIR / "__init__.py", PACKAGE_DIR / "harness", PACKAGE_DIR / "records", PACKAGE_DIR / "formats")
 STARTUP_S = 60.0  # starting a sandboxed Python with torch, on top of the time limit and not charged to it
 BATCH_TARGET_MS = 10.0
 MAX_BATCH = 256  # calls in one timed batch, at most
@@ -207,11 +212,17 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+class EnvironmentChanged(Refusal, RuntimeError):
+    """Problem or harness files changed during a sandboxed run. The sandbox mounts them read-only, so
+    the change came from outside it: no evidence about the solution, and nothing may be recorded."""
+
+    kind = RefusalKind.CONFLICT
+
+
 def _digests(root: Path) -> dict[str, str]:
-    out = {}
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        out[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return out
+    """SHA-256 of a file, or of every file under a folder (bytecode caches aside); {} when absent."""
+    files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in files if "__pycache__" not in p.parts}
 
 
 def _read_only(root: Path) -> None:
@@ -309,7 +320,7 @@ class _Session:
         shutil.copytree(problem.root, self.snapshot)
         self.files = blobs.stage(found, problem.root, self.snapshot)
         _read_only(self.snapshot)
-        self.watched = [problem.root.resolve(), self.snapshot, PACKAGE_DIR]
+        self.watched = [problem.root.resolve(), self.snapshot, *HARNESS_FILES]
         self.baseline = {str(r): _digests(r) for r in self.watched}  # taken once, never again
         self.memory = options.memory_limit_mb << 20
         self.layouts = case_layouts(problem, options, cases)
@@ -391,6 +402,12 @@ class _Session:
         seen = run.observe()
         with run.clock.phase("checking"):
             seen.tampering = self.tampered()
+        if seen.tampering and self.sandboxed:
+            raise EnvironmentChanged(
+                "problem or harness files changed during the run, outside the sandbox (it mounts them"
+                f" read-only): {'; '.join(seen.tampering[:3])}; not evidence about the solution, nothing"
+                " recorded: rerun once the files stay put"
+            )
         verdict, reason = decide(seen)
         result = CaseResult(case, verdict, reason, started, checked_calls=run.checked, pairs=run.pairs)
         result.outputs = [merge(v) for v in run.checks.values()]
@@ -766,7 +783,7 @@ def evaluate(
     progress: Callable[[ProgressEvent], None] | None = None,
 ) -> SuiteResult:
     """Run every selected case; never raises for what a solution does, only for bad arguments
-    (or, with sandbox="required", when no sandbox can be made)."""
+    (or, with sandbox="required", when no sandbox can be made, or `EnvironmentChanged`)."""
     options = options or EvalOptions()
     cases = problem.cases if not options.cases else [problem.case(u) for u in options.cases]
     environment = read_environment(options.device)
