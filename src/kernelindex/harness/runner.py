@@ -12,8 +12,12 @@ while the reference is timed or while the parent reads outputs. After each batch
 compares every call's outputs with the reference's, straight from its own buffers.
 `judgement.decide` turns what the parent saw into the case's verdict.
 
+Several solutions of one problem share one call (`evaluate_many`): one snapshot, one reference
+process and one nonce, the reference's checked rounds made once per case; each solution still gets
+its own processes, arena, scratch and suite result, and its own copy of every input.
+
 Entry points: `evaluate(problem, solution, EvalOptions, progress=...) -> SuiteResult`,
-`write_traces(suite, path)`.
+`evaluate_many(problem, solutions, ...) -> [SuiteResult]`, `write_traces(suite, path)`.
 """
 
 from __future__ import annotations
@@ -186,6 +190,7 @@ class ProgressEvent:
     total: int
     eta_s: float | None = None  # estimated seconds left in this case, once a timed pair has run
     result: CaseResult | None = None  # set when phase == "done"
+    solution: int = 0  # which of the call's solutions (evaluate_many), from 0
 
 
 def utc_now() -> str:
@@ -277,9 +282,25 @@ def case_layouts(problem: Problem, options: EvalOptions, cases: list[WorkloadCas
     return layouts
 
 
+@dataclass
+class _Rounds:
+    """One case's checked rounds as the reference made them, kept in the parent's memory for every
+    solution of a call: the pristine inputs (each solution gets its own copy in its own arena, so none
+    sees what another did to its inputs) and the scalars that go with them; the reference's outputs on
+    exactly those inputs stay in its arena's round slots. Nothing of a solution's process writes to
+    either."""
+
+    pristine: dict[int, dict]
+    scalars: dict[str, dict]
+
+
 class _Session:
-    def __init__(self, problem: Problem, solution: Solution, options: EvalOptions, cases: list[WorkloadCase]):
-        self.problem, self.solution, self.options = problem, solution, options
+    """What the solutions of one call share: the problem's read-only snapshot, the reference's process
+    and arena, the nonce and the current case's checked rounds (`_Rounds`). A solution's processes,
+    arena and scratch are its own, made per case and ended with it."""
+
+    def __init__(self, problem: Problem, options: EvalOptions, cases: list[WorkloadCase]):
+        self.problem, self.options = problem, options
         usable, why = (
             sandbox.available() if options.sandbox != "off" else (False, "sandbox switched off (--sandbox off)")
         )
@@ -309,6 +330,7 @@ class _Session:
         self.reference_arena = Arena(largest, options.device)
         self.reference: Child | None = None
         self.cpus = _cpus()
+        self.rounds: dict[str, _Rounds] = {}  # the current case's (by uuid), made by its first solution
 
     def tampered(self) -> list[str]:
         changes = []
@@ -370,9 +392,9 @@ class _Session:
             raise _ReferenceFailed(replies.untrusted(reply.log, replies.LOG_CHARS))
         return reply
 
-    def run_case(self, number: int, case: WorkloadCase, report: _Reporter) -> CaseResult:
+    def run_case(self, number: int, case: WorkloadCase, report: _Reporter, solution: Solution) -> CaseResult:
         started = utc_now()
-        run = _CaseRun(self, case, report)
+        run = _CaseRun(self, case, report, solution)
         seen = run.observe()
         with run.clock.phase("checking"):
             seen.tampering = self.tampered()
@@ -431,8 +453,8 @@ class _CaseRun:
     solution's process measures or says is part of it.
     """
 
-    def __init__(self, session: _Session, case: WorkloadCase, report: _Reporter):
-        self.s, self.case, self.report = session, case, report
+    def __init__(self, session: _Session, case: WorkloadCase, report: _Reporter, solution: Solution):
+        self.s, self.case, self.report, self.solution = session, case, report, solution
         self.layout = session.layouts[case.uuid]
         self.seen = Observations()
         self.checks: dict[str, list[OutputCheck]] = {}
@@ -453,7 +475,7 @@ class _CaseRun:
             case_dir = s.base / f"case-{self.case.uuid[:8]}-{secrets.token_hex(4)}"
             scratch = case_dir / "scratch"
             scratch.mkdir(parents=True)
-            for source in s.solution.sources:
+            for source in self.solution.sources:
                 target = scratch / source.path
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(source.content, encoding="utf-8")
@@ -481,8 +503,10 @@ class _CaseRun:
                 self.seen.solution_ended = (ended.kind, ended.detail)
             else:
                 self.seen.reference_ended = (ended.kind, ended.detail)
+                s.rounds.clear()  # its outputs in the round slots may be half written: the next solution remakes them
         except _ReferenceFailed as failed:
             self.seen.reference_failed = f"the reference failed:\n{failed}"
+            s.rounds.clear()
         except _SolutionFailed:
             pass  # what failed is in self.seen already
         finally:
@@ -630,6 +654,29 @@ class _CaseRun:
 
     # --- the protocol ------------------------------------------------------------------------
 
+    def _reference_rounds(self, rounds: list[int]) -> None:
+        """The checked rounds' inputs and the reference's outputs on them, in its arena's round slots:
+        made by the case's first solution, kept (`_Rounds`) for every later one of the call. The outputs
+        there are the rounds batch's, or those of the last warm-up, which runs on the pristine inputs
+        again (`_restore_rounds`): either way the reference's on exactly the inputs each solution gets."""
+        kept = self.s.rounds.get(self.case.uuid)
+        if kept is None:
+            self.s.rounds.clear()  # an earlier case's: its slots in the reference's arena are this case's now
+            self._make_inputs([(r, "round", r) for r in rounds])
+            self._reference(self._batch_message(rounds, False))
+            kept = _Rounds({r: self.pristine[r] for r in rounds}, dict(self.scalars))
+            self.s.rounds[self.case.uuid] = kept
+        self.pristine.update(kept.pristine)
+        self.scalars.update(kept.scalars)
+
+    @_in_phase("inputs")
+    def _restore_rounds(self, rounds: list[int]) -> None:
+        """The pristine round inputs back into the reference's slots, so that its warm-up (which leaves
+        its outputs there for the next solution's check) runs on exactly them, whatever it did to them."""
+        for slot in rounds:
+            for name, view in self.layout.tensor_inputs(self.s.reference_arena.tensor, slot).items():
+                view.copy_(self.pristine[slot][name])
+
     def _batch_size(self, warm: tuple[int, int], calls: int) -> int:
         """Calls per timed batch: enough that the faster side's batch lasts `batch_target_ms` and fifty
         times an empty batch's fixed cost, no more than keeps the slower side's batch within
@@ -668,35 +715,36 @@ class _CaseRun:
         )
 
     def _protocol(self) -> None:
-        opts, s = self.s.options, self.s
+        opts = self.s.options
         uuid, number, total = self.case.uuid, self.report.number, self.report.total
         assert self.sol is not None
         self._solution({"op": "open", "arena": self.arena.handle(), "device": opts.device}, "opening the arena")
         self._solution(
             {
                 "op": "load",
-                "entry_file": s.solution.entry_file,
-                "entry_function": s.solution.entry_function,
-                "dps": s.solution.destination_passing_style,
-                "compiled": s.solution.compiled,
-                "sources": [src.path for src in s.solution.sources],
-                "compile_options": s.solution.compile_options,
+                "entry_file": self.solution.entry_file,
+                "entry_function": self.solution.entry_function,
+                "dps": self.solution.destination_passing_style,
+                "compiled": self.solution.compiled,
+                "sources": [src.path for src in self.solution.sources],
+                "compile_options": self.solution.compile_options,
             },
             "loading the solution",
         )
         rounds = list(range(opts.rounds))
-        self._make_inputs([(r, "round", r) for r in rounds])
-        self.report(ProgressEvent(number, total, uuid, "rounds", 0, opts.rounds))
         # The reference goes first, in the rounds and the warm-up: a reference that cannot run here (an
         # exception, a device it hard-codes, its memory) fails as itself, before a solution that copies it
-        # could take the blame.
-        self._reference(self._batch_message(rounds, False))
+        # could take the blame. Its rounds run once per case and call: later solutions get the same inputs
+        # (a copy each) and are checked against the same outputs.
+        self._reference_rounds(rounds)
+        self.report(ProgressEvent(number, total, uuid, "rounds", 0, opts.rounds))
         self._hand_inputs(rounds)
         self._solution(self._batch_message(rounds, False), "correctness rounds")
         self._check_inputs(rounds)
         self._check_outputs([(r, f"round-{r}") for r in rounds])
         self.report(ProgressEvent(number, total, uuid, "warmup", 0, opts.warmup))
         warm = [rounds[i % len(rounds)] for i in range(max(1, opts.warmup))]
+        self._restore_rounds(rounds)
         _, ref_warm = self._reference(self._batch_message(warm, False))
         self._hand_inputs(rounds)
         _, sol_warm = self._solution(self._batch_message(warm, False), "warm-up")
@@ -736,11 +784,12 @@ def _flags(result: CaseResult) -> list[str]:
 
 
 class _Reporter:
-    def __init__(self, progress, number: int, total: int):
-        self.progress, self.number, self.total = progress, number, total
+    def __init__(self, progress, number: int, total: int, solution: int = 0):
+        self.progress, self.number, self.total, self.solution = progress, number, total, solution
 
     def __call__(self, event: ProgressEvent) -> None:
         if self.progress:
+            event.solution = self.solution
             self.progress(event)
 
 
@@ -752,25 +801,57 @@ def evaluate(
 ) -> SuiteResult:
     """Run every selected case; never raises for what a solution does, only for bad arguments
     (or, with sandbox="required", when no sandbox can be made)."""
+    return evaluate_many(problem, [solution], options, progress)[0]
+
+
+def evaluate_many(
+    problem: Problem,
+    solutions: list[Solution],
+    options: EvalOptions | None = None,
+    progress: Callable[[ProgressEvent], None] | None = None,
+) -> list[SuiteResult]:
+    """Run several solutions on one problem in one call: a suite result of its own for each (its own
+    processes, arena and scratch per case, its own verdicts), one snapshot, reference process and
+    nonce for all. Case by case, every solution runs a case before the next case starts, so the
+    reference makes a case's checked rounds once (`_Rounds`) and only one case's state is ever held
+    (a single evaluation's memory plan holds for the call). Raises as `evaluate` does."""
     options = options or EvalOptions()
     cases = problem.cases if not options.cases else [problem.case(u) for u in options.cases]
     environment = read_environment(options.device)
     started = utc_now()
-    session = _Session(problem, solution, options, cases)
-    with _one_thread():
-        results = _run_cases(session, problem, cases, progress, environment)
+    session = _Session(problem, options, cases)
+    results: list[list[CaseResult]] = [[] for _ in solutions]
+    try:
+        with _one_thread():
+            for number, case in enumerate(cases):
+                for index, solution in enumerate(solutions):
+                    reporter = _Reporter(progress, number, len(cases), index)
+                    result = _scored(session.run_case(number, case, reporter, solution), problem, environment)
+                    results[index].append(result)
+                    reporter(ProgressEvent(number, len(cases), case.uuid, "done", 1, 1, 0.0, result))
+    finally:
+        session.close()
+    finished = utc_now()
+    return [
+        _suite(session, solution, mine, environment, started, finished) for solution, mine in zip(solutions, results)
+    ]
+
+
+def _suite(
+    session: _Session, solution: Solution, results: list[CaseResult], environment: dict, started: str, finished: str
+) -> SuiteResult:
     paired = [([[p.reference_ns] for p in r.pairs], [[p.solution_ns] for p in r.pairs]) for r in results if r.passed]
     return SuiteResult(
-        problem_root=str(problem.root),
-        definition_name=problem.definition.name,
+        problem_root=str(session.problem.root),
+        definition_name=session.problem.definition.name,
         solution=solution,
-        problem=problem,
-        options=options,
+        problem=session.problem,
+        options=session.options,
         environment=environment,
         cases=results,
         score=suite_score([r.score for r in results], [r.passed for r in results]),
         started_at=started,
-        finished_at=utc_now(),
+        finished_at=finished,
         nonce=session.nonce,
         sandboxed=session.sandboxed,
         sandbox_note=session.sandbox_note,
@@ -794,28 +875,20 @@ def _one_thread() -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def _run_cases(session: _Session, problem: Problem, cases: list[WorkloadCase], progress, environment: dict) -> list:
-    results = []
-    try:
-        for number, case in enumerate(cases):
-            reporter = _Reporter(progress, number, len(cases))
-            result = session.run_case(number, case, reporter)
-            axis_values = problem.definition.resolve_axes(case.axes)
-            result.score = case_score(
-                case,
-                problem.definition,
-                axis_values,
-                result.passed,
-                result.latency.median / 1e6 if result.latency else None,
-                result.reference_latency.median / 1e6 if result.reference_latency else None,
-                environment["hardware"]["product"],
-            )
-            result.flags = _flags(result)
-            results.append(result)
-            reporter(ProgressEvent(number, len(cases), case.uuid, "done", 1, 1, 0.0, result))
-    finally:
-        session.close()
-    return results
+def _scored(result: CaseResult, problem: Problem, environment: dict) -> CaseResult:
+    """The case's score and flags, from what the parent measured."""
+    case = result.case
+    result.score = case_score(
+        case,
+        problem.definition,
+        problem.definition.resolve_axes(case.axes),
+        result.passed,
+        result.latency.median / 1e6 if result.latency else None,
+        result.reference_latency.median / 1e6 if result.reference_latency else None,
+        environment["hardware"]["product"],
+    )
+    result.flags = _flags(result)
+    return result
 
 
 def _clean(value):
