@@ -45,7 +45,7 @@ from kernelindex.formats.solution import Solution
 from kernelindex.formats.workload import WorkloadCase
 from kernelindex.harness import blobs, memory, replies, sandbox
 from kernelindex.harness.arena import Arena, Layout
-from kernelindex.harness.compare import STRICT, OutputCheck, comparator_for, merge
+from kernelindex.harness.compare import STRICT, OutputCheck, comparator_for, merge, same_bits
 from kernelindex.harness.crosscheck import PairTiming, timing_problem
 from kernelindex.harness.environment import read_environment, trace_environment
 from kernelindex.harness.isolation import Child, ChildEnded
@@ -262,12 +262,6 @@ def _poison(layout: Layout, arena, slot: int, rng: random.Random) -> None:
                     0, 256, raw.shape, dtype=torch.uint8, generator=torch.Generator().manual_seed(rng.getrandbits(63))
                 ).to(raw.device)
             )
-
-
-def _same_bits(a, b) -> bool:
-    import torch
-
-    return bool(torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8)))
 
 
 def case_layouts(problem: Problem, options: EvalOptions, cases: list[WorkloadCase]) -> dict[str, Layout]:
@@ -617,7 +611,7 @@ class _CaseRun:
     def _check_inputs(self, slots: list[int]) -> None:
         for slot in slots:
             now = self.layout.tensor_inputs(self.arena.tensor, slot)
-            written = [n for n, t in now.items() if not _same_bits(t, self.pristine[slot][n])]
+            written = [n for n, t in now.items() if not same_bits(t, self.pristine[slot][n])]
             if written:
                 self.seen.inputs_written = written
                 raise _SolutionFailed()
