@@ -843,7 +843,7 @@ def _suite(
         options=session.options,
         environment=environment,
         cases=results,
-        score=suite_score([r.score for r in results], [r.passed for r in results]),
+        score=suite_score([r.score for r in results if r.score], [r.passed for r in results if r.score]),
         started_at=started,
         finished_at=finished,
         nonce=session.nonce,
