@@ -191,7 +191,9 @@ def main() -> None:
         f"{per_hour_many:.0f} | {many['maxrss_mib']:.0f} MiB | {many['tree_pss_mib']:.0f} MiB |"
     )
     print(f"candidates per hour, many / separate: {per_hour_many / per_hour_separate:.2f}x")
-    print("separate walls: " + ", ".join(f"{s['wall_s']:.1f}" for s in separate))
+    print("separate walls (s): " + ", ".join(f"{s['wall_s']:.1f}" for s in separate))
+    print("separate largest process RSS (MiB): " + ", ".join(f"{s['maxrss_mib']:.0f}" for s in separate))
+    print("separate tree PSS peaks (MiB): " + ", ".join(f"{s['tree_pss_mib']:.0f}" for s in separate))
 
 
 if __name__ == "__main__":

@@ -325,6 +325,9 @@ class _Session:
         self.reference: Child | None = None
         self.cpus = _cpus()
         self.rounds: dict[str, _Rounds] = {}  # the current case's (by uuid), made by its first solution
+        # the current case's pristine copies of timed inputs, by slot: buffers every attempt and solution
+        # of the case writes its fresh inputs into, so that fifty candidates allocate them once, not fifty times
+        self.copies: dict[int, dict] = {}
 
     def tampered(self) -> list[str]:
         changes = []
@@ -588,9 +591,17 @@ class _CaseRun:
         )
         assert isinstance(reply, replies.InputsDone)
         self.scalars.update(reply.scalars)
-        for slot, _, _ in calls:
+        for slot, purpose, _ in calls:
             made = self.layout.tensor_inputs(self.s.reference_arena.tensor, slot)
-            self.pristine[slot] = {name: t.clone() for name, t in made.items()}
+            kept = self.s.copies.get(slot) if purpose == "timed" else None
+            if kept is None:
+                kept = {name: t.clone() for name, t in made.items()}
+                if purpose == "timed":
+                    self.s.copies[slot] = kept
+            else:  # the slot's earlier inputs are done with: their batch was checked before these were asked for
+                for name, t in made.items():
+                    kept[name].copy_(t)
+            self.pristine[slot] = kept
 
     @_in_phase("inputs")
     def _hand_inputs(self, slots: list[int]) -> None:
@@ -656,6 +667,7 @@ class _CaseRun:
         kept = self.s.rounds.get(self.case.uuid)
         if kept is None:
             self.s.rounds.clear()  # an earlier case's: its slots in the reference's arena are this case's now
+            self.s.copies.clear()
             self._make_inputs([(r, "round", r) for r in rounds])
             self._reference(self._batch_message(rounds, False))
             kept = _Rounds({r: self.pristine[r] for r in rounds}, dict(self.scalars))
