@@ -91,8 +91,11 @@ def test_each_solution_gets_its_own_suite_and_records_and_the_reference_rounds_r
     asked: list[tuple[str, object]] = []  # every request to the reference: (op, its first call's purpose or timed)
     ask = runner._Session._ask_reference
 
+    made_timed = []  # the timed calls whose inputs the reference was asked to make
+
     def counting(session, budget, message):
         asked.append((message["op"], message["calls"][0][1] if message["op"] == "inputs" else message.get("timed")))
+        made_timed.extend(c[2] for c in message.get("calls", []) if c[1] == "timed")
         return ask(session, budget, message)
 
     monkeypatch.setattr(runner._Session, "_ask_reference", counting)
@@ -111,6 +114,14 @@ def test_each_solution_gets_its_own_suite_and_records_and_the_reference_rounds_r
     assert asked.count(("inputs", "round")) == 2, asked
     # untimed batches: the rounds once per case, then a warm-up per case for each solution that passed them
     assert asked.count(("batch", False)) == 2 + 2 * 2, asked
+    # every solution's timed calls are fresh to it, but a later solution's first attempt takes the inputs
+    # of the attempt before it (held by the parent): the reference made fewer than were run
+    for suite in suites:
+        for case in suite.cases:
+            timed = [tag for tag in case.checked_calls if tag.startswith("timed-")]
+            assert len(timed) == len(set(timed)), timed
+    run = sum(tag.startswith("timed-") for s in suites for c in s.cases for tag in c.checked_calls)
+    assert 0 < len(made_timed) < run, (len(made_timed), run)
     records = [evaluation_records(s) for s in suites]
     runs = [{r["spec"]["status"] for r in rec.case_runs} for rec in records]
     assert runs == [{"passed"}, {"incorrect_numerical"}, {"passed"}], runs

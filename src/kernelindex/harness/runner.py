@@ -288,6 +288,27 @@ class _Rounds:
     scalars: dict[str, dict]
 
 
+@dataclass
+class _TimedInputs:
+    """The current case's timed inputs as the parent holds them. `copies`: per slot the pristine copy, a
+    buffer every attempt of every solution of the case writes its inputs into (allocated once, not once a
+    candidate); `held`: which call's inputs (index) and scalars each buffer holds now. Each solution's
+    first timed attempt takes the indices of the last attempt before it, whose inputs are all held (the
+    reference makes none: they are copied back into its slots), every later attempt fresh ones, so no
+    solution sees one call's inputs twice, and none gets inputs another could have shaped."""
+
+    copies: dict[int, dict] = field(default_factory=dict)
+    held: dict[int, tuple[int, dict | None]] = field(default_factory=dict)
+    last_first: int = 0
+    next_index: int = 0
+
+    def attempt(self, size: int, first_of_solution: bool) -> int:
+        """The first call index of an attempt of `size` calls."""
+        first = self.last_first if first_of_solution else self.next_index
+        self.last_first, self.next_index = first, max(self.next_index, first + size)
+        return first
+
+
 class _Session:
     """What the solutions of one call share: the problem's read-only snapshot, the reference's process
     and arena, the nonce and the current case's checked rounds (`_Rounds`). A solution's processes,
@@ -325,9 +346,7 @@ class _Session:
         self.reference: Child | None = None
         self.cpus = _cpus()
         self.rounds: dict[str, _Rounds] = {}  # the current case's (by uuid), made by its first solution
-        # the current case's pristine copies of timed inputs, by slot: buffers every attempt and solution
-        # of the case writes its fresh inputs into, so that fifty candidates allocate them once, not fifty times
-        self.copies: dict[int, dict] = {}
+        self.timed = _TimedInputs()  # the current case's
 
     def tampered(self) -> list[str]:
         changes = []
@@ -501,9 +520,11 @@ class _CaseRun:
             else:
                 self.seen.reference_ended = (ended.kind, ended.detail)
                 s.rounds.clear()  # its outputs in the round slots may be half written: the next solution remakes them
+                s.timed = _TimedInputs()
         except _ReferenceFailed as failed:
             self.seen.reference_failed = f"the reference failed:\n{failed}"
             s.rounds.clear()
+            s.timed = _TimedInputs()
         except _SolutionFailed:
             pass  # what failed is in self.seen already
         finally:
@@ -580,27 +601,38 @@ class _CaseRun:
     def _make_inputs(self, calls: list[tuple[int, str, int]]) -> None:
         """The reference makes the inputs in its slots; the parent keeps a pristine copy of each (and the
         scalars a custom inputs function made, which go to both sides with the batch)."""
+        timed = self.s.timed
+        held = [c for c in calls if c[1] == "timed" and timed.held.get(c[0], (-1, None))[0] == c[2]]
+        for slot, _, _ in held:  # another solution's attempt had these made: back into the reference's slots
+            for name, view in self.layout.tensor_inputs(self.s.reference_arena.tensor, slot).items():
+                view.copy_(timed.copies[slot][name])
+            if timed.held[slot][1] is not None:
+                self.scalars[str(slot)] = timed.held[slot][1]
+            self.pristine[slot] = timed.copies[slot]
+        wanted = [c for c in calls if c not in held]
+        if not wanted:
+            return
         reply, _ = self._reference(
             {
                 "op": "inputs",
                 "layout": self.layout.to_json(),
                 "case": self.case.raw,
                 "nonce": self.s.nonce,
-                "calls": [list(c) for c in calls],
+                "calls": [list(c) for c in wanted],
             }
         )
         assert isinstance(reply, replies.InputsDone)
         self.scalars.update(reply.scalars)
-        for slot, purpose, _ in calls:
+        for slot, purpose, index in wanted:
             made = self.layout.tensor_inputs(self.s.reference_arena.tensor, slot)
-            kept = self.s.copies.get(slot) if purpose == "timed" else None
+            kept = timed.copies.get(slot) if purpose == "timed" else None
             if kept is None:
                 kept = {name: t.clone() for name, t in made.items()}
-                if purpose == "timed":
-                    self.s.copies[slot] = kept
             else:  # the slot's earlier inputs are done with: their batch was checked before these were asked for
                 for name, t in made.items():
                     kept[name].copy_(t)
+            if purpose == "timed":
+                timed.copies[slot], timed.held[slot] = kept, (index, reply.scalars.get(str(slot)))
             self.pristine[slot] = kept
 
     @_in_phase("inputs")
@@ -667,7 +699,7 @@ class _CaseRun:
         kept = self.s.rounds.get(self.case.uuid)
         if kept is None:
             self.s.rounds.clear()  # an earlier case's: its slots in the reference's arena are this case's now
-            self.s.copies.clear()
+            self.s.timed = _TimedInputs()
             self._make_inputs([(r, "round", r) for r in rounds])
             self._reference(self._batch_message(rounds, False))
             kept = _Rounds({r: self.pristine[r] for r in rounds}, dict(self.scalars))
@@ -756,13 +788,13 @@ class _CaseRun:
         _, sol_warm = self._solution(self._batch_message(warm, False), "warm-up")
         size = self._batch_size((sol_warm, ref_warm), len(warm))
         timed = self.timed_slots[:size]
-        started, first = time.monotonic(), 0
+        started = time.monotonic()
         for pair in range(opts.pair_count):
             eta = (time.monotonic() - started) / pair * (opts.pair_count - pair) if pair else None
             self.report(ProgressEvent(number, total, uuid, "timing", pair, opts.pair_count, eta))
-            for _ in range(1 + NOISY_RETRIES):
+            for attempt in range(1 + NOISY_RETRIES):
+                first = self.s.timed.attempt(size, first_of_solution=pair == attempt == 0)
                 timing = self._timed_pair(pair, timed, first)
-                first += size
                 if not timing.noisy:
                     break
             self.pairs.append(timing)
