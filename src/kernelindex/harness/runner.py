@@ -606,8 +606,9 @@ class _CaseRun:
         for slot, _, _ in held:  # another solution's attempt had these made: back into the reference's slots
             for name, view in self.layout.tensor_inputs(self.s.reference_arena.tensor, slot).items():
                 view.copy_(timed.copies[slot][name])
-            if timed.held[slot][1] is not None:
-                self.scalars[str(slot)] = timed.held[slot][1]
+            scalars = timed.held[slot][1]
+            if scalars is not None:
+                self.scalars[str(slot)] = scalars
             self.pristine[slot] = timed.copies[slot]
         wanted = [c for c in calls if c not in held]
         if not wanted:
