@@ -128,3 +128,42 @@ def test_every_dtype_generates_and_compares(dtype):
         ).status
         != "PASSED"
     )
+
+
+@pytest.mark.parametrize("rule", ["compare_output", "sol_execbench_check", "flashinfer_bench_check"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int32", "bool"])
+def test_an_identical_output_is_decided_as_the_full_rule_decides_it(rule, dtype):
+    """The shortcut for a bit-identical output gives exactly the full computation's check, and an
+    identical output with a NaN or an infinity still goes through the full rule (and fails)."""
+    from kernelindex.harness import compare
+    from kernelindex.harness.inputs import _random_tensor
+
+    judge = getattr(compare, rule)
+    spec = TensorSpec("x", ("n",), dtype)
+    seed = secrets.randbits(32)
+    value = _random_tensor(torch, spec, (257,), {"n": 257}, "cpu", seed=seed)
+    tol = Tolerance(max_atol=1e-3, max_rtol=1e-3, required_matched_ratio=0.9)
+    assert judge("x", spec, value, value.clone(), tol) == judge.__wrapped__("x", spec, value, value.clone(), tol)
+    assert judge("x", spec, value, value.clone(), tol).status == "PASSED", seed
+    if spec.dtype.startswith(("float", "bfloat")):
+        for bad in (math.nan, math.inf):
+            odd = value.clone()
+            odd[3] = bad
+            shortcut, full = (
+                judge("x", spec, odd, odd.clone(), tol),
+                judge.__wrapped__("x", spec, odd, odd.clone(), tol),
+            )
+            assert shortcut == full and shortcut.status == "INCORRECT_NUMERICAL", (bad, seed)
+
+
+@pytest.mark.parametrize("size", [0, 1, 3, 6, 8, 4099])
+def test_same_bits_sees_every_byte_whatever_the_size(size):
+    from kernelindex.harness.compare import same_bits
+
+    a = torch.randint(0, 256, (size,), dtype=torch.uint8, generator=torch.Generator().manual_seed(secrets.randbits(32)))
+    assert same_bits(a, a.clone()) and same_bits(a[1:], a.clone()[1:])  # an odd offset too
+    for where in {0, size // 2, size - 1} if size else set():
+        b = a.clone()
+        b[where] ^= 1
+        assert not same_bits(a, b) and not same_bits(a.view(1, -1), b.view(1, -1)), where
+    assert not same_bits(a, torch.cat([a, torch.zeros(1, dtype=torch.uint8)]))  # another length

@@ -17,7 +17,7 @@ from harness_testkit import quick, write_solution
 
 from kernelindex.formats.problem import load_problem
 from kernelindex.harness import sandbox
-from kernelindex.harness.runner import HARNESS_FILES, PACKAGE_DIR, EnvironmentChanged, evaluate
+from kernelindex.harness.runner import HARNESS_FILES, PACKAGE_DIR, EnvironmentChanged, evaluate, evaluate_many
 
 FIRST = "3a1f0e2c-0000-4000-8000-000000000001"
 HONEST = """
@@ -67,3 +67,24 @@ def test_a_change_from_outside_the_sandbox_stops_the_run_and_blames_no_one(tmp_p
     solution = write_solution(tmp_path / "honest", HONEST)
     with pytest.raises(EnvironmentChanged, match=marker.name):
         evaluate(load_problem(problem_copy), solution, quick(cases=[FIRST]), progress=edit)
+
+
+def test_without_a_sandbox_one_solutions_tampering_is_blamed_on_it_alone(tmp_path, problem_copy):
+    """Several solutions in one unsandboxed call: the first adds a file to the problem folder, which
+    the parent sees and blames on it; the honest one after it is judged against a baseline of its own,
+    not blamed for what the first did."""
+    planted = problem_copy / f"planted-{random.SystemRandom().randrange(1 << 30)}.txt"
+    vandal = write_solution(
+        tmp_path / "vandal",
+        f"""
+import torch
+
+def run(x, y, z):
+    open({str(planted)!r}, "w").write("x")
+    torch.add(x, y, out=z)
+""",
+    )
+    honest = write_solution(tmp_path / "honest", HONEST)
+    suites = evaluate_many(load_problem(problem_copy), [vandal, honest], quick(cases=[FIRST], sandbox="off"))
+    assert [c.status for c in suites[0].cases] == ["REWARD_HACK"] and planted.name in suites[0].cases[0].log
+    assert [c.status for c in suites[1].cases] == ["PASSED"], suites[1].cases[0].log

@@ -123,6 +123,37 @@ def test_campaign_survives_a_killed_worker_and_stores_once(tmp_path, local_ray):
     assert re.search(r"sha256:[0-9a-f]{64}", result.output)  # the summary names the stored suite run, whole
 
 
+def test_a_folder_of_solutions_runs_in_one_call_per_batch_and_each_is_stored_apart(tmp_path, local_ray):
+    """Both solutions of the folder go to one task per batch (one harness call: a suite each, one nonce),
+    the wrong one's failure stays its own, and each is stored with its own verdicts."""
+    folder = tmp_path / "candidates"
+    folder.mkdir()
+    for name, body in [("right", "    torch.add(x, y, out=z)\n"), ("zeros", "    z.zero_()\n")]:
+        doc = {
+            "name": name,
+            "definition": "vector_add_f32",
+            "spec": {"languages": ["pytorch"], "entry_point": "add.py::run", "destination_passing_style": True},
+            "sources": [{"path": "add.py", "content": "import torch\n\n\ndef run(x, y, z):\n" + body}],
+        }
+        (folder / f"{name}.json").write_text(json.dumps(doc))
+    db = tmp_path / "campaign.db"
+    quick = ["--batch", "2", "--rounds", "1", "--warmup", "1", "--iterations", "2"]
+    result = CliRunner().invoke(app, ["campaign", str(VECTOR_ADD), "--solutions", str(folder), *quick, "--db", str(db)])
+    assert result.exit_code == 1, result.output  # one of them failed
+    from sqlalchemy import func, select
+
+    from kernelindex.store import open_store
+    from kernelindex.store.tables import runs
+
+    store = open_store(str(db))
+    with store.engine.connect() as conn:
+        statuses = conn.execute(select(runs.c.status, func.count()).group_by(runs.c.status).order_by(runs.c.status))
+        statuses = statuses.all()
+    store.close()
+    assert statuses == [("incorrect_numerical", 3), ("passed", 3)]  # two cases and a suite run each
+    assert len(re.findall(r"sha256:[0-9a-f]{64}", result.output)) == 2, result.output
+
+
 def test_a_runner_runs_its_leased_jobs_as_ray_tasks(store, local_ray):
     from queue_kit import QUICK, vector_add_submission
 
@@ -164,9 +195,9 @@ def test_a_task_holds_the_memory_its_plan_needs_and_a_plan_no_node_holds_is_refu
     assert no_node_holds(need) is None
     assert "GiB of host memory" in (no_node_holds(int(total) + 1) or "")
     solution = harness.inline_solution(VECTOR_ADD_SOLUTION)
-    ref = task_for("cpu", need).remote(files, solution, QUICK, "cpu", cases)
+    ref = task_for("cpu", need).remote(files, [solution], QUICK, "cpu", cases)
     held = []
     while not local_ray.wait([ref], timeout=0.05)[0]:
         held.append(total - local_ray.available_resources().get("memory", 0))
-    assert local_ray.get(ref).cases[0].passed
+    assert local_ray.get(ref)[0].cases[0].passed
     assert need in held  # what Ray set aside while the task ran is the plan, to the byte

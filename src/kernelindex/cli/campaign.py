@@ -27,7 +27,8 @@ def campaign_command(
         ...,
         "--solutions",
         "-s",
-        help="solution.json files; each runs on its problem (--solutions kernels/*/solution.json works)",
+        help="solution.json files or folders of them (their *.json and */solution.json); each runs on its problem, "
+        "all of one problem's in one harness call per batch of cases (--solutions kernels/*/solution.json works)",
     ),
     ray_address: str = typer.Option(
         None,
@@ -53,6 +54,7 @@ def campaign_command(
     from rich.table import Table
     from rich.text import Text
 
+    from kernelindex.cli.evaluate import solution_files
     from kernelindex.services import harness_adapter as harness
     from kernelindex.services.campaign import Pair, RayUnavailable, run_campaign, start_ray
     from kernelindex.services.queue import builtin_problems, hardware_name
@@ -74,6 +76,7 @@ def campaign_command(
             files = harness.problem_files(folder)
             name, cases = harness.problem_summary(files)
             loaded[name] = (files, cases)
+        solutions = solution_files([str(path) for path in solutions])
         documents = [harness.inline_solution(path) for path in solutions]
         hardware = hardware_name(hardware)
     except (harness.FormatError, ValueError) as exc:

@@ -21,8 +21,9 @@ def eval_command(
         ...,
         "--solution",
         "-s",
-        help="solution.json (repeat for several: each runs in sandboxes of its own and is recorded apart), "
-        "a folder of them (its *.json and */solution.json), or a KernelBench ModelNew .py",
+        help="solution.json (repeat for several: one call runs the reference once per case for all of them, each "
+        "in sandboxes of its own, recorded apart), a folder of them (its *.json and */solution.json), or a "
+        "KernelBench ModelNew .py",
     ),
     cases: list[str] = typer.Option(
         None, "--cases", help="case uuids (or prefixes) to run: --cases 60b6e5ee 21f99877 (or a,b); all when absent"
@@ -135,25 +136,24 @@ def eval_command(
 
 
 def _run_candidates(problem, candidates: list, options, output: str | None, recording: tuple, err) -> list[tuple]:
-    """Evaluate each candidate in turn, each in sandboxes of its own (a solution's failure is its own);
-    each suite is written and recorded as soon as it is finished. [(suite, what was stored)]"""
-    from kernelindex.harness.runner import evaluate, write_traces
+    """Evaluate the candidates in one call (`runner.evaluate_many`: the reference's process, snapshot and
+    checked rounds shared, each candidate in sandboxes of its own); then write and record each suite
+    apart, before anything of it is shown, so nothing a solution names itself can lose it.
+    [(suite, what was stored)]"""
+    from kernelindex.harness.runner import evaluate_many, write_traces
 
     store, private_key = recording
-    done = []
     try:
         with EvalProgress(err, len(candidates), len(options.cases or problem.cases)) as shown:
-            for index, candidate in enumerate(candidates):
-                shown.candidate = index
-                suite = evaluate(problem, candidate, options, progress=shown.update)
-                # what the run produced is written before anything of it is shown, so nothing a solution
-                # names itself can lose it
-                if output:
-                    write_traces(suite, output, append=index > 0)
-                done.append((suite, record_suite(store, suite, private_key) if store is not None else None))
+            suites = evaluate_many(problem, candidates, options, progress=shown.update)
     except RuntimeError as exc:  # sandbox "required" and none can be made, a case too big, a blob missing
         err.print(f"error: {exc}", markup=False)
         raise typer.Exit(1) from None
+    done = []
+    for index, suite in enumerate(suites):
+        if output:
+            write_traces(suite, output, append=index > 0)
+        done.append((suite, record_suite(store, suite, private_key) if store is not None else None))
     return done
 
 
@@ -199,8 +199,9 @@ def record_suite(store, suite, private_key=None) -> str:
 
 
 class EvalProgress:
-    """A Rich progress bar per case: phase, calls or pairs done, and an estimate once timing has begun;
-    with several solutions, one more over candidates x cases. Set `candidate` before each solution."""
+    """A Rich progress bar per case: phase, calls or pairs done, and an estimate once timing has begun.
+    With several solutions, one bar over candidates x cases that counts the verdicts, and only the
+    running case's bar beside it (a finished one is removed: fifty candidates make no hundred bars)."""
 
     def __init__(self, console, candidates: int = 1, cases: int = 0):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -216,12 +217,9 @@ class EvalProgress:
             transient=False,
         )
         self.tasks: dict[tuple[int, str], TaskID] = {}
-        self.candidate, self.candidates = 0, candidates
-        self.overall = (
-            self.bar.add_task(f"{candidates} solutions x {cases} cases", total=candidates * cases, eta="")
-            if candidates > 1
-            else None
-        )
+        self.candidates, self.title = candidates, f"{candidates} solutions x {cases} cases"
+        self.verdicts: dict[str, int] = {}
+        self.overall = self.bar.add_task(self.title, total=candidates * cases, eta="") if candidates > 1 else None
 
     def __enter__(self):
         self.bar.__enter__()
@@ -233,16 +231,20 @@ class EvalProgress:
     def update(self, event) -> None:
         label = f"case {event.case_number + 1}/{event.cases} {event.uuid[:8]}"
         if self.overall is not None:
-            label = f"solution {self.candidate + 1}/{self.candidates} {label}"
-        key = (self.candidate, event.uuid)
+            label = f"solution {event.solution + 1}/{self.candidates} {label}"
+        key = (event.solution, event.uuid)
         if key not in self.tasks:
             self.tasks[key] = self.bar.add_task(label, total=event.total, eta="")
         task = self.tasks[key]
         if event.phase == "done":
             verdict = event.result.status if event.result else ""
-            self.bar.update(task, description=f"{label} {verdict}", completed=1, total=1, eta="")
-            if self.overall is not None:
-                self.bar.advance(self.overall)
+            if self.overall is None:
+                self.bar.update(task, description=f"{label} {verdict}", completed=1, total=1, eta="")
+                return
+            self.bar.remove_task(task)
+            self.verdicts[verdict] = self.verdicts.get(verdict, 0) + 1
+            counts = ", ".join(f"{n} {name}" for name, n in sorted(self.verdicts.items()))
+            self.bar.update(self.overall, description=f"{self.title}: {counts}", advance=1)
             return
         eta = f"~{event.eta_s:.0f}s left" if event.eta_s is not None else ""
         self.bar.update(

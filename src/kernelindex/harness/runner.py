@@ -12,8 +12,12 @@ while the reference is timed or while the parent reads outputs. After each batch
 compares every call's outputs with the reference's, straight from its own buffers.
 `judgement.decide` turns what the parent saw into the case's verdict.
 
+Several solutions of one problem share one call (`evaluate_many`): one snapshot, one reference
+process and one nonce, the reference's checked rounds made once per case; each solution still gets
+its own processes, arena, scratch and suite result, and its own copy of every input.
+
 Entry points: `evaluate(problem, solution, EvalOptions, progress=...) -> SuiteResult`,
-`write_traces(suite, path)`.
+`evaluate_many(problem, solutions, ...) -> [SuiteResult]`, `write_traces(suite, path)`.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from kernelindex.formats.trace import Correctness, Performance, trace_line_objec
 from kernelindex.formats.workload import WorkloadCase
 from kernelindex.harness import blobs, memory, replies, sandbox
 from kernelindex.harness.arena import Arena, Layout
-from kernelindex.harness.compare import STRICT, OutputCheck, comparator_for, merge
+from kernelindex.harness.compare import STRICT, OutputCheck, comparator_for, merge, same_bits
 from kernelindex.harness.crosscheck import PairTiming, timing_problem
 from kernelindex.harness.environment import read_environment
 from kernelindex.harness.isolation import Child, ChildEnded
@@ -206,6 +210,7 @@ class ProgressEvent:
     total: int
     eta_s: float | None = None  # estimated seconds left in this case, once a timed pair has run
     result: CaseResult | None = None  # set when phase == "done"
+    solution: int = 0  # which of the call's solutions (evaluate_many), from 0
 
 
 def utc_now() -> str:
@@ -285,12 +290,6 @@ def _poison(layout: Layout, arena, slot: int, rng: random.Random) -> None:
             )
 
 
-def _same_bits(a, b) -> bool:
-    import torch
-
-    return bool(torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8)))
-
-
 def case_layouts(problem: Problem, options: EvalOptions, cases: list[WorkloadCase]) -> dict[str, Layout]:
     """Each case's slots: the checked rounds, then as many timed slots as a batch may use: the fewest a
     batch needs, more (up to MAX_BATCH) while they fit in TIMED_BYTES. Unused slots cost nothing: an
@@ -303,9 +302,46 @@ def case_layouts(problem: Problem, options: EvalOptions, cases: list[WorkloadCas
     return layouts
 
 
+@dataclass
+class _Rounds:
+    """One case's checked rounds as the reference made them, kept in the parent's memory for every
+    solution of a call: the pristine inputs (each solution gets its own copy in its own arena, so none
+    sees what another did to its inputs) and the scalars that go with them; the reference's outputs on
+    exactly those inputs stay in its arena's round slots. Nothing of a solution's process writes to
+    either."""
+
+    pristine: dict[int, dict]
+    scalars: dict[str, dict]
+
+
+@dataclass
+class _TimedInputs:
+    """The current case's timed inputs as the parent holds them. `copies`: per slot the pristine copy, a
+    buffer every attempt of every solution of the case writes its inputs into (allocated once, not once a
+    candidate); `held`: which call's inputs (index) and scalars each buffer holds now. Each solution's
+    first timed attempt takes the indices of the last attempt before it, whose inputs are all held (the
+    reference makes none: they are copied back into its slots), every later attempt fresh ones, so no
+    solution sees one call's inputs twice, and none gets inputs another could have shaped."""
+
+    copies: dict[int, dict] = field(default_factory=dict)
+    held: dict[int, tuple[int, dict | None]] = field(default_factory=dict)
+    last_first: int = 0
+    next_index: int = 0
+
+    def attempt(self, size: int, first_of_solution: bool) -> int:
+        """The first call index of an attempt of `size` calls."""
+        first = self.last_first if first_of_solution else self.next_index
+        self.last_first, self.next_index = first, max(self.next_index, first + size)
+        return first
+
+
 class _Session:
-    def __init__(self, problem: Problem, solution: Solution, options: EvalOptions, cases: list[WorkloadCase]):
-        self.problem, self.solution, self.options = problem, solution, options
+    """What the solutions of one call share: the problem's read-only snapshot, the reference's process
+    and arena, the nonce and the current case's checked rounds (`_Rounds`). A solution's processes,
+    arena and scratch are its own, made per case and ended with it."""
+
+    def __init__(self, problem: Problem, options: EvalOptions, cases: list[WorkloadCase]):
+        self.problem, self.options = problem, options
         usable, why = (
             sandbox.available() if options.sandbox != "off" else (False, "sandbox switched off (--sandbox off)")
         )
@@ -335,6 +371,8 @@ class _Session:
         self.reference_arena = Arena(largest, options.device)
         self.reference: Child | None = None
         self.cpus = _cpus()
+        self.rounds: dict[str, _Rounds] = {}  # the current case's (by uuid), made by its first solution
+        self.timed = _TimedInputs()  # the current case's
 
     def tampered(self) -> list[str]:
         changes = []
@@ -396,9 +434,9 @@ class _Session:
             raise _ReferenceFailed(replies.untrusted(reply.log, replies.LOG_CHARS))
         return reply
 
-    def run_case(self, number: int, case: WorkloadCase, report: _Reporter) -> CaseResult:
+    def run_case(self, number: int, case: WorkloadCase, report: _Reporter, solution: Solution) -> CaseResult:
         started = utc_now()
-        run = _CaseRun(self, case, report)
+        run = _CaseRun(self, case, report, solution)
         seen = run.observe()
         with run.clock.phase("checking"):
             seen.tampering = self.tampered()
@@ -463,8 +501,8 @@ class _CaseRun:
     solution's process measures or says is part of it.
     """
 
-    def __init__(self, session: _Session, case: WorkloadCase, report: _Reporter):
-        self.s, self.case, self.report = session, case, report
+    def __init__(self, session: _Session, case: WorkloadCase, report: _Reporter, solution: Solution):
+        self.s, self.case, self.report, self.solution = session, case, report, solution
         self.layout = session.layouts[case.uuid]
         self.seen = Observations()
         self.checks: dict[str, list[OutputCheck]] = {}
@@ -485,7 +523,7 @@ class _CaseRun:
             case_dir = s.base / f"case-{self.case.uuid[:8]}-{secrets.token_hex(4)}"
             scratch = case_dir / "scratch"
             scratch.mkdir(parents=True)
-            for source in s.solution.sources:
+            for source in self.solution.sources:
                 target = scratch / source.path
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(source.content, encoding="utf-8")
@@ -513,8 +551,12 @@ class _CaseRun:
                 self.seen.solution_ended = (ended.kind, ended.detail)
             else:
                 self.seen.reference_ended = (ended.kind, ended.detail)
+                s.rounds.clear()  # its outputs in the round slots may be half written: the next solution remakes them
+                s.timed = _TimedInputs()
         except _ReferenceFailed as failed:
             self.seen.reference_failed = f"the reference failed:\n{failed}"
+            s.rounds.clear()
+            s.timed = _TimedInputs()
         except _SolutionFailed:
             pass  # what failed is in self.seen already
         finally:
@@ -591,20 +633,40 @@ class _CaseRun:
     def _make_inputs(self, calls: list[tuple[int, str, int]]) -> None:
         """The reference makes the inputs in its slots; the parent keeps a pristine copy of each (and the
         scalars a custom inputs function made, which go to both sides with the batch)."""
+        timed = self.s.timed
+        held = [c for c in calls if c[1] == "timed" and timed.held.get(c[0], (-1, None))[0] == c[2]]
+        for slot, _, _ in held:  # another solution's attempt had these made: back into the reference's slots
+            for name, view in self.layout.tensor_inputs(self.s.reference_arena.tensor, slot).items():
+                view.copy_(timed.copies[slot][name])
+            scalars = timed.held[slot][1]
+            if scalars is not None:
+                self.scalars[str(slot)] = scalars
+            self.pristine[slot] = timed.copies[slot]
+        wanted = [c for c in calls if c not in held]
+        if not wanted:
+            return
         reply, _ = self._reference(
             {
                 "op": "inputs",
                 "layout": self.layout.to_json(),
                 "case": self.case.raw,
                 "nonce": self.s.nonce,
-                "calls": [list(c) for c in calls],
+                "calls": [list(c) for c in wanted],
             }
         )
         assert isinstance(reply, replies.InputsDone)
         self.scalars.update(reply.scalars)
-        for slot, _, _ in calls:
+        for slot, purpose, index in wanted:
             made = self.layout.tensor_inputs(self.s.reference_arena.tensor, slot)
-            self.pristine[slot] = {name: t.clone() for name, t in made.items()}
+            kept = timed.copies.get(slot) if purpose == "timed" else None
+            if kept is None:
+                kept = {name: t.clone() for name, t in made.items()}
+            else:  # the slot's earlier inputs are done with: their batch was checked before these were asked for
+                for name, t in made.items():
+                    kept[name].copy_(t)
+            if purpose == "timed":
+                timed.copies[slot], timed.held[slot] = kept, (index, reply.scalars.get(str(slot)))
+            self.pristine[slot] = kept
 
     @_in_phase("inputs")
     def _hand_inputs(self, slots: list[int]) -> None:
@@ -625,7 +687,7 @@ class _CaseRun:
     def _check_inputs(self, slots: list[int]) -> None:
         for slot in slots:
             now = self.layout.tensor_inputs(self.arena.tensor, slot)
-            written = [n for n, t in now.items() if not _same_bits(t, self.pristine[slot][n])]
+            written = [n for n, t in now.items() if not same_bits(t, self.pristine[slot][n])]
             if written:
                 self.seen.inputs_written = written
                 raise _SolutionFailed()
@@ -661,6 +723,30 @@ class _CaseRun:
         self.disagreements.append(f"{tag} {upstream.name}: {judges}, the other finds {failed.status}: {failed.reason}")
 
     # --- the protocol ------------------------------------------------------------------------
+
+    def _reference_rounds(self, rounds: list[int]) -> None:
+        """The checked rounds' inputs and the reference's outputs on them, in its arena's round slots:
+        made by the case's first solution, kept (`_Rounds`) for every later one of the call. The outputs
+        there are the rounds batch's, or those of the last warm-up, which runs on the pristine inputs
+        again (`_restore_rounds`): either way the reference's on exactly the inputs each solution gets."""
+        kept = self.s.rounds.get(self.case.uuid)
+        if kept is None:
+            self.s.rounds.clear()  # an earlier case's: its slots in the reference's arena are this case's now
+            self.s.timed = _TimedInputs()
+            self._make_inputs([(r, "round", r) for r in rounds])
+            self._reference(self._batch_message(rounds, False))
+            kept = _Rounds({r: self.pristine[r] for r in rounds}, dict(self.scalars))
+            self.s.rounds[self.case.uuid] = kept
+        self.pristine.update(kept.pristine)
+        self.scalars.update(kept.scalars)
+
+    @_in_phase("inputs")
+    def _restore_rounds(self, rounds: list[int]) -> None:
+        """The pristine round inputs back into the reference's slots, so that its warm-up (which leaves
+        its outputs there for the next solution's check) runs on exactly them, whatever it did to them."""
+        for slot in rounds:
+            for name, view in self.layout.tensor_inputs(self.s.reference_arena.tensor, slot).items():
+                view.copy_(self.pristine[slot][name])
 
     def _batch_size(self, warm: tuple[int, int], calls: int) -> int:
         """Calls per timed batch: enough that the faster side's batch lasts `batch_target_ms` and fifty
@@ -700,47 +786,48 @@ class _CaseRun:
         )
 
     def _protocol(self) -> None:
-        opts, s = self.s.options, self.s
+        opts = self.s.options
         uuid, number, total = self.case.uuid, self.report.number, self.report.total
         assert self.sol is not None
         self._solution({"op": "open", "arena": self.arena.handle(), "device": opts.device}, "opening the arena")
         self._solution(
             {
                 "op": "load",
-                "entry_file": s.solution.entry_file,
-                "entry_function": s.solution.entry_function,
-                "dps": s.solution.destination_passing_style,
-                "compiled": s.solution.compiled,
-                "sources": [src.path for src in s.solution.sources],
-                "compile_options": s.solution.compile_options,
+                "entry_file": self.solution.entry_file,
+                "entry_function": self.solution.entry_function,
+                "dps": self.solution.destination_passing_style,
+                "compiled": self.solution.compiled,
+                "sources": [src.path for src in self.solution.sources],
+                "compile_options": self.solution.compile_options,
             },
             "loading the solution",
         )
         rounds = list(range(opts.rounds))
-        self._make_inputs([(r, "round", r) for r in rounds])
-        self.report(ProgressEvent(number, total, uuid, "rounds", 0, opts.rounds))
         # The reference goes first, in the rounds and the warm-up: a reference that cannot run here (an
         # exception, a device it hard-codes, its memory) fails as itself, before a solution that copies it
-        # could take the blame.
-        self._reference(self._batch_message(rounds, False))
+        # could take the blame. Its rounds run once per case and call: later solutions get the same inputs
+        # (a copy each) and are checked against the same outputs.
+        self._reference_rounds(rounds)
+        self.report(ProgressEvent(number, total, uuid, "rounds", 0, opts.rounds))
         self._hand_inputs(rounds)
         self._solution(self._batch_message(rounds, False), "correctness rounds")
         self._check_inputs(rounds)
         self._check_outputs([(r, f"round-{r}") for r in rounds])
         self.report(ProgressEvent(number, total, uuid, "warmup", 0, opts.warmup))
         warm = [rounds[i % len(rounds)] for i in range(max(1, opts.warmup))]
+        self._restore_rounds(rounds)
         _, ref_warm = self._reference(self._batch_message(warm, False))
         self._hand_inputs(rounds)
         _, sol_warm = self._solution(self._batch_message(warm, False), "warm-up")
         size = self._batch_size((sol_warm, ref_warm), len(warm))
         timed = self.timed_slots[:size]
-        started, first = time.monotonic(), 0
+        started = time.monotonic()
         for pair in range(opts.pair_count):
             eta = (time.monotonic() - started) / pair * (opts.pair_count - pair) if pair else None
             self.report(ProgressEvent(number, total, uuid, "timing", pair, opts.pair_count, eta))
-            for _ in range(1 + NOISY_RETRIES):
+            for attempt in range(1 + NOISY_RETRIES):
+                first = self.s.timed.attempt(size, first_of_solution=pair == attempt == 0)
                 timing = self._timed_pair(pair, timed, first)
-                first += size
                 if not timing.noisy:
                     break
             self.pairs.append(timing)
@@ -768,11 +855,12 @@ def _flags(result: CaseResult) -> list[str]:
 
 
 class _Reporter:
-    def __init__(self, progress, number: int, total: int):
-        self.progress, self.number, self.total = progress, number, total
+    def __init__(self, progress, number: int, total: int, solution: int = 0):
+        self.progress, self.number, self.total, self.solution = progress, number, total, solution
 
     def __call__(self, event: ProgressEvent) -> None:
         if self.progress:
+            event.solution = self.solution
             self.progress(event)
 
 
@@ -784,25 +872,78 @@ def evaluate(
 ) -> SuiteResult:
     """Run every selected case; never raises for what a solution does, only for bad arguments
     (or, with sandbox="required", when no sandbox can be made, or `EnvironmentChanged`)."""
+    return evaluate_many(problem, [solution], options, progress)[0]
+
+
+def evaluate_many(
+    problem: Problem,
+    solutions: list[Solution],
+    options: EvalOptions | None = None,
+    progress: Callable[[ProgressEvent], None] | None = None,
+) -> list[SuiteResult]:
+    """Run several solutions on one problem in one call: a suite result of its own for each (its own
+    processes, arena and scratch per case, its own verdicts), one snapshot, reference process and
+    nonce for all. Case by case, every solution runs a case before the next case starts, so the
+    reference makes a case's checked rounds once (`_Rounds`) and only one case's state is ever held
+    (a single evaluation's memory plan holds for the call). Raises as `evaluate` does."""
     options = options or EvalOptions()
     cases = problem.cases if not options.cases else [problem.case(u) for u in options.cases]
     environment = read_environment(options.device)
+    session = _Session(problem, options, cases)
+    if session.sandboxed or len(solutions) == 1:
+        return _run_session(session, solutions, cases, environment, progress)
+    # Without a sandbox a solution can rewrite the problem or harness files, and one session's one
+    # baseline would then blame every later solution for it: each gets a session (and baseline) of its own.
+    session.close()
+    return [
+        _run_session(_Session(problem, options, cases), [solution], cases, environment, progress, index)[0]
+        for index, solution in enumerate(solutions)
+    ]
+
+
+def _run_session(
+    session: _Session,
+    solutions: list[Solution],
+    cases: list[WorkloadCase],
+    environment: dict,
+    progress: Callable[[ProgressEvent], None] | None,
+    first: int = 0,
+) -> list[SuiteResult]:
+    """Every case for every solution in one session, case by case; `first` numbers the solutions."""
+    problem = session.problem
     started = utc_now()
-    session = _Session(problem, solution, options, cases)
-    with _one_thread():
-        results = _run_cases(session, problem, cases, progress, environment)
+    results: list[list[CaseResult]] = [[] for _ in solutions]
+    try:
+        with _one_thread():
+            for number, case in enumerate(cases):
+                for index, solution in enumerate(solutions):
+                    reporter = _Reporter(progress, number, len(cases), first + index)
+                    result = _scored(session.run_case(number, case, reporter, solution), problem, environment)
+                    results[index].append(result)
+                    reporter(ProgressEvent(number, len(cases), case.uuid, "done", 1, 1, 0.0, result))
+    finally:
+        session.close()
+    finished = utc_now()
+    return [
+        _suite(session, solution, mine, environment, started, finished) for solution, mine in zip(solutions, results)
+    ]
+
+
+def _suite(
+    session: _Session, solution: Solution, results: list[CaseResult], environment: dict, started: str, finished: str
+) -> SuiteResult:
     paired = [([[p.reference_ns] for p in r.pairs], [[p.solution_ns] for p in r.pairs]) for r in results if r.passed]
     return SuiteResult(
-        problem_root=str(problem.root),
-        definition_name=problem.definition.name,
+        problem_root=str(session.problem.root),
+        definition_name=session.problem.definition.name,
         solution=solution,
-        problem=problem,
-        options=options,
+        problem=session.problem,
+        options=session.options,
         environment=environment,
         cases=results,
-        score=suite_score([r.score for r in results], [r.passed for r in results]),
+        score=suite_score([r.score for r in results if r.score], [r.passed for r in results if r.score]),
         started_at=started,
-        finished_at=utc_now(),
+        finished_at=finished,
         nonce=session.nonce,
         sandboxed=session.sandboxed,
         sandbox_note=session.sandbox_note,
@@ -826,28 +967,20 @@ def _one_thread() -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def _run_cases(session: _Session, problem: Problem, cases: list[WorkloadCase], progress, environment: dict) -> list:
-    results = []
-    try:
-        for number, case in enumerate(cases):
-            reporter = _Reporter(progress, number, len(cases))
-            result = session.run_case(number, case, reporter)
-            axis_values = problem.definition.resolve_axes(case.axes)
-            result.score = case_score(
-                case,
-                problem.definition,
-                axis_values,
-                result.passed,
-                result.latency.median / 1e6 if result.latency else None,
-                result.reference_latency.median / 1e6 if result.reference_latency else None,
-                environment["hardware"]["product"],
-            )
-            result.flags = _flags(result)
-            results.append(result)
-            reporter(ProgressEvent(number, len(cases), case.uuid, "done", 1, 1, 0.0, result))
-    finally:
-        session.close()
-    return results
+def _scored(result: CaseResult, problem: Problem, environment: dict) -> CaseResult:
+    """The case's score and flags, from what the parent measured."""
+    case = result.case
+    result.score = case_score(
+        case,
+        problem.definition,
+        problem.definition.resolve_axes(case.axes),
+        result.passed,
+        result.latency.median / 1e6 if result.latency else None,
+        result.reference_latency.median / 1e6 if result.reference_latency else None,
+        environment["hardware"]["product"],
+    )
+    result.flags = _flags(result)
+    return result
 
 
 def _correctness(result: CaseResult) -> Correctness | None:

@@ -1,4 +1,6 @@
-"""A verification campaign on Ray: every (problem, solution, batch of cases) is one Ray task.
+"""A verification campaign on Ray: every (problem, batch of cases) is one Ray task that runs all of
+the problem's solutions in one harness call (`runner.evaluate_many`: the reference once per case,
+each solution in sandboxes of its own, a suite result each).
 
 Ray does the scheduling: a task asks for one CPU, one GPU when the hardware is a GPU product,
 one unit of a custom resource naming the product (``kernelindex_hw_h200``), so it only
@@ -11,6 +13,7 @@ writer. Workers never open the store.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import tempfile
@@ -44,13 +47,18 @@ class Pair:
 
 
 def evaluate_batch(
-    problem_files: dict[str, str], solution: dict[str, Any], protocol: dict[str, Any], device: str, cases: list[str]
-):
-    """A Ray task body: rebuild the job in a scratch folder, run these cases, return the suite result."""
+    problem_files: dict[str, str],
+    solutions: list[dict[str, Any]],
+    protocol: dict[str, Any],
+    device: str,
+    cases: list[str] | None,
+) -> list:
+    """A Ray task body: rebuild the job in a scratch folder, run these cases of every solution in one
+    call, return a suite result per solution, in order."""
     with tempfile.TemporaryDirectory(prefix="kernelindex-campaign-") as tmp:
         problem_dir = harness.write_problem(problem_files, Path(tmp) / "problem")
-        solution_path = harness.write_solution(solution, Path(tmp) / "solution")
-        return harness.run(problem_dir, solution_path, harness.evaluation_options(protocol, device, cases))
+        paths = [harness.write_solution(doc, Path(tmp) / f"solution-{n}") for n, doc in enumerate(solutions)]
+        return harness.run_many(problem_dir, paths, harness.evaluation_options(protocol, device, cases))
 
 
 def batches(cases: list[str], size: int) -> list[list[str]]:
@@ -138,34 +146,46 @@ def run_campaign(
     store_pair: Callable[[Pair, Any], None],
     advance: Callable[[int], None],
 ) -> None:
-    """Fan every pair's case batches out as Ray tasks; store each pair once all its batches are back."""
+    """Fan each problem's case batches out as Ray tasks, every task running all the solutions of that
+    problem that share those cases; store each pair once all its batches are back."""
     import ray
     from ray.exceptions import RayError
 
     device = device_for(hardware)
-    owner: dict[Any, tuple[Pair, int]] = {}
+    owner: dict[Any, tuple[list[Pair], int]] = {}
+    groups: dict[tuple[str, tuple[str, ...]], list[Pair]] = {}
     for pair in pairs:
+        groups.setdefault((json.dumps(pair.problem_files, sort_keys=True), tuple(pair.cases)), []).append(pair)
+    for group in groups.values():
+        first = group[0]
         plans = [
-            (b, harness.planned_task_bytes(pair.problem_files, protocol, device, b))
-            for b in batches(pair.cases, batch_size)
+            (b, harness.planned_task_bytes(first.problem_files, protocol, device, b))
+            for b in batches(first.cases, batch_size)
         ]
-        pair.failure = next((why for _, need in plans if (why := no_node_holds(need))), None)
-        if pair.failure:  # refused before any of its batches starts
-            advance(len(pair.cases))
+        refused = next((why for _, need in plans if (why := no_node_holds(need))), None)
+        if refused:  # refused before any of its batches starts
+            for pair in group:
+                pair.failure = refused
+            advance(len(first.cases) * len(group))
             continue
-        problem_ref, solution_ref = ray.put(pair.problem_files), ray.put(pair.solution)
+        problem_ref, solutions_ref = ray.put(first.problem_files), ray.put([pair.solution for pair in group])
         for batch, need in plans:
             task = task_for(hardware, need)
-            owner[task.remote(problem_ref, solution_ref, protocol, device, batch)] = (pair, len(batch))
+            owner[task.remote(problem_ref, solutions_ref, protocol, device, batch)] = (group, len(batch))
     expected = {id(pair): len(batches(pair.cases, batch_size)) for pair in pairs}
     pending = list(owner)
     while pending:
         done, pending = ray.wait(pending, num_returns=1)
-        pair, count = owner[done[0]]
+        group, count = owner[done[0]]
         try:
-            pair.parts.append(ray.get(done[0]))
+            suites = ray.get(done[0])
         except RayError as exc:
-            pair.failure = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
-        advance(count)
-        if len(pair.parts) == expected[id(pair)] and pair.failure is None:
-            store_pair(pair, harness.merge(pair.parts))
+            for pair in group:
+                pair.failure = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+            suites = []
+        for pair, suite in zip(group, suites):
+            pair.parts.append(suite)
+        advance(count * len(group))
+        for pair in group:
+            if len(pair.parts) == expected[id(pair)] and pair.failure is None:
+                store_pair(pair, harness.merge(pair.parts))

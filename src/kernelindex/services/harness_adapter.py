@@ -202,6 +202,13 @@ def run(
     return evaluate(load_problem(problem_dir), load_solution(solution_path), options, progress=progress)
 
 
+def run_many(problem_dir: Path, solution_paths: list[Path], options: EvalOptions) -> list[SuiteResult]:
+    """Several solutions of one problem in one harness call (`runner.evaluate_many`), a suite result each."""
+    from kernelindex.harness.runner import evaluate_many
+
+    return evaluate_many(load_problem(problem_dir), [load_solution(path) for path in solution_paths], options)
+
+
 def merge(parts: list[SuiteResult]) -> SuiteResult:
     """One suite result from batches of cases of the same problem and solution, in workload order."""
     order = {case.uuid: n for n, case in enumerate(parts[0].problem.cases)}

@@ -204,7 +204,7 @@ def run_on_ray(runner: Runner, hardware: str, jobs: int, limits: RunnerLimits | 
         except (ApiError, ValueError, KeyError) as exc:  # a problem that does not load, a case it lacks
             outcomes.append(give_back(runner, job, str(exc.args[0]) if isinstance(exc, KeyError) else str(exc)))
             continue
-        running[task.remote(files, document, limits.protocol(job), device, cases)] = (
+        running[task.remote(files, [document], limits.protocol(job), device, cases)] = (
             job,
             time.perf_counter(),
         )
@@ -213,7 +213,7 @@ def run_on_ray(runner: Runner, hardware: str, jobs: int, limits: RunnerLimits | 
         done, pending = ray.wait(pending, num_returns=1)
         job, started = running[done[0]]
         try:
-            suite = ray.get(done[0])
+            suite = ray.get(done[0])[0]  # the task's one solution
         except RayError as exc:
             outcomes.append(give_back(runner, job, f"{type(exc).__name__}: {str(exc).splitlines()[0]}"))
             continue

@@ -1,0 +1,200 @@
+"""Candidates per hour: many solutions of one problem in one `kernelindex eval` call against one call
+per solution, side by side in one run, with the peak memory of each.
+
+Problem: the `moe_load_balance_bwd` pack (042) on its two smallest cases (2048 and 2080 rows). The
+candidates are written here: TEMPLATES correct and wrong PyTorch formulations, candidate i taking
+template i % len(TEMPLATES), as a search loop would propose them. Both arms run the same CLI with the
+same protocol, sandbox required:
+  - many: one `eval PROBLEM --solution FOLDER` over all the candidates;
+  - separate: one `eval PROBLEM --solution FILE` per candidate, for the first `--separate` of them
+    (all of them take too long), half before the many call and half after it, so load drifts both
+    ways; candidates per hour from their mean wall time.
+Each call runs in a small wrapper process that reports `getrusage(RUSAGE_CHILDREN).ru_maxrss` (the
+largest single process of the call's tree: the harness's parent, its sandboxes and children all
+waited for); the benchmark also samples the whole tree's proportional set size (PSS: shared arenas
+counted once) every 0.2 s. The verdicts of the separate calls must equal the many call's for the
+same candidates. Run it under `nice -n 5`:
+  nice -n 5 .venv/bin/python benchmarks/many_candidates.py [--candidates 50] [--separate 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PROBLEM = ROOT / "src" / "kernelindex" / "problems" / "moe_load_balance_bwd"
+CASES = ["60b6e5ee", "21f99877"]  # its two smallest (batch_seq_len 2048 and 2080)
+PROTOCOL = ["--rounds", "2", "--warmup", "1", "--iterations", "2", "--pairs", "1", "--sandbox", "required"]
+SIGNATURE = "grad_tokens_per_expert, grad_expert_mask, grad_load_balance_loss, topk_idx, expert_mask, tokens_per_expert, training, out"
+TEMPLATES = {
+    "add_out": """
+def run({sig}):
+    seq, experts = grad_expert_mask.shape
+    v = grad_tokens_per_expert.to(torch.float32)
+    if bool(training[0]):
+        v = v + float(grad_load_balance_loss[0]) * experts * (1.0 / experts) / (seq * topk_idx.shape[1])
+    torch.add(grad_expert_mask, v[None, :], out=out)
+""",
+    "copy_then_add": """
+def run({sig}):
+    seq, experts = grad_expert_mask.shape
+    c = float(grad_load_balance_loss[0]) / (seq * topk_idx.shape[1]) if bool(training[0]) else 0.0
+    out.copy_(grad_expert_mask)
+    out.add_((grad_tokens_per_expert + c).unsqueeze(0))
+""",
+    "device_constant": """
+def run({sig}):
+    seq, _ = grad_expert_mask.shape
+    c = grad_load_balance_loss * training.to(torch.float32) / (seq * topk_idx.shape[1])
+    torch.add(grad_expert_mask, (grad_tokens_per_expert + c).expand_as(grad_expert_mask), out=out)
+""",
+    "forgets_the_loss_term": """
+def run({sig}):
+    torch.add(grad_expert_mask, grad_tokens_per_expert[None, :], out=out)
+""",
+}
+# Runs a command, then prints the largest resident set (KiB) any process of its tree reached.
+WRAPPER = (
+    "import resource, subprocess, sys; code = subprocess.call(sys.argv[1:]); "
+    "print('maxrss_kib', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(code)"
+)
+
+
+def write_candidates(folder: Path, count: int) -> list[Path]:
+    names = list(TEMPLATES)
+    paths = []
+    for i in range(count):
+        template = names[i % len(names)]
+        doc = {
+            "name": f"candidate-{i:02d}-{template}",
+            "definition": "042_moe_expert_load_balancing_and_token_capacity_backward",
+            "author": "benchmarks/many_candidates.py",
+            "spec": {
+                "languages": ["pytorch"],
+                "target_hardware": ["cpu"],
+                "entry_point": "solution.py::run",
+                "destination_passing_style": True,
+            },
+            "sources": [
+                {"path": "solution.py", "content": "import torch\n" + TEMPLATES[template].format(sig=SIGNATURE)}
+            ],
+        }
+        path = folder / f"candidate-{i:02d}.json"
+        path.write_text(json.dumps(doc))
+        paths.append(path)
+    return paths
+
+
+def _tree(root: int) -> list[int]:
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    found, frontier = [root], [root]
+    while frontier:
+        frontier = [pid for pid, parent in parents.items() if parent in frontier]
+        found += frontier
+    return found
+
+
+def _pss_kib(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def timed_call(args: list[str], trace: Path) -> dict:
+    """One CLI call in the wrapper: wall seconds, the tree's largest process RSS and its sampled peak PSS."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "200"}
+    command = [sys.executable, "-c", WRAPPER, sys.executable, "-m", "kernelindex.cli", *args, "-o", str(trace)]
+    peak, done = [0], threading.Event()
+    started = time.monotonic()
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+    def sample() -> None:
+        while not done.wait(0.2):
+            peak[0] = max(peak[0], sum(_pss_kib(pid) for pid in _tree(proc.pid)))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, err = proc.communicate()
+    wall = time.monotonic() - started
+    done.set()
+    sampler.join()
+    maxrss = next((int(line.split()[1]) for line in err.splitlines() if line.startswith("maxrss_kib")), 0)
+    verdicts = {}
+    if trace.exists():
+        for line in trace.read_text().splitlines():
+            row = json.loads(line)
+            verdicts.setdefault(row["solution"], []).append(row["evaluation"]["status"])
+    if not verdicts:
+        raise SystemExit(f"no trace from {' '.join(args)}:\n{err[-3000:]}")
+    return {"wall_s": wall, "maxrss_mib": maxrss / 1024, "tree_pss_mib": peak[0] / 1024, "verdicts": verdicts}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--candidates", type=int, default=50)
+    parser.add_argument("--separate", type=int, default=4, help="separate calls timed (the first candidates)")
+    opts = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="kernelindex-many-") as tmp:
+        folder = Path(tmp) / "candidates"
+        folder.mkdir()
+        paths = write_candidates(folder, opts.candidates)
+        base = ["eval", str(PROBLEM), "--cases", *CASES, *PROTOCOL]
+        separate: list[dict] = []
+        many: dict = {}
+        order = ["separate"] * (opts.separate // 2) + ["many"] + ["separate"] * (opts.separate - opts.separate // 2)
+        load = [os.getloadavg()[0]]
+        for arm in order:
+            if arm == "many":
+                many = timed_call([*base, "--solution", str(folder)], Path(tmp) / "many.jsonl")
+                print(f"many: {opts.candidates} candidates in {many['wall_s']:.1f} s", flush=True)
+            else:
+                n = len(separate)
+                one = timed_call([*base, "--solution", str(paths[n])], Path(tmp) / f"one-{n}.jsonl")
+                separate.append(one)
+                print(f"separate {n}: {one['wall_s']:.1f} s", flush=True)
+            load.append(os.getloadavg()[0])
+    mean = sum(s["wall_s"] for s in separate) / len(separate)
+    per_hour_separate = 3600 / mean
+    per_hour_many = opts.candidates * 3600 / many["wall_s"]
+    for one in separate:
+        (name, verdict), *_ = one["verdicts"].items()
+        assert many["verdicts"][name] == verdict, (name, many["verdicts"][name], verdict)
+    passed = sum(all(v == "PASSED" for v in vs) for vs in many["verdicts"].values())
+    print(f"load average (1 min) at each step: {', '.join(f'{x:.1f}' for x in load)}")
+    print(f"verdicts: {passed} of {len(many['verdicts'])} candidates passed both cases; the separate calls agree")
+    print("| arm | calls | wall | s per candidate | candidates per hour | largest process RSS | tree PSS peak |")
+    print("|---|---|---|---|---|---|---|")
+    print(
+        f"| separate `eval` per candidate | {len(separate)} | {sum(s['wall_s'] for s in separate):.1f} s | "
+        f"{mean:.1f} | {per_hour_separate:.0f} | {max(s['maxrss_mib'] for s in separate):.0f} MiB | "
+        f"{max(s['tree_pss_mib'] for s in separate):.0f} MiB |"
+    )
+    print(
+        f"| one `eval` of {opts.candidates} | 1 | {many['wall_s']:.1f} s | {many['wall_s'] / opts.candidates:.1f} | "
+        f"{per_hour_many:.0f} | {many['maxrss_mib']:.0f} MiB | {many['tree_pss_mib']:.0f} MiB |"
+    )
+    print(f"candidates per hour, many / separate: {per_hour_many / per_hour_separate:.2f}x")
+    print("separate walls (s): " + ", ".join(f"{s['wall_s']:.1f}" for s in separate))
+    print("separate largest process RSS (MiB): " + ", ".join(f"{s['maxrss_mib']:.0f}" for s in separate))
+    print("separate tree PSS peaks (MiB): " + ", ".join(f"{s['tree_pss_mib']:.0f}" for s in separate))
+
+
+if __name__ == "__main__":
+    main()
