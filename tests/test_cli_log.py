@@ -35,7 +35,7 @@ def test_prove_and_check_and_their_failures(tmp_path):
     assert json.loads(run("log", "check", "--checkpoint", str(saved), "--db", db, "--json").stdout)["consistent"]
     store = open_store(db)  # history rewritten behind the store's back: the first leaf replaced
     with store.engine.connect() as conn, conn.begin():
-        forged = "sha256:" + "1" * 64
+        forged = bytes([1] * 32)  # a leaf is kept as its digest's raw bytes
         assert conn.execute(text("UPDATE log_leaves SET digest = :d WHERE idx = 0"), {"d": forged}).rowcount == 1
     store.close()
     rewritten = run("log", "check", "--checkpoint", str(saved), "--db", db, code=1)

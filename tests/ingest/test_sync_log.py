@@ -66,7 +66,8 @@ def test_a_rewritten_mirror_is_refused_and_nothing_stored(origin, store, tmp_pat
     with source.engine.connect() as conn, conn.begin():
         if rewrite == "edited_leaf":  # history rewritten: an early leaf and every node above it recomputed
             conn.execute(
-                text("UPDATE log_leaves SET digest = :d WHERE idx = 0"), {"d": digest({"kind": "X", "spec": {}})}
+                text("UPDATE log_leaves SET digest = :d WHERE idx = 0"),
+                {"d": bytes.fromhex(digest({"kind": "X", "spec": {}})[7:])},
             )
             conn.execute(text("DELETE FROM log_nodes"))
             from kernelindex.records import merkle
@@ -74,7 +75,7 @@ def test_a_rewritten_mirror_is_refused_and_nothing_stored(origin, store, tmp_pat
             from kernelindex.store.transparency.tables import KEPT_LEVEL, node_key
 
             rows = conn.execute(text("SELECT idx, digest FROM log_leaves ORDER BY idx")).all()
-            for (level, at), h in merkle.append([], [leaf_hash(d) for _, d in rows], 0, KEPT_LEVEL):
+            for (level, at), h in merkle.append([], [leaf_hash(bytes(d)) for _, d in rows], 0, KEPT_LEVEL):
                 conn.execute(text("INSERT INTO log_nodes VALUES (:k, :h)"), {"k": node_key(level, at), "h": h})
         elif rewrite == "shrunk":
             conn.execute(text("DELETE FROM log_leaves WHERE idx >= 2"))

@@ -60,3 +60,34 @@ def test_every_row_of_the_real_export_matches(catalog_path):
         for line in io.TextIOWrapper(zstandard.ZstdDecompressor().stream_reader(raw), encoding="utf-8"):
             row = json.loads(line)["row"]
             assert canonical_json(row) == rfc8785.dumps(row)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"value": 12.0, "samples": [1.0, -0.0, 2.5, 3.0], "nested": {"n": 9007199254740991.0}},
+        {"edge": 9007199254740992.0, "whole": 4.0},  # past the safe integers: left to the token pass
+        [1.0, 1e-7, 1e16, 1e21],  # whole floats beside exponents: both rewritings
+        {"text": "1.0, not a number", "n": 2.0},
+        ({"tuple": 1.0},),  # not a list: the token pass rewrites it
+    ],
+    ids=["whole", "unsafe", "exponents", "text", "tuple"],
+)
+def test_whole_floats_are_written_as_rfc8785_writes_them(value):
+    assert canonical_json(value) == rfc8785.dumps(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"a": None, "b": float("nan")}, [None, float("inf")], {"n": None, "deep": [{"x": -float("inf")}]}],
+    ids=["nan", "inf", "deep"],
+)
+def test_a_non_finite_number_beside_a_null_is_refused(value):
+    """orjson writes NaN as null: beside a real null the value still goes where it is refused."""
+    with pytest.raises(rfc8785.CanonicalizationError):
+        canonical_json(value)
+
+
+def test_nulls_in_tuples_match_rfc8785():
+    value = {"t": (None, 1.0, "x"), "n": None}
+    assert canonical_json(value) == rfc8785.dumps(value)

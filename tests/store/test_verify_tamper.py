@@ -5,6 +5,7 @@ reordered leaf, an edited subtree hash."""
 
 from __future__ import annotations
 
+import hashlib
 import random
 
 import pytest
@@ -13,10 +14,9 @@ from sqlalchemy import select, text
 from catalog_kit import write_catalog
 from kernelindex.ingest.bundles import import_bundles
 from kernelindex.ingest.catalog import import_catalog
-from kernelindex.records.canonical import sha256_digest
 from kernelindex.store import tables as t
 from kernelindex.store.transparency import reads
-from kernelindex.store.transparency.leaves import LOGGED
+from kernelindex.store.transparency.leaves import BY_ID, LOGGED
 from kernelindex.store.transparency.tables import KEPT_LEVEL, log_leaves, node_key
 from kernelindex.store.verify import verify_store
 from store_fixtures import BACKENDS  # noqa: F401
@@ -49,7 +49,7 @@ def test_every_record_is_a_leaf_once(filled):
     with filled.read() as conn:
         size = reads.tree_size(conn)
         rows = sum(conn.scalar(select(text("count(*)")).select_from(logged.table)) for logged in LOGGED)
-        tables = set(conn.execute(select(log_leaves.c.table_name)).scalars())
+        tables = {BY_ID[number].name for number in conn.execute(select(log_leaves.c.table_id)).scalars()}
     assert size == rows
     assert {"runs", "measurements", "operations", "workloads", "protocols", "record_events", "sources"} <= tables
 
@@ -121,18 +121,22 @@ def test_a_record_added_behind_the_stores_back_is_found(filled):
     assert ("log_leaves", "leaf") in _found(filled)
 
 
-@pytest.mark.parametrize("change", ["edit", "swap", "drop_last", "node"])
+@pytest.mark.parametrize("change", ["edit", "swap", "drop_last", "node", "table", "no_table"])
 def test_a_tampered_log_is_found(filled, change):
     rng = random.Random(34)
     with filled.read() as conn:
         size = reads.tree_size(conn)
     i, j = rng.sample(range(size - 1), 2)
     if change == "edit":
-        _raw(filled, "UPDATE log_leaves SET digest = :d WHERE idx = :i", d=sha256_digest(b"forged"), i=i)
+        _raw(filled, "UPDATE log_leaves SET digest = :d WHERE idx = :i", d=hashlib.sha256(b"forged").digest(), i=i)
     elif change == "swap":
         _raw(filled, "UPDATE log_leaves SET idx = -1 WHERE idx = :i", i=i)
         _raw(filled, "UPDATE log_leaves SET idx = :i WHERE idx = :j", i=i, j=j)
         _raw(filled, "UPDATE log_leaves SET idx = :j WHERE idx = -1", j=j)
+    elif change == "table":  # the leaf said to be of another logged table's row
+        _raw(filled, "UPDATE log_leaves SET table_id = CASE WHEN table_id = 8 THEN 9 ELSE 8 END WHERE idx = :i", i=i)
+    elif change == "no_table":
+        _raw(filled, "UPDATE log_leaves SET table_id = 0 WHERE idx = :i", i=i)
     elif change == "drop_last":
         _raw(filled, "DELETE FROM log_leaves WHERE idx = :i", i=size - 1)
     else:
@@ -183,4 +187,62 @@ def test_a_log_of_before_1100_keeps_its_root_and_proofs_without_small_nodes(fill
     assert small_nodes() == 0
     with filled.read() as conn:
         assert (reads.root_at(conn, size), reads.inclusion_proof(conn, index, size)) == before
+    assert verify_store(filled).ok
+
+
+def test_a_leaf_written_as_text_behind_the_stores_back_is_found(filled):
+    """SQLite keeps any value in any column: a leaf's digest written back as ``sha256:`` text is a
+    wrong leaf for ``verify`` (and the proofs still read), not a crash."""
+    if filled.dialect != "sqlite":
+        pytest.skip("PostgreSQL refuses text in a bytea column")
+    with filled.read() as conn:
+        leaf = reads.leaf_at(conn, 0)
+    _raw(filled, "UPDATE log_leaves SET digest = :d WHERE idx = 0", d=leaf.digest)
+    found = _found(filled)
+    assert any(table == "log_leaves" and field.endswith("digest") for table, field in found)
+    assert any(table == "log_nodes" for table, _ in found)
+
+
+def test_a_log_of_before_1200_keeps_its_leaves_root_and_proofs(filled):
+    """Migration 1200 turns each leaf's ``sha256:`` text and table name into raw bytes and a table
+    number; downgraded, the text and names come back as they were, and up again nothing changes."""
+    from alembic import command
+
+    from kernelindex.store.database import alembic_config
+
+    rng = random.Random()
+    with filled.read() as conn:
+        size = reads.tree_size(conn)
+        picked = rng.sample(range(size), 5)
+        leaves = [reads.leaf_at(conn, i) for i in picked]
+        before = reads.root_at(conn, size), reads.inclusion_proof(conn, picked[0], size)
+    with filled.engine.begin() as conn:
+        command.downgrade(alembic_config(conn), "1100_log_small_nodes")
+    with filled.read() as conn:
+        old = text("SELECT digest, table_name, row_seq FROM log_leaves WHERE idx = :i")
+        for i, leaf in zip(picked, leaves):
+            assert tuple(conn.execute(old, {"i": i}).one()) == (leaf.digest, leaf.table_name, leaf.row_seq)
+    with filled.engine.begin() as conn:
+        command.upgrade(alembic_config(conn), "head")
+    with filled.read() as conn:
+        assert [reads.leaf_at(conn, i) for i in picked] == leaves
+        assert reads.leaf_of(conn, leaves[1].digest).index <= picked[1]
+        assert (reads.root_at(conn, size), reads.inclusion_proof(conn, picked[0], size)) == before
+    assert verify_store(filled).ok
+
+
+def test_a_store_from_before_the_log_gets_a_leaf_for_every_record(filled):
+    """Upgrading a store that had no log back-fills one (in 1200_log_raw_leaves): every record a leaf."""
+    from alembic import command
+
+    from kernelindex.store.database import alembic_config
+
+    with filled.read() as conn:
+        records = sum(conn.scalar(select(text("count(*)")).select_from(logged.table)) for logged in LOGGED)
+    with filled.engine.begin() as conn:
+        command.downgrade(alembic_config(conn), "0900_migration_checks")
+    with filled.engine.begin() as conn:
+        command.upgrade(alembic_config(conn), "head")
+    with filled.read() as conn:
+        assert reads.tree_size(conn) == records
     assert verify_store(filled).ok

@@ -116,7 +116,7 @@ class Line:
     source_slug: str | None = None
     foreign_table: str | None = None  # an export table this store does not model (kept as a foreign row)
     unknown_columns: tuple[str, ...] = ()  # "table.column" of each column this version does not know
-    leaf: str | None = None  # the row's transparency-log leaf, when its one JSON column decides it
+    leaf: bytes | None = None  # the row's transparency-log leaf (raw digest), when its one JSON column decides it
 
 
 REFUSALS = (LineError, rows.RowError, rfc8785.CanonicalizationError)  # what refuses one line, not the file

@@ -16,7 +16,6 @@ from kernelindex.records import merkle
 from kernelindex.records.refusal import RefusalKind, ViewRefusal
 from kernelindex.services.log_checkpoints import CheckpointSigner, SignedCheckpoint
 from kernelindex.store.transparency import reads
-from kernelindex.store.transparency.leaves import leaf_hash
 from kernelindex.views.common import ViewModel
 
 if TYPE_CHECKING:
@@ -109,7 +108,7 @@ def inclusion_proof(conn: Connection, digest: str, size: int | None = None) -> I
         table=leaf.table_name,
         leafIndex=leaf.index,
         treeSize=tree,
-        leafHash=leaf_hash(leaf.digest).hex(),
+        leafHash=leaf.hash.hex(),
         rootHash=reads.root_at(conn, tree).hex(),
         proof=[p.hex() for p in proof],
     )

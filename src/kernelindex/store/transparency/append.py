@@ -11,7 +11,10 @@ order, which makes the leaf order a pure function of the order of the writes.
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, func, literal, select, union_all
+from itertools import repeat
+from typing import Any
+
+from sqlalchemy import Connection
 
 from kernelindex.records import merkle
 from kernelindex.store.bulk import insert_values
@@ -20,25 +23,22 @@ from kernelindex.store.transparency.leaves import LOGGED, Logged, known_leaves, 
 from kernelindex.store.transparency.reads import fetch_nodes, tree_size
 from kernelindex.store.transparency.tables import KEPT_LEVEL, log_leaves, log_nodes, node_key
 
-BATCH = 5000
-LEAF_COLUMNS = ("idx", "digest", "table_name", "row_seq")
+LEAF_COLUMNS = ("idx", "digest", "table_id", "row_seq")
 NODE_COLUMNS = ("node", "hash")
 
 
-def _heads(conn: Connection) -> dict[str, tuple[int, int]]:
-    """table -> (its last seq, the last seq of it that the log holds), in one statement."""
-    parts = [
-        select(
-            literal(logged.name).label("name"),
-            select(func.max(logged.table.c.seq)).scalar_subquery().label("last"),
-            select(func.max(log_leaves.c.row_seq))
-            .where(log_leaves.c.table_name == logged.name)
-            .scalar_subquery()
-            .label("logged"),
-        )
-        for logged in LOGGED
-    ]
-    return {name: (last or 0, logged or 0) for name, last, logged in conn.execute(union_all(*parts))}
+# one statement: for each logged table, its number, its last seq and the last of its rows the log holds
+_HEADS = " UNION ALL ".join(
+    f"SELECT {logged.id}, (SELECT max(seq) FROM {logged.name}), "
+    f"(SELECT max(row_seq) FROM log_leaves WHERE table_id = {logged.id})"
+    for logged in LOGGED
+)
+
+
+def _heads(conn: Connection) -> dict[int, tuple[int, int]]:
+    """table number -> (its last seq, the last seq of it that the log holds)."""
+    rows = conn.exec_driver_sql(_HEADS)
+    return {int(number): (last or 0, logged or 0) for number, last, logged in rows}
 
 
 def right_edge(conn: Connection, size: int) -> list[tuple[int, bytes]]:
@@ -51,7 +51,7 @@ def right_edge(conn: Connection, size: int) -> list[tuple[int, bytes]]:
 def log_new_records(conn: Connection) -> int:
     """Append a leaf for every record row not in the log yet; returns how many went in."""
     heads = _heads(conn)
-    behind = [(logged, heads[logged.name][1]) for logged in LOGGED if heads[logged.name][0] > heads[logged.name][1]]
+    behind = [(logged, heads[logged.id][1]) for logged in LOGGED if heads[logged.id][0] > heads[logged.id][1]]
     if not behind:
         return 0
     # an import's large page cache again (its own settings ended with its block, before this runs
@@ -63,33 +63,44 @@ def log_new_records(conn: Connection) -> int:
 def _append(conn: Connection, behind: list[tuple[Logged, int]]) -> int:
     """Each table's rows past ``seq`` ``seen``, a page at a time: their leaves, and the nodes they
     complete hashed a level at a time from the right edge (one read of a few nodes per append),
-    each page in two ``executemany``."""
+    each page in two ``executemany``. The pages are read by the driver's own cursor: plain
+    tuples, no result object per row."""
     size = tree_size(conn)
     edge = right_edge(conn, size)
     rebuild = _drop_indexes_if_new(conn, size)
     known = known_leaves(conn)
     added = 0
-    for logged, seen in behind:
-        seq = logged.table.c.seq
-        while True:  # each page read whole before the inserts (no cursor left open)
-            rows = conn.execute(select(*logged.selected()).where(seq > seen).order_by(seq).limit(BATCH)).all()
-            if not rows:
-                break
-            first = size + added
-            digests = [logged.leaf_digest(row, known) for row in rows]
-            name = str(logged.name)  # not SQLAlchemy's str subclass: the driver would look it over per row
-            leaves = [(first + i, leaf, name, row[0]) for i, (leaf, row) in enumerate(zip(digests, rows))]
-            insert_values(conn, log_leaves, LEAF_COLUMNS, leaves)
-            made = merkle.append(edge, leaf_hashes(digests), first, KEPT_LEVEL)
-            insert_values(conn, log_nodes, NODE_COLUMNS, [(node_key(*node), value) for node, value in made])
-            added += len(rows)
-            seen = rows[-1][0]
+    driver: Any = conn.connection.dbapi_connection
+    cursor = driver.cursor()
+    try:
+        for logged, seen in behind:
+            sql = logged.new_rows_sql(conn.dialect.name)
+            while True:  # each page read whole before the inserts (no cursor left open)
+                cursor.execute(sql, (seen,))
+                rows = cursor.fetchall()
+                if not rows:
+                    break
+                first = size + added
+                digests = logged.leaf_digests(rows, known)
+                seqs = [row[0] for row in rows]
+                # bytes as bytearray: the sqlite3 module binds a bytearray directly, but looks for an
+                # adapter (two failed attribute lookups) for every bytes value: twice the insert
+                raw = map(bytearray, digests)
+                leaves = list(zip(range(first, first + len(rows)), raw, repeat(logged.id), seqs))
+                insert_values(conn, log_leaves, LEAF_COLUMNS, leaves)
+                made = merkle.append(edge, leaf_hashes(digests), first, KEPT_LEVEL)
+                nodes = [(node_key(*node), bytearray(value)) for node, value in made]
+                insert_values(conn, log_nodes, NODE_COLUMNS, nodes)
+                added += len(rows)
+                seen = seqs[-1]
+    finally:
+        cursor.close()
     for statement in rebuild:
         conn.exec_driver_sql(statement)
     return added
 
 
-_LEAF_INDEXES = ("ix_log_leaves_digest", "ix_log_leaves_table_name_row_seq")
+_LEAF_INDEXES = ("ix_log_leaves_digest", "ix_log_leaves_table_id_row_seq")
 
 
 def _drop_indexes_if_new(conn: Connection, size: int) -> list[str]:

@@ -9,16 +9,31 @@ from sqlalchemy import Connection, func, select
 
 from kernelindex.records import merkle
 from kernelindex.store.bulk import select_in
-from kernelindex.store.transparency.leaves import leaf_hash
+from kernelindex.store.transparency.leaves import BY_ID, digest_text, leaf_hash, raw_digest, stored_leaf
 from kernelindex.store.transparency.tables import KEPT_LEVEL, log_leaves, log_nodes, node_key
 
 
 @dataclass(frozen=True)
 class Leaf:
     index: int
-    digest: str
+    digest: str  # as ``sha256:`` text
     table_name: str
     row_seq: int
+
+    @classmethod
+    def of_row(cls, row) -> Leaf:
+        """A ``log_leaves`` row (:data:`_LEAF`) as a reader names it."""
+        index, raw, table_id, row_seq = row
+        logged = BY_ID.get(table_id)
+        return cls(int(index), digest_text(raw), logged.name if logged else f"table {table_id}", int(row_seq))
+
+    @property
+    def hash(self) -> bytes:
+        """Its RFC 9162 leaf hash (of the bytes stored)."""
+        return leaf_hash(bytes.fromhex(self.digest[7:]))
+
+
+_LEAF = (log_leaves.c.idx, log_leaves.c.digest, log_leaves.c.table_id, log_leaves.c.row_seq)
 
 
 def tree_size(conn: Connection) -> int:
@@ -35,7 +50,8 @@ def fetch_nodes(conn: Connection, wanted: Iterable[merkle.Node]) -> dict[merkle.
     spans = {node: range(node[1] << node[0], (node[1] + 1) << node[0]) for node in small}
     leaves = [index for span in spans.values() for index in span]
     hashes = {
-        int(index): leaf_hash(leaf) for index, leaf in select_in(conn, log_leaves, ["idx", "digest"], ["idx"], leaves)
+        int(index): leaf_hash(stored_leaf(leaf))
+        for index, leaf in select_in(conn, log_leaves, ["idx", "digest"], ["idx"], leaves)
     }
     for node, span in spans.items():
         if all(index in hashes for index in span):
@@ -55,22 +71,16 @@ def root_at(conn: Connection, size: int) -> bytes:
 
 def leaf_of(conn: Connection, digest: str) -> Leaf | None:
     """The first leaf holding ``digest`` (a digest logged twice is proved by its first)."""
-    row = conn.execute(
-        select(log_leaves.c.idx, log_leaves.c.digest, log_leaves.c.table_name, log_leaves.c.row_seq)
-        .where(log_leaves.c.digest == digest)
-        .order_by(log_leaves.c.idx)
-        .limit(1)
-    ).first()
-    return None if row is None else Leaf(int(row[0]), row[1], row[2], int(row[3]))
+    raw = raw_digest(digest)
+    if raw is None:  # every leaf is a sha256 digest
+        return None
+    row = conn.execute(select(*_LEAF).where(log_leaves.c.digest == raw).order_by(log_leaves.c.idx).limit(1)).first()
+    return None if row is None else Leaf.of_row(row)
 
 
 def leaf_at(conn: Connection, index: int) -> Leaf | None:
-    row = conn.execute(
-        select(log_leaves.c.idx, log_leaves.c.digest, log_leaves.c.table_name, log_leaves.c.row_seq).where(
-            log_leaves.c.idx == index
-        )
-    ).first()
-    return None if row is None else Leaf(int(row[0]), row[1], row[2], int(row[3]))
+    row = conn.execute(select(*_LEAF).where(log_leaves.c.idx == index)).first()
+    return None if row is None else Leaf.of_row(row)
 
 
 def inclusion_proof(conn: Connection, index: int, size: int) -> list[bytes]:

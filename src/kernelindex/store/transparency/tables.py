@@ -1,6 +1,7 @@
 """The log's two tables: its leaves in order, and the perfect subtrees above them.
 
-``log_leaves``: leaf ``idx`` holds the content digest of the row ``row_seq`` of ``table_name``.
+``log_leaves``: leaf ``idx`` holds the content digest (its 32 raw bytes) of the row ``row_seq`` of
+the table numbered ``table_id`` (:attr:`~kernelindex.store.transparency.leaves.Logged.id`).
 ``log_nodes``: the hash of every perfect subtree (keyed by :func:`node_key`) of
 :data:`KEPT_LEVEL` levels or more, kept when its last leaf arrives (one per 2**(KEPT_LEVEL - 1)
 leaves), so any root or proof is a few dozen reads at any size. A leaf's own hash and the small
@@ -11,9 +12,9 @@ ranges it names, which costs less than writing one node per leaf at every append
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Column, Index, Integer, LargeBinary, String, Table, Text
+from sqlalchemy import BigInteger, Column, Index, Integer, LargeBinary, SmallInteger, String, Table, Text
 
-from kernelindex.store.tables import DIGEST, TIME, metadata
+from kernelindex.store.tables import TIME, metadata
 
 # SQLite: an INTEGER PRIMARY KEY is the row id itself (no second index to keep up per leaf)
 KEY = BigInteger().with_variant(Integer(), "sqlite")
@@ -22,14 +23,14 @@ log_leaves = Table(
     "log_leaves",
     metadata,
     Column("idx", KEY, primary_key=True, autoincrement=False),
-    Column("digest", DIGEST, nullable=False),
-    Column("table_name", String(60), nullable=False),
+    Column("digest", LargeBinary(32), nullable=False),
+    Column("table_id", SmallInteger, nullable=False),
     Column("row_seq", BigInteger, nullable=False),
 )
 Index("ix_log_leaves_digest", log_leaves.c.digest)
 # which rows of a table the log holds (its newest: where appending resumes); one leaf per row is
 # what appending does and ``verify`` checks, so a plain index, which a first import builds last
-Index("ix_log_leaves_table_name_row_seq", log_leaves.c.table_name, log_leaves.c.row_seq)
+Index("ix_log_leaves_table_id_row_seq", log_leaves.c.table_id, log_leaves.c.row_seq)
 
 log_nodes = Table(
     "log_nodes",

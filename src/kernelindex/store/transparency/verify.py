@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import Connection, select
 
 from kernelindex.records import merkle
-from kernelindex.store.transparency.leaves import LOGGED, leaf_hash
+from kernelindex.store.transparency.leaves import BY_ID, LOGGED, digest_text, leaf_hash, stored_leaf
 from kernelindex.store.transparency.tables import KEPT_LEVEL, log_leaves, log_nodes
 
 Check = tuple[str, str, list[tuple[str, Any, Any]]]  # (table, id, [(field, stored, recomputed)])
@@ -25,33 +25,34 @@ Check = tuple[str, str, list[tuple[str, Any, Any]]]  # (table, id, [(field, stor
 
 def log_checks(conn: Connection) -> Iterator[Check]:
     stream = conn.execution_options(stream_results=True, yield_per=2000)
-    leaves_of: dict[str, dict[int, tuple[int, str]]] = {logged.name: {} for logged in LOGGED}
-    unknown: list[tuple[int, str]] = []
+    leaves_of: dict[int, dict[int, tuple[int, str]]] = {logged.id: {} for logged in LOGGED}
+    unknown: list[tuple[int, int]] = []
     edge: list[tuple[int, bytes]] = []
     computed: dict[merkle.Node, bytes] = {}
     pending: list[bytes] = []  # leaf hashes not yet added to the tree: its leaves from ``hashed`` on
     hashed = expected = 0  # the tree is of the leaves in order, whatever their numbers say
     for index, digest, table, row_seq in stream.execute(
-        select(log_leaves.c.idx, log_leaves.c.digest, log_leaves.c.table_name, log_leaves.c.row_seq).order_by(
+        select(log_leaves.c.idx, log_leaves.c.digest, log_leaves.c.table_id, log_leaves.c.row_seq).order_by(
             log_leaves.c.idx
         )
     ):
+        leaf = stored_leaf(digest)
         if index != expected:
             yield "log_leaves", str(index), [("idx", index, expected)]
             expected = index
         expected += 1
         if table in leaves_of:
-            leaves_of[table][row_seq] = (index, digest)
+            leaves_of[table][row_seq] = (index, digest_text(leaf))
         else:
             unknown.append((index, table))
-        pending.append(leaf_hash(digest))
+        pending.append(leaf_hash(leaf))
         if len(pending) >= 2000:
             computed.update(merkle.append(edge, pending, hashed, KEPT_LEVEL))
             hashed += len(pending)
             pending.clear()
     computed.update(merkle.append(edge, pending, hashed, KEPT_LEVEL))
     for index, table in unknown:
-        yield "log_leaves", str(index), [("table_name", table, "a logged table")]
+        yield "log_leaves", str(index), [("table_id", table, f"one of {sorted(BY_ID)}")]
     for key, value in stream.execute(select(log_nodes.c.node, log_nodes.c.hash)):
         level, index = int(key) & 63, int(key) >> 6
         want = computed.pop((level, index), None)
@@ -61,7 +62,7 @@ def log_checks(conn: Connection) -> Iterator[Check]:
     for (level, index), want in computed.items():
         yield "log_nodes", f"{level}/{index}", [("hash", None, want.hex())]
     for logged in LOGGED:
-        yield from _table_checks(conn, logged, leaves_of[logged.name])
+        yield from _table_checks(conn, logged, leaves_of[logged.id])
 
 
 def _table_checks(conn: Connection, logged, leaves: dict[int, tuple[int, str]]) -> Iterator[Check]:

@@ -1,7 +1,7 @@
 """The transparency log (see kernelindex/store/transparency/): its leaves and the perfect subtrees
-above them, with a leaf for every record a store already holds, in the order the store took them
-(tables parents first, each by ``seq``), so an existing store's log is the one it would have
-built record by record; and the checkpoints ``sync`` last saw of the servers it mirrors.
+above them, and the checkpoints ``sync`` last saw of the servers it mirrors. The leaves of the
+records a store already holds are back-filled by the newest revision that changes the leaves'
+layout (1200_log_raw_leaves), which appends them with the code of that layout.
 
 Revision ID: 1000_transparency_log
 Revises: 0900_migration_checks
@@ -44,9 +44,6 @@ def upgrade() -> None:
         sa.Column("seen_at", sa.String(length=32), nullable=False),
         sa.PrimaryKeyConstraint("server", name=op.f("pk_log_witnessed")),
     )
-    from kernelindex.store.transparency.append import log_new_records
-
-    log_new_records(op.get_bind())
 
 
 def downgrade() -> None:

@@ -24,13 +24,12 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     from kernelindex.records import merkle
-    from kernelindex.store.transparency.leaves import leaf_hash
 
     conn = op.get_bind()
     digests = conn.execute(sa.text("SELECT digest FROM log_leaves ORDER BY idx")).scalars().all()
     small = [
         {"node": at << 6 | level, "hash": value}
-        for (level, at), value in merkle.append([], [leaf_hash(d) for d in digests], 0)
+        for (level, at), value in merkle.append([], [merkle.leaf_hash(bytes.fromhex(d[7:])) for d in digests], 0)
         if level < KEPT_LEVEL
     ]
     if small:
