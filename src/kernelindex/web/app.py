@@ -11,8 +11,8 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from urllib.parse import urlsplit
 
+from anyio import to_thread
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
@@ -20,16 +20,20 @@ from kernelindex import __version__
 from kernelindex.store.database import Store, open_store, read_only_engine
 from kernelindex.store.generation import GenerationReader
 from kernelindex.views.origins import load_origins
-from kernelindex.views.reads import PUBLIC_URL_ENV  # one setting: the site's address, for citations and links
 from kernelindex.web import openapi, problems, templating
 from kernelindex.web.http.cache import CacheMiddleware
 from kernelindex.web.http.compression import CompressionMiddleware
 from kernelindex.web.http.headers import SecurityHeadersMiddleware
 from kernelindex.web.http.methods import HeadMiddleware, ReadCorsMiddleware
 from kernelindex.web.http.pagination import Cursors
+from kernelindex.web.settings import checked_public_url
 
 HERE = Path(__file__).parent
 FAST_ENV = "KERNELINDEX_WEB_CACHE"  # "off": no caching, no compression (the benchmark's baseline)
+# Threads a worker runs route code in at once (anyio's default is 40). Pages are CPU work under one
+# GIL, so more threads only contend; and 4 with the generation reader's connection is the read
+# engine's pool of 5 on SQLite, so no request opens (and throws away) a connection of its own.
+ROUTE_THREADS = 4
 
 
 def _cursor_key(store: Store) -> bytes:
@@ -46,20 +50,6 @@ def export_cache(store: Store):
 
     folder = os.environ.get("KERNELINDEX_EXPORT_CACHE")
     return ExportCache(store, Path(folder) if folder else None)
-
-
-def checked_public_url(configured: str | None, named: str = "public_url") -> str | None:
-    """The trusted public address (``configured``, else $KERNELINDEX_PUBLIC_URL), checked: an
-    http(s) URL with a host and no query, without its trailing slash. None when unset. ``serve
-    --public-url`` and the app both ask here; an error names ``named`` or the variable it came from."""
-    text = configured if configured is not None else os.environ.get(PUBLIC_URL_ENV)
-    if not text:
-        return None
-    parts = urlsplit(text.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
-        where = named if configured is not None else PUBLIC_URL_ENV
-        raise ValueError(f"{where}: {text!r} is not an http(s) URL of the form https://host[:port][/path]")
-    return text.strip().rstrip("/")
 
 
 def create_app(
@@ -142,10 +132,11 @@ def create_app(
 
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """Nothing outlives its app: the log signer's watcher (started by the first checkpoint asked
+    """Route code runs in at most ROUTE_THREADS threads of this loop. Nothing outlives its app: the log signer's watcher (started by the first checkpoint asked
     for) stops, and the connection the generation reader keeps goes back to the pool, when the app
     shuts down; on PostgreSQL every app over a store shares its pool, so apps made and closed over
     one store would otherwise hold its connections until none is left."""
+    to_thread.current_default_thread_limiter().total_tokens = ROUTE_THREADS  # this loop's route threads
     yield
     generation = getattr(app.state, "generation", None)
     if generation is not None:

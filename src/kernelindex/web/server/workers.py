@@ -21,7 +21,7 @@ import sys
 
 APP = "kernelindex.web.app:serving_app"
 MASTER = "kernelindex.web.server.master"
-WORKER_CLASS = "uvicorn_worker.UvicornWorker"
+WORKER_CLASS = "kernelindex.web.server.worker.Worker"  # uvicorn's, one accept per wake-up
 FAILED_TO_BOOT = 3  # gunicorn's exit status when a worker cannot start (uvicorn's too)
 ARENAS_ENV = "MALLOC_ARENA_MAX"
 # glibc's per-thread arenas (the route thread pool) held most of a worker's growth beyond the caches'
@@ -59,6 +59,7 @@ def gunicorn_argv(host: str, port: int, workers: int) -> list[str]:
         f"--worker-class={WORKER_CLASS}",
         f"--workers={workers}",
         f"--bind={bind}",
+        "--reuse-port",  # each worker also listens on a socket of its own (web/server/worker.py)
         "--log-level=warning",
         "--graceful-timeout=30",
     ]
