@@ -4,22 +4,29 @@ Serves the catalog export with `kernelindex serve` (and, given ``--public DIR``,
 production build, `next start` over a PostgreSQL copy of the same export), over HTTP on 127.0.0.1,
 and measures on each, in this order, every path requested at most once in the whole run:
 
-- cold start: process start to the first 200 of a run page (``--cold-starts`` fresh starts, median);
+- cold start: process start to the first 200 of a run page (``--cold-starts`` fresh starts, median),
+  and the CPU seconds the server had used by then (with ``--bytecode``, ours also with Python's
+  bytecode cached, as an installed package has it: this environment sets PYTHONDONTWRITEBYTECODE,
+  so each of our processes compiles our source as it starts);
 - server CPU per never-requested run page at concurrency 1, 2, 4, 8 and 16 (user + system time of
   the whole server tree, over ``--pages`` run pages per level; with PostgreSQL's processes as well
   for the public site, printed apart), then once more at concurrency 1 to show any drift;
 - mixed distinct pages at concurrency 16: five samples of the same mix (run pages, run JSON,
   implementation pages, operation pages, searches; fresh paths each sample), their requests per
-  second and spread, (max - min) / median;
+  second and spread, (max - min) / median, and how many of the 16 connections each server process
+  holds (``ss``) in each sample;
 - RSS and PSS of the whole server after 2,500 distinct pages (master and workers; the public
   site's node tree, and its PostgreSQL apart).
 
 Wall figures depend on what else runs on the machine; CPU per page is the figure to trust there.
+The public site keeps each page it renders on disk (Next's ISR, under ``.next``): ``--public-build
+COPY`` restores ``.next`` from a copy of the fresh build before it is measured, so its pages too are
+never requested before.
 ``--before SRC`` measures a second `kernelindex serve` from another source tree (e.g. an archive of
 main's ``src``) in the same run, before ours; a run prints ratios of ours to each other site.
 
     .venv/bin/python benchmarks/site_load.py [catalog.jsonl.zst] [--db store.db] [--workers N]
-        [--before SRC] [--public apps/web --public-db postgresql://... --postgres-data DIR]
+        [--before SRC] [--bytecode DIR] [--public apps/web --public-build COPY --public-db URL --postgres-data DIR]
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ import json
 import os
 import random
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -140,6 +148,7 @@ class Site:
     env: dict[str, str]
     cwd: Path | None = None
     database_root: int | None = None  # the PostgreSQL postmaster, whose backends serve its reads
+    bytecode: Path | None = None  # a folder for Python's bytecode cache (PYTHONPYCACHEPREFIX), for cold starts with it
     proc: subprocess.Popen | None = field(default=None, repr=False)
     port: int = 0
 
@@ -259,12 +268,19 @@ def measure(
     samples: int,
 ) -> dict[str, object]:
     fresh = Paths(kinds, seed)
-    colds = []
+    colds, bytecode = [], []
+    if site.bytecode:  # cold starts with Python's bytecode cache (the first fills it), then as the environment is
+        plain = site.env
+        site.env = {**plain, "PYTHONDONTWRITEBYTECODE": "", "PYTHONPYCACHEPREFIX": str(site.bytecode)}
+        for _ in range(cold_starts):
+            bytecode.append(site.start(fresh.take("run", 1)[0]))
+            site.stop()
+        site.env = plain
     for _ in range(cold_starts - 1):
         colds.append(site.start(fresh.take("run", 1)[0]))
         site.stop()
     colds.append(site.start(fresh.take("run", 1)[0]))
-    figures: dict[str, object] = {"cold": colds, "load before": os.getloadavg()[0]}
+    figures: dict[str, object] = {"cold": colds, "cold, bytecode": bytecode, "load before": os.getloadavg()[0]}
     try:
         time.sleep(2.0)  # every worker up
         asyncio.run(send(site.port, fresh.mixed(50, random.Random(seed)), 4))  # each worker has loaded its code
@@ -391,10 +407,10 @@ def report(results: dict[str, dict[str, object]], ours: str) -> None:
     )
 
 
-def ours(label: str, db: Path, workers: int, src: Path | None) -> Site:
+def ours(label: str, db: Path, workers: int, src: Path | None, bytecode: Path | None) -> Site:
     env = {"PYTHONPATH": str(src)} if src else {}
     argv = [sys.executable, "-m", "kernelindex.cli", "serve", "--db", str(db), "--port", "{port}"]
-    return Site(label, argv + ["--workers", str(workers)], env)
+    return Site(label, argv + ["--workers", str(workers)], env, bytecode=bytecode / label if bytecode else None)
 
 
 def public(folder: Path, url: str, postgres_data: Path | None) -> Site:
@@ -417,10 +433,17 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=20261203)
     parser.add_argument("--before", type=Path, help="another source tree's src/, served first as 'before'")
     parser.add_argument("--public", type=Path, help="the public site's built apps/web folder")
+    parser.add_argument("--public-build", type=Path, help="a copy of its fresh .next, restored before measuring it")
     parser.add_argument("--public-db", default="postgresql://kernelindex@127.0.0.1:55433/kernelindex")
     parser.add_argument("--postgres-data", type=Path, help="its PostgreSQL data folder (CPU and memory counted apart)")
     parser.add_argument("--levels", default=",".join(map(str, LEVELS)), help="concurrency levels, e.g. 1,16")
     parser.add_argument("--samples", type=int, default=SAMPLES, help="mixed samples at c16 (0: none)")
+    parser.add_argument(
+        "--bytecode",
+        type=Path,
+        help="also time our cold starts with Python's bytecode cached in this folder (as an installed package has it), "
+        "where the environment sets PYTHONDONTWRITEBYTECODE and every start compiles our source",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     levels = tuple(int(c) for c in args.levels.split(","))
@@ -439,9 +462,12 @@ def main() -> None:
         kinds = kinds_of(db)
         sites = []
         if args.before:
-            sites.append(ours("before", db, args.workers, args.before))
-        sites.append(ours("ours", db, args.workers, None))
+            sites.append(ours("before", db, args.workers, args.before, args.bytecode))
+        sites.append(ours("ours", db, args.workers, None, args.bytecode))
         if args.public:
+            if args.public_build:
+                shutil.rmtree(args.public / ".next", ignore_errors=True)
+                shutil.copytree(args.public_build, args.public / ".next", symlinks=True)
             sites.append(public(args.public, args.public_db, args.postgres_data))
         results = {}
         for site in sites:

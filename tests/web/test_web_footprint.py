@@ -136,3 +136,14 @@ def test_serve_hands_over_to_the_server_without_loading_the_web_framework(tmp_pa
         top: _loaded(seen["modules"], top) for top in ("fastapi", "kernelindex.web.app", "kernelindex.web.routes")
     }
     assert {top: names for top, names in loaded.items() if names} == {}
+
+
+def test_a_workers_app_is_left_out_of_the_collectors_full_scans(tmp_path):
+    open_store(str(tmp_path / "store.db")).close()
+    env = {**os.environ, "KERNELINDEX_DATABASE_URL": str(tmp_path / "store.db")}
+    code = (
+        "import gc, json; from kernelindex.web.app import serving_app; before = gc.get_freeze_count(); "
+        "app = serving_app(); print(json.dumps([before, gc.get_freeze_count(), len(gc.get_objects())]))"
+    )
+    before, frozen, scanned = _fresh_interpreter(code, env)
+    assert before == 0 and frozen > 50_000 and scanned < frozen // 10  # the app frozen; the collector walks little

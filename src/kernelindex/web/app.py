@@ -6,6 +6,7 @@ so text from a record can never run even if it slipped past escaping.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 from collections.abc import AsyncIterator
@@ -148,5 +149,9 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 def serving_app() -> FastAPI:
     """The app one ``kernelindex serve`` worker runs: the store named by $KERNELINDEX_DATABASE_URL,
-    already migrated by the parent (so workers never race to migrate it)."""
-    return create_app(store=open_store(None, upgrade=False))
+    already migrated by the parent (so workers never race to migrate it). What the app is built of
+    lives as long as the worker, so the collector is told never to scan it again (``gc.freeze``):
+    each full collection would otherwise walk every route, model and table in the middle of a request."""
+    app = create_app(store=open_store(None, upgrade=False))
+    gc.freeze()
+    return app

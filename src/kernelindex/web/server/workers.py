@@ -1,5 +1,6 @@
 """How `kernelindex serve --workers N` runs: gunicorn's pre-fork master with uvicorn's worker class
-(one worker: uvicorn alone). Either is exec'd in place of the CLI, with two malloc arenas unless
+(ours, web/server/worker.py: connections opened at once are shared out among the workers; one
+worker: uvicorn alone). Either is exec'd in place of the CLI, with two malloc arenas unless
 $MALLOC_ARENA_MAX says otherwise.
 
 The master binds the socket, forks the workers and starts again any that exits; SIGHUP replaces
@@ -9,9 +10,9 @@ server holds less memory than uvicorn's own spawn-based supervisor. A worker who
 load stops the server with gunicorn's status 3 ("worker failed to boot"), however many fail
 (web/server/master.py).
 
-The page cache's byte budget is one for the whole server, shared out among the workers, so
-memory does not grow with the number of cores ($KERNELINDEX_CACHE_BYTES, when set, is each
-worker's own).
+The page cache's and the ranked groups' byte budgets are each one for the whole server, shared
+out among the workers, so memory does not grow with the number of cores ($KERNELINDEX_CACHE_BYTES
+and $KERNELINDEX_RANK_CACHE_BYTES, when set, are each worker's own).
 """
 
 from __future__ import annotations
