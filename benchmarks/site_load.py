@@ -66,7 +66,19 @@ class Client:
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
 
+    retries = 0  # requests sent again on a new connection: the server had closed an idle one (keep-alive)
+
     async def get(self, path: str) -> int:
+        try:
+            return await self._get(path)
+        except (asyncio.IncompleteReadError, ConnectionResetError) as exc:
+            if isinstance(exc, asyncio.IncompleteReadError) and exc.partial:
+                raise
+            self.close()
+            Client.retries += 1
+            return await self._get(path)
+
+    async def _get(self, path: str) -> int:
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port, limit=1 << 22)
         assert self.reader is not None
@@ -268,6 +280,7 @@ def measure(
     samples: int,
 ) -> dict[str, object]:
     fresh = Paths(kinds, seed)
+    Client.retries = 0
     colds, bytecode = [], []
     if site.bytecode:  # cold starts with Python's bytecode cache (the first fills it), then as the environment is
         plain = site.env
@@ -307,6 +320,7 @@ def measure(
         figures["distinct"] = fresh.given
         figures["memory"] = site.memory()
         figures["load after"] = os.getloadavg()[0]
+        figures["retries"] = Client.retries
         return figures
     finally:
         site.stop()
@@ -334,6 +348,11 @@ def report(results: dict[str, dict[str, object]], ours: str) -> None:
         "  its CPU seconds by then, median",
         [f"{statistics.median(c[1] for c in r['cold']):.2f}" for r in results.values()],
     )
+    if any(r["cold, bytecode"] for r in results.values()):
+        row(
+            "  bytecode cached (1st fills it): s; CPU s",
+            [" ".join(f"{c[0]:.1f};{c[1]:.1f}" for c in r["cold, bytecode"]) or "-" for r in results.values()],
+        )
     levels = list(next(iter(results.values()))["levels"])
     for c in levels:
         row(
@@ -385,6 +404,7 @@ def report(results: dict[str, dict[str, object]], ours: str) -> None:
             for r in results.values()
         ],
     )
+    row("requests sent again (closed keep-alive)", [str(r.get("retries", 0)) for r in results.values()])
     row("load average before / after", [f"{r['load before']:.1f} / {r['load after']:.1f}" for r in results.values()])
     mine = results[ours]
     for label, other in results.items():
@@ -445,7 +465,14 @@ def main() -> None:
         "where the environment sets PYTHONDONTWRITEBYTECODE and every start compiles our source",
     )
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--report", type=Path, help="print the report of figures written with --json, and stop")
     args = parser.parse_args()
+    if args.report:
+        results = json.loads(args.report.read_text())
+        for figures in results.values():
+            figures["levels"] = {int(c): v for c, v in figures["levels"].items()}
+        report(results, "ours")
+        return
     levels = tuple(int(c) for c in args.levels.split(","))
     with tempfile.TemporaryDirectory() as folder:
         db = args.db
