@@ -21,9 +21,11 @@ from typer.testing import CliRunner
 from web_storefill import fill
 
 from kernelindex.cli import app
+from kernelindex.ranking import memo
 from kernelindex.services.public_url import PUBLIC_URL_ENV
 from kernelindex.store.database import open_store
 from kernelindex.web.server.workers import ARENAS, ARENAS_ENV
+from kernelindex.web.settings import BUDGET_ENV, DEFAULT_BUDGET
 from process_kit import living_children
 
 LOC = re.compile(r"<loc>([^<]+)</loc>")
@@ -44,7 +46,9 @@ def serving(db: Path, *args: str, env: dict[str, str] | None = None) -> Iterator
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    environ = {k: v for k, v in os.environ.items() if k not in (PUBLIC_URL_ENV, ARENAS_ENV)}
+    environ = {
+        k: v for k, v in os.environ.items() if k not in (PUBLIC_URL_ENV, ARENAS_ENV, BUDGET_ENV, memo.BUDGET_ENV)
+    }
     proc = subprocess.Popen(
         [sys.executable, "-m", "kernelindex.cli", "serve", "--db", str(db), "--port", str(port), *args],
         env={**environ, **(env or {})},
@@ -136,3 +140,13 @@ def test_a_users_malloc_arena_setting_is_kept(served_db):
     chosen = str(random.randrange(3, 9))
     with serving(db, "--workers", "1", env={ARENAS_ENV: chosen}) as (proc, _):
         assert environment(proc.pid)[ARENAS_ENV] == chosen
+
+
+def test_the_cache_budgets_are_one_for_the_server_shared_out_among_its_workers(served_db):
+    db, _ = served_db
+    workers = random.choice([2, 3])
+    with serving(db, "--workers", str(workers)) as (proc, _):
+        seen = [environment(pid) for pid in living_children(proc.pid)]
+    assert len(seen) == workers
+    for name, whole in ((BUDGET_ENV, DEFAULT_BUDGET), (memo.BUDGET_ENV, memo.DEFAULT_BUDGET)):
+        assert {env.get(name) for env in seen} == {str(whole // workers)}, name

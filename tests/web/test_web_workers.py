@@ -1,11 +1,13 @@
 """The `serve --workers` master (gunicorn with uvicorn workers, as `serve` runs it): a worker that dies is started again and the site keeps
 answering; SIGHUP replaces every worker; SIGTERM stops them all; workers that cannot start
-stop the server with gunicorn's status 3."""
+stop the server with gunicorn's status 3; connections opened at once are shared out among the
+workers; a worker runs route code in a few threads only."""
 
 from __future__ import annotations
 
 import os
 import random
+import select
 import signal
 import socket
 import subprocess
@@ -13,8 +15,12 @@ import time
 from pathlib import Path
 
 import httpx
+from anyio import to_thread
+from starlette.testclient import TestClient
 
 from kernelindex.store.database import URL_ENV, open_store
+from kernelindex.web.app import ROUTE_THREADS, create_app
+from kernelindex.web.server.worker import own_socket
 from kernelindex.web.server.workers import FAILED_TO_BOOT, gunicorn_argv
 from process_kit import living_children
 
@@ -102,3 +108,76 @@ def test_workers_that_cannot_start_stop_the_server_with_status_3_every_time():
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+def _established(port: int) -> set[int]:
+    """Inodes of the established TCP sockets whose local port is ``port`` (/proc/net/tcp)."""
+    found = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[1].split(":")[1], 16) == port and fields[3] == "01":
+            found.add(int(fields[9]))
+    return found
+
+
+def _sockets_of(pid: int) -> set[int]:
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(int(target[8:-1]))
+    return inodes
+
+
+def test_connections_opened_at_once_are_shared_out_among_the_workers(tmp_path):
+    # asyncio accepts every queued connection in the worker that wakes first: 16 opened at once
+    # all went to one of two workers in 5 bursts of 6, and that worker served them alone.
+    db = tmp_path / "share.db"
+    open_store(str(db)).close()
+    proc, port = start(f"sqlite:///{db}", 2)
+    clients: list[socket.socket] = []
+    try:
+        wait_for(lambda: answers(port) and len(living_children(proc.pid)) == 2, "the workers did not start")
+        clients = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(32)]
+        for client in clients:
+            client.sendall(f"GET /api/v1/sources HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        for client in clients:
+            assert client.recv(12).startswith(b"HTTP/1.1 200")
+        established = _established(port)
+        held = {pid: len(_sockets_of(pid) & established) for pid in living_children(proc.pid)}
+        assert sum(held.values()) == 32
+        assert min(held.values()) >= 4, held  # each worker has a share (the kernel spreads them: 32 hashed)
+    finally:
+        for client in clients:
+            client.close()
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_a_workers_own_socket_listens_on_the_shared_address():
+    shared = socket.socket()
+    shared.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    shared.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    shared.bind(("127.0.0.1", 0))
+    shared.listen(8)
+    own = own_socket(shared, 8)
+    try:
+        assert own.getsockname() == shared.getsockname()
+        assert own.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT) == 1
+        with socket.create_connection(shared.getsockname(), timeout=10):
+            ready, _, _ = select.select([shared, own], [], [], 10)
+            assert len(ready) == 1  # the connection waits on exactly one of the two
+    finally:
+        own.close()
+        shared.close()
+
+
+def test_route_code_runs_in_at_most_route_threads_threads(tmp_path):
+    app = create_app(str(tmp_path / "threads.db"))
+    with TestClient(app) as client:
+        assert client.portal.call(lambda: to_thread.current_default_thread_limiter().total_tokens) == ROUTE_THREADS
+        assert ROUTE_THREADS < 40  # anyio's default, which it replaces
+        assert client.get("/api/v1/sources").status_code == 200

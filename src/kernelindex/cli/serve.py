@@ -69,8 +69,8 @@ def serve(
     """Serve the read-only site and the JSON API (/api/v1/) over the store."""
     from kernelindex.services.public_url import PUBLIC_URL_ENV
     from kernelindex.store.database import URL_ENV, resolve_url
-    from kernelindex.web.app import checked_public_url
     from kernelindex.web.server.workers import gunicorn_argv, limit_arenas, uvicorn_argv
+    from kernelindex.web.settings import checked_public_url
 
     check_store_url(db)
     try:  # the flag, else the variable, checked where the app checks it; the workers read it back
@@ -92,11 +92,13 @@ def serve(
     if count == 1:
         argv = uvicorn_argv(host, port)  # uvicorn exits with gunicorn's FAILED_TO_BOOT when it cannot start
     else:
-        from kernelindex.web.http.cache import BUDGET_ENV, DEFAULT_BUDGET
+        from kernelindex.ranking import memo
+        from kernelindex.web.settings import BUDGET_ENV, DEFAULT_BUDGET
         from kernelindex.web.templating import warm
 
         warm()  # compiled here, the workers load bytecode: ~5 MiB less each (web/templating.py)
         os.environ.setdefault(BUDGET_ENV, str(DEFAULT_BUDGET // count))  # one budget for the server
+        os.environ.setdefault(memo.BUDGET_ENV, str(memo.DEFAULT_BUDGET // count))  # and one for ranked groups
         # The resident master need not hold the CLI and the store code: become gunicorn (web/server/workers.py).
         argv = gunicorn_argv(host, port, count)
     sys.stdout.flush()

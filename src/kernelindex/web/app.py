@@ -6,18 +6,18 @@ so text from a record can never run even if it slipped past escaping.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from urllib.parse import urlsplit
 
+from anyio import to_thread
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from kernelindex import __version__
-from kernelindex.services.public_url import PUBLIC_URL_ENV  # one setting: the site's address, for citations and links
 from kernelindex.store.database import Store, open_store, read_only_engine
 from kernelindex.store.generation import GenerationReader
 from kernelindex.views.origins import load_origins
@@ -27,9 +27,14 @@ from kernelindex.web.http.compression import CompressionMiddleware
 from kernelindex.web.http.headers import SecurityHeadersMiddleware
 from kernelindex.web.http.methods import HeadMiddleware, ReadCorsMiddleware
 from kernelindex.web.http.pagination import Cursors
+from kernelindex.web.settings import checked_public_url
 
 HERE = Path(__file__).parent
 FAST_ENV = "KERNELINDEX_WEB_CACHE"  # "off": no caching, no compression (the benchmark's baseline)
+# Threads a worker runs route code in at once (anyio's default is 40). Pages are CPU work under one
+# GIL, so more threads only contend; and 4 with the generation reader's connection is the read
+# engine's pool of 5 on SQLite, so no request opens (and throws away) a connection of its own.
+ROUTE_THREADS = 4
 
 
 def _cursor_key(store: Store) -> bytes:
@@ -46,20 +51,6 @@ def export_cache(store: Store):
 
     folder = os.environ.get("KERNELINDEX_EXPORT_CACHE")
     return ExportCache(store, Path(folder) if folder else None)
-
-
-def checked_public_url(configured: str | None, named: str = "public_url") -> str | None:
-    """The trusted public address (``configured``, else $KERNELINDEX_PUBLIC_URL), checked: an
-    http(s) URL with a host and no query, without its trailing slash. None when unset. ``serve
-    --public-url`` and the app both ask here; an error names ``named`` or the variable it came from."""
-    text = configured if configured is not None else os.environ.get(PUBLIC_URL_ENV)
-    if not text:
-        return None
-    parts = urlsplit(text.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
-        where = named if configured is not None else PUBLIC_URL_ENV
-        raise ValueError(f"{where}: {text!r} is not an http(s) URL of the form https://host[:port][/path]")
-    return text.strip().rstrip("/")
 
 
 def create_app(
@@ -142,10 +133,11 @@ def create_app(
 
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """Nothing outlives its app: the log signer's watcher (started by the first checkpoint asked
+    """Route code runs in at most ROUTE_THREADS threads of this loop. Nothing outlives its app: the log signer's watcher (started by the first checkpoint asked
     for) stops, and the connection the generation reader keeps goes back to the pool, when the app
     shuts down; on PostgreSQL every app over a store shares its pool, so apps made and closed over
     one store would otherwise hold its connections until none is left."""
+    to_thread.current_default_thread_limiter().total_tokens = ROUTE_THREADS  # this loop's route threads
     yield
     generation = getattr(app.state, "generation", None)
     if generation is not None:
@@ -157,5 +149,9 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 def serving_app() -> FastAPI:
     """The app one ``kernelindex serve`` worker runs: the store named by $KERNELINDEX_DATABASE_URL,
-    already migrated by the parent (so workers never race to migrate it)."""
-    return create_app(store=open_store(None, upgrade=False))
+    already migrated by the parent (so workers never race to migrate it). What the app is built of
+    lives as long as the worker, so the collector is told never to scan it again (``gc.freeze``):
+    each full collection would otherwise walk every route, model and table in the middle of a request."""
+    app = create_app(store=open_store(None, upgrade=False))
+    gc.freeze()
+    return app

@@ -43,19 +43,18 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from kernelindex.views.common import today
 from kernelindex.web.http.input_guards import CSRF_STATE
 from kernelindex.web.http.pagination import ANSWER_DEADLINE
+from kernelindex.web.settings import BUDGET_ENV, DEFAULT_BUDGET
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "public, max-age=10, must-revalidate"
 PERSONAL = "private, no-cache"
 PERMALINK_PREFIXES = ("/r/", "/artifacts/")
 BYPASS_PREFIXES = ("/static/",)
-DEFAULT_BUDGET = 32 * 1024 * 1024
 # CPython's own cost of the objects an entry is made of (measured with sys.getsizeof on 3.11): a bytes
 # object's header, a 2-tuple, and the entry with its dicts, list and the key's slot in the LRU order.
 BYTES_OBJECT = 33
 TUPLE_OF_TWO = 56
 ENTRY_OVERHEAD = 1100
-BUDGET_ENV = "KERNELINDEX_CACHE_BYTES"
 # Where compression finds the entry a reply came from: (cache, entry, placeholder, visitor's token).
 SCOPE_ENTRY = "kernelindex.cache_entry"
 # Headers the cache sets itself, or that belong to one reply only.

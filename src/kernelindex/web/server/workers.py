@@ -1,5 +1,6 @@
 """How `kernelindex serve --workers N` runs: gunicorn's pre-fork master with uvicorn's worker class
-(one worker: uvicorn alone). Either is exec'd in place of the CLI, with two malloc arenas unless
+(ours, web/server/worker.py: connections opened at once are shared out among the workers; one
+worker: uvicorn alone). Either is exec'd in place of the CLI, with two malloc arenas unless
 $MALLOC_ARENA_MAX says otherwise.
 
 The master binds the socket, forks the workers and starts again any that exits; SIGHUP replaces
@@ -9,9 +10,9 @@ server holds less memory than uvicorn's own spawn-based supervisor. A worker who
 load stops the server with gunicorn's status 3 ("worker failed to boot"), however many fail
 (web/server/master.py).
 
-The page cache's byte budget is one for the whole server, shared out among the workers, so
-memory does not grow with the number of cores ($KERNELINDEX_CACHE_BYTES, when set, is each
-worker's own).
+The page cache's and the ranked groups' byte budgets are each one for the whole server, shared
+out among the workers, so memory does not grow with the number of cores ($KERNELINDEX_CACHE_BYTES
+and $KERNELINDEX_RANK_CACHE_BYTES, when set, are each worker's own).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import sys
 
 APP = "kernelindex.web.app:serving_app"
 MASTER = "kernelindex.web.server.master"
-WORKER_CLASS = "uvicorn_worker.UvicornWorker"
+WORKER_CLASS = "kernelindex.web.server.worker.Worker"  # uvicorn's, one accept per wake-up
 FAILED_TO_BOOT = 3  # gunicorn's exit status when a worker cannot start (uvicorn's too)
 ARENAS_ENV = "MALLOC_ARENA_MAX"
 # glibc's per-thread arenas (the route thread pool) held most of a worker's growth beyond the caches'
@@ -59,6 +60,7 @@ def gunicorn_argv(host: str, port: int, workers: int) -> list[str]:
         f"--worker-class={WORKER_CLASS}",
         f"--workers={workers}",
         f"--bind={bind}",
+        "--reuse-port",  # each worker also listens on a socket of its own (web/server/worker.py)
         "--log-level=warning",
         "--graceful-timeout=30",
     ]

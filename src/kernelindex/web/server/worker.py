@@ -1,0 +1,56 @@
+"""The worker class of `kernelindex serve --workers N`: uvicorn's, taking one connection per wake-up.
+
+gunicorn's workers share the master's listening socket, and asyncio accepts up to ``backlog``
+connections each time that socket wakes a worker's loop: the first worker to wake took all 16
+connections a client opened at once (5 bursts of 6 here), so the other one sat idle, throughput at
+concurrency 16 swung from one sample to the next and the busy worker's CPU per page rose with the
+requests it juggled. Accepting one connection per wake-up lets each idle worker take its turn.
+Imports uvicorn and gunicorn only: the master loads this class, never the app.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+
+from gunicorn.arbiter import Arbiter
+from uvicorn.server import Server
+from uvicorn_worker import UvicornWorker
+
+
+class _Listening(socket.socket):
+    """The shared listening socket as this worker's loop sees it. asyncio hands the number of
+    connections to accept per wake-up to ``listen`` as well, so ``listen`` leaves the queue the
+    master set (gunicorn's backlog) as it is."""
+
+    def listen(self, backlog: int = 0) -> None:
+        """Listening already (the master did)."""
+
+
+def own_socket(shared: socket.socket, backlog: int) -> socket.socket:
+    """A listening socket of this worker's own on the shared one's address (``SO_REUSEPORT``: the
+    kernel spreads new connections evenly over the sockets of that address, whichever worker wakes first)."""
+    own = socket.socket(shared.family, socket.SOCK_STREAM)
+    own.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    own.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    own.bind(shared.getsockname())
+    own.listen(backlog)
+    return own
+
+
+class Worker(UvicornWorker):
+    """uvicorn's worker, accepting one connection each time the listening socket wakes it."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.config.backlog = 1  # connections accepted per wake-up (see _Listening)
+
+    async def _serve(self) -> None:
+        self.config.app = self.wsgi
+        server = Server(config=self.config)
+        self._install_sigquit_handler()
+        shared = [_Listening(fileno=os.dup(s.fileno())) for s in self.sockets]
+        await server.serve(sockets=shared + [own_socket(s, self.cfg.backlog) for s in shared])
+        if not server.started:
+            sys.exit(Arbiter.WORKER_BOOT_ERROR)
