@@ -38,7 +38,11 @@ def test_the_plan_counts_both_arenas_the_pristine_inputs_and_a_call_of_outputs()
     inputs = sum(memory._nbytes(e.shape, e.dtype) for e in layout.inputs if not e.is_scalar)
     outputs = sum(memory._nbytes(e.shape, e.dtype) for e in layout.outputs)
     reference = layout.total_bytes * RNG.randint(1, 3)
-    assert memory.planned_bytes(layout, reference) == reference + layout.total_bytes + inputs * slots + 2 * outputs
+    compare = 10 * 4 * max(e.shape[0] for e in layout.outputs)  # the f32 output, upcast and compared
+    assert memory.compare_bytes(layout) == compare
+    assert memory.planned_bytes(layout, reference) == (
+        reference + layout.total_bytes + inputs * slots + 2 * outputs + compare
+    )
     assert memory.planned_bytes(_layout(slots + 1), reference) > memory.planned_bytes(layout, reference)
 
 

@@ -22,11 +22,22 @@ def _tensor_bytes(entries) -> int:
     return sum(_nbytes(e.shape, e.dtype) for e in entries if not e.is_scalar)
 
 
+def compare_bytes(layout: Layout) -> int:
+    """What the parent's comparison of the largest output holds at once: both sides upcast, the error, the
+    relative error, their temporaries and masks, and a float64 copy of the match mask (compare.py): about
+    ten elements of the working precision (float64 for a float64 output, else float32) per element."""
+    largest = max((e for e in layout.outputs if not e.is_scalar), key=lambda e: _nbytes(e.shape, e.dtype), default=None)
+    if largest is None:
+        return 0
+    count = _nbytes(largest.shape, largest.dtype) // _nbytes((), largest.dtype)
+    return 10 * count * (8 if largest.dtype == "float64" else 4)
+
+
 def planned_bytes(layout: Layout, reference_arena_bytes: int) -> int:
     """Both arenas (the reference's is sized for the largest case), the parent's pristine copy of every
-    slot's inputs, and one call's outputs of working memory on each side."""
+    slot's inputs, one call's outputs of working memory on each side, and the parent's comparison."""
     inputs, outputs = _tensor_bytes(layout.inputs), _tensor_bytes(layout.outputs)
-    return reference_arena_bytes + layout.total_bytes + inputs * layout.slots + 2 * outputs
+    return reference_arena_bytes + layout.total_bytes + inputs * layout.slots + 2 * outputs + compare_bytes(layout)
 
 
 def peak_bytes(layouts: dict[str, Layout]) -> int:
