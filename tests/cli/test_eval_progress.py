@@ -62,3 +62,10 @@ def test_a_run_off_a_terminal_says_each_step_inside_a_case(monkeypatch, slots):
     rounds = ["rounds 0/5", "rounds 2/5", "rounds 4/5"] if slots else ["rounds 0/5"]
     assert steps == ["load", *rounds, "warmup", "timing 0/2", "timing 1/2", "PASSED"], shown.output
     assert ("memory plan:" in shown.output) == bool(slots)  # said only when a case gets fewer slots
+
+
+def test_a_share_of_the_machine_bounds_the_plan_below_what_it_has(monkeypatch):
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1 << 50)
+    share = (_available_for(3) - 2 * memory.PROCESS_BYTES + 3 * memory.PROCESS_BYTES) / (1 << 30)
+    shown = _eval("--plan", "--host-memory-gib", f"{share + 1e-7:.12f}")
+    assert shown.exit_code == 0 and re.search(r"3a1f0e2c +3/ *\d+ slots", shown.output), shown.output

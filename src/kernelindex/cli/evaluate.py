@@ -44,6 +44,13 @@ def eval_command(
     iterations: int = typer.Option(50, min=1, max=10_000, help="timed calls"),
     timeout: float = typer.Option(300.0, min=0.1, max=3600, help="seconds per case and process"),
     memory_mb: MemoryMb = 16384,
+    host_memory: float = typer.Option(
+        None,
+        "--host-memory-gib",
+        min=0.5,
+        help="host memory this evaluation may take, its processes included (a shared machine's share); "
+        "the plan fits within it and within what the machine has available [what it has available]",
+    ),
     pairs: int = typer.Option(
         10, min=1, max=1000, help="paired batches of timed calls (reference and solution interleaved)"
     ),
@@ -97,6 +104,7 @@ def eval_command(
             iterations=iterations,
             timeout_s=timeout,
             memory_limit_mb=memory_mb,
+            memory_budget_bytes=int(host_memory * (1 << 30)) if host_memory else None,
             cases=cases or None,
             pairs=pairs,
             sandbox=sandbox,
