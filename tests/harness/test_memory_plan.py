@@ -1,46 +1,114 @@
-"""A case whose buffers cannot fit is refused before any process starts, with the figures; one that fits runs."""
+"""The memory plan fits an evaluation to the machine (fewer slots, the checked rounds streamed through
+them) or refuses it before any process starts, with the figures; a fitted evaluation still checks every
+round. Machine sizes here are made up, so nothing depends on what this machine has free."""
 
 from __future__ import annotations
 
 import random
 import secrets
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from harness_testkit import problem, quick, solution
+from harness_testkit import problem, quick, solution, write_solution
 
 from kernelindex.harness import memory
 from kernelindex.harness.arena import Layout
-from kernelindex.harness.runner import evaluate
+from kernelindex.harness.runner import case_layouts, evaluate, memory_plan
 
 FIRST = "3a1f0e2c-0000-4000-8000-000000000001"
+RNG = random.Random(secrets.randbits(64))
 
 
-def _layout(slots: int) -> Layout:
+def _layout(slots: int, case: str = FIRST) -> Layout:
     vector_add = problem("vector_add")
-    return Layout.build(vector_add.definition, vector_add.case(FIRST), slots)
+    return Layout.build(vector_add.definition, vector_add.case(case), slots)
+
+
+def _budget_for(layout: Layout, slots: int) -> int:
+    """The buffer budget at which ``layout``, alone, fits with exactly ``slots`` slots."""
+    fitted = replace(layout, slots=slots)
+    return memory.planned_bytes(fitted, fitted.total_bytes)
 
 
 def test_the_plan_counts_both_arenas_the_pristine_inputs_and_a_call_of_outputs():
-    rng = random.Random(secrets.randbits(64))
-    slots = rng.randint(2, 40)
+    slots = RNG.randint(2, 40)
     layout = _layout(slots)
     inputs = sum(memory._nbytes(e.shape, e.dtype) for e in layout.inputs if not e.is_scalar)
     outputs = sum(memory._nbytes(e.shape, e.dtype) for e in layout.outputs)
-    reference = layout.total_bytes * rng.randint(1, 3)
-    assert memory.planned_bytes(layout, reference) == reference + layout.total_bytes + inputs * slots + 2 * outputs
+    reference = layout.total_bytes * RNG.randint(1, 3)
+    compare = 10 * 4 * max(e.shape[0] for e in layout.outputs)  # the f32 output, upcast and compared
+    assert memory.compare_bytes(layout) == compare
+    assert memory.planned_bytes(layout, reference) == (
+        reference + layout.total_bytes + inputs * slots + 2 * outputs + compare
+    )
     assert memory.planned_bytes(_layout(slots + 1), reference) > memory.planned_bytes(layout, reference)
 
 
-def test_a_case_over_the_available_memory_is_refused_with_its_figures():
-    layout = _layout(12)
-    need = memory.planned_bytes(layout, layout.total_bytes)
-    memory.check_fits({FIRST: layout}, layout.total_bytes, need)  # exactly enough: no refusal
-    memory.check_fits({FIRST: layout}, layout.total_bytes, None)  # nothing to read: not checked
+def test_with_memory_to_spare_every_case_keeps_the_slots_it_wants():
+    wanted = {FIRST: _layout(RNG.randint(6, 30))}
+    plan = memory.fit(wanted, 3, memory.planned_bytes(wanted[FIRST], wanted[FIRST].total_bytes), None)
+    assert plan.layouts == wanted and plan.fitted == []
+    assert memory.fit(wanted, 3, None, None).layouts == wanted  # nothing to read: not checked
+
+
+def test_a_smaller_machine_gets_the_most_slots_that_fit_never_fewer_than_a_batch():
+    want, least = RNG.randint(12, 30), RNG.randint(2, 5)
+    wanted = {FIRST: _layout(want)}
+    fits = RNG.randint(least, want - 1)
+    budget = _budget_for(wanted[FIRST], fits) + RNG.randint(0, _layout(1).slot_bytes)  # short of one more slot
+    plan = memory.fit(wanted, least, budget, None)
+    assert plan.layouts[FIRST].slots == fits and plan.fitted == [FIRST]
+    assert plan.peak <= budget < _budget_for(wanted[FIRST], fits + 1)
     with pytest.raises(memory.DoesNotFit) as refused:
-        memory.check_fits({FIRST: layout}, layout.total_bytes, need - 1)
-    assert FIRST[:8] in str(refused.value) and "GiB available" in str(refused.value)
+        memory.fit(wanted, least, _budget_for(wanted[FIRST], least) - 1, None)
+    text = str(refused.value)
+    need = _budget_for(wanted[FIRST], least)
+    assert FIRST[:8] in text and f"need {need / memory.GIB:.1f} GiB" in text and "this machine has" in text
+
+
+def test_the_largest_arena_shrinks_first_since_it_sizes_the_reference_arena_of_every_case():
+    small, large = FIRST, "3a1f0e2c-0000-4000-8000-000000000002"
+    wanted = {small: _layout(20, small), large: _layout(20, large)}
+    assert wanted[large].slot_bytes > wanted[small].slot_bytes
+    budget = memory.peak_bytes(wanted) * RNG.randint(60, 90) // 100
+    plan = memory.fit(wanted, 2, budget, None)
+    assert plan.peak <= budget and plan.layouts[large].slots < 20
+    assert plan.reference_bytes == max(layout.total_bytes for layout in plan.layouts.values())
+    assert all(plan.need(u) <= budget for u in plan.layouts)
+
+
+def test_no_arena_over_what_a_child_may_map_under_its_memory_cap():
+    wanted = {FIRST: _layout(RNG.randint(10, 20))}
+    cap = wanted[FIRST].slot_bytes * 7 + 1
+    assert memory.fit(wanted, 2, None, cap).layouts[FIRST].slots == 7
+    with pytest.raises(memory.DoesNotFit, match="raise --memory-mb"):
+        memory.fit(wanted, 8, None, cap)
+
+
+def test_the_grant_of_a_task_and_the_machine_both_bound_the_buffers():
+    available, granted = (RNG.randint(4, 64) << 30 for _ in range(2))
+    assert memory.buffer_budget(available, None) == available - 2 * memory.PROCESS_BYTES
+    assert memory.buffer_budget(None, granted) == granted - 3 * memory.PROCESS_BYTES
+    assert memory.buffer_budget(available, granted) == min(
+        available - 2 * memory.PROCESS_BYTES, granted - 3 * memory.PROCESS_BYTES
+    )
+    assert memory.buffer_budget(None, None) is None
+
+
+def test_a_plan_for_a_task_is_the_same_plan_on_the_worker_given_its_grant():
+    """The driver fits a batch to a node's memory and asks for the plan's bytes; the worker, given those bytes
+    as its grant, fits to the very same layouts."""
+    vector_add = problem("vector_add")
+    options = quick(rounds=12)
+    wanted = case_layouts(vector_add, options, vector_add.cases)
+    node = memory.PROCESSES * memory.PROCESS_BYTES + memory.peak_bytes(wanted) * RNG.randint(40, 80) // 100
+    driver = memory_plan(vector_add, replace(options, memory_budget_bytes=node), None)
+    need = memory.task_bytes(driver.layouts, "cpu")
+    assert need <= node and driver.fitted
+    worker = memory_plan(vector_add, replace(options, memory_budget_bytes=need), 1 << 50)
+    assert worker.layouts == driver.layouts
 
 
 def test_evaluate_refuses_before_any_process_starts_and_leaves_nothing(monkeypatch, tmp_path):
@@ -49,6 +117,40 @@ def test_evaluate_refuses_before_any_process_starts_and_leaves_nothing(monkeypat
     with pytest.raises(memory.DoesNotFit):
         evaluate(problem("vector_add"), solution("vector_add_torch"), quick(cases=[FIRST]))
     assert list(Path(tmp_path).glob("kernelindex-eval-*")) == []  # (a staging folder of the sandbox may stay)
+
+
+WRONG_ON_CALL = """
+calls = 0
+def run(x, y, z):
+    global calls
+    calls += 1
+    z.copy_(x + y + (1.0 if calls == {n} else 0.0))
+"""
+
+
+@pytest.mark.parametrize("wrong", [None, "late"], ids=["right", "wrong_in_a_later_chunk"])
+def test_rounds_stream_through_the_slots_that_fit_and_every_round_is_checked(monkeypatch, tmp_path, wrong):
+    """On a machine with room for 3 slots, 7 rounds run 3, 3 and 1 at a time; a solution wrong only on its
+    6th call (a round of the second chunk) fails there, and a right one passes with every round checked."""
+    vector_add = problem("vector_add")
+    options = quick(rounds=7, iterations=6, pairs=3, cases=[FIRST])  # a timed batch takes 2 calls
+    layout = case_layouts(vector_add, options, [vector_add.case(FIRST)])[FIRST]
+    budget = _budget_for(layout, 3)
+    monkeypatch.setattr(memory, "available_bytes", lambda: budget + 2 * memory.PROCESS_BYTES)
+    assert memory_plan(vector_add, options, memory.available_bytes()).layouts[FIRST].slots == 3
+    code = WRONG_ON_CALL.format(n=6) if wrong else WRONG_ON_CALL.format(n=-1)
+    events = []
+    suite = evaluate(vector_add, write_solution(tmp_path / "s", code), options, progress=events.append)
+    result = suite.cases[0]
+    rounds = [(e.done, e.total) for e in events if e.phase == "rounds"]
+    if wrong:
+        assert not result.passed and result.log.startswith("round-5:")
+        assert rounds == [(0, 7), (3, 7)]  # it failed in the second chunk: no third
+    else:
+        assert result.passed, result.log
+        assert rounds == [(0, 7), (3, 7), (6, 7)]
+        assert [t for t in result.checked_calls if t.startswith("round-")] == [f"round-{r}" for r in range(7)]
+        assert any(t.startswith("timed-") for t in result.checked_calls)
 
 
 def test_the_machines_available_memory_is_read():

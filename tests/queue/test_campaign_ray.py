@@ -186,16 +186,19 @@ def test_a_task_holds_the_memory_its_plan_needs_and_a_plan_no_node_holds_is_refu
     from queue_kit import QUICK, VECTOR_ADD_SOLUTION
 
     from kernelindex.services import harness_adapter as harness
-    from kernelindex.services.campaign import no_node_holds, task_for
+    from kernelindex.services.campaign import batch_memory, task_for
 
     files = harness.problem_files(VECTOR_ADD)
     cases = harness.problem_summary(files)[1][:1]
-    need = harness.planned_task_bytes(files, QUICK, "cpu", cases)
+    need = batch_memory(files, QUICK, "cpu", cases)
     total = local_ray.cluster_resources()["memory"]
-    assert no_node_holds(need) is None
-    assert "GiB of host memory" in (no_node_holds(int(total) + 1) or "")
+    assert need == harness.planned_task_bytes(files, QUICK, "cpu", cases, int(total)) <= total
+    first = json.loads(files["workload.jsonl"].splitlines()[0])
+    huge = {**files, "workload.jsonl": json.dumps({**first, "axes": {"n": 1 << 36}}) + "\n"}  # 256 GiB a tensor
+    with pytest.raises(ValueError, match="the largest Ray node offers"):
+        batch_memory(huge, QUICK, "cpu", cases)
     solution = harness.inline_solution(VECTOR_ADD_SOLUTION)
-    ref = task_for("cpu", need).remote(files, [solution], QUICK, "cpu", cases)
+    ref = task_for("cpu", need).remote(files, [solution], QUICK, "cpu", cases, need)
     held = []
     while not local_ray.wait([ref], timeout=0.05)[0]:
         held.append(total - local_ray.available_resources().get("memory", 0))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,11 +45,21 @@ def eval_command(
     iterations: int = typer.Option(50, min=1, max=10_000, help="timed calls"),
     timeout: float = typer.Option(300.0, min=0.1, max=3600, help="seconds per case and process"),
     memory_mb: MemoryMb = 16384,
+    host_memory: float = typer.Option(
+        None,
+        "--host-memory-gib",
+        min=0.5,
+        help="host memory this evaluation may take, its processes included (a shared machine's share); "
+        "the plan fits within it and within what the machine has available [what it has available]",
+    ),
     pairs: int = typer.Option(
         10, min=1, max=1000, help="paired batches of timed calls (reference and solution interleaved)"
     ),
     sandbox: str = typer.Option("auto", help="auto (bubblewrap when it works), required, or off (then: reproducible)"),
     blob_root: BlobRoot = None,
+    plan: bool = typer.Option(
+        False, "--plan", help="print each case's memory plan (slots, rounds at a time, GiB) and exit without running"
+    ),
 ) -> None:
     """Run a solution on a problem in isolated processes; print a table; exit 0 only if every case passed."""
     from rich.console import Console
@@ -94,6 +105,7 @@ def eval_command(
             iterations=iterations,
             timeout_s=timeout,
             memory_limit_mb=memory_mb,
+            memory_budget_bytes=int(host_memory * (1 << 30)) if host_memory else None,
             cases=cases or None,
             pairs=pairs,
             sandbox=sandbox,
@@ -110,6 +122,7 @@ def eval_command(
     except (FormatError, KeyError, ValueError) as exc:  # ValueError: a KernelBench problem too large, a bad --scale
         err.print(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}", markup=False)
         raise typer.Exit(1) from None
+    _plan(loaded_problem, options, err, plan)
     if device.startswith("cuda"):
         import torch
 
@@ -157,6 +170,47 @@ def _run_candidates(problem, candidates: list, options, output: str | None, reco
     return done
 
 
+def _plan(problem, options, err, only: bool) -> None:
+    """--plan: every case's figures, then exit (1: some case cannot fit); a CPU run: one line when some
+    case gets fewer slots (a run that cannot fit is refused by the harness itself)."""
+    if only or not options.device.startswith("cuda"):
+        fits = show_plan(problem, options, err, every_case=only)
+        if only:
+            raise typer.Exit(0 if fits else 1)
+
+
+def show_plan(problem, options, err, every_case: bool) -> bool:
+    """Say how the cases fit this machine's memory (every case's figures with ``every_case``, else one line
+    and only when some case gets fewer slots than it wants); False when some case cannot fit."""
+    from kernelindex.harness import memory
+    from kernelindex.harness.runner import memory_plan
+
+    try:
+        fitted = memory_plan(problem, options, memory.available_bytes())
+    except memory.DoesNotFit as exc:
+        if every_case:
+            err.print(f"does not fit: {exc}", markup=False)
+        return False
+    gib = lambda n: f"{n / memory.GIB:.2f} GiB"  # noqa: E731
+    budget = f"of {gib(fitted.budget)} for buffers" if fitted.budget is not None else "(not checked)"
+    if every_case:
+        for uuid, layout in fitted.layouts.items():
+            streamed = min(options.rounds, layout.slots)
+            err.print(
+                f"{uuid[:8]}  {layout.slots:3d}/{fitted.wanted[uuid]:3d} slots of {layout.slot_bytes / (1 << 20):.1f} MiB, "
+                f"rounds {streamed} at a time, {gib(fitted.need(uuid))}",
+                markup=False,
+            )
+    if every_case or fitted.fitted:
+        err.print(
+            f"memory plan: peak {gib(fitted.peak)} (reference arena {gib(fitted.reference_bytes)}) {budget}, "
+            f"plus ~{gib(memory.PROCESSES * memory.PROCESS_BYTES)} for the processes; "
+            f"{len(fitted.fitted)} of {len(fitted.layouts)} case(s) on fewer slots than they want",
+            markup=False,
+        )
+    return True
+
+
 def solution_files(given: list[str]) -> list[Path]:
     """Each --solution as files: a file as it is, a folder as its *.json and */solution.json (sorted);
     a folder with none is refused, naming it."""
@@ -201,12 +255,16 @@ def record_suite(store, suite, private_key=None) -> str:
 class EvalProgress:
     """A Rich progress bar per case: phase, calls or pairs done, and an estimate once timing has begun.
     With several solutions, one bar over candidates x cases that counts the verdicts, and only the
-    running case's bar beside it (a finished one is removed: fifty candidates make no hundred bars)."""
+    running case's bar beside it (a finished one is removed: fifty candidates make no hundred bars).
+    Where the console is no terminal (a log file, a pipe) a bar would show nothing until the end, so each
+    step inside a case is a line of its own instead."""
 
     def __init__(self, console, candidates: int = 1, cases: int = 0):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.console = console
+        self.lines = not console.is_terminal
+        self.started = time.monotonic()
         self.bar = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -215,6 +273,7 @@ class EvalProgress:
             TimeElapsedColumn(),
             console=console,
             transient=False,
+            disable=self.lines,
         )
         self.tasks: dict[tuple[int, str], TaskID] = {}
         self.candidates, self.title = candidates, f"{candidates} solutions x {cases} cases"
@@ -232,6 +291,9 @@ class EvalProgress:
         label = f"case {event.case_number + 1}/{event.cases} {event.uuid[:8]}"
         if self.overall is not None:
             label = f"solution {event.solution + 1}/{self.candidates} {label}"
+        if self.lines:
+            self._line(label, event)
+            return
         key = (event.solution, event.uuid)
         if key not in self.tasks:
             self.tasks[key] = self.bar.add_task(label, total=event.total, eta="")
@@ -250,6 +312,14 @@ class EvalProgress:
         self.bar.update(
             task, description=f"{label} {event.phase}", completed=event.done, total=max(1, event.total), eta=eta
         )
+
+    def _line(self, label: str, event) -> None:
+        if event.phase == "done":
+            step = event.result.status if event.result else "done"
+        else:
+            step = f"{event.phase} {event.done}/{event.total}" if event.total > 1 else event.phase
+            step += f", ~{event.eta_s:.0f}s left" if event.eta_s is not None else ""
+        self.console.print(f"[{time.monotonic() - self.started:6.0f}s] {label} {step}", markup=False, highlight=False)
 
 
 def progress_printer():

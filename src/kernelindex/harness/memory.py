@@ -1,7 +1,10 @@
-"""What a case's buffers take on the host, planned before anything is allocated, so a case that cannot
-fit is refused up front with the figures instead of meeting the OOM killer minutes into a run."""
+"""What a case's buffers take on the host, planned before anything is allocated, so an evaluation fits
+the machine (fewer slots per case, the checked rounds streamed through them a few at a time) or is
+refused up front with the figures, instead of meeting the OOM killer minutes into a run."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, replace
 
 from kernelindex.harness.arena import Layout, _nbytes
 
@@ -11,15 +14,30 @@ PROCESSES = 3  # the parent, the reference's process and the solution's
 
 
 class DoesNotFit(RuntimeError):
-    """Some chosen case needs more host memory than this machine has available."""
+    """Some chosen case needs more host memory than this machine (or a task's grant) has, even at the
+    fewest slots its protocol allows."""
+
+
+def _tensor_bytes(entries) -> int:
+    return sum(_nbytes(e.shape, e.dtype) for e in entries if not e.is_scalar)
+
+
+def compare_bytes(layout: Layout) -> int:
+    """What the parent's comparison of the largest output holds at once: both sides upcast, the error, the
+    relative error, their temporaries and masks, and a float64 copy of the match mask (compare.py): about
+    ten elements of the working precision (float64 for a float64 output, else float32) per element."""
+    largest = max((e for e in layout.outputs if not e.is_scalar), key=lambda e: _nbytes(e.shape, e.dtype), default=None)
+    if largest is None:
+        return 0
+    count = _nbytes(largest.shape, largest.dtype) // _nbytes((), largest.dtype)
+    return 10 * count * (8 if largest.dtype == "float64" else 4)
 
 
 def planned_bytes(layout: Layout, reference_arena_bytes: int) -> int:
     """Both arenas (the reference's is sized for the largest case), the parent's pristine copy of every
-    slot's inputs, and one call's outputs of working memory on each side."""
-    inputs = sum(_nbytes(e.shape, e.dtype) for e in layout.inputs if not e.is_scalar)
-    outputs = sum(_nbytes(e.shape, e.dtype) for e in layout.outputs if not e.is_scalar)
-    return reference_arena_bytes + layout.total_bytes + inputs * layout.slots + 2 * outputs
+    slot's inputs, one call's outputs of working memory on each side, and the parent's comparison."""
+    inputs, outputs = _tensor_bytes(layout.inputs), _tensor_bytes(layout.outputs)
+    return reference_arena_bytes + layout.total_bytes + inputs * layout.slots + 2 * outputs + compare_bytes(layout)
 
 
 def peak_bytes(layouts: dict[str, Layout]) -> int:
@@ -47,17 +65,83 @@ def available_bytes() -> int | None:
     return None
 
 
-def check_fits(layouts: dict[str, Layout], reference_arena_bytes: int, available: int | None) -> None:
-    """Raise DoesNotFit naming every case whose plan exceeds ``available`` bytes (None: not checked)."""
-    if available is None:
-        return
-    over = {uuid: planned_bytes(layout, reference_arena_bytes) for uuid, layout in layouts.items()}
-    over = {uuid: need for uuid, need in over.items() if need > available}
-    if over:
-        worst = max(over.values())
-        shown = ", ".join(uuid[:8] for uuid in sorted(over)[:8]) + (", ..." if len(over) > 8 else "")
-        raise DoesNotFit(
-            f"{len(over)} case(s) ({shown}) need up to {worst / GIB:.1f} GiB of host memory for their buffers, "
-            f"this machine has {available / GIB:.1f} GiB available; choose others with --cases, "
-            "or fewer --rounds"
+def buffer_budget(available: int | None, granted: int | None) -> int | None:
+    """Bytes the buffers may take: what the machine has available less the two children this process
+    has yet to start, and within a grant (a Ray task's memory, which counts all three processes)."""
+    limits = []
+    if available is not None:
+        limits.append(available - (PROCESSES - 1) * PROCESS_BYTES)
+    if granted is not None:
+        limits.append(granted - PROCESSES * PROCESS_BYTES)
+    return max(0, min(limits)) if limits else None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Each case's fitted layout, the reference's arena (sized for the largest of them) and the budget
+    they were fitted to (None: not checked)."""
+
+    layouts: dict[str, Layout]
+    wanted: dict[str, int]  # the slots each case would have had with memory to spare
+    budget: int | None
+
+    @property
+    def reference_bytes(self) -> int:
+        return max(layout.total_bytes for layout in self.layouts.values())
+
+    def need(self, uuid: str) -> int:
+        return planned_bytes(self.layouts[uuid], self.reference_bytes)
+
+    @property
+    def peak(self) -> int:
+        return max(self.need(uuid) for uuid in self.layouts)
+
+    @property
+    def fitted(self) -> list[str]:
+        """The cases given fewer slots than they wanted."""
+        return [uuid for uuid, layout in self.layouts.items() if layout.slots < self.wanted[uuid]]
+
+
+def fit(wanted: dict[str, Layout], least: int, budget: int | None, arena_cap: int | None = None) -> Plan:
+    """Fewer slots, one at a time, to whichever case among those over ``budget`` has the largest arena (the
+    largest also sizes the reference's arena, so it is always among them), never below ``least`` (the
+    calls one timed batch takes); no arena above ``arena_cap`` (a child's memory cap less its own needs).
+    Raises DoesNotFit, with the figures, when a case is over at ``least`` slots."""
+    slots = {uuid: layout.slots for uuid, layout in wanted.items()}
+    layouts = dict(wanted)
+    while True:
+        reference = max(layout.total_bytes for layout in layouts.values())
+        over = [u for u, layout in layouts.items() if budget is not None and planned_bytes(layout, reference) > budget]
+        over += [u for u, layout in layouts.items() if arena_cap is not None and layout.total_bytes > arena_cap]
+        if not over:
+            return Plan(layouts, {u: layout.slots for u, layout in wanted.items()}, budget)
+        largest = max(layouts, key=lambda u: (layouts[u].total_bytes, u))
+        shrink = [u for u in {*over, largest} if slots[u] > least]
+        if not shrink:
+            raise DoesNotFit(_refusal(layouts, over, least, budget, arena_cap))
+        pick = max(shrink, key=lambda u: (layouts[u].total_bytes, u))
+        slots[pick] -= 1
+        layouts[pick] = replace(layouts[pick], slots=slots[pick])
+
+
+def _refusal(layouts: dict[str, Layout], over: list[str], least: int, budget: int | None, cap: int | None) -> str:
+    """Name the cases that cannot fit even alone (their own arena the reference's), else say they cannot together."""
+    if cap is not None and any(layouts[u].total_bytes > cap for u in over):
+        worst = max(layouts[u].total_bytes for u in over)
+        return (
+            f"a case needs an arena of {worst / GIB:.1f} GiB even at {least} slot(s), over the {cap / GIB:.1f} GiB "
+            "a process may map under its memory cap; raise --memory-mb"
         )
+    assert budget is not None
+    alone = {u: planned_bytes(layouts[u], layouts[u].total_bytes) for u in layouts}
+    alone = {u: need for u, need in alone.items() if need > budget}
+    named = sorted(alone or set(over))
+    shown = ", ".join(u[:8] for u in named[:8]) + (", ..." if len(named) > 8 else "")
+    reference = max(layout.total_bytes for layout in layouts.values())
+    worst = max(alone.values()) if alone else max(planned_bytes(layouts[u], reference) for u in over)
+    together = "" if alone else " beside the reference's arena the largest case sizes"
+    return (
+        f"{len(named)} case(s) ({shown}) need {worst / GIB:.1f} GiB of host memory for their buffers{together} even "
+        f"at {least} slot(s) (the calls of one timed batch), this machine has {budget / GIB:.1f} GiB for them; "
+        "leave them out with --cases, or take fewer --iterations per --pairs"
+    )

@@ -103,6 +103,9 @@ class EvalOptions:
         ""  # an upstream judge's rule these cases' tolerances carry (kernelbench_judge.describe), for the protocol
     )
     blob_root: str | None = None  # where safetensors inputs' paths start (blobs.blob_root: else KERNELINDEX_BLOB_ROOT)
+    # host memory this evaluation may take, its processes included (a Ray task's grant): the plan fits within
+    # it and within what the machine has available; None: the machine's available memory alone
+    memory_budget_bytes: int | None = None
 
     @property
     def timer(self) -> str:
@@ -291,14 +294,15 @@ def _poison(layout: Layout, arena, slot: int, rng: random.Random) -> None:
 
 
 def case_layouts(problem: Problem, options: EvalOptions, cases: list[WorkloadCase]) -> dict[str, Layout]:
-    """Each case's slots: the checked rounds, then as many timed slots as a batch may use: the fewest a
-    batch needs, more (up to MAX_BATCH) while they fit in TIMED_BYTES. Unused slots cost nothing: an
-    arena's pages are only allocated once written."""
+    """Each case's slots with memory to spare: one per checked round, and as many for the timed batches
+    (which reuse them once the rounds are checked) as a batch may use: the fewest a batch needs, more (up
+    to MAX_BATCH) while they fit in TIMED_BYTES. Unused slots cost nothing: an arena's pages are only
+    allocated once written."""
     layouts = {}
     for case in cases:
         one = Layout.build(problem.definition, case, 1).slot_bytes
         timed = max(options.batch, min(MAX_BATCH, TIMED_BYTES // one))
-        layouts[case.uuid] = Layout.build(problem.definition, case, options.rounds + timed)
+        layouts[case.uuid] = Layout.build(problem.definition, case, max(options.rounds, timed))
     return layouts
 
 
@@ -335,6 +339,24 @@ class _TimedInputs:
         return first
 
 
+def memory_plan(
+    problem: Problem, options: EvalOptions, available: int | None, cases: list[WorkloadCase] | None = None
+) -> memory.Plan:
+    """The layouts these cases run with: fitted to ``available`` bytes of this machine (None: not checked)
+    and to the options' grant, each arena within what a child's memory cap lets it map; on a GPU as wanted
+    (its arenas live in its own memory). Raises memory.DoesNotFit with the figures when a case cannot fit."""
+    cases = cases if cases is not None else _chosen(problem, options)
+    wanted = case_layouts(problem, options, cases)
+    if options.device.startswith("cuda"):
+        return memory.Plan(wanted, {u: layout.slots for u, layout in wanted.items()}, None)
+    cap = (options.memory_limit_mb << 20) - 2 * memory.PROCESS_BYTES
+    return memory.fit(wanted, options.batch, memory.buffer_budget(available, options.memory_budget_bytes), cap)
+
+
+def _chosen(problem: Problem, options: EvalOptions) -> list[WorkloadCase]:
+    return problem.cases if not options.cases else [problem.case(u) for u in options.cases]
+
+
 class _Session:
     """What the solutions of one call share: the problem's read-only snapshot, the reference's process
     and arena, the nonce and the current case's checked rounds (`_Rounds`). A solution's processes,
@@ -359,16 +381,14 @@ class _Session:
         self.watched = [problem.root.resolve(), self.snapshot, *HARNESS_FILES]
         self.baseline = {str(r): _digests(r) for r in self.watched}  # taken once, never again
         self.memory = options.memory_limit_mb << 20
-        self.layouts = case_layouts(problem, options, cases)
-        largest = max(layout.total_bytes for layout in self.layouts.values())
-        if not options.device.startswith("cuda"):  # host buffers; a GPU's arenas live in its own memory
-            try:
-                memory.check_fits(self.layouts, largest, memory.available_bytes())
-            except memory.DoesNotFit:
-                _writable(self.base)
-                shutil.rmtree(self.base, ignore_errors=True)
-                raise
-        self.reference_arena = Arena(largest, options.device)
+        try:
+            self.plan = memory_plan(problem, options, memory.available_bytes(), cases)
+        except memory.DoesNotFit:
+            _writable(self.base)
+            shutil.rmtree(self.base, ignore_errors=True)
+            raise
+        self.layouts = self.plan.layouts
+        self.reference_arena = Arena(self.plan.reference_bytes, options.device)
         self.reference: Child | None = None
         self.cpus = _cpus()
         self.rounds: dict[str, _Rounds] = {}  # the current case's (by uuid), made by its first solution
@@ -514,7 +534,14 @@ class _CaseRun:
         self.pairs: list[PairTiming] = []
         self.pristine: dict[int, dict] = {}
         self.scalars: dict[str, dict] = {}  # by slot: the Python scalars a custom inputs function made there
-        self.timed_slots = list(range(session.options.rounds, self.layout.slots))
+        # With room for every checked round beside the timed batches, the rounds keep slots of their own and
+        # their reference outputs serve every solution of the call (`_Rounds`). Otherwise (memory fitted
+        # fewer slots) they stream through the first slots a chunk at a time, the timed batches reuse those,
+        # and the reference makes them again for each solution.
+        rounds, slots = session.options.rounds, self.layout.slots
+        self.shared = slots >= rounds + session.options.batch
+        self.round_slots = list(range(rounds if self.shared else min(rounds, slots)))
+        self.timed_slots = list(range(rounds, slots)) if self.shared else list(range(slots))
         self.clock = PhaseClock()
 
     def observe(self) -> Observations:
@@ -802,22 +829,38 @@ class _CaseRun:
             },
             "loading the solution",
         )
-        rounds = list(range(opts.rounds))
-        # The reference goes first, in the rounds and the warm-up: a reference that cannot run here (an
-        # exception, a device it hard-codes, its memory) fails as itself, before a solution that copies it
-        # could take the blame. Its rounds run once per case and call: later solutions get the same inputs
-        # (a copy each) and are checked against the same outputs.
-        self._reference_rounds(rounds)
-        self.report(ProgressEvent(number, total, uuid, "rounds", 0, opts.rounds))
-        self._hand_inputs(rounds)
-        self._solution(self._batch_message(rounds, False), "correctness rounds")
-        self._check_inputs(rounds)
-        self._check_outputs([(r, f"round-{r}") for r in rounds])
-        self.report(ProgressEvent(number, total, uuid, "warmup", 0, opts.warmup))
-        warm = [rounds[i % len(rounds)] for i in range(max(1, opts.warmup))]
-        self._restore_rounds(rounds)
+        if self.shared:
+            slots = self.round_slots
+            # The reference goes first, in the rounds and the warm-up: a reference that cannot run here (an
+            # exception, a device it hard-codes, its memory) fails as itself, before a solution that copies
+            # it could take the blame. Its rounds run once per case and call: later solutions get the same
+            # inputs (a copy each) and are checked against the same outputs.
+            self._reference_rounds(slots)
+            self.report(ProgressEvent(number, total, uuid, "rounds", 0, opts.rounds))
+            self._hand_inputs(slots)
+            self._solution(self._batch_message(slots, False), "correctness rounds")
+            self._check_inputs(slots)
+            self._check_outputs([(r, f"round-{r}") for r in slots])
+            self.report(ProgressEvent(number, total, uuid, "warmup", 0, opts.warmup))
+            warm = [slots[i % len(slots)] for i in range(max(1, opts.warmup))]
+            self._restore_rounds(slots)
+        else:
+            self.s.rounds.clear()  # the timed batches reuse these slots: nothing of the rounds outlives the case
+            slots = self.round_slots
+            for first in range(0, opts.rounds, len(slots)):
+                self.report(ProgressEvent(number, total, uuid, "rounds", first, opts.rounds))
+                chunk = [(slots[j], first + j) for j in range(min(len(slots), opts.rounds - first))]
+                self._make_inputs([(slot, "round", r) for slot, r in chunk])
+                used = [slot for slot, _ in chunk]
+                self._reference(self._batch_message(used, False))  # first, as above
+                self._hand_inputs(used)
+                self._solution(self._batch_message(used, False), "correctness rounds")
+                self._check_inputs(used)
+                self._check_outputs([(slot, f"round-{r}") for slot, r in chunk])
+            self.report(ProgressEvent(number, total, uuid, "warmup", 0, opts.warmup))
+            warm = [slots[i % len(slots)] for i in range(max(1, opts.warmup))]
         _, ref_warm = self._reference(self._batch_message(warm, False))
-        self._hand_inputs(rounds)
+        self._hand_inputs(slots)
         _, sol_warm = self._solution(self._batch_message(warm, False), "warm-up")
         size = self._batch_size((sol_warm, ref_warm), len(warm))
         timed = self.timed_slots[:size]
@@ -887,7 +930,7 @@ def evaluate_many(
     reference makes a case's checked rounds once (`_Rounds`) and only one case's state is ever held
     (a single evaluation's memory plan holds for the call). Raises as `evaluate` does."""
     options = options or EvalOptions()
-    cases = problem.cases if not options.cases else [problem.case(u) for u in options.cases]
+    cases = _chosen(problem, options)
     environment = read_environment(options.device)
     session = _Session(problem, options, cases)
     if session.sandboxed or len(solutions) == 1:

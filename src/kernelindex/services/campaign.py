@@ -52,13 +52,16 @@ def evaluate_batch(
     protocol: dict[str, Any],
     device: str,
     cases: list[str] | None,
+    memory_bytes: int | None = None,
 ) -> list:
     """A Ray task body: rebuild the job in a scratch folder, run these cases of every solution in one
-    call, return a suite result per solution, in order."""
+    call within the ``memory_bytes`` the task was granted (its memory plan the driver's), return a suite
+    result per solution, in order."""
     with tempfile.TemporaryDirectory(prefix="kernelindex-campaign-") as tmp:
         problem_dir = harness.write_problem(problem_files, Path(tmp) / "problem")
         paths = [harness.write_solution(doc, Path(tmp) / f"solution-{n}") for n, doc in enumerate(solutions)]
-        return harness.run_many(problem_dir, paths, harness.evaluation_options(protocol, device, cases))
+        options = harness.evaluation_options(protocol, device, cases, memory_bytes)
+        return harness.run_many(problem_dir, paths, options)
 
 
 def batches(cases: list[str], size: int) -> list[list[str]]:
@@ -121,20 +124,23 @@ def task_for(hardware: str, memory_bytes: int):
     return ray.remote(evaluate_batch).options(**task_options(hardware, memory_bytes))
 
 
-def no_node_holds(memory_bytes: int) -> str | None:
-    """Why no live Ray node can take a task asking for ``memory_bytes`` (Ray would hold it pending for
-    ever), or None when one can."""
+def batch_memory(files: dict[str, str], protocol: dict[str, Any], device: str, cases: list[str] | None) -> int:
+    """The host memory a batch's task asks for: the harness's plan of its cases fitted to the largest live
+    Ray node's memory (fewer slots, streamed rounds), so Ray can always place it and never over-commits a
+    node. Raises ValueError, with the figures, where no node can hold it (Ray would keep it pending for ever)."""
     import ray
 
-    from kernelindex.harness.memory import GIB
+    from kernelindex.harness.memory import GIB, DoesNotFit
 
-    largest = max((n["Resources"].get("memory", 0) for n in ray.nodes() if n.get("Alive")), default=0)
-    if memory_bytes <= largest:
-        return None
-    return (
-        f"a batch needs {memory_bytes / GIB:.1f} GiB of host memory by the harness's plan, the largest Ray "
-        f"node offers {largest / GIB:.1f} GiB; choose fewer cases per batch (--batch), other --cases or fewer --rounds"
-    )
+    largest = int(max((n["Resources"].get("memory", 0) for n in ray.nodes() if n.get("Alive")), default=0))
+    offer = f"the largest Ray node offers {largest / GIB:.1f} GiB of host memory"
+    try:
+        need = harness.planned_task_bytes(files, protocol, device, cases, largest)
+    except DoesNotFit as exc:
+        raise ValueError(f"{offer}: {exc}") from None
+    if need > largest:
+        raise ValueError(f"a batch needs {need / GIB:.1f} GiB of host memory by the harness's plan, {offer}")
+    return need
 
 
 def run_campaign(
@@ -158,20 +164,19 @@ def run_campaign(
         groups.setdefault((json.dumps(pair.problem_files, sort_keys=True), tuple(pair.cases)), []).append(pair)
     for group in groups.values():
         first = group[0]
-        plans = [
-            (b, harness.planned_task_bytes(first.problem_files, protocol, device, b))
-            for b in batches(first.cases, batch_size)
-        ]
-        refused = next((why for _, need in plans if (why := no_node_holds(need))), None)
-        if refused:  # refused before any of its batches starts
+        try:
+            plans = [
+                (b, batch_memory(first.problem_files, protocol, device, b)) for b in batches(first.cases, batch_size)
+            ]
+        except ValueError as exc:  # refused before any of its batches starts
             for pair in group:
-                pair.failure = refused
+                pair.failure = str(exc)
             advance(len(first.cases) * len(group))
             continue
         problem_ref, solutions_ref = ray.put(first.problem_files), ray.put([pair.solution for pair in group])
         for batch, need in plans:
             task = task_for(hardware, need)
-            owner[task.remote(problem_ref, solutions_ref, protocol, device, batch)] = (group, len(batch))
+            owner[task.remote(problem_ref, solutions_ref, protocol, device, batch, need)] = (group, len(batch))
     expected = {id(pair): len(batches(pair.cases, batch_size)) for pair in pairs}
     pending = list(owner)
     while pending:

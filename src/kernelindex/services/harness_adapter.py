@@ -100,11 +100,14 @@ def solution_bundle(document: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]
     return sources_bundle(solution), facts
 
 
-def evaluation_options(protocol: Mapping[str, Any], device: str, cases: list[str] | None = None) -> EvalOptions:
+def evaluation_options(
+    protocol: Mapping[str, Any], device: str, cases: list[str] | None = None, memory_bytes: int | None = None
+) -> EvalOptions:
     """The harness options of a job's protocol. The sandbox mode, the memory cap of each worker and the blob
     root are the runner's own (``sandbox``, ``memory_mb`` and ``blob_root`` in the protocol as the runner
     passes it on, never the server's word); without them the sandbox is required, the harness's default
-    cap applies and the blob root is the worker's KERNELINDEX_BLOB_ROOT."""
+    cap applies and the blob root is the worker's KERNELINDEX_BLOB_ROOT. ``memory_bytes``: the host memory
+    the evaluation is granted (a Ray task's), which its memory plan keeps within."""
     from kernelindex.harness.runner import EvalOptions
 
     memory = protocol.get("memory_mb")
@@ -117,24 +120,30 @@ def evaluation_options(protocol: Mapping[str, Any], device: str, cases: list[str
         cases=cases,
         sandbox=str(protocol.get("sandbox", "required")),
         blob_root=protocol.get("blob_root"),
+        memory_budget_bytes=memory_bytes,
     )
     return replace(options, memory_limit_mb=int(memory)) if memory else options
 
 
 def planned_task_bytes(
-    files: Mapping[str, str], protocol: Mapping[str, Any], device: str, cases: list[str] | None = None
+    files: Mapping[str, str],
+    protocol: Mapping[str, Any],
+    device: str,
+    cases: list[str] | None = None,
+    offered: int | None = None,
 ) -> int:
     """Host memory an evaluation of these cases of this problem needs under this protocol, by the harness's
-    own plan (harness/memory.task_bytes): what a Ray task asks its scheduler for, so tasks that would
-    over-commit a node wait instead of meeting the OOM killer."""
+    own plan fitted to ``offered`` bytes (a node's memory; None: as the cases want it): what a Ray task asks
+    its scheduler for, so tasks that would over-commit a node wait instead of meeting the OOM killer. The
+    task, granted exactly this, fits to the same plan. Raises memory.DoesNotFit where no plan fits."""
     from kernelindex.harness import memory
-    from kernelindex.harness.runner import case_layouts
+    from kernelindex.harness.runner import memory_plan
 
     with tempfile.TemporaryDirectory(prefix="kernelindex-problem-") as tmp:
         problem = load_problem(write_problem(files, Path(tmp) / "problem"))
-    options = evaluation_options(protocol, device, cases)
+    options = evaluation_options(protocol, device, cases, offered)
     chosen = [problem.case(uuid) for uuid in cases] if cases else problem.cases
-    return memory.task_bytes(case_layouts(problem, options, chosen), device)
+    return memory.task_bytes(memory_plan(problem, options, None, chosen).layouts, device)
 
 
 def pick_cases(cases: list[str], wanted: list[str]) -> list[str]:

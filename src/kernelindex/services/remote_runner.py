@@ -184,7 +184,7 @@ def run_on_ray(runner: Runner, hardware: str, jobs: int, limits: RunnerLimits | 
     import ray
     from ray.exceptions import RayError
 
-    from kernelindex.services.campaign import device_for, no_node_holds, task_for
+    from kernelindex.services.campaign import batch_memory, device_for, task_for
 
     device = device_for(hardware)
     running: dict[Any, tuple[dict[str, Any], float]] = {}
@@ -196,15 +196,12 @@ def run_on_ray(runner: Runner, hardware: str, jobs: int, limits: RunnerLimits | 
         try:
             files, document = job_inputs(runner, job)
             cases = limits.cases_of(job)
-            need = harness.planned_task_bytes(files, limits.protocol(job), device, cases)
-            refused = no_node_holds(need)
-            if refused:
-                raise ValueError(refused)
+            need = batch_memory(files, limits.protocol(job), device, cases)
             task = task_for(hardware, need)
         except (ApiError, ValueError, KeyError) as exc:  # a problem that does not load, a case it lacks
             outcomes.append(give_back(runner, job, str(exc.args[0]) if isinstance(exc, KeyError) else str(exc)))
             continue
-        running[task.remote(files, [document], limits.protocol(job), device, cases)] = (
+        running[task.remote(files, [document], limits.protocol(job), device, cases, need)] = (
             job,
             time.perf_counter(),
         )
