@@ -15,7 +15,7 @@ from harness_testkit import problem, quick, solution, write_solution
 
 from kernelindex.harness import memory
 from kernelindex.harness.arena import Layout
-from kernelindex.harness.runner import case_layouts, evaluate, memory_plan
+from kernelindex.harness.runner import case_layouts, evaluate, evaluate_many, memory_plan
 
 FIRST = "3a1f0e2c-0000-4000-8000-000000000001"
 RNG = random.Random(secrets.randbits(64))
@@ -151,6 +151,24 @@ def test_rounds_stream_through_the_slots_that_fit_and_every_round_is_checked(mon
         assert rounds == [(0, 7), (3, 7), (6, 7)]
         assert [t for t in result.checked_calls if t.startswith("round-")] == [f"round-{r}" for r in range(7)]
         assert any(t.startswith("timed-") for t in result.checked_calls)
+
+
+def test_several_solutions_on_streamed_rounds_are_each_checked_on_every_round(monkeypatch, tmp_path):
+    """With 3 slots the rounds cannot keep slots of their own beside the timed batches, so a many-solution
+    call has the reference make them again for each solution: a right one after a wrong one (and after
+    the timed batches that reused the slots) still passes with every round checked against the reference."""
+    vector_add = problem("vector_add")
+    options = quick(rounds=7, iterations=6, pairs=3, cases=[FIRST])
+    layout = case_layouts(vector_add, options, [vector_add.case(FIRST)])[FIRST]
+    budget = _budget_for(layout, 3)
+    monkeypatch.setattr(memory, "available_bytes", lambda: budget + 2 * memory.PROCESS_BYTES)
+    right = write_solution(tmp_path / "right", WRONG_ON_CALL.format(n=-1))
+    wrong = write_solution(tmp_path / "wrong", WRONG_ON_CALL.format(n=RNG.choice([4, 5, 6])))
+    suites = evaluate_many(vector_add, [right, wrong, right], options)
+    assert [s.cases[0].passed for s in suites] == [True, False, True], [s.cases[0].log for s in suites]
+    for suite in (suites[0], suites[2]):
+        checked = suite.cases[0].checked_calls
+        assert [t for t in checked if t.startswith("round-")] == [f"round-{r}" for r in range(7)]
 
 
 def test_the_machines_available_memory_is_read():
