@@ -95,6 +95,10 @@ def test_scaled_sizes_keep_powers_of_two_and_multiples_of_eight_and_never_drop_b
     ]
 
 
+def test_a_power_of_two_scaled_below_one_is_held_at_small():
+    assert [scaled_size(v, 0.01) for v in (64, 16, 32768)] == [8, 8, 256]
+
+
 def test_a_power_of_two_group_count_still_divides_its_power_of_two_channels_at_every_scale():
     """GroupNorm(256, 8192) scaled by 0.05: rounding both to multiples of 8 gave 16 groups of 408 features."""
     for factor in (0.01, 0.03, 0.05, 0.1, 0.25, 0.5):

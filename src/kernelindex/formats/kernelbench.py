@@ -209,7 +209,7 @@ def scaled_size(value: int, factor: float) -> int:
         return value
     target = value * factor
     if value & (value - 1) == 0:
-        found = 1 << round(math.log2(target))
+        found = 1 << max(0, round(math.log2(target)))  # 64 * 0.01: 2**-1 rounds up to 1
     elif value % 8 == 0:
         found = round(target / 8) * 8
     else:
