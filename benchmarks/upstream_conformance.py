@@ -5,7 +5,8 @@ the folder). SOL-ExecBench and FlashInfer-Bench: a folder of problem folders (de
 workload.jsonl); every problem is read as `eval` and `import` read it (accepted, or refused with the
 reason), its records are built, and its reference is evaluated as a solution on the first case(s): a
 reference must pass against itself. KernelBench: its KernelBench/ folder (level1, level2, ...) or one
-level folder; per problem file (sizes scaled by --scale for a CPU run) the reference copied as ModelNew
+level folder; per problem file (sizes scaled by --scale for a CPU run, or by the first of its doubles at
+which Model runs: the row's `scale` then says which) the reference copied as ModelNew
 must pass and a copy whose outputs are moved by 1% + 1e-3 (beyond fp32's atol = rtol = 1e-4) must fail,
 both sandboxed through `harness.kernelbench` under KernelBench's rule, as `kernelindex eval PROBLEM.py`
 runs them. Per problem: accepted / verdict / reason, wall time and the peak resident memory of the
