@@ -5,7 +5,8 @@ the folder). SOL-ExecBench and FlashInfer-Bench: a folder of problem folders (de
 workload.jsonl); every problem is read as `eval` and `import` read it (accepted, or refused with the
 reason), its records are built, and its reference is evaluated as a solution on the first case(s): a
 reference must pass against itself. KernelBench: its KernelBench/ folder (level1, level2, ...) or one
-level folder; per problem file (sizes scaled by --scale for a CPU run) the reference copied as ModelNew
+level folder; per problem file (sizes scaled by --scale for a CPU run, or by the first of its doubles at
+which Model runs: the row's `scale` then says which) the reference copied as ModelNew
 must pass and a copy whose outputs are moved by 1% + 1e-3 (beyond fp32's atol = rtol = 1e-4) must fail,
 both sandboxed through `harness.kernelbench` under KernelBench's rule, as `kernelindex eval PROBLEM.py`
 runs them. Per problem: accepted / verdict / reason, wall time and the peak resident memory of the
@@ -119,13 +120,16 @@ def run_folder(folder: Path, args, scratch: Path) -> dict:
     return row
 
 
-def _kernelbench_suite(problem: Path, tail: str, folder: Path, args):
+def _kernelbench_suite(problem: Path, tail: str, folder: Path, args, probed: dict | None = None):
+    """The suite of the problem with ``tail`` appended as its ModelNew, and what `prepare` made of it."""
     from kernelindex.harness import kernelbench, kernelbench_judge
     from kernelindex.harness.runner import EvalOptions, evaluate
 
     solution = folder / f"{problem.stem}{'_same' if tail is SAME else '_perturbed'}.py"
     solution.write_text(problem.read_text(encoding="utf-8") + tail, encoding="utf-8")
-    prepared = kernelbench.prepare(problem, solution, folder / solution.stem, scale=args.scale, device=args.device)
+    prepared = kernelbench.prepare(
+        problem, solution, folder / solution.stem, scale=args.scale, device=args.device, probed=probed
+    )
     options = EvalOptions(
         device=args.device,
         rounds=kernelbench_judge.TRIALS,
@@ -135,7 +139,7 @@ def _kernelbench_suite(problem: Path, tail: str, folder: Path, args):
         timeout_s=args.timeout or 300.0,
         rule=kernelbench_judge.describe(prepared.precision, kernelbench_judge.TRIALS),
     )
-    return evaluate(prepared.problem, prepared.solution, options)
+    return evaluate(prepared.problem, prepared.solution, options), prepared
 
 
 def run_kernelbench(path: Path, args, scratch: Path) -> dict:
@@ -151,8 +155,10 @@ def run_kernelbench(path: Path, args, scratch: Path) -> dict:
             records_for(load_problem(kernelbench.problem_folder(path, folder, scale=args.scale)))
             row.update(accepted=True, verdict="LOADED", reason="")
             return row
-        same = _kernelbench_suite(path, SAME, folder, args)
-        moved = _kernelbench_suite(path, PERTURBED, folder, args)
+        same, prepared = _kernelbench_suite(path, SAME, folder, args)
+        # at the scale the first found (more than --scale where Model fails at --scale's sizes)
+        args_used = argparse.Namespace(**{**vars(args), "scale": prepared.file.scale})
+        moved, _ = _kernelbench_suite(path, PERTURBED, folder, args_used, prepared.probe)
     except (FormatError, RecordError, ValueError) as exc:  # ValueError: harness.kernelbench.TooLarge, no GPU
         row.update(accepted=False, verdict="REFUSED", reason=str(exc))
         return row
@@ -161,6 +167,8 @@ def run_kernelbench(path: Path, args, scratch: Path) -> dict:
     if row["verdict"] == "PASSED" and row["perturbed"] == "PASSED":
         row.update(verdict="NONCONFORMING", reason="the perturbed copy passed too")
     row.update(accepted=True, seconds=round(time.perf_counter() - started, 2), peak_mib=round(_peak_mib()))
+    if prepared.file.scale != args.scale:
+        row.update(scale=prepared.file.scale)
     return row
 
 
@@ -209,6 +217,7 @@ def _print(row: dict, as_json: bool) -> None:
         return
     figures = f"{row['seconds']:8.1f} s {row['peak_mib']:7d} MiB" if "seconds" in row else ""
     perturbed = f" perturbed {row['perturbed']}" if "perturbed" in row else ""
+    perturbed += f" (at scale {row['scale']:g})" if "scale" in row else ""
     print(f"{row['problem']:>6} {row['verdict']:<22}{perturbed} {figures} {row['reason'][:160]}", flush=True)
 
 

@@ -68,8 +68,8 @@ def test_scaling_rewrites_root_sizes_keeps_small_ones_and_lets_derived_ones_foll
     scaled = scale_problem(parse_problem(PROBLEM, "level2/12_Conv2d_Thing_.py"), 0.1)
     values = scaled.size_values
     assert values["kernel_size"] == 3 and values["batch_size"] == 8 and values["in_channels"] == 8
-    assert values["out_channels"] == 408 and values["height"] == 13 and values["width"] == 24
-    assert values["area"] == 13 * 24  # the file computes it from the scaled sizes
+    assert values["out_channels"] == 512 and values["height"] == 13 and values["width"] == 32
+    assert values["area"] == 13 * 32  # the file computes it from the scaled sizes
     assert scaled.scaled_from["out_channels"] == 4096 and "kernel_size" not in scaled.scaled_from
     assert "eps = 1e-5" in scaled.text and "def get_inputs" in scaled.text
     assert scale_problem(parse_problem(PROBLEM, "a.py"), 1.0).text == PROBLEM
@@ -81,8 +81,73 @@ def test_a_scale_outside_0_1_is_refused(value):
         scale_problem(parse_problem(PROBLEM, "a.py"), value)
 
 
-def test_scaled_sizes_keep_multiples_of_eight():
-    assert [scaled_size(v, 0.1) for v in (8, 16, 1024, 4096, 127, 9)] == [8, 8, 104, 408, 13, 1]
+def test_scaled_sizes_keep_powers_of_two_and_multiples_of_eight_and_never_drop_below_small():
+    # 8200 and 393216 are multiples of 8 but no powers of two; 9 and 127 neither; 16 and 9 hit the floor
+    assert [scaled_size(v, 0.1) for v in (8, 16, 1024, 4096, 127, 9, 8200, 393216)] == [
+        8,
+        8,
+        128,
+        512,
+        13,
+        8,
+        816,
+        39320,
+    ]
+
+
+def test_a_power_of_two_scaled_below_one_is_held_at_small():
+    assert [scaled_size(v, 0.01) for v in (64, 16, 32768)] == [8, 8, 256]
+
+
+def test_a_power_of_two_group_count_still_divides_its_power_of_two_channels_at_every_scale():
+    """GroupNorm(256, 8192) scaled by 0.05: rounding both to multiples of 8 gave 16 groups of 408 features."""
+    for factor in (0.01, 0.03, 0.05, 0.1, 0.25, 0.5):
+        groups, features = scaled_size(256, factor), scaled_size(8192, factor)
+        assert features % groups == 0, (factor, groups, features)
+
+
+QUIRKS = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x
+
+
+batch_size = 4096
+depth = 10; height = width = 256  # one line, two statements, a chained assignment
+input_shape = (32768,)
+kernel_size = (3, 11)
+pool = [2, 640]
+
+
+def get_inputs():
+    return [torch.rand(batch_size, depth, height, width, *input_shape)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_sizes_on_a_shared_line_chained_and_in_shape_literals_are_read_and_scaled():
+    problem = parse_problem(QUIRKS, "level1/5_Quirks.py")
+    assert problem.size_values == {"batch_size": 4096, "depth": 10, "height": 256, "width": 256}
+    scaled = scale_problem(problem, 0.05)
+    assert scaled.size_values == {"batch_size": 256, "depth": 8, "height": 16, "width": 16}
+    assert "depth = 8; height = width = 16  # one line, two statements, a chained assignment\n" in scaled.text
+    assert "input_shape = (2048,)\n" in scaled.text and "pool = [2, 32]\n" in scaled.text
+    assert "kernel_size = (3, 8)\n" in scaled.text  # above SMALL, so scaled, but never below it
+    assert scaled.scaled_from == {
+        "batch_size": 4096,
+        "depth": 10,
+        "height": 256,
+        "width": 256,
+        "input_shape[0]": 32768,
+        "kernel_size[1]": 11,
+        "pool[1]": 640,
+    }
 
 
 @pytest.mark.parametrize(

@@ -62,7 +62,75 @@ def test_a_scaled_problem_is_another_workload_of_the_same_operation(tmp_path):
     smaller = kernelbench.prepare(LEVEL2, stand_in, tmp_path / "t", scale=0.05, check_memory=False)
     assert small.problem.definition.raw["inputs"] == smaller.problem.definition.raw["inputs"]
     assert small.problem.cases[0].uuid != smaller.problem.cases[0].uuid
-    assert small.problem.cases[0].axes["in_features"] == 104 and smaller.problem.cases[0].axes["in_features"] == 48
+    assert small.problem.cases[0].axes["in_features"] == 128 and smaller.problem.cases[0].axes["in_features"] == 64
+
+
+SCALING = KB / "scaling"
+
+
+@pytest.mark.parametrize(
+    ("problem", "scale", "axes"),
+    [
+        (
+            SCALING / "level2" / "12_Gemm_GroupNorm_Swish.py",
+            0.05,
+            {"batch_size": 64, "in_features": 512, "out_features": 512, "num_groups": 16},
+        ),
+        (
+            SCALING / "level1" / "13_Conv3d_shallow_depth.py",
+            0.05,
+            {"batch_size": 8, "in_channels": 3, "out_channels": 8, "depth": 8, "height": 16, "width": 16},
+        ),
+        (
+            SCALING / "level2" / "3_ConvTranspose3d_LayerNorm_tied.py",
+            0.2,  # 0.05 and 0.1 make out_channels 8 and the output's width 16: Model fails there
+            {"batch_size": 8, "in_channels": 8, "out_channels": 16, "depth": 8, "height": 8, "width": 8},
+        ),
+    ],
+    ids=["group-count-divides-features", "shallow-depth-on-a-shared-line", "sizes-tied-only-by-value"],
+)
+def test_sizes_that_must_agree_still_agree_scaled_for_a_cpu_smoke_run(tmp_path, problem, scale, axes):
+    """Asked for 0.05, upstream's GroupNorm(256, 8192) became 16 groups of 408 features, a depth of 10 became
+    1 under a kernel of 3, ``height = width = 256`` sharing a line was never scaled, and a LayerNorm over
+    out_channels applied to a width equal to it only at upstream's sizes failed: each now runs and passes,
+    the last at the smallest scale where Model runs."""
+    prepared, suite = run(problem, reference_as_model_new(problem, tmp_path), tmp_path, scale=0.05)
+    assert [c.verdict for c in suite.cases] == [Verdict.PASSED], suite.cases[0].log
+    assert prepared.file.scale == pytest.approx(scale)
+    assert {name: prepared.problem.cases[0].axes[name] for name in axes} == axes
+
+
+BROKEN = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.norm = nn.LayerNorm((features + 1,))
+
+    def forward(self, x):
+        return self.norm(x)
+
+
+batch_size = features = 64
+
+
+def get_inputs():
+    return [torch.rand(batch_size, features)]
+
+
+def get_init_inputs():
+    return [features]
+"""
+
+
+def test_a_problem_failing_at_every_scale_is_refused_with_its_own_error(tmp_path):
+    broken = tmp_path / "level2" / "3_Broken.py"
+    broken.parent.mkdir()
+    broken.write_text(BROKEN, encoding="utf-8")
+    with pytest.raises(kernelbench.ModelFailed, match=r"running Model on the meta device failed: RuntimeError"):
+        kernelbench.prepare(broken, reference_as_model_new(broken, tmp_path), tmp_path / "p", scale=0.25)
 
 
 def test_a_problem_too_large_for_the_machine_is_refused_with_what_it_needs(tmp_path):

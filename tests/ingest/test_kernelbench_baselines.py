@@ -45,6 +45,29 @@ def test_baselines_show_on_their_operation_page(store):
     assert "87.1" in other.text and "41.2" not in other.text
 
 
+def test_a_level1_operation_page_lists_each_variants_baseline_with_its_machine(store):
+    """Both variants of one problem on one machine: a comparison group each, chosen on the operation's
+    page by machine and variant, its table the run titled by file, variant and machine folder."""
+    import html
+    import re
+
+    dispatch.import_upstream(store, "kernelbench", FIXTURES)
+    with TestClient(create_app(store=store), raise_server_exceptions=False) as client:
+        page = client.get("/operations/kernelbench-l1-3-scaled-row-sum-baseline")
+        assert page.status_code == 200
+        chooser = page.text[page.text.index('class="group-chooser"') :].split("</ul>", 1)[0]
+        links = dict((label, html.unescape(href)) for href, label in re.findall(r'href="([^"]+)">([^<]+)</a>', chooser))
+        assert set(links) == {
+            "NVIDIA A100-SXM4-80GB · KernelBench baseline timing (torch)",
+            "NVIDIA A100-SXM4-80GB · KernelBench baseline timing (torch.compile inductor-default)",
+        }
+        shown = {label: client.get(href).text for label, href in links.items()}
+    for variant, value in (("torch", "41.2"), ("torch.compile inductor-default", "30.5")):
+        group = shown[f"NVIDIA A100-SXM4-80GB · KernelBench baseline timing ({variant})"]
+        assert f"KernelBench baseline timing ({variant}) · KernelBench machine TestBox_A100" in group
+        assert f"3_Scaled_row_sum.py · {variant} · TestBox_A100" in group and value in group
+
+
 @pytest.mark.parametrize(
     ("change", "reason"),
     [

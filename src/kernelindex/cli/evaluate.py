@@ -232,10 +232,16 @@ def solution_files(given: list[str]) -> list[Path]:
 def _kernelbench(problem: str, solution: str, folder: str, scale: float, device: str, rounds: int | None):
     """A KernelBench problem file and ModelNew file as a problem and solution the runner takes (written
     into ``folder``), the judge's rule for the protocol and its number of correctness trials."""
+    from rich.console import Console
+
     from kernelindex.harness import kernelbench, kernelbench_judge
 
     rounds = rounds or kernelbench_judge.TRIALS
     prepared = kernelbench.prepare(problem, solution, folder, scale=scale, device=device, rounds=rounds)
+    if prepared.file.scale != scale:
+        Console(stderr=True, highlight=False, soft_wrap=True).print(
+            f"note: Model fails at its sizes scaled by {scale:g}; run at scale {prepared.file.scale:g}", markup=False
+        )
     rule = kernelbench_judge.describe(prepared.precision, rounds)
     return prepared.problem, prepared.solution, rule, rounds
 

@@ -3,9 +3,10 @@
 A KernelBench problem is one Python file: ``class Model(nn.Module)``, module-level sizes, and
 ``get_inputs()`` / ``get_init_inputs()``. Everything here works on the file's syntax tree and never
 runs it: the sizes are the module-level assignments whose values are integer constant expressions
-(``N = 2048 * 2``, ``depth, height, width = 24, 48, 48``), the level and number come from the path
-(``level2/17_Conv2d_InstanceNorm_Divide.py``). Scaling rewrites those assignments in the text, so
-that a CPU smoke run of a GPU-sized problem is the same problem at other sizes.
+(``N = 2048 * 2``, ``depth, height, width = 24, 48, 48``, ``height = width = 128``), the level and
+number come from the path (``level2/17_Conv2d_InstanceNorm_Divide.py``). Scaling rewrites those
+assignments, and shape literals such as ``input_shape = (32768,)``, in the text, so that a CPU smoke
+run of a GPU-sized problem is the same problem at other sizes.
 """
 
 from __future__ import annotations
@@ -105,16 +106,30 @@ def _uses_names(node: ast.AST) -> bool:
 
 
 def _targets(statement: ast.Assign) -> list[tuple[str, ast.AST]]:
-    """(name, value) pairs of ``a = 1`` and ``a, b = 1, 2``; nothing for other shapes."""
+    """(name, value) pairs of ``a = 1``, ``a = b = 1`` and ``a, b = 1, 2``; nothing for other shapes."""
+    value = statement.value
+    if all(isinstance(t, ast.Name) for t in statement.targets):
+        return [(t.id, value) for t in statement.targets if isinstance(t, ast.Name)]
     if len(statement.targets) != 1:
         return []
-    target, value = statement.targets[0], statement.value
-    if isinstance(target, ast.Name):
-        return [(target.id, value)]
+    target = statement.targets[0]
     if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
         if all(isinstance(t, ast.Name) for t in target.elts):
             return [(t.id, v) for t, v in zip(target.elts, value.elts) if isinstance(t, ast.Name)]
     return []
+
+
+def _shape_literal(statement: ast.Assign) -> tuple[str, list[int]] | None:
+    """``input_shape = (32768,)``: one name bound to a tuple or list of integer constant expressions
+    (a shape the file unpacks into its inputs), else None."""
+    if len(statement.targets) != 1 or not isinstance(statement.targets[0], ast.Name):
+        return None
+    if not isinstance(statement.value, (ast.Tuple, ast.List)) or not statement.value.elts:
+        return None
+    values = [_constant(e, None) for e in statement.value.elts]
+    if any(isinstance(v, bool) or not isinstance(v, int) for v in values):
+        return None
+    return statement.targets[0].id, [v for v in values if isinstance(v, int)]
 
 
 def _sizes(tree: ast.Module) -> list[Size]:
@@ -187,48 +202,77 @@ def parse_problem(text: str, path: str) -> ProblemFile:
 
 
 def scaled_size(value: int, factor: float) -> int:
-    """A size times ``factor``: sizes of SMALL or less stay; multiples of 8 stay multiples of 8 (so
-    channel counts still divide into groups and heads); never below 1."""
+    """A size times ``factor``. Sizes of SMALL or less stay, and none goes below SMALL (a kernel, pool
+    window or depth still fits the scaled input); a power of two stays one (the nearest), so group and
+    head counts still divide the channels they split; other multiples of 8 stay multiples of 8."""
     if value <= SMALL or factor == 1:
         return value
-    if value % 8 == 0:
-        return max(8, round(value * factor / 8) * 8)
-    return max(1, round(value * factor))
+    target = value * factor
+    if value & (value - 1) == 0:
+        found = 1 << max(0, round(math.log2(target)))  # 64 * 0.01: 2**-1 rounds up to 1
+    elif value % 8 == 0:
+        found = round(target / 8) * 8
+    else:
+        found = round(target)
+    return max(SMALL, found)
+
+
+def _assignment(statement: ast.Assign, names: list[str], values: list[str]) -> str:
+    """The text of an assignment binding ``names`` to ``values`` in the statement's own shape."""
+    if len(statement.targets) > 1:  # a = b = 128
+        return f"{' = '.join(names)} = {values[0]}"
+    if isinstance(statement.value, (ast.Tuple, ast.List)) and isinstance(statement.targets[0], ast.Name):
+        open_, close = ("[", "]") if isinstance(statement.value, ast.List) else ("(", ",)" if len(values) == 1 else ")")
+        return f"{names[0]} = {open_}{', '.join(values)}{close}"
+    return f"{', '.join(names)} = {', '.join(values)}"
+
+
+def _offset(lines: list[str], line: int, column: int) -> int:
+    """The character offset of a syntax tree position (1-based line, UTF-8 byte column) in the text."""
+    return sum(len(text) for text in lines[: line - 1]) + len(lines[line - 1].encode()[:column].decode())
 
 
 def scale_problem(problem: ProblemFile, factor: float) -> ProblemFile:
-    """The same problem with every root size above SMALL scaled (sizes computed from them follow,
-    since the file computes them itself): the assignments are rewritten in the text."""
+    """The same problem with every root size above SMALL scaled, and every element above SMALL of a
+    module-level shape literal (``input_shape = (32768,)``); sizes computed from them follow, since the
+    file computes them itself. The assignments are rewritten in the text."""
     if not (math.isfinite(factor) and 0 < factor <= 1):
         raise KernelBenchError(problem.path, None, f"scale must lie in (0, 1], got {factor}")
     if factor == 1:
         return problem
     tree = ast.parse(problem.text)
-    lines = problem.text.splitlines(keepends=True)
+    lines = re.split(r"(?<=\n)", problem.text)  # at newlines only, as the syntax tree counts lines
+    text = problem.text
     roots = {s.name for s in problem.sizes if s.root}
     before = problem.size_values
+    shapes: dict[str, int] = {}
     for statement in reversed(tree.body):
         if not isinstance(statement, ast.Assign):
             continue
         pairs = _targets(statement)
-        if not pairs or not any(name in roots for name, _ in pairs):
+        shape = _shape_literal(statement)
+        if shape is not None:
+            name, elements = shape
+            new = _assignment(statement, [name], [str(scaled_size(v, factor)) for v in elements])
+            shapes.update({f"{name}[{i}]": v for i, v in enumerate(elements) if scaled_size(v, factor) != v})
+        elif pairs and any(name in roots for name, _ in pairs) and not any(_uses_names(v) for _, v in pairs):
+            values = []
+            for name, value in pairs:
+                constant = _constant(value, None)
+                if name in roots and isinstance(constant, int):
+                    values.append(str(scaled_size(constant, factor)))
+                else:
+                    values.append(ast.unparse(value))
+            new = _assignment(statement, [n for n, _ in pairs], values)
+        else:
             continue
-        if any(_uses_names(value) for _, value in pairs):
-            continue
-        values = []
-        for name, value in pairs:
-            constant = _constant(value, None)
-            if name in roots and isinstance(constant, int):
-                values.append(str(scaled_size(constant, factor)))
-            else:
-                values.append(ast.unparse(value))
-        indent = " " * statement.col_offset
-        new = f"{indent}{', '.join(n for n, _ in pairs)} = {', '.join(values)}\n"
-        end = statement.end_lineno or statement.lineno
-        lines[statement.lineno - 1 : end] = [new]
-    scaled = parse_problem("".join(lines), problem.path)
+        # the statement's own span: another statement may share its line (``depth = 32; height = 128``)
+        start = _offset(lines, statement.lineno, statement.col_offset)
+        end = _offset(lines, statement.end_lineno or statement.lineno, statement.end_col_offset or 0)
+        text = text[:start] + new + text[end:]
+    scaled = parse_problem(text, problem.path)
     changed = {n: v for n, v in before.items() if scaled.size_values.get(n) != v}
-    return ProblemFile(**{**scaled.__dict__, "scale": factor, "scaled_from": changed})
+    return ProblemFile(**{**scaled.__dict__, "scale": factor, "scaled_from": {**changed, **shapes}})
 
 
 @dataclass(frozen=True)

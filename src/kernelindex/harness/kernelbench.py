@@ -124,6 +124,10 @@ class TooLarge(ValueError):
     """The problem's sizes need more memory than the machine has."""
 
 
+class ModelFailed(FormatError):
+    """``Model`` (or its inputs) failed at the file's sizes, on the meta device and on the CPU."""
+
+
 def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
@@ -163,7 +167,8 @@ def probe(file: ProblemFile, timeout_s: float = PROBE_TIMEOUT_S) -> dict:
         tail = (done.stderr or "").strip().splitlines()[-1:] or ["no output"]
         raise FormatError(file.path, None, None, f"probing its shapes failed: {tail[0][:300]}") from None
     if "error" in answer:
-        raise FormatError(file.path, None, None, f"running Model on the meta device failed: {answer['error']}")
+        scaled = f" at its sizes scaled by {file.scale:g}" if file.scale != 1 else ""
+        raise ModelFailed(file.path, None, None, f"running Model{scaled} on the meta device failed: {answer['error']}")
     for side in ("inputs", "outputs"):
         for entry in answer[side]:
             if entry["dtype"] not in DTYPES:
@@ -171,6 +176,21 @@ def probe(file: ProblemFile, timeout_s: float = PROBE_TIMEOUT_S) -> dict:
     if not any("scalar" not in entry for entry in answer["inputs"]):
         raise FormatError(file.path, None, "get_inputs", "returns no tensors")
     return answer
+
+
+def probe_scaled(path: str | Path, scale: float) -> tuple[ProblemFile, dict]:
+    """The problem at ``scale`` and its probe answer or, where Model fails at those sizes, at the first of
+    scale·2, scale·4, ... (up to 1) where it runs. A file can tie sizes it never computes from each
+    other (upstream's LayerNorm(out_channels) over a width that equals it only at upstream's sizes),
+    which no rounding rule keeps; a coarser scale still makes a smoke run, recorded as its own workload."""
+    while True:
+        file = read_problem(path, scale)
+        try:
+            return file, probe(file)
+        except ModelFailed:
+            if scale >= 1:
+                raise
+            scale = min(1.0, scale * 2)
 
 
 def needed_bytes(answer: dict, rounds: int, batch: int) -> int:
@@ -253,11 +273,14 @@ def prepare(
     rounds: int = judge.TRIALS,
     batch: int = 5,
     check_memory: bool = True,
+    probed: dict | None = None,
 ) -> Prepared:
-    """Write the internal problem folder and solution into ``folder``; refuse a problem that does not fit."""
+    """Write the internal problem folder and solution into ``folder``; refuse a problem that does not fit.
+    ``probed``: the `probe` answer of an earlier `prepare` of this problem at this scale, for a second
+    solution of it (probing starts a Python with torch: seconds). The scale used is ``file.scale``: more
+    than ``scale`` where Model fails at the sizes ``scale`` gives (`probe_scaled`)."""
     solution_text = _solution_file(Path(solution_path))
-    file = read_problem(problem_path, scale)
-    answer = probe(file)
+    file, answer = probe_scaled(problem_path, scale) if probed is None else (read_problem(problem_path, scale), probed)
     need = needed_bytes(answer, rounds, batch)
     if check_memory:
         have = available_bytes(device)
