@@ -4,7 +4,9 @@ The machine's available memory is made up here, so nothing depends on what is fr
 
 from __future__ import annotations
 
+import random
 import re
+import secrets
 from dataclasses import replace
 from pathlib import Path
 
@@ -69,3 +71,32 @@ def test_a_share_of_the_machine_bounds_the_plan_below_what_it_has(monkeypatch):
     share = (_available_for(3) - 2 * memory.PROCESS_BYTES + 3 * memory.PROCESS_BYTES) / (1 << 30)
     shown = _eval("--plan", "--host-memory-gib", f"{share + 1e-7:.12f}")
     assert shown.exit_code == 0 and re.search(r"3a1f0e2c +3/ *\d+ slots", shown.output), shown.output
+
+
+def test_on_a_terminal_finished_case_bars_go_and_the_overall_bar_counts_verdicts():
+    """Fifty candidates make no hundred bars: each case's bar is removed when it ends, and the one bar over
+    candidates x cases carries the verdict counts (events made up here; the harness makes the real ones)."""
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from kernelindex.cli.evaluate import EvalProgress
+
+    console = Console(file=io.StringIO(), force_terminal=True, width=160)
+    verdicts = [random.Random(secrets.randbits(32)).choice(["PASSED", "INCORRECT_NUMERICAL"]) for _ in range(6)]
+    with EvalProgress(console, candidates=3, cases=2) as shown:
+        for n, verdict in enumerate(verdicts):
+            solution, case = n % 3, n // 3
+            base = {"case_number": case, "cases": 2, "uuid": f"case{case}-uuid", "solution": solution}
+            shown.update(SimpleNamespace(**base, phase="rounds", done=0, total=2, eta_s=None, result=None))
+            assert len(shown.bar.tasks) == 2  # the overall bar and this case's
+            shown.update(
+                SimpleNamespace(
+                    **base, phase="done", done=1, total=1, eta_s=None, result=SimpleNamespace(status=verdict)
+                )
+            )
+            assert len(shown.bar.tasks) == 1
+    counts = {v: verdicts.count(v) for v in set(verdicts)}
+    assert shown.verdicts == counts
+    assert shown.bar.tasks[0].completed == 6

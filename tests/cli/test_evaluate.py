@@ -39,9 +39,9 @@ def test_several_solutions_are_run_and_recorded_apart(tmp_path):
     assert result.exit_code == 1, result.output  # one of them failed
     assert result.output.count("stored 3 new run(s)") == 2, result.output  # two cases and a suite run each
     assert "[bold]zeros[/bold]" in result.output  # its name shown as text
-    # one bar over solutions x cases counts the verdicts; each finished case's own bar is gone
+    # no terminal here, so each step is a line of its own; each verdict's line carries the tally so far
     assert "2 solutions x 2 cases: 2 INCORRECT_NUMERICAL, 2 PASSED" in result.output, result.output
-    assert "solution 1/2 case 1/2" not in result.output, result.output
+    assert "solution 2/2 case 2/2 3a1f0e2c INCORRECT_NUMERICAL" in result.output, result.output
     lines = [json.loads(line) for line in trace.read_text().splitlines()]
     statuses = {(line["solution"], line["evaluation"]["status"]) for line in lines}
     assert len(lines) == 4 and statuses == {

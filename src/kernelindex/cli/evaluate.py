@@ -297,6 +297,9 @@ class EvalProgress:
         label = f"case {event.case_number + 1}/{event.cases} {event.uuid[:8]}"
         if self.overall is not None:
             label = f"solution {event.solution + 1}/{self.candidates} {label}"
+        verdict = event.result.status if event.phase == "done" and event.result else ""
+        if event.phase == "done" and self.overall is not None:
+            self.verdicts[verdict] = self.verdicts.get(verdict, 0) + 1
         if self.lines:
             self._line(label, event)
             return
@@ -305,23 +308,25 @@ class EvalProgress:
             self.tasks[key] = self.bar.add_task(label, total=event.total, eta="")
         task = self.tasks[key]
         if event.phase == "done":
-            verdict = event.result.status if event.result else ""
             if self.overall is None:
                 self.bar.update(task, description=f"{label} {verdict}", completed=1, total=1, eta="")
                 return
             self.bar.remove_task(task)
-            self.verdicts[verdict] = self.verdicts.get(verdict, 0) + 1
-            counts = ", ".join(f"{n} {name}" for name, n in sorted(self.verdicts.items()))
-            self.bar.update(self.overall, description=f"{self.title}: {counts}", advance=1)
+            self.bar.update(self.overall, description=self._tally(), advance=1)
             return
         eta = f"~{event.eta_s:.0f}s left" if event.eta_s is not None else ""
         self.bar.update(
             task, description=f"{label} {event.phase}", completed=event.done, total=max(1, event.total), eta=eta
         )
 
+    def _tally(self) -> str:
+        """The overall line: how many of candidates x cases ended in each verdict so far."""
+        return f"{self.title}: " + ", ".join(f"{n} {name}" for name, n in sorted(self.verdicts.items()))
+
     def _line(self, label: str, event) -> None:
         if event.phase == "done":
             step = event.result.status if event.result else "done"
+            step += f" ({self._tally()})" if self.overall is not None else ""
         else:
             step = f"{event.phase} {event.done}/{event.total}" if event.total > 1 else event.phase
             step += f", ~{event.eta_s:.0f}s left" if event.eta_s is not None else ""
