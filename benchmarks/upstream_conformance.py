@@ -59,7 +59,9 @@ class ModelNew(Model):
 
 
 # SOL-ExecBench / FlashInfer-Bench: the reference with every output moved beyond any tolerance these
-# benchmarks give (atol up to 17, rtol up to 0.05 in SOL-ExecBench's 235 problems): must fail
+# benchmarks give (atol up to 17, rtol up to 0.05 in SOL-ExecBench's 235 problems): must fail. A bool
+# is flipped, which fails only where atol < 1 (SOL-ExecBench judges bools as f32 0/1 under the same
+# tolerance; its one bool output has atol 1e-5)
 PERTURBED_RUN = """
 
 _reference_run = run
