@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import secrets
 import tempfile
@@ -22,14 +23,16 @@ def _layout(slots: int) -> Layout:
     return Layout.build(vector_add.definition, vector_add.case(FIRST), slots)
 
 
-def test_the_plan_counts_both_arenas_the_pristine_inputs_and_a_call_of_outputs():
+def test_the_plan_counts_both_arenas_the_pristine_inputs_a_call_of_outputs_and_their_check():
     rng = random.Random(secrets.randbits(64))
     slots = rng.randint(2, 40)
     layout = _layout(slots)
     inputs = sum(memory._nbytes(e.shape, e.dtype) for e in layout.inputs if not e.is_scalar)
     outputs = sum(memory._nbytes(e.shape, e.dtype) for e in layout.outputs)
+    check = memory.CHECK_BYTES_PER_ELEMENT * max(math.prod(e.shape) for e in layout.outputs)  # the parent's check
     reference = layout.total_bytes * rng.randint(1, 3)
-    assert memory.planned_bytes(layout, reference) == reference + layout.total_bytes + inputs * slots + 2 * outputs
+    planned = reference + layout.total_bytes + inputs * slots + 2 * outputs + check
+    assert memory.planned_bytes(layout, reference) == planned
     assert memory.planned_bytes(_layout(slots + 1), reference) > memory.planned_bytes(layout, reference)
 
 
