@@ -181,6 +181,7 @@ class ReferenceProcess:
         self.definition = load_definition(request["definition_path"])
         self.problem_root = request["problem_root"]
         self.files = request.get("blobs") or {}  # each safetensors path's file in the snapshot (blobs.stage)
+        self.style = request.get("format", "kernelindex")  # whose way of drawing random inputs (inputs.make_inputs)
         try:
             self.module = load_reference(self.definition)
             self.fn = self.module.run
@@ -207,6 +208,7 @@ class ReferenceProcess:
                 self.module,
                 nonce=request["nonce"],
                 files=self.files,
+                style=self.style,
             )
             for name, view in layout.tensor_inputs(self.calls.arena, slot).items():
                 value = made[name]

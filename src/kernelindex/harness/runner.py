@@ -431,6 +431,7 @@ class _Session:
                     "definition_path": f"{root}/definition.json",
                     "problem_root": root,
                     "blobs": self.files,
+                    "format": self.problem.format,
                 },
             )
         return self.reference

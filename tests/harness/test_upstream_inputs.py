@@ -1,0 +1,48 @@
+"""Random inputs as each upstream benchmark draws them: SOL-ExecBench shapes an input by its name
+(a variance positive, a decay negative, attention weights a softmax, a norm weight ones), FlashInfer-
+Bench draws by dtype alone; a SOL-ExecBench reference that needs those shapes passes against itself."""
+
+from __future__ import annotations
+
+import secrets
+
+import torch
+from harness_testkit import problem, quick, write_solution
+
+from kernelindex.harness.inputs import make_inputs
+from kernelindex.harness.runner import evaluate
+
+NAME = "sol_named_inputs"  # our fixture: its reference takes rsqrt(x_var) and log(-A)
+
+
+def _inputs(style: str) -> dict:
+    p = problem(NAME)
+    return make_inputs(p.definition, p.cases[0], "round", 0, "cpu", p.root, nonce=secrets.token_hex(8), style=style)
+
+
+def test_sol_execbench_draws_named_inputs_as_it_does():
+    assert problem(NAME).format == "sol_execbench"
+    made = _inputs("sol_execbench")
+    assert bool((made["x_var"] >= 0.1).all())
+    assert bool((made["A"] < 0).all()) and bool((made["A"] >= -1.0).all())
+    assert torch.equal(made["norm_weight"], torch.ones(8))
+    assert torch.allclose(made["attn_weights"].sum(dim=-1), torch.ones(64))
+    assert 0.1 < float(made["qkv_weight"].std() * 8**0.5) < 2.0  # scaled by 1/sqrt(fan-in) = 1/sqrt(8)
+    assert int(made["counts"].abs().max()) > 64 and int(made["counts"].abs().max()) <= 1024  # ±1024, as upstream
+    assert bool((made["x"] < 0).any())  # a name it knows nothing of stays a normal draw
+
+
+def test_flashinfer_bench_and_our_packs_draw_by_dtype():
+    for style in ("flashinfer_bench", "kernelindex"):
+        made = _inputs(style)
+        assert bool((made["x_var"] < 0).any()) and bool((made["A"] > 0).any()), style
+        assert not torch.equal(made["norm_weight"], torch.ones(8)), style
+    assert int(_inputs("flashinfer_bench")["counts"].abs().max()) > 64  # upstream's ±1024 integers
+    assert int(_inputs("kernelindex")["counts"].abs().max()) <= 64  # ours
+
+
+def test_a_reference_needing_upstreams_named_inputs_passes_against_itself(tmp_path):
+    p = problem(NAME)
+    reference = write_solution(tmp_path / "reference", p.definition.reference, definition=p.definition.name, dps=False)
+    suite = evaluate(p, reference, quick(rounds=2, warmup=1, iterations=2, pairs=1))
+    assert [case.status for case in suite.cases] == ["PASSED"], [case.log for case in suite.cases]
