@@ -349,7 +349,8 @@ def memory_plan(
     wanted = case_layouts(problem, options, cases)
     if options.device.startswith("cuda"):
         return memory.Plan(wanted, {u: layout.slots for u, layout in wanted.items()}, None)
-    cap = (options.memory_limit_mb << 20) - 2 * memory.PROCESS_BYTES
+    # the child's cap holds its interpreter with torch (one PROCESS_BYTES, with room) beside the arena
+    cap = (options.memory_limit_mb << 20) - memory.PROCESS_BYTES
     return memory.fit(wanted, options.batch, memory.buffer_budget(available, options.memory_budget_bytes), cap)
 
 
