@@ -312,7 +312,7 @@ def test_the_fork_server_and_its_workers_die_with_a_killed_runner(store, tmp_pat
             deadline, workers, server = time.monotonic() + 120, [], None
             while not workers:  # until the fork server has forked a worker for the job
                 assert time.monotonic() < deadline and runner.poll() is None, "the runner never ran a worker"
-                servers = [p for p in _children(runner.pid) if b"forkserver" in Path(f"/proc/{p}/cmdline").read_bytes()]
+                servers = [p for p in _children(runner.pid) if b"forkserver" in _cmdline(p)]
                 server = servers[0] if servers else None
                 workers = _children(server) if server else []
                 time.sleep(0.05)
@@ -326,3 +326,12 @@ def test_the_fork_server_and_its_workers_die_with_a_killed_runner(store, tmp_pat
             if runner.poll() is None:
                 runner.kill()
                 runner.communicate(timeout=30)
+
+
+def _cmdline(pid: int) -> bytes:
+    """A process's command line; empty once it has ended (a short-lived child may go between the listing
+    and the read)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (FileNotFoundError, ProcessLookupError):
+        return b""

@@ -57,7 +57,8 @@ def test_a_batch_asks_for_its_plan_fitted_to_the_largest_node_and_the_task_runs_
     files = _files([rng.randint(1 << 20, 1 << 22) for _ in range(3)])
     processes = memory.PROCESSES * memory.PROCESS_BYTES
     wanted = harness.planned_task_bytes(files, PROTOCOL, "cpu")
-    node = processes + (wanted - processes) * rng.randint(30, 80) // 100
+    # a node short of what the batch wants, yet with room for its fewest slots
+    node = processes + (wanted - processes) * rng.randint(60, 90) // 100
     nodes = [{"Alive": True, "Resources": {"memory": node}}, {"Alive": False, "Resources": {"memory": 4 * wanted}}]
     monkeypatch.setattr(ray, "nodes", lambda: nodes)
     need = batch_memory(files, PROTOCOL, "cpu", None)
