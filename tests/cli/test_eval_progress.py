@@ -47,7 +47,7 @@ def test_plan_prints_each_case_and_runs_nothing(monkeypatch):
 
 
 def test_plan_of_cases_that_cannot_fit_says_what_they_need_and_what_there_is(monkeypatch):
-    monkeypatch.setattr(memory, "available_bytes", lambda: _available_for(2) - 1)  # a batch takes 2 slots
+    monkeypatch.setattr(memory, "available_bytes", lambda: _available_for(1) - 1)  # not even one call fits
     shown = _eval("--plan")
     assert shown.exit_code == 1
     assert re.search(r"does not fit: 1 case\(s\) \(3a1f0e2c\) need [\d.]+ GiB .* this machine has", shown.output)

@@ -171,6 +171,30 @@ def test_several_solutions_on_streamed_rounds_are_each_checked_on_every_round(mo
         assert [t for t in checked if t.startswith("round-")] == [f"round-{r}" for r in range(7)]
 
 
+def test_a_case_with_room_for_fewer_calls_than_a_batch_takes_more_pairs_of_fewer(monkeypatch, tmp_path):
+    """Room for one call's buffers where a timed batch wants three: the case is not refused (our 042 pack's
+    largest case on a 23 GiB machine was) but timed in one-call pairs, as many timed calls a side in all,
+    every one checked; a solution wrong on one timed call still fails."""
+    vector_add = problem("vector_add")
+    iterations, pairs = RNG.choice([(6, 2), (9, 3), (8, 2)])
+    options = quick(rounds=3, iterations=iterations, pairs=pairs, cases=[FIRST])
+    assert options.batch > 1
+    layout = case_layouts(vector_add, options, [vector_add.case(FIRST)])[FIRST]
+    budget = _budget_for(layout, 1)
+    monkeypatch.setattr(memory, "available_bytes", lambda: budget + 2 * memory.PROCESS_BYTES)
+    assert memory_plan(vector_add, options, memory.available_bytes()).layouts[FIRST].slots == 1
+    events = []
+    suite = evaluate(vector_add, write_solution(tmp_path / "s", WRONG_ON_CALL.format(n=-1)), options, events.append)
+    result = suite.cases[0]
+    assert result.passed, result.log
+    assert [p.calls for p in result.pairs] == [1] * iterations
+    assert {e.total for e in events if e.phase == "timing"} == {iterations}
+    assert sum(t.startswith("timed-") for t in result.checked_calls) >= iterations  # noisy pairs rerun: more
+    late = options.rounds + options.warmup + RNG.randint(1, iterations)  # one of the timed calls
+    wrong = evaluate(vector_add, write_solution(tmp_path / "w", WRONG_ON_CALL.format(n=late)), options)
+    assert not wrong.cases[0].passed and wrong.cases[0].log.startswith("timed-"), wrong.cases[0].log
+
+
 def test_the_machines_available_memory_is_read():
     available = memory.available_bytes()
     assert available is None or available > 0

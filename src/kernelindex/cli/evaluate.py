@@ -196,9 +196,14 @@ def show_plan(problem, options, err, every_case: bool) -> bool:
     if every_case:
         for uuid, layout in fitted.layouts.items():
             streamed = min(options.rounds, layout.slots)
+            few = (
+                f", timed in {options.pairs_for(layout.slots)} pairs of {layout.slots}"
+                if layout.slots < options.batch
+                else ""
+            )
             err.print(
                 f"{uuid[:8]}  {layout.slots:3d}/{fitted.wanted[uuid]:3d} slots of {layout.slot_bytes / (1 << 20):.1f} MiB, "
-                f"rounds {streamed} at a time, {gib(fitted.need(uuid))}",
+                f"rounds {streamed} at a time{few}, {gib(fitted.need(uuid))}",
                 markup=False,
             )
     if every_case or fitted.fitted:

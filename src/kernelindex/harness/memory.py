@@ -15,7 +15,7 @@ PROCESSES = 3  # the parent, the reference's process and the solution's
 
 class DoesNotFit(RuntimeError):
     """Some chosen case needs more host memory than this machine (or a task's grant) has, even at the
-    fewest slots its protocol allows."""
+    fewest slots the plan allows."""
 
 
 def _tensor_bytes(entries) -> int:
@@ -106,8 +106,8 @@ class Plan:
 
 def fit(wanted: dict[str, Layout], least: int, budget: int | None, arena_cap: int | None = None) -> Plan:
     """Fewer slots, one at a time, to whichever case among those over ``budget`` has the largest arena (the
-    largest also sizes the reference's arena, so it is always among them), never below ``least`` (the
-    calls one timed batch takes); no arena above ``arena_cap`` (a child's memory cap less its own needs).
+    largest also sizes the reference's arena, so it is always among them), never below ``least``; no arena
+    above ``arena_cap`` (a child's memory cap less its own needs).
     Raises DoesNotFit, with the figures, when a case is over at ``least`` slots."""
     slots = {uuid: layout.slots for uuid, layout in wanted.items()}
     layouts = dict(wanted)
@@ -144,6 +144,5 @@ def _refusal(layouts: dict[str, Layout], over: list[str], least: int, budget: in
     together = "" if alone else " beside the reference's arena the largest case sizes"
     return (
         f"{len(named)} case(s) ({shown}) need {worst / GIB:.1f} GiB of host memory for their buffers{together} even "
-        f"at {least} slot(s) (the calls of one timed batch), this machine has {budget / GIB:.1f} GiB for them; "
-        "leave them out with --cases, or take fewer --iterations per --pairs"
+        f"at {least} slot(s), this machine has {budget / GIB:.1f} GiB for them; leave them out with --cases"
     )

@@ -64,7 +64,9 @@ def benchmark_protocol(options, harness_name: str, harness_version: str, compara
             "family": "kernelindex_controlled",
             "notes": (
                 f"Reference and solution timed interleaved in {options.pair_count} paired batches of at least "
-                f"{options.batch} calls, more (up to {MAX_BATCH}) until a batch lasts {options.batch_target_ms:g} ms; "
+                f"{options.batch} calls, more (up to {MAX_BATCH}) until a batch lasts {options.batch_target_ms:g} ms "
+                f"(a case whose buffers fit fewer slots on the machine: more pairs of fewer calls, {options.iterations} "
+                "timed calls a side at least); "
                 "one sample per batch: the parent's clock around the whole batch, less an empty batch of the same "
                 "size calibrated in the same sandbox before the solution loaded, divided by its calls. "
                 + (

@@ -119,8 +119,13 @@ class EvalOptions:
 
     @property
     def batch(self) -> int:
-        """The fewest calls in one timed batch."""
+        """The fewest calls in one timed batch (where memory gives a case fewer slots: `pairs_for`)."""
         return -(-self.iterations // self.pair_count)
+
+    def pairs_for(self, calls: int) -> int:
+        """Paired batches of ``calls`` calls each: `pair_count`, or more where a case's buffers fit fewer slots
+        than `batch` (a large case on a small machine), so that every case still gets `iterations` timed calls."""
+        return max(self.pair_count, -(-self.iterations // calls))
 
 
 @dataclass
@@ -352,7 +357,8 @@ def memory_plan(
         return memory.Plan(wanted, {u: layout.slots for u, layout in wanted.items()}, None)
     # the child's cap holds its interpreter with torch (one PROCESS_BYTES, with room) beside the arena
     cap = (options.memory_limit_mb << 20) - memory.PROCESS_BYTES
-    return memory.fit(wanted, options.batch, memory.buffer_budget(available, options.memory_budget_bytes), cap)
+    # down to one slot: a case that fits fewer than a batch's calls takes more pairs of fewer (`pairs_for`)
+    return memory.fit(wanted, 1, memory.buffer_budget(available, options.memory_budget_bytes), cap)
 
 
 def _chosen(problem: Problem, options: EvalOptions) -> list[WorkloadCase]:
@@ -899,10 +905,11 @@ class _CaseRun:
         _, sol_warm = self._solution(self._batch_message(warm, False), "warm-up")
         size = self._batch_size((sol_warm, ref_warm), len(warm))
         timed = self.timed_slots[:size]
+        pairs = opts.pairs_for(len(timed))
         started = time.monotonic()
-        for pair in range(opts.pair_count):
-            eta = (time.monotonic() - started) / pair * (opts.pair_count - pair) if pair else None
-            self.report(ProgressEvent(number, total, uuid, "timing", pair, opts.pair_count, eta))
+        for pair in range(pairs):
+            eta = (time.monotonic() - started) / pair * (pairs - pair) if pair else None
+            self.report(ProgressEvent(number, total, uuid, "timing", pair, pairs, eta))
             for attempt in range(1 + NOISY_RETRIES):
                 first = self.s.timed.attempt(size, first_of_solution=pair == attempt == 0)
                 timing = self._timed_pair(pair, timed, first)
