@@ -46,3 +46,38 @@ def test_a_reference_needing_upstreams_named_inputs_passes_against_itself(tmp_pa
     reference = write_solution(tmp_path / "reference", p.definition.reference, definition=p.definition.name, dps=False)
     suite = evaluate(p, reference, quick(rounds=2, warmup=1, iterations=2, pairs=1))
     assert [case.status for case in suite.cases] == ["PASSED"], [case.log for case in suite.cases]
+
+
+def test_a_custom_inputs_function_gets_the_axes_the_definition_does_not_declare(tmp_path):
+    """SOL-ExecBench hands its generator every axis a workload gives (problem 126 reads an undeclared
+    `is_joint_block` there); no shape uses such an axis, and its reference passes against itself."""
+    import json
+
+    from kernelindex.formats.problem import load_problem
+
+    flag = secrets.randbelow(5) + 2
+    reference = (
+        "import torch\n\ndef make(axes, device):\n"
+        "    return {'x': torch.full((axes['n'],), float(axes['flag']), device=device)}\n\n"
+        "def run(x):\n    return x * 2\n"
+    )
+    definition = {
+        "name": "undeclared_axis",
+        "axes": {"n": {"type": "var"}},
+        "custom_inputs_entrypoint": "make",
+        "inputs": {"x": {"shape": ["n"], "dtype": "float32"}},
+        "outputs": {"y": {"shape": ["n"], "dtype": "float32"}},
+        "reference": reference,
+    }
+    case = {"uuid": "u-1", "axes": {"n": 5, "flag": flag}, "inputs": {"x": {"type": "custom"}}}
+    folder = tmp_path / "problem"
+    folder.mkdir()
+    (folder / "definition.json").write_text(json.dumps(definition))
+    (folder / "workload.jsonl").write_text(json.dumps(case) + "\n")
+    p = load_problem(folder)
+    assert any("'flag'" in w for w in p.warnings)
+    made = make_inputs(p.definition, p.cases[0], "round", 0, "cpu", p.root, nonce="n", style="sol_execbench")
+    assert torch.equal(made["x"], torch.full((5,), float(flag)))
+    code = "import torch\n\ndef run(x):\n    return x * 2\n"
+    suite = evaluate(p, write_solution(tmp_path / "s", code, definition="undeclared_axis", dps=False), quick())
+    assert suite.cases[0].passed, suite.cases[0].log
