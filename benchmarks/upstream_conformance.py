@@ -2,7 +2,8 @@
 
 One driver for the three upstream formats (``--format sol|fib|kernelbench``, or ``auto``: told from
 the folder). SOL-ExecBench and FlashInfer-Bench: a folder of problem folders (definition.json and
-workload.jsonl); every problem is read as `eval` and `import` read it (accepted, or refused with the
+workload.jsonl), or a FlashInfer-Bench trace set (its dataset layout: one problem a definition, its workload
+lines gathered from every file as its loader gathers them, blobs from the set's root); every problem is read as `eval` and `import` read it (accepted, or refused with the
 reason), its records are built and imported into a scratch SQLite store as `kernelindex import FOLDER`
 imports it, and its reference is evaluated as a solution on the first case(s): a reference must pass
 against itself, and with --perturbed a copy whose outputs are moved beyond any tolerance must fail. A
@@ -38,6 +39,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from kernelindex.formats import trace_set
 from kernelindex.formats.errors import FormatError
 from kernelindex.formats.packs import problem_folders
 from kernelindex.formats.problem import Problem, load_problem
@@ -212,6 +214,7 @@ def _suite(problem: Problem, folder: Path, tail: str, args):
         timeout_s=args.timeout or 120.0,
         memory_limit_mb=args.memory_mb,
         cases=[case.uuid for case in picked_cases(problem, args)],
+        blob_root=args.blob_root,
     )
     return evaluate(problem, reference_solution(problem, folder, tail), options)
 
@@ -231,9 +234,11 @@ def run_folder(folder: Path, args, scratch: Path, store) -> dict:
     from kernelindex.harness.blobs import BlobMissing
     from kernelindex.harness.memory import DoesNotFit
 
-    row: dict = {"problem": folder.name}
+    row: dict = {"problem": folder.stem}
     started = time.perf_counter()
     try:
+        if folder.is_file():  # a definition of a FlashInfer-Bench trace set: its lines as a problem folder
+            folder, _ = trace_set.problem_folder(folder, scratch / "trace-set")
         problem = load_problem(folder)
         records_for(problem)
     except (FormatError, RecordError) as exc:
@@ -361,6 +366,9 @@ def _problems(root: Path, args) -> list[Path]:
         for path in files:
             by_level.setdefault(path.parent, []).append(path)
         return [path for level in by_level.values() for path in level[: args.limit]]
+    if trace_set.is_trace_set(root):  # FlashInfer-Bench's dataset layout: one problem a definition file
+        files = trace_set.definition_files(root)
+        return [f for f in files if not args.only or f.stem in set(args.only)][: args.limit]
     folders = sorted(problem_folders(root), key=_order)
     if args.only:
         folders = [f for f in folders if f.name in set(args.only)]
@@ -399,6 +407,11 @@ def main() -> int:
         "--perturbed", action="store_true", help="problem folders: also run a copy with moved outputs (must fail)"
     )
     parser.add_argument("--json", action="store_true", help="one JSON object a problem")
+    parser.add_argument(
+        "--blob-root",
+        default=None,
+        help="where safetensors paths start (a trace set: its root; else $KERNELINDEX_BLOB_ROOT)",
+    )
     args = parser.parse_args()
     given = args.problems or os.environ.get(
         "KERNELBENCH_DIR" if args.format == "kernelbench" else "KERNELINDEX_UPSTREAM_PROBLEMS"
@@ -410,6 +423,8 @@ def main() -> int:
         )
         return 0
     root = Path(given)
+    if args.blob_root is None and trace_set.is_trace_set(root):
+        args.blob_root = str(root)
     if args.format == "auto":
         args.format = detect(root)
     problems = _problems(root, args)

@@ -17,7 +17,11 @@ if TYPE_CHECKING:  # rich is imported when a bar is shown
 
 
 def eval_command(
-    problem: str = typer.Argument(..., help="problem folder (definition.json + workload.jsonl), or a KernelBench .py"),
+    problem: str = typer.Argument(
+        ...,
+        help="problem folder (definition.json + workload.jsonl), a definition .json in a FlashInfer-Bench trace set, "
+        "or a KernelBench .py",
+    ),
     solution: list[str] = typer.Option(
         ...,
         "--solution",
@@ -64,6 +68,7 @@ def eval_command(
     """Run a solution on a problem in isolated processes; print a table; exit 0 only if every case passed."""
     from rich.console import Console
 
+    from kernelindex.formats import trace_set
     from kernelindex.formats.errors import FormatError
     from kernelindex.formats.problem import load_problem
     from kernelindex.formats.solution import load_solution
@@ -86,13 +91,19 @@ def eval_command(
     if kernelbench and len(solution) != 1:
         err.print("error: a KernelBench problem takes one --solution (its ModelNew .py)", markup=False)
         raise typer.Exit(2)
-    scratch = tempfile.TemporaryDirectory(prefix="kernelindex-kernelbench-") if kernelbench else None
+    in_trace_set = not kernelbench and problem.endswith(".json") and Path(problem).is_file()
+    scratch = tempfile.TemporaryDirectory(prefix="kernelindex-problem-") if kernelbench or in_trace_set else None
     rule = ""
     try:
-        if scratch is not None:
+        if kernelbench:
+            assert scratch is not None
             loaded_problem, one, rule, rounds = _kernelbench(problem, solution[0], scratch.name, scale, device, rounds)
             candidates = [one]
         else:
+            if in_trace_set:  # its definition and workload lines as a problem folder; blobs from the set's root
+                assert scratch is not None
+                folder, root = trace_set.problem_folder(Path(problem), Path(scratch.name))
+                problem, blob_root = str(folder), blob_root or str(root)
             loaded_problem = load_problem(problem)
             candidates = [load_solution(path) for path in solution_files(solution)]
         for warning in loaded_problem.warnings:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernelindex.formats import trace_set
 from kernelindex.formats.definition import Definition, load_definition
 from kernelindex.formats.errors import FormatError
 from kernelindex.formats.workload import WorkloadCase, load_workload
@@ -66,5 +67,11 @@ def load_problem(root: str | Path) -> Problem:
     root = Path(root)
     if not root.is_dir():
         raise FormatError(root, None, None, "is not a problem folder")
+    if not (root / "definition.json").exists() and trace_set.is_trace_set(root):
+        names = trace_set.definition_files(root)
+        example = f", e.g. {names[0]}" if names else ""
+        raise FormatError(
+            root, None, None, f"is a FlashInfer-Bench trace set of {len(names)} definition(s): give one's file{example}"
+        )
     definition = load_definition(root / "definition.json")
     return Problem(root=root, definition=definition, cases=load_workload(root / "workload.jsonl", definition))
