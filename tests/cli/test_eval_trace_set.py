@@ -143,3 +143,15 @@ def test_eval_runs_a_trace_sets_definition_with_its_blobs_and_its_judge(tmp_path
     assert failed.exit_code == 1 and "INCORRECT_NUMERICAL" in failed.output, failed.output
     whole = CliRunner().invoke(app, ["eval", str(root), "--solution", str(solution), *quick])
     assert whole.exit_code == 1 and "trace set of 1 definition(s): give one's file" in whole.output
+
+
+def test_import_of_a_trace_set_names_the_importer_that_reads_it(tmp_path):
+    root, _, _ = _trace_set(tmp_path)
+    db = str(tmp_path / "index.db")
+    plain = CliRunner().invoke(app, ["import", str(root), "--db", db])
+    assert plain.exit_code != 0 and "import it with --from flashinfer" in plain.output, plain.output
+    other = root / "definitions" / "elementwise" / "other_op.json"
+    other.write_text(json.dumps({**DEFINITION, "name": "other_op"}))
+    done = CliRunner().invoke(app, ["import", "--from", "flashinfer", str(root), "--db", db])
+    assert done.exit_code == 0, done.output
+    assert "4 lines" in done.output  # the four workload traces, none of them a run

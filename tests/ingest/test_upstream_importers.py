@@ -523,3 +523,39 @@ def test_any_hostile_value_in_a_snapshot_is_imported_or_refused_by_file(fixtures
                 assert snapshot(store) == before, where
     finally:
         store.close()
+
+
+def test_flashinfer_workload_traces_are_cases_not_runs(store, fixtures, tmp_path):
+    """FlashInfer-Bench's workloads/ files hold workload traces (no solution, no evaluation: its
+    ``Trace.is_workload_trace``): each is a case of its definition, and none a run; one naming a definition
+    the folder lacks is refused by file and line."""
+    import uuid
+
+    folder = copy_of(fixtures, "flashinfer/dataset", tmp_path)
+    rng = random.Random(SEED)
+    sizes = rng.sample(range(1000, 5000), 3)  # batch sizes none of the fixture's traces measured
+    inputs = {name: {"type": "random"} for name in ("hidden_states", "residual", "weight")}
+    lines = [
+        {
+            "definition": "fused_add_rmsnorm_h2048",
+            "solution": None,
+            "workload": {"uuid": str(uuid.UUID(int=rng.getrandbits(128))), "axes": {"batch_size": n}, "inputs": inputs},
+            "evaluation": None,
+        }
+        for n in sizes
+    ]
+    (folder / "workloads").mkdir()
+    workloads = folder / "workloads" / "fused_add_rmsnorm_h2048.jsonl"
+    workloads.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    report = import_upstream(store, "flashinfer", folder)
+    assert report.added["runs"] == SNAPSHOTS["flashinfer"][1]
+    with store.begin() as conn:
+        axes = [
+            m["spec"]["axes"] for (m,) in conn.execute(select(t.workloads.c.manifest)) if m["kind"] == "WorkloadCase"
+        ]
+    assert {a["batch_size"] for a in axes} >= set(sizes)
+    lines.append({**lines[0], "definition": "no_such_op"})
+    workloads.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with pytest.raises(ImportFailed) as refused:
+        import_upstream(store, "flashinfer", folder)
+    assert str(workloads) in str(refused.value) and ":4" in str(refused.value) and "no_such_op" in str(refused.value)

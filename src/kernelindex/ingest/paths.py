@@ -7,6 +7,7 @@ from pathlib import Path
 
 from kernelindex.formats.packs import is_problem_folder
 from kernelindex.formats.records import TraceLinks
+from kernelindex.formats.trace_set import is_trace_set
 from kernelindex.ingest.bundles import import_bundles
 from kernelindex.ingest.catalog import BadLines, ImportReport, import_catalog
 from kernelindex.ingest.jsonlines import MAX_LINE
@@ -27,6 +28,8 @@ def kind_of(path: Path) -> str:
         if any(path.glob("*.json")):
             return "bundles"
         reason = "a directory with neither definition.json nor *.json bundles"
+        if is_trace_set(path):
+            reason = "a FlashInfer-Bench trace set (definitions/, workloads/): import it with --from flashinfer"
         raise ImportFailed([ImportProblem(str(path), None, None, reason)])
     name = path.name
     if name.endswith(".jsonl.zst"):

@@ -76,28 +76,61 @@ def read(path: Path, *, retrieved: str | None = None) -> Records:
     )
     # read (and checked) by trace_links
     solutions = {name: (p, None) for p, (k, name) in kinds.items() if k == "solution"}
+    workloads: dict[str, tuple[Path, dict[str, dict]]] = {}  # definition -> (first file, uuid -> workload)
     with tempfile.TemporaryDirectory() as scratch:
-        for trace_file in (p for p, (k, _) in kinds.items() if k == "trace"):
-            lines = [_trace_line(value, trace_file, number) for number, value in read_json_lines(trace_file)]
-            records.lines += len(lines)
+        traces = [p for p, (k, _) in kinds.items() if k == "trace"]
+        for index, trace_file in enumerate(traces):
+            values = read_json_lines(trace_file)
+            records.lines += len(values)
+            lines = []
+            for number, value in values:
+                if _workload_trace(value):
+                    _known(definitions, value["definition"], trace_file, number)
+                    cases = workloads.setdefault(value["definition"], (trace_file, {}))[1]
+                    cases.setdefault(value["workload"]["uuid"], value["workload"])
+                else:
+                    lines.append(_trace_line(value, trace_file, number))
+            if not lines:
+                continue
             definition = lines[0].definition
-            if definition not in definitions:
-                known = sorted(map(str, definitions))
-                raise UpstreamError(
-                    trace_file,
-                    lines[0].line,
-                    "definition",
-                    f"no definition {definition!r} in the folder (known: {known})",
-                )
-            problem_dir = Path(scratch) / str(trace_file.stem)
-            problem_dir.mkdir()
-            (problem_dir / "definition.json").write_bytes(read_whole(definitions[definition]))
-            workloads: dict[str, dict] = {}
+            _known(definitions, definition, trace_file, lines[0].line)
+            problem_dir = _problem_dir(Path(scratch) / f"trace-{index}", definitions[definition])
+            runs: dict[str, dict] = {}
             for line in lines:
-                workloads.setdefault(line.workload_uuid, line.workload)
-            (problem_dir / "workload.jsonl").write_text("".join(json.dumps(w) + "\n" for w in workloads.values()))
+                runs.setdefault(line.workload_uuid, line.workload)
+            (problem_dir / "workload.jsonl").write_text("".join(json.dumps(w) + "\n" for w in runs.values()))
             _trace_runs(records, trace_file, lines, (problem_dir, definitions[definition]), solutions)
+        for number, (definition, (first, cases)) in enumerate(workloads.items()):  # its cases, no runs
+            problem_dir = _problem_dir(Path(scratch) / f"workloads-{number}", definitions[definition])
+            (problem_dir / "workload.jsonl").write_text("".join(json.dumps(w) + "\n" for w in cases.values()))
+            for record in _links((problem_dir, definitions[definition]), first, None).records:
+                records.parent(None, record)
     return records
+
+
+def _workload_trace(value) -> bool:
+    """FlashInfer-Bench's workload trace (its ``Trace.is_workload_trace``): a workload of a definition with no
+    solution and no evaluation, what its ``workloads/`` files hold; a case to know, not a run."""
+    return (
+        isinstance(value, dict)
+        and value.get("solution") is None
+        and value.get("evaluation") is None
+        and isinstance(value.get("definition"), str)
+        and isinstance(value.get("workload"), dict)
+        and isinstance(value["workload"].get("uuid"), str)
+    )
+
+
+def _known(definitions: dict[str, Path], name: str, trace_file: Path, line: int) -> None:
+    if name not in definitions:
+        known = sorted(map(str, definitions))
+        raise UpstreamError(trace_file, line, "definition", f"no definition {name!r} in the folder (known: {known})")
+
+
+def _problem_dir(folder: Path, definition_file: Path) -> Path:
+    folder.mkdir()
+    (folder / "definition.json").write_bytes(read_whole(definition_file))
+    return folder
 
 
 def _trace_line(value, trace_file: Path, number: int) -> TraceLine:
@@ -107,15 +140,12 @@ def _trace_line(value, trace_file: Path, number: int) -> TraceLine:
         raise UpstreamError(trace_file, number, exc.field, exc.reason) from None
 
 
-def _trace_runs(
-    records: Records, trace_file: Path, lines: list[TraceLine], problem: tuple[Path, Path], solutions: dict
-) -> None:
-    """The runs of one trace file; ``problem``: the scratch problem folder made for it and the
-    definition file it was made from (errors in its copies are reported against the originals)."""
+def _links(problem: tuple[Path, Path], trace_file: Path, solution_path: Path | None):
+    """`trace_links` of a scratch problem folder made from ``trace_file``'s lines; its errors named in the
+    originals (the definition file, the trace file)."""
     problem_dir, definition_file = problem
-    solution_path = next((solutions[line.solution][0] for line in lines if line.solution in solutions), None)
     try:
-        links = trace_links(problem_dir, solution_path)
+        return trace_links(problem_dir, solution_path)
     except FormatError as exc:
         if exc.file == str(problem_dir / "definition.json"):  # a byte-for-byte copy: same lines
             raise UpstreamError(definition_file, exc.line, exc.field, exc.reason) from None
@@ -123,6 +153,15 @@ def _trace_runs(
             reason = f"a workload of its lines: {exc.reason}"
             raise UpstreamError(trace_file, None, f"workload.{exc.field}" if exc.field else None, reason) from None
         raise UpstreamError(Path(exc.file), exc.line, exc.field, exc.reason) from None
+
+
+def _trace_runs(
+    records: Records, trace_file: Path, lines: list[TraceLine], problem: tuple[Path, Path], solutions: dict
+) -> None:
+    """The runs of one trace file; ``problem``: the scratch problem folder made for it and the
+    definition file it was made from (errors in its copies are reported against the originals)."""
+    solution_path = next((solutions[line.solution][0] for line in lines if line.solution in solutions), None)
+    links = _links(problem, trace_file, solution_path)
     for record in links.records:
         records.parent(None, record)
     linker = Linker(links)
