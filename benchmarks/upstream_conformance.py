@@ -45,6 +45,7 @@ from kernelindex.formats.packs import problem_folders
 from kernelindex.formats.problem import Problem, load_problem
 from kernelindex.formats.records import records_for
 from kernelindex.formats.solution import load_solution
+from kernelindex.harness import trace_sets
 from kernelindex.records.errors import RecordError
 from kernelindex.store import open_store
 
@@ -238,7 +239,7 @@ def run_folder(folder: Path, args, scratch: Path, store) -> dict:
     started = time.perf_counter()
     try:
         if folder.is_file():  # a definition of a FlashInfer-Bench trace set: its lines as a problem folder
-            folder, _ = trace_set.problem_folder(folder, scratch / "trace-set")
+            folder, _ = trace_sets.problem_folder(folder, scratch / "trace-set")
         problem = load_problem(folder)
         records_for(problem)
     except (FormatError, RecordError) as exc:

@@ -19,6 +19,7 @@ from kernelindex.cli import app
 from kernelindex.formats import trace_set
 from kernelindex.formats.errors import FormatError
 from kernelindex.formats.problem import load_problem
+from kernelindex.harness import trace_sets
 
 RNG = random.Random(secrets.randbits(64))
 DEFINITION = {
@@ -71,7 +72,7 @@ def test_a_definitions_lines_are_gathered_from_every_workload_file(tmp_path):
     picked = trace_set.select(file)
     assert picked.root == root.resolve()
     assert sorted(json.loads(line)["workload"]["axes"]["n"] for line in picked.workload_lines) == sorted(sizes)
-    folder, blob_root = trace_set.problem_folder(file, tmp_path / "made")
+    folder, blob_root = trace_sets.problem_folder(file, tmp_path / "made")
     problem = load_problem(folder)
     assert problem.format == "flashinfer_bench" and len(problem.cases) == 3 and blob_root == root.resolve()
 

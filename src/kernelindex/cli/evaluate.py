@@ -68,10 +68,10 @@ def eval_command(
     """Run a solution on a problem in isolated processes; print a table; exit 0 only if every case passed."""
     from rich.console import Console
 
-    from kernelindex.formats import trace_set
     from kernelindex.formats.errors import FormatError
     from kernelindex.formats.problem import load_problem
     from kernelindex.formats.solution import load_solution
+    from kernelindex.harness import trace_sets
     from kernelindex.harness.report import render
     from kernelindex.harness.runner import EvalOptions
 
@@ -102,7 +102,7 @@ def eval_command(
         else:
             if in_trace_set:  # its definition and workload lines as a problem folder; blobs from the set's root
                 assert scratch is not None
-                folder, root = trace_set.problem_folder(Path(problem), Path(scratch.name))
+                folder, root = trace_sets.problem_folder(Path(problem), Path(scratch.name))
                 problem, blob_root = str(folder), blob_root or str(root)
             loaded_problem = load_problem(problem)
             candidates = [load_solution(path) for path in solution_files(solution)]

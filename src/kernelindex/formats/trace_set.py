@@ -3,8 +3,8 @@ lines, each naming its definition), ``blob/workloads/...`` for safetensors input
 
 FlashInfer-Bench's own loader (``TraceSet.from_path``) reads every workload file and groups the lines by
 the ``definition`` each names, whatever the file is called; so does `select`. `eval` runs a definition
-of a trace set as a problem folder made of that definition's bytes and its workload lines, verbatim,
-with the set's root as the blob root its safetensors paths start from.
+of a trace set as a problem folder made of that definition's bytes and its workload lines, verbatim
+(`harness.trace_sets`), with the set's root as the blob root its safetensors paths start from.
 """
 
 from __future__ import annotations
@@ -68,14 +68,3 @@ def select(definition_file: Path) -> Selected:
             definition_file, None, "name", f"no workload line under {root / WORKLOADS} names {definition.name!r}"
         )
     return Selected(root, read_text(definition_file), lines)
-
-
-def problem_folder(definition_file: Path, into: Path) -> tuple[Path, Path]:
-    """A trace set's definition written out as a problem folder under ``into`` (named for the definition's
-    file); (that folder, the set's root: the blob root its safetensors paths start from)."""
-    picked = select(definition_file)
-    folder = into / definition_file.stem
-    folder.mkdir(parents=True)
-    (folder / "definition.json").write_text(picked.definition_text, encoding="utf-8")
-    (folder / "workload.jsonl").write_text("".join(line + "\n" for line in picked.workload_lines), encoding="utf-8")
-    return folder, picked.root
