@@ -225,11 +225,11 @@ def make_inputs(
         # every axis the workload gives, those the definition does not declare too: upstream's generator
         # gets them all (SOL-ExecBench problem 126 reads its `is_joint_block` this way)
         raw_axes = case.raw.get("axes")
-        given: dict = raw_axes if isinstance(raw_axes, dict) else {}
+        workload_axes: dict = raw_axes if isinstance(raw_axes, dict) else {}
         custom = _custom_inputs(
             torch,
             getattr(reference, entry),
-            {**given, **axis_values, **scalars},
+            {**workload_axes, **axis_values, **scalars},
             device,
             seed_for(case.uuid, purpose, index, "<custom>", nonce),
         )
