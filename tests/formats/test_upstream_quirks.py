@@ -134,3 +134,25 @@ def test_flashinfer_bench_dataset_lines_without_a_uuid_get_a_stable_one(tmp_path
     assert first.cases[0].uuid == again.cases[0].uuid  # the same workload, read either way
     assert len(first.cases[0].uuid) == 36 and first.cases[0].axes == {"n": 3}
     assert first.cases[0].raw == workload  # the workload itself travels to the child and into trace lines
+
+
+@pytest.mark.parametrize(
+    ("tolerance", "field", "words"),
+    [
+        (None, "tolerance", "must be an object"),  # ToleranceSpec refuses a null tolerance
+        ({"max_atol": None}, "tolerance.max_atol", "non-negative number"),  # and a null field
+        ({"max_rtol": 10**400}, "tolerance.max_rtol", "a float holds exactly"),  # and a number past float's range
+        ({"max_error_cap": -0.5}, "tolerance.max_error_cap", "non-negative number"),  # it would fail every output
+        ({"max_error_cap": True}, "tolerance.max_error_cap", "non-negative number"),  # it would read 1.0
+    ],
+)
+def test_a_tolerance_upstream_refuses_or_no_output_passes_is_refused(tmp_path, tolerance, field, words):
+    with pytest.raises(FormatError) as raised:
+        load_problem(_folder(tmp_path, [_case(tolerance=tolerance)]))
+    assert raised.value.field == field and words in str(raised.value), str(raised.value)
+
+
+def test_a_null_error_cap_is_no_cap_and_integers_stay_as_written(tmp_path):
+    problem = load_problem(_folder(tmp_path, [_case(tolerance={"max_atol": 17, "max_error_cap": None})]))
+    tolerance = problem.cases[0].tolerance
+    assert tolerance.max_error_cap is None and tolerance.max_atol == 17 and isinstance(tolerance.max_atol, int)

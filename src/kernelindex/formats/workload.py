@@ -65,24 +65,32 @@ def _ignored(kind: str, names: set[str], where: str) -> list[str]:
 
 def _tolerance(raw: Any, path: Path, line: int) -> tuple[Tolerance, list[str]]:
     """The case's tolerance and a warning per unknown key (a misspelt ``required_match_ratio``
-    leaves the default in force, as it does upstream)."""
-    if raw is None:
-        return Tolerance(), []
+    leaves the default in force, as it does upstream). An explicit null is refused, as SOL-ExecBench's
+    ToleranceSpec refuses it; we also refuse what it would take but no output could pass or what only
+    its lax parsing reads (a negative bound or cap, a ratio above 1, a bool or a string for a number)."""
     if not isinstance(raw, dict):
         raise FormatError(path, line, "tolerance", "must be an object")
     warnings = _ignored("tolerance field", set(raw) - set(TOLERANCE_DEFAULTS), f"{path}:{line}")
-    given = {k: v for k, v in raw.items() if k in TOLERANCE_DEFAULTS and (v is not None or k == "max_error_cap")}
-    values = {**TOLERANCE_DEFAULTS, **given}
-    for key in ("max_atol", "max_rtol", "required_matched_ratio"):
-        if isinstance(values[key], bool) or not isinstance(values[key], (int, float)) or values[key] < 0:
-            raise FormatError(path, line, f"tolerance.{key}", f"must be a non-negative number, got {values[key]!r}")
-    if not 0 <= values["required_matched_ratio"] <= 1:
+    values = {**TOLERANCE_DEFAULTS, **{k: v for k, v in raw.items() if k in TOLERANCE_DEFAULTS}}
+    for key in ("max_atol", "max_rtol", "required_matched_ratio", "max_error_cap"):
+        if key == "max_error_cap" and values[key] is None:
+            continue
+        values[key] = _non_negative(values[key], path, line, f"tolerance.{key}")
+    if values["required_matched_ratio"] > 1:
         raise FormatError(path, line, "tolerance.required_matched_ratio", "must lie in [0, 1]")
-    if values["max_error_cap"] is not None and not isinstance(values["max_error_cap"], (int, float)):
-        raise FormatError(path, line, "tolerance.max_error_cap", "must be a number or null")
     if not isinstance(values["allow_negative_inf"], bool):
         raise FormatError(path, line, "tolerance.allow_negative_inf", "must be true or false")
     return Tolerance(**values), warnings
+
+
+def _non_negative(value: Any, path: Path, line: int, where: str) -> int | float:
+    """A tolerance number as given, but never an integer past 2**53: no float holds it exactly (the
+    canonical JSON of a record refuses it too), and past float's range ToleranceSpec refuses it."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**53:
+        raise FormatError(path, line, where, f"must be a number a float holds exactly, got {value.bit_length()} bits")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise FormatError(path, line, where, f"must be a non-negative number, got {value!r}")
+    return value
 
 
 def _content_uuid(raw: dict, path: Path, line: int) -> str:
@@ -153,7 +161,7 @@ def parse_case(raw: Any, definition: Definition, path: Path, line: int) -> Workl
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
             raise FormatError(path, line, key, "must be a positive number of milliseconds")
         numbers[key] = value
-    tolerance, ignored = _tolerance(raw.get("tolerance"), path, line)
+    tolerance, ignored = _tolerance(raw.get("tolerance", {}), path, line)
     return WorkloadCase(
         uuid=uuid,
         axes={k: v for k, v in given_axes.items() if k in definition.axes},

@@ -537,7 +537,9 @@ class _CaseRun:
         self.checks: dict[str, list[OutputCheck]] = {}
         self.disagreements: list[str] = []
         self.strict_refused = False
-        self.judge = comparator_for(session.problem.format).check
+        comparator = comparator_for(session.problem.format)
+        self.judge = comparator.check
+        self.tolerance = comparator.tolerance(session.problem.definition, case.tolerance)
         self.checked: list[str] = []
         self.said = replies.SolutionOutput()
         self.pairs: list[PairTiming] = []
@@ -762,7 +764,7 @@ class _CaseRun:
             mine = self.layout.outs(self.arena.tensor, slot)
             theirs = self.layout.outs(self.s.reference_arena.tensor, slot)
             for entry, out, ref in zip(self.layout.outputs, mine, theirs):
-                check = self.judge(entry.name, defs[entry.name], out, ref, self.case.tolerance)
+                check = self.judge(entry.name, defs[entry.name], out, ref, self.tolerance)
                 if self.judge is not STRICT.check:  # our own packs: the rule is ours already, once is enough
                     self._second_opinion(
                         tag, check, STRICT.check(entry.name, defs[entry.name], out, ref, self.case.tolerance)
