@@ -350,6 +350,23 @@ def comparator_for(problem_format: str) -> Comparator:
     return COMPARATORS[problem_format]
 
 
+class Unjudgeable(RuntimeError):
+    """A problem its benchmark judges by a rule no per-output comparison restates: refused before any
+    process starts, rather than given a verdict its benchmark would not give."""
+
+
+def judge_of(problem_format: str, definition: Definition) -> Comparator:
+    """The problem's comparator; Unjudgeable for FlashInfer-Bench's sampling definitions, which its
+    SamplingEvaluator judges by the frequencies of many calls' samples against the reference's masked
+    probabilities, not output by output."""
+    if problem_format == "flashinfer_bench" and definition.op_type == "sampling":
+        raise Unjudgeable(
+            f"{definition.name}: FlashInfer-Bench judges a sampling definition by the distribution of many calls' "
+            "samples, which this harness does not restate; refused rather than judged by another rule"
+        )
+    return comparator_for(problem_format)
+
+
 def merge(checks: list[OutputCheck]) -> OutputCheck:
     """Worst case of one output over several calls: first failure wins, errors are maxima."""
     first = checks[0]

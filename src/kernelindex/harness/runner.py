@@ -46,7 +46,7 @@ from kernelindex.formats.trace import Correctness, Performance, trace_line_objec
 from kernelindex.formats.workload import WorkloadCase
 from kernelindex.harness import blobs, memory, replies, sandbox
 from kernelindex.harness.arena import Arena, Layout
-from kernelindex.harness.compare import STRICT, OutputCheck, comparator_for, merge, same_bits
+from kernelindex.harness.compare import STRICT, OutputCheck, judge_of, merge, same_bits
 from kernelindex.harness.crosscheck import PairTiming, timing_problem
 from kernelindex.harness.environment import read_environment
 from kernelindex.harness.isolation import Child, ChildEnded
@@ -380,7 +380,8 @@ class _Session:
         self.sandboxed, self.sandbox_note = usable, why
         self.nonce = secrets.token_hex(16)
         self.rng = random.SystemRandom()
-        found = blobs.locate_all(cases, problem.root, blobs.blob_root(options.blob_root))  # refused before anything
+        self.comparator = judge_of(problem.format, problem.definition)  # refused before anything, as are these
+        found = blobs.locate_all(cases, problem.root, blobs.blob_root(options.blob_root))
         self.base = Path(tempfile.mkdtemp(prefix="kernelindex-eval-"))
         self.snapshot = self.base / "problem"
         shutil.copytree(problem.root, self.snapshot)
@@ -537,7 +538,7 @@ class _CaseRun:
         self.checks: dict[str, list[OutputCheck]] = {}
         self.disagreements: list[str] = []
         self.strict_refused = False
-        comparator = comparator_for(session.problem.format)
+        comparator = session.comparator
         self.judge = comparator.check
         self.tolerance = comparator.tolerance(session.problem.definition, case.tolerance)
         self.checked: list[str] = []
