@@ -233,6 +233,7 @@ def run_folder(folder: Path, args, scratch: Path, store) -> dict:
     """A SOL-ExecBench / FlashInfer-Bench problem folder: read, records built, imported into the scratch
     store, the reference run as the solution (and with --perturbed a copy with moved outputs, which must fail)."""
     from kernelindex.harness.blobs import BlobMissing
+    from kernelindex.harness.compare import Unjudgeable
     from kernelindex.harness.memory import DoesNotFit
 
     row: dict = {"problem": folder.stem}
@@ -269,7 +270,7 @@ def run_folder(folder: Path, args, scratch: Path, store) -> dict:
                 row["perturbed"] = _failure(moved)[0]
                 if row["perturbed"] == "PASSED":
                     row.update(verdict="NONCONFORMING", reason="the perturbed copy passed too")
-        except (DoesNotFit, BlobMissing) as exc:  # refused before any process starts
+        except (DoesNotFit, BlobMissing, Unjudgeable) as exc:  # refused before any process starts
             row.update(verdict="REFUSED_UP_FRONT", reason=str(exc))
     row.update(seconds=round(time.perf_counter() - started, 2), peak_mib=peak.mib)
     if suite is not None:
