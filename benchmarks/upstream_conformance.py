@@ -9,8 +9,8 @@ imports it, and its reference is evaluated as a solution on the first case(s): a
 against itself, and with --perturbed a copy whose outputs are moved beyond any tolerance must fail. A
 case whose buffers cannot fit the machine, or whose safetensors inputs are nowhere, is refused up front
 (REFUSED_UP_FRONT, with the figures or the missing file), which conforms: upstream cannot run it either;
-so does a reference that itself asks for CUDA on a CPU run (NEEDS_GPU: still the reference's
-INVALID_REFERENCE, never the solution's status).
+so does a reference that itself asks for CUDA on a CPU run (NEEDS_GPU) or whose own temporaries pass its
+process's memory cap (NEEDS_MEMORY: both still the reference's INVALID_REFERENCE, never the solution's status).
 KernelBench: its KernelBench/ folder (level1, level2, ...) or one level folder; per problem file
 (sizes scaled by --scale for a CPU run, or by the first of its doubles at which Model runs: the row's
 `scale` then says which) the reference copied as ModelNew must pass and a copy whose
@@ -167,20 +167,27 @@ class PeakMemory:
 
 
 # a reference's failure that says this CPU run cannot have what upstream's GPU run has -> why
-GPU_ONLY = {
-    "Torch not compiled with CUDA enabled": "the reference asks for device cuda itself",
-    "Invalid scaling configuration": "torch._scaled_mm has no CPU kernel for block-scaled operands (fp4/fp8 blocks)",
+# what a reference's failure says -> (the row's verdict, why): it cannot run here, as upstream's could not on
+# this machine; still the reference's INVALID_REFERENCE in the run, never the solution's status
+WANTS = {
+    "Torch not compiled with CUDA enabled": ("NEEDS_GPU", "the reference asks for device cuda itself"),
+    "Invalid scaling configuration": (
+        "NEEDS_GPU",
+        "torch._scaled_mm has no CPU kernel for block-scaled operands (fp4/fp8 blocks)",
+    ),
+    "can't allocate memory": ("NEEDS_MEMORY", "the reference's own temporaries passed its process's memory cap"),
+    "MemoryError": ("NEEDS_MEMORY", "the reference's own temporaries passed its process's memory cap"),
 }
 
 
-def needs_gpu(suite) -> str:
-    """Why the reference could not run on this CPU (GPU_ONLY), or "" when its failure was something else."""
+def wants(suite) -> tuple[str, str] | None:
+    """(verdict, why) where the reference could not run on this machine (WANTS), else None."""
     for result in suite.cases:
         if result.status == "INVALID_REFERENCE":
-            for said, why in GPU_ONLY.items():
+            for said, found in WANTS.items():
                 if said in result.log:
-                    return why
-    return ""
+                    return found
+    return None
 
 
 def _failure(suite) -> tuple[str, str]:
@@ -262,9 +269,9 @@ def run_folder(folder: Path, args, scratch: Path, store) -> dict:
         try:
             suite = _suite(problem, scratch / folder.name, "", args)
             row["verdict"], row["reason"] = _failure(suite)
-            if row["verdict"] == "INVALID_REFERENCE" and args.device == "cpu" and needs_gpu(suite):
-                # still the reference's INVALID_REFERENCE; upstream runs only on a GPU, where it has what it asks
-                row.update(verdict="NEEDS_GPU", reason=f"{needs_gpu(suite)}: {row['reason']}")
+            wanted = wants(suite) if row["verdict"] == "INVALID_REFERENCE" and args.device == "cpu" else None
+            if wanted:  # upstream runs only on a GPU, with its memory: there the reference has what it asks
+                row.update(verdict=wanted[0], reason=f"{wanted[1]}: {row['reason']}")
             if args.perturbed:
                 moved = _suite(problem, scratch / f"{folder.name}-perturbed", PERTURBED_RUN, args)
                 row["perturbed"] = _failure(moved)[0]
@@ -447,7 +454,7 @@ def main() -> int:
         f"{len(problems)} problems in {time.perf_counter() - started:.0f} s: "
         + ", ".join(f"{k} {v}" for k, v in sorted(totals.items()))
     )
-    conforming = totals["PASSED"] + totals["LOADED"] + totals["REFUSED_UP_FRONT"] + totals["NEEDS_GPU"]
+    conforming = sum(totals[v] for v in ("PASSED", "LOADED", "REFUSED_UP_FRONT", "NEEDS_GPU", "NEEDS_MEMORY"))
     return 0 if totals["refused"] == 0 and conforming == len(problems) else 1
 
 

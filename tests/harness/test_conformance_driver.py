@@ -59,11 +59,14 @@ def _suite(status: str, log: str):
     return SimpleNamespace(cases=[SimpleNamespace(status=status, log=log)])
 
 
-def test_only_a_references_gpu_only_failure_is_named_needs_gpu():
+def test_only_a_references_failure_for_want_of_a_gpu_or_memory_is_named_so():
     driver = _driver()
     said = "Traceback ...\nAssertionError: Torch not compiled with CUDA enabled\n"
-    assert driver.needs_gpu(_suite("INVALID_REFERENCE", said)) == "the reference asks for device cuda itself"
+    assert driver.wants(_suite("INVALID_REFERENCE", said)) == ("NEEDS_GPU", "the reference asks for device cuda itself")
     scaled = "ValueError: Invalid scaling configuration.\nGot mat_a.dtype()=Float4_e2m1fn_x2"
-    assert "block-scaled" in driver.needs_gpu(_suite("INVALID_REFERENCE", scaled))
-    assert driver.needs_gpu(_suite("RUNTIME_ERROR", said)) == ""  # the solution's failure is never excused
-    assert driver.needs_gpu(_suite("INVALID_REFERENCE", "IndexError: index 3 is out of bounds")) == ""
+    assert "block-scaled" in driver.wants(_suite("INVALID_REFERENCE", scaled))[1]
+    full = "RuntimeError: [enforce fail at alloc_cpu.cpp:127] DefaultCPUAllocator: can't allocate memory: 2684354560"
+    assert driver.wants(_suite("INVALID_REFERENCE", full))[0] == "NEEDS_MEMORY"
+    assert driver.wants(_suite("RUNTIME_ERROR", said)) is None  # the solution's failure is never excused
+    assert driver.wants(_suite("RUNTIME_ERROR", full)) is None
+    assert driver.wants(_suite("INVALID_REFERENCE", "IndexError: index 3 is out of bounds")) is None
