@@ -177,6 +177,7 @@ WANTS = {
     ),
     "can't allocate memory": ("NEEDS_MEMORY", "the reference's own temporaries passed its process's memory cap"),
     "MemoryError": ("NEEDS_MEMORY", "the reference's own temporaries passed its process's memory cap"),
+    "exceeded the memory limit": ("NEEDS_MEMORY", "the reference's own temporaries passed its process's memory cap"),
 }
 
 

@@ -67,6 +67,8 @@ def test_only_a_references_failure_for_want_of_a_gpu_or_memory_is_named_so():
     assert "block-scaled" in driver.wants(_suite("INVALID_REFERENCE", scaled))[1]
     full = "RuntimeError: [enforce fail at alloc_cpu.cpp:127] DefaultCPUAllocator: can't allocate memory: 2684354560"
     assert driver.wants(_suite("INVALID_REFERENCE", full))[0] == "NEEDS_MEMORY"
+    capped = "reference process: reference process exceeded the memory limit of 16384 MiB"
+    assert driver.wants(_suite("INVALID_REFERENCE", capped))[0] == "NEEDS_MEMORY"
     assert driver.wants(_suite("RUNTIME_ERROR", said)) is None  # the solution's failure is never excused
     assert driver.wants(_suite("RUNTIME_ERROR", full)) is None
     assert driver.wants(_suite("INVALID_REFERENCE", "IndexError: index 3 is out of bounds")) is None
