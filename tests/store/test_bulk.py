@@ -99,3 +99,21 @@ def test_a_clash_in_a_bulk_insert_is_the_same_error_on_every_backend(store):
         insert_rows(conn, t.sources, [row | {"slug": "twice", "export_row": {}}])
     with store.read() as conn:
         assert conn.exec_driver_sql("SELECT slug FROM sources").scalars().all() == ["once"]
+
+
+def test_rows_sent_many_per_statement_all_go_in_in_their_order(store):
+    """``rows_per_statement`` (SQLite: several rows per INSERT; PostgreSQL: COPY as ever): every
+    row in, in order, whatever the count left for the last statement."""
+    from kernelindex.store.bulk import insert_values
+    from kernelindex.store.transparency.tables import log_nodes
+
+    rng = random.Random()
+    seed = rng.randrange(2**32)
+    rng.seed(seed)
+    per = rng.randint(2, 60)
+    rows = [(key, bytearray(rng.randbytes(32))) for key in rng.sample(range(10**9), rng.randint(1, 5 * per))]
+    with store.begin() as conn:
+        assert insert_values(conn, log_nodes, ("node", "hash"), rows, rows_per_statement=per) == len(rows), seed
+    with store.read() as conn:
+        stored = conn.exec_driver_sql("SELECT node, hash FROM log_nodes").all()
+    assert sorted((int(k), bytes(h)) for k, h in stored) == sorted((k, bytes(h)) for k, h in rows), seed

@@ -16,8 +16,10 @@ generation moved by hand.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Sequence
 from functools import cache
+from itertools import chain
 from operator import itemgetter
 from typing import Any
 
@@ -90,11 +92,19 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]], 
 
 
 def insert_values(
-    conn: Connection, table: Table, names: Sequence[str], params: list[tuple], *, skip_clashes: bool = False
+    conn: Connection,
+    table: Table,
+    names: Sequence[str],
+    params: list[tuple],
+    *,
+    skip_clashes: bool = False,
+    rows_per_statement: int = 1,
 ) -> int:
     """:func:`insert_rows` of rows given as tuples of driver values in the order of ``names`` (a
     JSON column's encoded): for a writer that makes its rows as tuples (the transparency log),
-    no dict per row and no pass over them."""
+    no dict per row and no pass over them. ``rows_per_statement``: on SQLite, up to that many rows
+    in each ``INSERT ... VALUES (...), (...)`` instead of one ``executemany`` step per row (for
+    narrow rows, where that step is most of the cost: half the time for the log's leaves)."""
     if not params:
         return 0
     quote = conn.dialect.identifier_preparer.quote
@@ -108,11 +118,31 @@ def insert_values(
     if sqlite:
         for i in json_at:
             markers[i] = "CAST(? AS TEXT)"
-    sql = f"INSERT INTO {target} VALUES ({', '.join(markers)})"
+    row = f"({', '.join(markers)})"
+    if sqlite and rows_per_statement > 1 and not skip_clashes:
+        _insert_multirow(conn, target, row, params, min(rows_per_statement, _variable_limit(conn) // len(names)))
+        return len(params)
+    sql = f"INSERT INTO {target} VALUES {row}"
     if skip_clashes:
         sql += " ON CONFLICT DO NOTHING"
     result = conn.exec_driver_sql(sql, params)
     return result.rowcount if skip_clashes else len(params)
+
+
+def _variable_limit(conn: Connection) -> int:
+    """How many ``?`` one SQLite statement may hold (32,766 since SQLite 3.32; 999 before)."""
+    raw: Any = conn.connection.dbapi_connection
+    return raw.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+
+
+def _insert_multirow(conn: Connection, target: str, row: str, params: list[tuple], per: int) -> None:
+    """``params`` in statements of ``per`` rows each (SQLite)."""
+    per = max(1, per)
+    whole = f"INSERT INTO {target} VALUES {', '.join([row] * per)}"
+    for start in range(0, len(params), per):
+        chunk = params[start : start + per]
+        sql = whole if len(chunk) == per else f"INSERT INTO {target} VALUES {', '.join([row] * len(chunk))}"
+        conn.exec_driver_sql(sql, tuple(chain.from_iterable(chunk)))
 
 
 def _copy_rows(conn: Connection, target: str, params: list[tuple]) -> None:

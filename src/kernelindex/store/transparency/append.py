@@ -25,6 +25,7 @@ from kernelindex.store.transparency.tables import KEPT_LEVEL, log_leaves, log_no
 
 LEAF_COLUMNS = ("idx", "digest", "table_id", "row_seq")
 NODE_COLUMNS = ("node", "hash")
+ROWS_PER_STATEMENT = 500  # leaves or nodes per SQLite INSERT (bulk.insert_values)
 
 
 # one statement: for each logged table, its number, its last seq and the last of its rows the log holds
@@ -87,10 +88,10 @@ def _append(conn: Connection, behind: list[tuple[Logged, int]]) -> int:
                 # adapter (two failed attribute lookups) for every bytes value: twice the insert
                 raw = map(bytearray, digests)
                 leaves = list(zip(range(first, first + len(rows)), raw, repeat(logged.id), seqs))
-                insert_values(conn, log_leaves, LEAF_COLUMNS, leaves)
+                insert_values(conn, log_leaves, LEAF_COLUMNS, leaves, rows_per_statement=ROWS_PER_STATEMENT)
                 made = merkle.append(edge, leaf_hashes(digests), first, KEPT_LEVEL)
                 nodes = [(node_key(*node), bytearray(value)) for node, value in made]
-                insert_values(conn, log_nodes, NODE_COLUMNS, nodes)
+                insert_values(conn, log_nodes, NODE_COLUMNS, nodes, rows_per_statement=ROWS_PER_STATEMENT)
                 added += len(rows)
                 seen = seqs[-1]
     finally:

@@ -53,6 +53,29 @@ def raw_digest(text: str) -> bytes | None:
     return bytes.fromhex(text[7:]) if SHA256.match(text) else None
 
 
+_PREFIX = "sha256:"
+_STATED = len(_PREFIX) + 64  # characters of one ``sha256:`` digest
+
+
+def stated_leaves(values: Sequence[Any]) -> list[bytes]:
+    """The leaves of rows that state their own digest: its 32 raw bytes (:func:`raw_digest`), or
+    for a digest of another form (an artifact's) the :func:`content_leaf` of its text. A page
+    whose every value is a ``sha256:`` digest (an import's) is checked and decoded whole, in a
+    few calls over the joined text, instead of a match and a decode per row."""
+    n = len(values)
+    joined = "".join(values) if all(type(v) is str for v in values) else ""
+    if n and len(joined) == _STATED * n and all(joined[k::_STATED] == c * n for k, c in enumerate(_PREFIX)):
+        # the prefixes sit where they should; any other "sha256:" would make the rest shorter
+        hexes = joined.replace(_PREFIX, "")
+        try:
+            raw = bytes.fromhex(hexes) if len(hexes) == 64 * n else b""
+        except ValueError:
+            raw = b""
+        if len(raw) == 32 * n and raw.hex() == hexes:  # lowercase hex only, as SHA256 matches
+            return [raw[i : i + 32] for i in range(0, 32 * n, 32)]
+    return [raw_digest(v) or content_leaf(v) for v in values]
+
+
 def stored_leaf(value: Any) -> bytes:
     """A ``digest`` read from ``log_leaves`` as bytes, whatever was written there behind the
     store's back (SQLite keeps text in any column): a wrong leaf, for ``verify`` to report."""
@@ -119,9 +142,8 @@ class Logged:
         """The leaves (32 raw bytes each) of rows read by :meth:`selected` or :meth:`new_rows_sql`
         (their ``seq`` first); ``known``: leaves already computed for JSON texts
         (:func:`known_leaves`), looked up before computing. One pass per table, not a call per row."""
-        if self.column:  # a stated digest of another form (an artifact's) is logged by its text
-            match, fromhex = SHA256.match, bytes.fromhex
-            return [fromhex(v[7:]) if match(v) else content_leaf(v) for _, v in rows]
+        if self.column:
+            return stated_leaves([v for _, v in rows])
         if self.record:
             return [bytes.fromhex(digest(json_value(v))[7:]) for _, v in rows]
         if known is not None and self.by_text is not None:
