@@ -64,8 +64,8 @@ def log_new_records(conn: Connection) -> int:
 def _append(conn: Connection, behind: list[tuple[Logged, int]]) -> int:
     """Each table's rows past ``seq`` ``seen``, a page at a time: their leaves, and the nodes they
     complete hashed a level at a time from the right edge (one read of a few nodes per append),
-    each page in two ``executemany``. The pages are read by the driver's own cursor: plain
-    tuples, no result object per row."""
+    each page in multi-row INSERTs (PostgreSQL: two COPYs). The pages are read by the driver's
+    own cursor: plain tuples, no result object per row."""
     size = tree_size(conn)
     edge = right_edge(conn, size)
     rebuild = _drop_indexes_if_new(conn, size)
@@ -84,11 +84,7 @@ def _append(conn: Connection, behind: list[tuple[Logged, int]]) -> int:
                 first = size + added
                 digests = logged.leaf_digests(rows, known)
                 seqs = [row[0] for row in rows]
-                # bytes as bytearray: the sqlite3 module binds a bytearray directly, but looks for an
-                # adapter (two failed attribute lookups) for every bytes value: twice the insert
-                raw = map(bytearray, digests)
-                leaves = list(zip(range(first, first + len(rows)), raw, repeat(logged.id), seqs))
-                insert_values(conn, log_leaves, LEAF_COLUMNS, leaves, rows_per_statement=ROWS_PER_STATEMENT)
+                _insert_leaves(conn, logged.id, first, digests, seqs)
                 made = merkle.append(edge, leaf_hashes(digests), first, KEPT_LEVEL)
                 nodes = [(node_key(*node), bytearray(value)) for node, value in made]
                 insert_values(conn, log_nodes, NODE_COLUMNS, nodes, rows_per_statement=ROWS_PER_STATEMENT)
@@ -99,6 +95,14 @@ def _append(conn: Connection, behind: list[tuple[Logged, int]]) -> int:
     for statement in rebuild:
         conn.exec_driver_sql(statement)
     return added
+
+
+def _insert_leaves(conn: Connection, table_id: int, first: int, digests: list[bytes], seqs: list[int]) -> None:
+    """Leaves ``first``, ``first + 1``, ... of one table's rows ``seqs``, each digest bound as a
+    ``bytearray``: the sqlite3 module binds one directly, but looks for an adapter (two failed
+    attribute lookups) for every ``bytes`` value, which doubled the insert."""
+    leaves = list(zip(range(first, first + len(seqs)), map(bytearray, digests), repeat(table_id), seqs))
+    insert_values(conn, log_leaves, LEAF_COLUMNS, leaves, rows_per_statement=ROWS_PER_STATEMENT)
 
 
 _LEAF_INDEXES = ("ix_log_leaves_digest", "ix_log_leaves_table_id_row_seq")
