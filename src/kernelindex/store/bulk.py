@@ -104,7 +104,7 @@ def insert_values(
     JSON column's encoded): for a writer that makes its rows as tuples (the transparency log),
     no dict per row and no pass over them. ``rows_per_statement``: on SQLite, up to that many rows
     in each ``INSERT ... VALUES (...), (...)`` instead of one ``executemany`` step per row (for
-    narrow rows, where that step is most of the cost: half the time for the log's leaves)."""
+    narrow rows, where that step weighs most: the log's leaves and nodes, benchmarks/RESULTS.md)."""
     if not params:
         return 0
     quote = conn.dialect.identifier_preparer.quote
