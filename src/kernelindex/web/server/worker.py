@@ -5,7 +5,6 @@ connections each time that socket wakes a worker's loop: the first worker to wak
 connections a client opened at once (5 bursts of 6 here), so the other one sat idle, throughput at
 concurrency 16 swung from one sample to the next and the busy worker's CPU per page rose with the
 requests it juggled. Accepting one connection per wake-up lets each idle worker take its turn.
-Imports uvicorn and gunicorn only: the master loads this class, never the app.
 """
 
 from __future__ import annotations
