@@ -48,71 +48,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from web_load import DEFAULT_CATALOG, free_port, tree_cpu, tree_memory  # noqa: E402
+from web_load import DEFAULT_CATALOG, Client, free_port, tree_cpu, tree_memory  # noqa: E402
 
 LEVELS = (1, 2, 4, 8, 16)
 MIX = (("run", 4), ("api", 2), ("implementation", 2), ("operation", 1), ("search", 1))  # per 10 requests
 SAMPLES = 5
 MEMORY_AFTER = 2500
 TARGETS = {"spread": 0.20, "mixed ratio": 4.0, "cold start": 0.6, "memory": 250.0}
-
-
-class Client:
-    """One keep-alive HTTP/1.1 connection; GET only; Content-Length and chunked bodies; keeps the cookie."""
-
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.cookie: str | None = None
-        self.reader: asyncio.StreamReader | None = None
-        self.writer: asyncio.StreamWriter | None = None
-
-    retries = 0  # requests sent again on a new connection: the server had closed an idle one (keep-alive)
-
-    async def get(self, path: str) -> int:
-        try:
-            return await self._get(path)
-        except (asyncio.IncompleteReadError, ConnectionResetError) as exc:
-            if isinstance(exc, asyncio.IncompleteReadError) and exc.partial:
-                raise
-            self.close()
-            Client.retries += 1
-            return await self._get(path)
-
-    async def _get(self, path: str) -> int:
-        if self.writer is None:
-            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port, limit=1 << 22)
-        assert self.reader is not None
-        cookie = f"Cookie: {self.cookie}\r\n" if self.cookie else ""
-        self.writer.write(
-            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\nAccept-Encoding: gzip, br\r\n{cookie}\r\n".encode()
-        )
-        head = (await self.reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
-        status, length, chunked, closing = int(head[0].split()[1]), 0, False, False
-        for line in head[1:]:
-            name, _, value = line.partition(":")
-            name, value = name.strip().lower(), value.strip()
-            if name == "content-length":
-                length = int(value)
-            elif name == "transfer-encoding":
-                chunked = "chunked" in value.lower()
-            elif name == "connection":
-                closing = value.lower() == "close"
-            elif name == "set-cookie":
-                self.cookie = value.split(";")[0]
-        if chunked:
-            while size := int((await self.reader.readuntil(b"\r\n")).split(b";")[0], 16):
-                await self.reader.readexactly(size + 2)
-            await self.reader.readuntil(b"\r\n")  # no trailers are sent
-        elif length:
-            await self.reader.readexactly(length)
-        if closing:
-            self.close()
-        return status
-
-    def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-            self.writer = None
 
 
 def connections(port: int) -> list[int]:
@@ -134,7 +76,7 @@ async def send(port: int, paths: list[str], concurrency: int, held: list | None 
         try:
             while queue:
                 path = queue.pop()
-                status = await client.get(path)
+                status, _ = await client.get(path)
                 if status != 200:
                     raise SystemExit(f"GET {path} answered {status}")
         finally:
@@ -182,8 +124,8 @@ class Site:
         async def first() -> int | None:
             client = Client(self.port)
             try:
-                return await client.get(first_path)
-            except OSError:
+                return (await client.get(first_path))[0]
+            except (OSError, EOFError):  # not listening yet, or closed while starting
                 return None
             finally:
                 client.close()

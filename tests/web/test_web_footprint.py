@@ -1,4 +1,5 @@
-"""What a web worker holds in memory: the modules its app pulls in, and what the gunicorn master loads.
+"""What a web worker holds in memory: the modules its app pulls in, and what the gunicorn master builds
+before it forks the workers.
 
 Each worker pays for every module in its import graph (issue #13: RSS after load <= 200 MiB over
 all processes). These run in a fresh interpreter, so modules this test session imported do not count.
@@ -13,7 +14,7 @@ import subprocess
 import sys
 
 from kernelindex.store.database import open_store
-from kernelindex.web.server.workers import MASTER, WORKER_CLASS, gunicorn_argv
+from kernelindex.web.server.workers import FORKING_APP, MASTER, WORKER_CLASS, gunicorn_argv
 
 # Never needed to serve a page from a SQLite store without signatures: each is MiBs per worker.
 KEPT_OUT = (
@@ -84,27 +85,34 @@ print(json.dumps({"before": before, "digest": checked.record_digest, "refused": 
     assert "no signature by key" in seen["refused"]
 
 
-def test_the_gunicorn_master_does_not_load_the_app():
+FORKED = """
+import gc, json, os, threading
+from kernelindex.web.app import forking_app
+app = forking_app()
+db = os.path.realpath(os.environ["KERNELINDEX_DATABASE_URL"])
+fds = [os.path.realpath(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")]
+env = app.state.templates.env
+print(json.dumps({
+    "store files open": [path for path in fds if path.startswith(db)],
+    "threads": threading.active_count(),
+    "templates": [len(env.cache), len(env.list_templates())],
+    "frozen": gc.get_freeze_count(),
+}))
+"""
+
+
+def test_the_gunicorn_master_builds_the_app_its_workers_are_forked_from(tmp_path):
     argv = gunicorn_argv("127.0.0.1", 8000, 2)
     assert argv[1:3] == ["-m", MASTER]
-    assert f"--worker-class={WORKER_CLASS}" in argv and not any(arg.startswith("--preload") for arg in argv)
-    code = (
-        f"import json, sys, {MASTER}; "
-        f"from gunicorn.util import load_class; load_class({WORKER_CLASS!r}); "
-        "print(json.dumps(sorted(sys.modules)))"
-    )
-    modules = _fresh_interpreter(code)
-    worker = WORKER_CLASS.rpartition(".")[0]  # the worker class's module, which imports uvicorn and gunicorn only
-    assert "uvicorn_worker" in modules and worker in modules
-    assert _loaded(modules, "kernelindex") == [
-        "kernelindex",
-        "kernelindex.web",
-        "kernelindex.web.server",
-        MASTER,
-        worker,
-    ]
-    assert _loaded(modules, "fastapi") == []
-    assert _loaded(modules, "sqlalchemy") == []
+    assert {f"--worker-class={WORKER_CLASS}", FORKING_APP, "--preload"} <= set(argv)
+    open_store(str(tmp_path / "store.db")).close()
+    env = {**os.environ, "KERNELINDEX_DATABASE_URL": str(tmp_path / "store.db")}
+    seen = _fresh_interpreter(FORKED, env)
+    # nothing that must not cross a fork: a connection to the store (its file held open), a thread
+    assert seen["store files open"] == [] and seen["threads"] == 1
+    loaded, templates = seen["templates"]
+    assert loaded == templates > 10  # every template loaded once, for all the workers
+    assert seen["frozen"] > 50_000
 
 
 HAND_OVER = """
@@ -133,7 +141,8 @@ def test_serve_hands_over_to_the_server_without_loading_the_web_framework(tmp_pa
     seen = json.loads(result.stdout.splitlines()[-1])
     assert seen["argv"][1:3] == ["-m", MASTER]
     loaded = {
-        top: _loaded(seen["modules"], top) for top in ("fastapi", "kernelindex.web.app", "kernelindex.web.routes")
+        top: _loaded(seen["modules"], top)
+        for top in ("fastapi", "jinja2", "kernelindex.web.app", "kernelindex.web.routes")
     }
     assert {top: names for top, names in loaded.items() if names} == {}
 

@@ -25,7 +25,7 @@ def render_all(env, context) -> dict[str, str]:
 
 def test_pages_render_the_same_from_stored_bytecode(temp_dir):
     context = {"version": f"v{random.randrange(10**6)}"}
-    templating.warm()
+    templating.warm(templating.templates().env)
     names = templating.templates().env.list_templates()
     assert len(list(temp_dir.iterdir())) == len(names)  # one entry per template
     from_disk = render_all(templating.templates().env, context)

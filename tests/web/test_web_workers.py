@@ -1,10 +1,12 @@
 """The `serve --workers` master (gunicorn with uvicorn workers, as `serve` runs it): a worker that dies is started again and the site keeps
 answering; SIGHUP replaces every worker; SIGTERM stops them all; workers that cannot start
 stop the server with gunicorn's status 3; connections opened at once are shared out among the
-workers; a worker runs route code in a few threads only."""
+workers, and the replies on a worker's own socket go out without waiting (no Nagle); a worker runs
+route code in a few threads only."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import random
 import select
@@ -173,6 +175,36 @@ def test_a_workers_own_socket_listens_on_the_shared_address():
     finally:
         own.close()
         shared.close()
+
+
+def test_connections_on_a_workers_own_socket_are_sent_without_delay():
+    # asyncio turns Nagle's algorithm off only where a socket's protocol reads as TCP; the own socket
+    # was made with protocol 0, so each reply on its connections waited 40 ms for a delayed ACK
+    shared = socket.socket()
+    shared.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    shared.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    shared.bind(("127.0.0.1", 0))
+    shared.listen(8)
+    own = own_socket(shared, 8)
+    address = shared.getsockname()
+    shared.close()  # every connection now lands on the worker's own socket
+
+    async def accepted_nodelay() -> int:
+        seen: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        def connected(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            seen.set_result(writer.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(connected, sock=own)
+        _, writer = await asyncio.open_connection(*address)
+        try:
+            return await asyncio.wait_for(seen, 30)
+        finally:
+            writer.close()
+            server.close()
+
+    assert asyncio.run(accepted_nodelay()) != 0
 
 
 def test_route_code_runs_in_at_most_route_threads_threads(tmp_path):

@@ -94,12 +94,11 @@ def serve(
     else:
         from kernelindex.ranking import memo
         from kernelindex.web.settings import BUDGET_ENV, DEFAULT_BUDGET
-        from kernelindex.web.templating import warm
 
-        warm()  # compiled here, the workers load bytecode: ~5 MiB less each (web/templating.py)
         os.environ.setdefault(BUDGET_ENV, str(DEFAULT_BUDGET // count))  # one budget for the server
         os.environ.setdefault(memo.BUDGET_ENV, str(memo.DEFAULT_BUDGET // count))  # and one for ranked groups
-        # The resident master need not hold the CLI and the store code: become gunicorn (web/server/workers.py).
+        # The resident master, which builds the app its workers are forked from, need not hold the CLI:
+        # become gunicorn (web/server/workers.py).
         argv = gunicorn_argv(host, port, count)
     sys.stdout.flush()
     os.execv(argv[0], argv)

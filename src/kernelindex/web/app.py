@@ -148,10 +148,23 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 
 def serving_app() -> FastAPI:
-    """The app one ``kernelindex serve`` worker runs: the store named by $KERNELINDEX_DATABASE_URL,
-    already migrated by the parent (so workers never race to migrate it). What the app is built of
-    lives as long as the worker, so the collector is told never to scan it again (``gc.freeze``):
-    each full collection would otherwise walk every route, model and table in the middle of a request."""
+    """The app ``kernelindex serve`` runs: the store named by $KERNELINDEX_DATABASE_URL, already
+    migrated by the CLI. What the app is built of lives as long as the server, so the collector is
+    told never to scan it again (``gc.freeze``): each full collection would otherwise walk every
+    route, model and table in the middle of a request."""
     app = create_app(store=open_store(None, upgrade=False))
+    gc.freeze()
+    return app
+
+
+def forking_app() -> FastAPI:
+    """The app gunicorn's master builds once and forks every worker from (``--preload``): building
+    it took ~1 CPU second in each worker at once, on the way to the first page, and each held its
+    own copy. Every template is loaded here too, so the workers share them. Building opens no
+    database connection (one must never be used from two processes; connections open on the first
+    request, in each worker), and freezing the collector's view keeps the workers' collections from
+    writing to, and so copying, the pages they share."""
+    app = create_app(store=open_store(None, upgrade=False))
+    templating.warm(app.state.templates.env)
     gc.freeze()
     return app

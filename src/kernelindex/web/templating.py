@@ -3,8 +3,8 @@
 Compiling every template (Jinja turns each into Python source, then compiles that) leaves a web
 worker ~5 MiB larger for good: the compiler's short-lived objects fragment the heap. Loading the
 same templates as stored bytecode costs ~0.4 MiB. So the environment uses Jinja's file bytecode
-cache (its per-user folder in the temporary directory, mode 0700), and `kernelindex serve` fills
-it (:func:`warm`) before its workers start. Jinja keys each entry by template, and checks the
+cache (its per-user folder in the temporary directory, mode 0700), and `kernelindex serve`'s master
+loads every template (:func:`warm`, filling the cache the first time) before it forks its workers. Jinja keys each entry by template, and checks the
 template's source checksum and the Python version on load: a changed template is compiled again.
 Where the folder cannot be had or written, templates are compiled in memory, as without a cache.
 """
@@ -67,9 +67,9 @@ def templates() -> Jinja2Templates:
     return Jinja2Templates(env=env)
 
 
-def warm() -> None:
-    """Compile every template into the bytecode cache (in the process that starts the workers,
-    whose memory goes when it becomes their supervisor)."""
-    env = templates().env
+def warm(env: jinja2.Environment) -> None:
+    """Load every template into ``env``, compiling into the bytecode cache what is not there yet:
+    `kernelindex serve --workers N` does it in the master, so its workers share the loaded templates
+    (copy-on-write) instead of each loading them again on its first pages."""
     for name in env.list_templates():
         env.get_template(name)

@@ -1,13 +1,18 @@
-"""The master process of `kernelindex serve --workers N`: gunicorn's arbiter, with one race closed.
+"""The master process of `kernelindex serve --workers N`: gunicorn's arbiter, which builds the app
+before it forks its workers (``--preload``), with two ways of failing made one.
 
-When several workers fail to boot (the store cannot be opened, the app does not load), the first
-one reaped stops the server with gunicorn's status 3; but gunicorn reaps the others while it stops,
+An app that cannot be built in the master (the store cannot be opened, a module does not load)
+would end gunicorn with an uncaught exception (status 1): here it is logged and the master exits
+with gunicorn's status 3, what a worker that fails to boot gives. When several workers fail to boot,
+the first one reaped stops the server with status 3; but gunicorn reaps the others while it stops,
 and each raises the same halt again, out of the stop, so the master would end with an uncaught
 exception (status 1) and leave workers unreaped. Here a halt already under way reaps them and
-goes on stopping. This module imports gunicorn only: the master loads neither the app nor the store.
+goes on stopping.
 """
 
 from __future__ import annotations
+
+import sys
 
 from gunicorn.app import base
 from gunicorn.app.wsgiapp import run
@@ -16,9 +21,17 @@ from gunicorn.errors import HaltServer
 
 
 class Master(Arbiter):
-    """gunicorn's arbiter, whose reaping during a halt does not halt it a second time."""
+    """gunicorn's arbiter, whose failure to build the app is status 3 and whose reaping during a halt
+    does not halt it a second time."""
 
     halting = False
+
+    def setup(self, app):
+        try:
+            super().setup(app)  # with --preload, this builds the app
+        except Exception:
+            self.log.exception("the app could not be built")
+            sys.exit(self.WORKER_BOOT_ERROR)
 
     def halt(self, reason=None, exit_status=0):
         self.halting = True

@@ -3,12 +3,13 @@
 worker: uvicorn alone). Either is exec'd in place of the CLI, with two malloc arenas unless
 $MALLOC_ARENA_MAX says otherwise.
 
-The master binds the socket, forks the workers and starts again any that exits; SIGHUP replaces
-them all, SIGTERM or SIGINT stops them after their requests. It loads neither the app nor the
-store code (no ``--preload``), and forking starts no resource-tracker process beside it, so the
-server holds less memory than uvicorn's own spawn-based supervisor. A worker whose app cannot
-load stops the server with gunicorn's status 3 ("worker failed to boot"), however many fail
-(web/server/master.py).
+The master builds the app once (``--preload``, :func:`kernelindex.web.app.forking_app`), binds the
+socket and forks the workers from it, and forks again any that exits; SIGHUP replaces them all
+(forked from the same app: a new version of the code needs a restart), SIGTERM or SIGINT stops them
+after their requests. Forking from a built app is what makes the first page come early (the app is
+built once, not once per worker at the same time) and what the workers share rather than each
+holding a copy. An app that cannot be built stops the master with gunicorn's status 3 ("worker failed
+to boot"), as does a worker that cannot start, however many fail (web/server/master.py).
 
 The page cache's and the ranked groups' byte budgets are each one for the whole server, shared
 out among the workers, so memory does not grow with the number of cores ($KERNELINDEX_CACHE_BYTES
@@ -20,7 +21,8 @@ from __future__ import annotations
 import os
 import sys
 
-APP = "kernelindex.web.app:serving_app"
+APP = "kernelindex.web.app:serving_app"  # one process (uvicorn)
+FORKING_APP = "kernelindex.web.app:forking_app()"  # built in the master, the workers forked from it
 MASTER = "kernelindex.web.server.master"
 WORKER_CLASS = "kernelindex.web.server.worker.Worker"  # uvicorn's, one accept per wake-up
 FAILED_TO_BOOT = 3  # gunicorn's exit status when a worker cannot start (uvicorn's too)
@@ -56,7 +58,8 @@ def gunicorn_argv(host: str, port: int, workers: int) -> list[str]:
         sys.executable,
         "-m",
         MASTER,
-        f"{APP}()",
+        FORKING_APP,
+        "--preload",
         f"--worker-class={WORKER_CLASS}",
         f"--workers={workers}",
         f"--bind={bind}",
