@@ -327,8 +327,10 @@ class _TimedInputs:
     candidate); `held`: which call's inputs (index) and scalars each buffer holds now. Each solution's
     first timed attempt takes the indices of the last attempt before it, whose inputs are all held (the
     reference makes none: they are copied back into its slots), every later attempt fresh ones, so no
-    solution sees one call's inputs twice, and none gets inputs another could have shaped."""
+    solution sees one call's inputs twice, and none gets inputs another could have shaped. They are one
+    case's (`case`): the next case starts from none, whether or not its rounds kept slots of their own."""
 
+    case: str = ""
     copies: dict[int, dict] = field(default_factory=dict)
     held: dict[int, tuple[int, dict | None]] = field(default_factory=dict)
     last_first: int = 0
@@ -398,6 +400,7 @@ class _Session:
         self.reference_arena = Arena(self.plan.reference_bytes, options.device)
         self.reference: Child | None = None
         self.solution_arena: tuple[str, Arena] | None = None  # (case uuid, arena) the case's last solution left
+        self.ahead: dict | None = None  # a request sent to the reference (`ask_ahead`) whose reply is unread
         self.cpus = _cpus()
         self.rounds: dict[str, _Rounds] = {}  # the current case's (by uuid), made by its first solution
         self.timed = _TimedInputs()  # the current case's
@@ -416,6 +419,7 @@ class _Session:
         if self.reference is None or self.reference.proc.poll() is not None:
             if self.reference is not None:
                 self.reference.close()
+            self.ahead = None
             self.reference = Child(
                 "reference",
                 self.snapshot,
@@ -444,11 +448,36 @@ class _Session:
             )
         return self.reference
 
+    def ask_ahead(self, message: dict) -> None:
+        """Send the reference a request without waiting: the next `_ask_reference` of the same message takes
+        its reply (any other reads it first and drops it), so the reference makes the next attempt's inputs
+        while the parent checks the last one's calls, when nothing is timed."""
+        assert self.reference is not None and self.ahead is None
+        self.reference.send(message)
+        self.ahead = message
+
+    def settle(self) -> None:
+        """Wait for the reply of a request asked ahead and drop it (a failure in it too: inputs nobody takes),
+        so the reference's process is idle before the parent writes into its arena or asks anything else."""
+        ahead, self.ahead = self.ahead, None
+        if ahead is not None:
+            with contextlib.suppress(_ReferenceFailed):
+                self._answer(_Budget(STARTUP_S + self.options.timeout_s), ahead)
+
     def _ask_reference(self, budget: _Budget, message: dict) -> replies.Done | replies.InputsDone | replies.BatchDone:
+        if self.ahead != message:
+            self.settle()
+            assert self.reference is not None
+            self.reference.send(message)
+        self.ahead = None
+        return self._answer(budget, message)
+
+    def _answer(self, budget: _Budget, message: dict) -> replies.Done | replies.InputsDone | replies.BatchDone:
+        """The reference's reply to `message`, its last request."""
         started = time.monotonic()
         assert self.reference is not None
         try:
-            raw = self.reference.request(message, budget.deadline())
+            raw = self.reference.receive(budget.deadline(), repr(message["op"]))
         except ChildEnded:
             self.reference.close()
             self.reference = None
@@ -698,6 +727,9 @@ class _CaseRun:
         scalars a custom inputs function made, which go to both sides with the batch)."""
         timed = self.s.timed
         held = [c for c in calls if c[1] == "timed" and timed.held.get(c[0], (-1, None))[0] == c[2]]
+        wanted = [c for c in calls if c not in held]
+        if held or self.s.ahead != self._inputs_message(wanted):
+            self.s.settle()  # the parent is about to write into the reference's slots, or to ask for other inputs
         for slot, _, _ in held:  # another solution's attempt had these made: back into the reference's slots
             for name, view in self.layout.tensor_inputs(self.s.reference_arena.tensor, slot).items():
                 view.copy_(timed.copies[slot][name])
@@ -705,18 +737,9 @@ class _CaseRun:
             if scalars is not None:
                 self.scalars[str(slot)] = scalars
             self.pristine[slot] = timed.copies[slot]
-        wanted = [c for c in calls if c not in held]
         if not wanted:
             return
-        reply, _ = self._reference(
-            {
-                "op": "inputs",
-                "layout": self.layout.to_json(),
-                "case": self.case.raw,
-                "nonce": self.s.nonce,
-                "calls": [list(c) for c in wanted],
-            }
-        )
+        reply, _ = self._reference(self._inputs_message(wanted))
         assert isinstance(reply, replies.InputsDone)
         self.scalars.update(reply.scalars)
         for slot, purpose, index in wanted:
@@ -730,6 +753,16 @@ class _CaseRun:
             if purpose == "timed":
                 timed.copies[slot], timed.held[slot] = kept, (index, reply.scalars.get(str(slot)))
             self.pristine[slot] = kept
+
+    def _inputs_message(self, calls: list[tuple[int, str, int]]) -> dict:
+        layout, case = self.layout.to_json(), self.case.raw
+        return {
+            "op": "inputs",
+            "layout": layout,
+            "case": case,
+            "nonce": self.s.nonce,
+            "calls": [list(c) for c in calls],
+        }
 
     @_in_phase("inputs")
     def _hand_inputs(self, slots: list[int]) -> None:
@@ -796,7 +829,6 @@ class _CaseRun:
         kept = self.s.rounds.get(self.case.uuid)
         if kept is None:
             self.s.rounds.clear()  # an earlier case's: its slots in the reference's arena are this case's now
-            self.s.timed = _TimedInputs()
             self._make_inputs([(r, "round", r) for r in rounds])
             self._reference(self._batch_message(rounds, False))
             kept = _Rounds({r: self.pristine[r] for r in rounds}, dict(self.scalars))
@@ -808,6 +840,7 @@ class _CaseRun:
     def _restore_rounds(self, rounds: list[int]) -> None:
         """The pristine round inputs back into the reference's slots, so that its warm-up (which leaves
         its outputs there for the next solution's check) runs on exactly them, whatever it did to them."""
+        self.s.settle()
         for slot in rounds:
             for name, view in self.layout.tensor_inputs(self.s.reference_arena.tensor, slot).items():
                 view.copy_(self.pristine[slot][name])
@@ -823,8 +856,9 @@ class _CaseRun:
         size = min(math.ceil(target / fast), int(MAX_BATCH_S * 1e9 // slow), len(self.timed_slots))
         return max(self.s.options.batch, size)
 
-    def _timed_pair(self, pair: int, timed: list[int], first: int) -> PairTiming:
-        """One paired batch on fresh inputs, between two empty batches; every call's outputs checked."""
+    def _timed_pair(self, pair: int, timed: list[int], first: int, last_attempt: bool) -> PairTiming:
+        """One paired batch on fresh inputs, between two empty batches; every call's outputs checked. Where
+        another attempt or pair follows, the reference makes its fresh inputs (`ask_ahead`) during the checks."""
         self._make_inputs([(slot, "timed", first + j) for j, slot in enumerate(timed)])
         before = self._empty_batch(len(timed))
         sides = ["reference", "solution"] if pair % 2 == 0 else ["solution", "reference"]
@@ -838,9 +872,7 @@ class _CaseRun:
             assert isinstance(reply, replies.BatchDone)
             figures[side] = (elapsed, reply.samples)
         after = self._empty_batch(len(timed))
-        self._check_inputs(timed)
-        self._check_outputs([(slot, f"timed-{first + j}") for j, slot in enumerate(timed)])
-        return PairTiming(
+        timing = PairTiming(
             calls=len(timed),
             empty_batches_ns=[before, after],
             solution_batch_ns=figures["solution"][0],
@@ -848,11 +880,19 @@ class _CaseRun:
             solution_reported=figures["solution"][1],
             reference_reported=figures["reference"][1],
         )
+        if (timing.noisy and not last_attempt) or pair + 1 < self.s.options.pair_count:
+            following = self.s.timed.next_index  # the next attempt's first call (`_TimedInputs.attempt`)
+            self.s.ask_ahead(self._inputs_message([(slot, "timed", following + j) for j, slot in enumerate(timed)]))
+        self._check_inputs(timed)
+        self._check_outputs([(slot, f"timed-{first + j}") for j, slot in enumerate(timed)])
+        return timing
 
     def _protocol(self) -> None:
         opts = self.s.options
         uuid, number, total = self.case.uuid, self.report.number, self.report.total
         assert self.sol is not None
+        if self.s.timed.case != uuid:  # an earlier case's inputs, of its shapes and its draw
+            self.s.timed = _TimedInputs(uuid)
         self._solution({"op": "open", "arena": self.arena.handle(), "device": opts.device}, "opening the arena")
         self._solution(
             {
@@ -907,7 +947,7 @@ class _CaseRun:
             self.report(ProgressEvent(number, total, uuid, "timing", pair, opts.pair_count, eta))
             for attempt in range(1 + NOISY_RETRIES):
                 first = self.s.timed.attempt(size, first_of_solution=pair == attempt == 0)
-                timing = self._timed_pair(pair, timed, first)
+                timing = self._timed_pair(pair, timed, first, attempt == NOISY_RETRIES)
                 if not timing.noisy:
                     break
             self.pairs.append(timing)
@@ -999,6 +1039,7 @@ def _run_session(
                     reporter = _Reporter(progress, number, len(cases), first + index)
                     result = _scored(session.run_case(number, case, reporter, solution), problem, environment)
                     results[index].append(result)
+                    memory.release_freed()  # what this run freed is not held through the next one's
                     reporter(ProgressEvent(number, len(cases), case.uuid, "done", 1, 1, 0.0, result))
     finally:
         session.close()
