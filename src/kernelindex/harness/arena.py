@@ -156,15 +156,15 @@ class Arena:
         return {"kind": "cuda_ipc", "args": base64.b64encode(pickle.dumps(args)).decode(), "nbytes": self.nbytes}
 
     def wipe(self, kept: int) -> None:
-        """Every byte back to zero, for the next child to map it: the first `kept` bytes (the pages the next
-        run writes again, so the kernel need not allocate them afresh) zeroed in place, the rest handed back
+        """Every byte back to zero, for the next child to map it: the first `kept` bytes, if any (the pages the
+        next run writes again, so the kernel need not allocate them afresh) zeroed in place, the rest handed back
         to the kernel (a hole reads as zeros), so whatever a child wrote anywhere in it is gone. OSError
         where the kernel refuses the hole: then the arena must not be used again."""
         assert self.tensor is not None
         if self.fd < 0:
             self.tensor.zero_()
             return
-        kept = min(self.nbytes, -(-kept // mmap.PAGESIZE) * mmap.PAGESIZE)
+        kept = min(self.nbytes, max(0, -(-kept // mmap.PAGESIZE) * mmap.PAGESIZE))
         self.tensor[:kept].zero_()
         rest = ctypes.c_long(self.nbytes - kept)
         if rest.value and _libc.fallocate(self.fd, _FALLOC_PUNCH_HOLE, ctypes.c_long(kept), rest) != 0:

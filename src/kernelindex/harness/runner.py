@@ -656,7 +656,9 @@ class _CaseRun:
                 if self.sol is not None:
                     self.said.stdout = self.sol.log_tail(2000)
                     self.sol.close()
-                s.hand_back(self.case.uuid, self.arena, self.sol, self.written)
+                # the pages a next run writes again, less room for one full comparison: a next solution that
+                # fails makes it while the parent holds the case's timed state, which no single eval does
+                s.hand_back(self.case.uuid, self.arena, self.sol, self.written - memory.compare_bytes(self.layout))
                 _writable(case_dir)
                 shutil.rmtree(case_dir, ignore_errors=True)
         return self.seen
