@@ -129,3 +129,50 @@ def test_each_solution_gets_its_own_suite_and_records_and_the_reference_rounds_r
     assert digests[0] == digests[2] != digests[1]
     run_digests = [digest(r) for rec in records for r in [*rec.case_runs, rec.suite_run]]
     assert len(set(run_digests)) == 9  # the same solution twice is still two suites of runs, measured apart
+
+
+# Fills every byte of its arena (its inputs and outputs, the padding between them, every slot it was
+# never handed) with MARK_BYTE, as a message for whoever maps the memory next.
+SCRAWL = """
+import torch
+
+def run(x, y, z):
+    whole = torch.empty(0, dtype=torch.uint8).set_(x.untyped_storage())
+    whole.fill_({byte})
+"""
+
+# Adds correctly unless some whole page of its arena holds nothing but MARK_BYTE (random inputs never do).
+LOOK = """
+import torch
+
+def run(x, y, z):
+    whole = torch.empty(0, dtype=torch.uint8).set_(x.untyped_storage())
+    pages = whole[: whole.numel() // 4096 * 4096].view(-1, 4096)
+    if bool((pages == {byte}).all(dim=1).any()):
+        z.zero_()
+    else:
+        torch.add(x, y, out=z)
+"""
+
+
+def test_a_case_s_solutions_share_one_arena_and_none_finds_what_the_last_one_left_in_it(tmp_path, monkeypatch):
+    need_sandbox()
+    byte = secrets.choice([b for b in range(1, 256) if b != 0x7F])
+    made = []
+
+    class Counted(runner.Arena):
+        def __init__(self, nbytes, device):
+            made.append(nbytes)
+            super().__init__(nbytes, device)
+
+    monkeypatch.setattr(runner, "Arena", Counted)
+    scrawler = write_solution(tmp_path / "scrawler", SCRAWL.format(byte=byte), name="scrawler")
+    looker = write_solution(tmp_path / "looker", LOOK.format(byte=byte), name="looker")
+    suites = evaluate_many(problem("vector_add"), [scrawler, looker, scrawler, looker], quick())
+    assert all(s.sandboxed for s in suites), suites[0].sandbox_note
+    for suite in suites[0::2]:
+        assert [c.status for c in suite.cases] == ["REWARD_HACK"] * 2, [c.log for c in suite.cases]
+    for suite in suites[1::2]:
+        assert [c.status for c in suite.cases] == ["PASSED", "PASSED"], [c.log for c in suite.cases]
+    # the reference's arena, then one solution arena per case: each later solution took the one before it
+    assert len(made) == 1 + len(suites[0].cases), made

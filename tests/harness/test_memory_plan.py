@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from harness_testkit import problem, quick, solution, write_solution
 
-from kernelindex.harness import memory
+from kernelindex.harness import memory, runner
 from kernelindex.harness.arena import Layout
 from kernelindex.harness.runner import case_layouts, evaluate, evaluate_many, memory_plan
 
@@ -198,3 +198,15 @@ def test_a_case_with_room_for_fewer_calls_than_a_batch_takes_more_pairs_of_fewer
 def test_the_machines_available_memory_is_read():
     available = memory.available_bytes()
     assert available is None or available > 0
+
+
+def test_streamed_rounds_give_each_case_timed_inputs_of_its_own(tmp_path):
+    """Where the rounds stream through the timed slots (no room beside a batch of MAX_BATCH calls or more),
+    the inputs the parent holds from one case's last timed attempt are never taken for the next case's
+    first one: the two cases' inputs differ in shape, and each passes on inputs drawn for it."""
+    vector_add = problem("vector_add")
+    options = quick(rounds=3, iterations=RNG.randint(runner.MAX_BATCH, runner.MAX_BATCH + 40), pairs=1)
+    layouts = case_layouts(vector_add, options, vector_add.cases)
+    assert all(layout.slots < options.rounds + options.batch for layout in layouts.values())  # streamed
+    suite = evaluate(vector_add, write_solution(tmp_path / "s", WRONG_ON_CALL.format(n=-1)), options)
+    assert [c.passed for c in suite.cases] == [True, True], [c.log for c in suite.cases]

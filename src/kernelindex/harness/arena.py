@@ -11,13 +11,18 @@ returns is ever unpickled, and what is compared is an exact `torch.Tensor` view 
 from __future__ import annotations
 
 import base64
+import ctypes
+import errno
 import fcntl
 import functools
+import mmap
 import os
 import pickle
 from dataclasses import dataclass
 
 ALIGN = 256
+_FALLOC_PUNCH_HOLE = 0x01 | 0x02  # FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
+_libc = ctypes.CDLL(None, use_errno=True)
 
 
 @dataclass(frozen=True)
@@ -149,6 +154,22 @@ class Arena:
 
         _, args = reduce_tensor(self.tensor)
         return {"kind": "cuda_ipc", "args": base64.b64encode(pickle.dumps(args)).decode(), "nbytes": self.nbytes}
+
+    def wipe(self, kept: int) -> None:
+        """Every byte back to zero, for the next child to map it: the first `kept` bytes, if any (the pages the
+        next run writes again, so the kernel need not allocate them afresh) zeroed in place, the rest handed back
+        to the kernel (a hole reads as zeros), so whatever a child wrote anywhere in it is gone. OSError
+        where the kernel refuses the hole: then the arena must not be used again."""
+        assert self.tensor is not None
+        if self.fd < 0:
+            self.tensor.zero_()
+            return
+        kept = min(self.nbytes, max(0, -(-kept // mmap.PAGESIZE) * mmap.PAGESIZE))
+        self.tensor[:kept].zero_()
+        rest = ctypes.c_long(self.nbytes - kept)
+        if rest.value and _libc.fallocate(self.fd, _FALLOC_PUNCH_HOLE, ctypes.c_long(kept), rest) != 0:
+            code = ctypes.get_errno() or errno.EIO
+            raise OSError(code, f"punching the arena's unused pages: {os.strerror(code)}")
 
     def close(self) -> None:
         self.tensor = None

@@ -285,6 +285,11 @@ class Child:
     def freeze(self) -> bool:
         return self.members.freeze()
 
+    def gone(self) -> bool:
+        """After `close`: no process of the child is left, as the kernel says (its cgroup is empty or
+        removed). Never so without a sandbox, whose process group a process can leave."""
+        return self.group is not None and not self.group.populated()
+
     def thaw(self) -> None:
         self.members.thaw()
 

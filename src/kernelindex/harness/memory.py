@@ -4,6 +4,7 @@ refused up front with the figures, instead of meeting the OOM killer minutes int
 
 from __future__ import annotations
 
+import ctypes
 from dataclasses import dataclass, replace
 
 from kernelindex.harness.arena import Layout, _nbytes
@@ -53,6 +54,16 @@ def task_bytes(layouts: dict[str, Layout], device: str) -> int:
     CPU run the buffers the plan counts (a GPU's arenas and copies live in the GPU's memory)."""
     buffers = 0 if device.startswith("cuda") else peak_bytes(layouts)
     return PROCESSES * PROCESS_BYTES + buffers
+
+
+def release_freed() -> None:
+    """Give the C heap's free pages back to the kernel (glibc's malloc_trim; elsewhere nothing). Once glibc
+    has raised its mmap threshold, a failing output's full comparison (`compare_bytes`: ~20 MiB for a 2 MiB
+    output) and each case's copies come from the heap, and the holes they leave stay resident: without this
+    a many-solution call of 042 held ~30 MiB more after its first failing candidate than one eval does."""
+    trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
+    if trim is not None:
+        trim(0)
 
 
 def available_bytes() -> int | None:

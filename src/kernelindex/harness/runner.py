@@ -14,7 +14,9 @@ compares every call's outputs with the reference's, straight from its own buffer
 
 Several solutions of one problem share one call (`evaluate_many`): one snapshot, one reference
 process and one nonce, the reference's checked rounds made once per case; each solution still gets
-its own processes, arena, scratch and suite result, and its own copy of every input.
+its own processes, cgroup, scratch and suite result, and its own copy of every input. A case's
+solutions take turns on one arena, handed on only once the kernel says the last one's processes are
+all gone and wiped to zeros first (`_Session.hand_back`), so none finds anything another left there.
 
 Entry points: `evaluate(problem, solution, EvalOptions, progress=...) -> SuiteResult`,
 `evaluate_many(problem, solutions, ...) -> [SuiteResult]`, `write_traces(suite, path)`.
@@ -331,8 +333,10 @@ class _TimedInputs:
     candidate); `held`: which call's inputs (index) and scalars each buffer holds now. Each solution's
     first timed attempt takes the indices of the last attempt before it, whose inputs are all held (the
     reference makes none: they are copied back into its slots), every later attempt fresh ones, so no
-    solution sees one call's inputs twice, and none gets inputs another could have shaped."""
+    solution sees one call's inputs twice, and none gets inputs another could have shaped. They are one
+    case's (`case`): the next case starts from none, whether or not its rounds kept slots of their own."""
 
+    case: str = ""
     copies: dict[int, dict] = field(default_factory=dict)
     held: dict[int, tuple[int, dict | None]] = field(default_factory=dict)
     last_first: int = 0
@@ -365,19 +369,23 @@ def _chosen(problem: Problem, options: EvalOptions) -> list[WorkloadCase]:
     return problem.cases if not options.cases else [problem.case(u) for u in options.cases]
 
 
+def _sandbox_mode(options: EvalOptions) -> tuple[bool, str]:
+    """Whether this call's processes run sandboxed and, where not, why: decided once per call, before any
+    session is built (sandbox="required" without one raises here)."""
+    usable, why = sandbox.available() if options.sandbox != "off" else (False, "sandbox switched off (--sandbox off)")
+    if options.sandbox == "required" and not usable:
+        raise RuntimeError(f"no sandbox: {why}")
+    return usable, why
+
+
 class _Session:
     """What the solutions of one call share: the problem's read-only snapshot, the reference's process
-    and arena, the nonce and the current case's checked rounds (`_Rounds`). A solution's processes,
-    arena and scratch are its own, made per case and ended with it."""
+    and arena, the nonce and the current case's checked rounds (`_Rounds`). A solution's processes and
+    scratch are its own, made per case and ended with it; its arena is the case's, wiped between solutions."""
 
-    def __init__(self, problem: Problem, options: EvalOptions, cases: list[WorkloadCase]):
+    def __init__(self, problem: Problem, options: EvalOptions, cases: list[WorkloadCase], mode: tuple[bool, str]):
         self.problem, self.options = problem, options
-        usable, why = (
-            sandbox.available() if options.sandbox != "off" else (False, "sandbox switched off (--sandbox off)")
-        )
-        if options.sandbox == "required" and not usable:
-            raise RuntimeError(f"no sandbox: {why}")
-        self.sandboxed, self.sandbox_note = usable, why
+        self.sandboxed, self.sandbox_note = mode
         self.nonce = secrets.token_hex(16)
         self.rng = random.SystemRandom()
         self.comparator = judge_of(problem.format, problem.definition)  # refused before anything, as are these
@@ -399,6 +407,8 @@ class _Session:
         self.layouts = self.plan.layouts
         self.reference_arena = Arena(self.plan.reference_bytes, options.device)
         self.reference: Child | None = None
+        self.solution_arena: tuple[str, Arena] | None = None  # (case uuid, arena) the case's last solution left
+        self.ahead: dict | None = None  # a request sent to the reference (`ask_ahead`) whose reply is unread
         self.cpus = _cpus()
         self.rounds: dict[str, _Rounds] = {}  # the current case's (by uuid), made by its first solution
         self.timed = _TimedInputs()  # the current case's
@@ -417,6 +427,7 @@ class _Session:
         if self.reference is None or self.reference.proc.poll() is not None:
             if self.reference is not None:
                 self.reference.close()
+            self.ahead = None
             self.reference = Child(
                 "reference",
                 self.snapshot,
@@ -445,11 +456,36 @@ class _Session:
             )
         return self.reference
 
+    def ask_ahead(self, message: dict) -> None:
+        """Send the reference a request without waiting: the next `_ask_reference` of the same message takes
+        its reply (any other reads it first and drops it), so the reference makes the next attempt's inputs
+        while the parent checks the last one's calls, when nothing is timed."""
+        assert self.reference is not None and self.ahead is None
+        self.reference.send(message)
+        self.ahead = message
+
+    def settle(self) -> None:
+        """Wait for the reply of a request asked ahead and drop it (a failure in it too: inputs nobody takes),
+        so the reference's process is idle before the parent writes into its arena or asks anything else."""
+        ahead, self.ahead = self.ahead, None
+        if ahead is not None:
+            with contextlib.suppress(_ReferenceFailed):
+                self._answer(_Budget(STARTUP_S + self.options.timeout_s), ahead)
+
     def _ask_reference(self, budget: _Budget, message: dict) -> replies.Done | replies.InputsDone | replies.BatchDone:
+        if self.ahead != message:
+            self.settle()
+            assert self.reference is not None
+            self.reference.send(message)
+        self.ahead = None
+        return self._answer(budget, message)
+
+    def _answer(self, budget: _Budget, message: dict) -> replies.Done | replies.InputsDone | replies.BatchDone:
+        """The reference's reply to `message`, its last request."""
         started = time.monotonic()
         assert self.reference is not None
         try:
-            raw = self.reference.request(message, budget.deadline())
+            raw = self.reference.receive(budget.deadline(), repr(message["op"]))
         except ChildEnded:
             self.reference.close()
             self.reference = None
@@ -493,9 +529,35 @@ class _Session:
             )
         return result
 
+    def arena_for(self, case: WorkloadCase) -> Arena:
+        """The solution side's arena for a case: the one its last solution handed back (`hand_back`), else a
+        fresh one. Fresh pages cost the kernel more than the copy into them (~2 us a page here: 0.5 s for
+        a 248 MiB batch of 042), so a case's solutions take turns on one arena, wiped between them."""
+        kept, self.solution_arena = self.solution_arena, None
+        if kept is not None and kept[0] == case.uuid:
+            return kept[1]
+        if kept is not None:
+            kept[1].close()
+        return Arena(self.layouts[case.uuid].total_bytes, self.options.device)
+
+    def hand_back(self, uuid: str, arena: Arena, child: Child | None, written: int) -> None:
+        """Keep a solution's arena for the case's next solution only where the kernel says none of its
+        processes is left (its cgroup empty or gone: nothing of it can map the memory again) and once every
+        byte of it is wiped; otherwise end it."""
+        if child is not None and child.gone():
+            try:
+                arena.wipe(written)
+                self.solution_arena = (uuid, arena)
+                return
+            except OSError:
+                pass
+        arena.close()
+
     def close(self) -> None:
         if self.reference:
             self.reference.close()
+        if self.solution_arena is not None:
+            self.solution_arena[1].close()
         self.reference_arena.close()
         _writable(self.base)
         shutil.rmtree(self.base, ignore_errors=True)
@@ -545,6 +607,7 @@ class _CaseRun:
         self.said = replies.SolutionOutput()
         self.pairs: list[PairTiming] = []
         self.pristine: dict[int, dict] = {}
+        self.written = 0  # bytes of the solution's arena up to the end of the last slot handed to it
         self.scalars: dict[str, dict] = {}  # by slot: the Python scalars a custom inputs function made there
         self.in_place: frozenset[str] = frozenset()  # inputs the reference itself writes (`_learn_in_place`)
         # With room for every checked round beside the timed batches, the rounds keep slots of their own and
@@ -568,7 +631,7 @@ class _CaseRun:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(source.content, encoding="utf-8")
             self.sol_budget, self.ref_budget = _Budget(opts.timeout_s), _Budget(opts.timeout_s)
-            self.arena = Arena(self.layout.total_bytes, opts.device)
+            self.arena = s.arena_for(self.case)
         self.sol = None
         try:
             with self.clock.phase("setup"):
@@ -604,7 +667,9 @@ class _CaseRun:
                 if self.sol is not None:
                     self.said.stdout = self.sol.log_tail(2000)
                     self.sol.close()
-                self.arena.close()
+                # the pages a next run writes again, less room for one full comparison: a next solution that
+                # fails makes it while the parent holds the case's timed state, which no single eval does
+                s.hand_back(self.case.uuid, self.arena, self.sol, self.written - memory.compare_bytes(self.layout))
                 _writable(case_dir)
                 shutil.rmtree(case_dir, ignore_errors=True)
         return self.seen
@@ -675,6 +740,9 @@ class _CaseRun:
         scalars a custom inputs function made, which go to both sides with the batch)."""
         timed = self.s.timed
         held = [c for c in calls if c[1] == "timed" and timed.held.get(c[0], (-1, None))[0] == c[2]]
+        wanted = [c for c in calls if c not in held]
+        if held or self.s.ahead != self._inputs_message(wanted):
+            self.s.settle()  # the parent is about to write into the reference's slots, or to ask for other inputs
         for slot, _, _ in held:  # another solution's attempt had these made: back into the reference's slots
             for name, view in self.layout.tensor_inputs(self.s.reference_arena.tensor, slot).items():
                 view.copy_(timed.copies[slot][name])
@@ -682,18 +750,9 @@ class _CaseRun:
             if scalars is not None:
                 self.scalars[str(slot)] = scalars
             self.pristine[slot] = timed.copies[slot]
-        wanted = [c for c in calls if c not in held]
         if not wanted:
             return
-        reply, _ = self._reference(
-            {
-                "op": "inputs",
-                "layout": self.layout.to_json(),
-                "case": self.case.raw,
-                "nonce": self.s.nonce,
-                "calls": [list(c) for c in wanted],
-            }
-        )
+        reply, _ = self._reference(self._inputs_message(wanted))
         assert isinstance(reply, replies.InputsDone)
         self.scalars.update(reply.scalars)
         for slot, purpose, index in wanted:
@@ -708,6 +767,16 @@ class _CaseRun:
                 timed.copies[slot], timed.held[slot] = kept, (index, reply.scalars.get(str(slot)))
             self.pristine[slot] = kept
 
+    def _inputs_message(self, calls: list[tuple[int, str, int]]) -> dict:
+        layout, case = self.layout.to_json(), self.case.raw
+        return {
+            "op": "inputs",
+            "layout": layout,
+            "case": case,
+            "nonce": self.s.nonce,
+            "calls": [list(c) for c in calls],
+        }
+
     @_in_phase("inputs")
     def _hand_inputs(self, slots: list[int]) -> None:
         """Copy the inputs into the solution's slots and poison its outputs: only now, with its processes
@@ -716,6 +785,7 @@ class _CaseRun:
             for name, view in self.layout.tensor_inputs(self.arena.tensor, slot).items():
                 view.copy_(self.pristine[slot][name])
             _poison(self.layout, self.arena.tensor, slot, self.s.rng)
+            self.written = max(self.written, (slot + 1) * self.layout.slot_bytes)
 
     def _batch_message(self, slots: list[int], timed: bool) -> dict:
         scalars = {str(slot): self.scalars[str(slot)] for slot in slots if str(slot) in self.scalars}
@@ -797,7 +867,6 @@ class _CaseRun:
         kept = self.s.rounds.get(self.case.uuid)
         if kept is None:
             self.s.rounds.clear()  # an earlier case's: its slots in the reference's arena are this case's now
-            self.s.timed = _TimedInputs()
             self._make_inputs([(r, "round", r) for r in rounds])
             self._reference(self._batch_message(rounds, False))
             self._learn_in_place(rounds)
@@ -811,6 +880,7 @@ class _CaseRun:
     def _restore_rounds(self, rounds: list[int]) -> None:
         """The pristine round inputs back into the reference's slots, so that its warm-up (which leaves
         its outputs there for the next solution's check) runs on exactly them, whatever it did to them."""
+        self.s.settle()
         for slot in rounds:
             for name, view in self.layout.tensor_inputs(self.s.reference_arena.tensor, slot).items():
                 view.copy_(self.pristine[slot][name])
@@ -826,8 +896,9 @@ class _CaseRun:
         size = min(math.ceil(target / fast), int(MAX_BATCH_S * 1e9 // slow), len(self.timed_slots))
         return max(self.s.options.batch, size)
 
-    def _timed_pair(self, pair: int, timed: list[int], first: int) -> PairTiming:
-        """One paired batch on fresh inputs, between two empty batches; every call's outputs checked."""
+    def _timed_pair(self, pair: int, timed: list[int], first: int, last_attempt: bool) -> PairTiming:
+        """One paired batch on fresh inputs, between two empty batches; every call's outputs checked. Where
+        another attempt or pair follows, the reference makes its fresh inputs (`ask_ahead`) during the checks."""
         self._make_inputs([(slot, "timed", first + j) for j, slot in enumerate(timed)])
         before = self._empty_batch(len(timed))
         sides = ["reference", "solution"] if pair % 2 == 0 else ["solution", "reference"]
@@ -841,9 +912,7 @@ class _CaseRun:
             assert isinstance(reply, replies.BatchDone)
             figures[side] = (elapsed, reply.samples)
         after = self._empty_batch(len(timed))
-        self._check_inputs(timed)
-        self._check_outputs([(slot, f"timed-{first + j}") for j, slot in enumerate(timed)])
-        return PairTiming(
+        timing = PairTiming(
             calls=len(timed),
             empty_batches_ns=[before, after],
             solution_batch_ns=figures["solution"][0],
@@ -851,11 +920,19 @@ class _CaseRun:
             solution_reported=figures["solution"][1],
             reference_reported=figures["reference"][1],
         )
+        if (timing.noisy and not last_attempt) or pair + 1 < self.s.options.pair_count:
+            following = self.s.timed.next_index  # the next attempt's first call (`_TimedInputs.attempt`)
+            self.s.ask_ahead(self._inputs_message([(slot, "timed", following + j) for j, slot in enumerate(timed)]))
+        self._check_inputs(timed)
+        self._check_outputs([(slot, f"timed-{first + j}") for j, slot in enumerate(timed)])
+        return timing
 
     def _protocol(self) -> None:
         opts = self.s.options
         uuid, number, total = self.case.uuid, self.report.number, self.report.total
         assert self.sol is not None
+        if self.s.timed.case != uuid:  # an earlier case's inputs, of its shapes and its draw
+            self.s.timed = _TimedInputs(uuid)
         self._solution({"op": "open", "arena": self.arena.handle(), "device": opts.device}, "opening the arena")
         self._solution(
             {
@@ -915,7 +992,7 @@ class _CaseRun:
             self.report(ProgressEvent(number, total, uuid, "timing", pair, pairs, eta))
             for attempt in range(1 + NOISY_RETRIES):
                 first = self.s.timed.attempt(size, first_of_solution=pair == attempt == 0)
-                timing = self._timed_pair(pair, timed, first)
+                timing = self._timed_pair(pair, timed, first, attempt == NOISY_RETRIES)
                 if not timing.noisy:
                     break
             self.pairs.append(timing)
@@ -970,21 +1047,20 @@ def evaluate_many(
     progress: Callable[[ProgressEvent], None] | None = None,
 ) -> list[SuiteResult]:
     """Run several solutions on one problem in one call: a suite result of its own for each (its own
-    processes, arena and scratch per case, its own verdicts), one snapshot, reference process and
+    processes and scratch per case, a wiped arena, its own verdicts), one snapshot, reference process and
     nonce for all. Case by case, every solution runs a case before the next case starts, so the
     reference makes a case's checked rounds once (`_Rounds`) and only one case's state is ever held
     (a single evaluation's memory plan holds for the call). Raises as `evaluate` does."""
     options = options or EvalOptions()
     cases = _chosen(problem, options)
     environment = read_environment(options.device)
-    session = _Session(problem, options, cases)
-    if session.sandboxed or len(solutions) == 1:
-        return _run_session(session, solutions, cases, environment, progress)
+    mode = _sandbox_mode(options)
+    if mode[0] or len(solutions) == 1:
+        return _run_session(_Session(problem, options, cases, mode), solutions, cases, environment, progress)
     # Without a sandbox a solution can rewrite the problem or harness files, and one session's one
     # baseline would then blame every later solution for it: each gets a session (and baseline) of its own.
-    session.close()
     return [
-        _run_session(_Session(problem, options, cases), [solution], cases, environment, progress, index)[0]
+        _run_session(_Session(problem, options, cases, mode), [solution], cases, environment, progress, index)[0]
         for index, solution in enumerate(solutions)
     ]
 
@@ -1008,6 +1084,7 @@ def _run_session(
                     reporter = _Reporter(progress, number, len(cases), first + index)
                     result = _scored(session.run_case(number, case, reporter, solution), problem, environment)
                     results[index].append(result)
+                    memory.release_freed()  # what this run freed is not held through the next one's
                     reporter(ProgressEvent(number, len(cases), case.uuid, "done", 1, 1, 0.0, result))
     finally:
         session.close()
