@@ -98,11 +98,12 @@ def test_uninitialised_output_hoping_for_the_references_result_fails(tmp_path):
 
 
 def test_zeroing_the_inputs_is_caught_and_the_reference_never_sees_it(tmp_path):
+    """KernelBench checks no input, so the write itself is no verdict here (it is shown on the run and keeps
+    it out of rankings); the reference computed on its own pristine copy, so the zeros fail."""
     case = evaluated(tmp_path, ZERO_INPUTS)
-    assert case.verdict is Verdict.SUSPECTED_REWARD_HACK
-    assert (
-        "wrote into input 'a'" in case.log.lower() and case.latency is None
-    )  # the forward's A, as the definition names it
+    assert case.verdict is Verdict.INCORRECT_NUMERICAL, case.log
+    assert case.latency is None and not case.ranked
+    assert any("wrote into input 'a'" in line.lower() for line in case.disagreements)  # the forward's A
 
 
 def test_work_left_running_after_the_call_returns_fails(tmp_path):

@@ -26,7 +26,7 @@ from kernelindex.services.public_url import PUBLIC_URL_ENV
 from kernelindex.store.database import open_store
 from kernelindex.web.server.workers import ARENAS, ARENAS_ENV
 from kernelindex.web.settings import BUDGET_ENV, DEFAULT_BUDGET
-from process_kit import living_children
+from process_kit import living_children, wait_for
 
 LOC = re.compile(r"<loc>([^<]+)</loc>")
 
@@ -67,6 +67,9 @@ def serving(db: Path, *args: str, env: dict[str, str] | None = None) -> Iterator
                 assert proc.poll() is None, proc.stdout.read()
                 assert time.monotonic() < deadline, "server did not start in 60 s"
                 time.sleep(0.1)
+        workers = int(args[args.index("--workers") + 1]) if "--workers" in args else 1
+        if workers > 1:  # the first worker up answers; the master forks the others one by one
+            wait_for(lambda: len(living_children(proc.pid)) == workers, f"the {workers} workers did not all start")
         yield proc, base
     finally:
         proc.terminate()

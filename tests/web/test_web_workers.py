@@ -13,7 +13,6 @@ import select
 import signal
 import socket
 import subprocess
-import time
 from pathlib import Path
 
 import httpx
@@ -24,7 +23,7 @@ from kernelindex.store.database import URL_ENV, open_store
 from kernelindex.web.app import ROUTE_THREADS, create_app
 from kernelindex.web.server.worker import own_socket
 from kernelindex.web.server.workers import FAILED_TO_BOOT, gunicorn_argv
-from process_kit import living_children
+from process_kit import living_children, wait_for
 
 
 def free_port() -> int:
@@ -43,13 +42,6 @@ def start(url: str, workers: int) -> tuple[subprocess.Popen, int]:
         text=True,
     )
     return proc, port
-
-
-def wait_for(condition, what: str, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.1)
 
 
 def answers(port: int) -> bool:
