@@ -2,9 +2,11 @@
 
 Each round starts both masters (in turn, same options: `web/workers.gunicorn_argv`, N workers, a
 store URL naming no SQL dialect, so every worker fails as its app loads) and counts their exit
-statuses. Status 3 is gunicorn's "worker failed to boot"; gunicorn's own master sometimes ends with
-an uncaught exception instead (status 1) when a second worker fails while it stops for the first,
-a race whose odds depend on the machine's pace: hence both, in the same run.
+statuses. Status 3 is gunicorn's "worker failed to boot"; gunicorn's own master sometimes ended with
+an uncaught exception instead (status 1) when a second worker failed while it stopped for the first,
+a race whose odds depend on the machine's pace: hence both, in the same run. Since the masters preload
+the app (2026-12-04) the app fails in the master, before any worker is forked: ours still ends with
+status 3, gunicorn's own with 1 every time, and the race this measured is gone.
 
     .venv/bin/python benchmarks/boot_failure.py [--rounds 30] [--workers 2]
 """
