@@ -151,13 +151,18 @@ def test_connections_opened_at_once_are_shared_out_among_the_workers(tmp_path):
         proc.wait(timeout=30)
 
 
-def test_a_workers_own_socket_listens_on_the_shared_address():
+def _shared_and_own() -> tuple[socket.socket, socket.socket]:
+    """A listening socket on a free loopback port, as the master's, and a worker's own socket beside it."""
     shared = socket.socket()
     shared.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     shared.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     shared.bind(("127.0.0.1", 0))
     shared.listen(8)
-    own = own_socket(shared, 8)
+    return shared, own_socket(shared, 8)
+
+
+def test_a_workers_own_socket_listens_on_the_shared_address():
+    shared, own = _shared_and_own()
     try:
         assert own.getsockname() == shared.getsockname()
         assert own.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT) == 1
@@ -172,12 +177,7 @@ def test_a_workers_own_socket_listens_on_the_shared_address():
 def test_connections_on_a_workers_own_socket_are_sent_without_delay():
     # asyncio turns Nagle's algorithm off only where a socket's protocol reads as TCP; the own socket
     # was made with protocol 0, so each reply on its connections waited 40 ms for a delayed ACK
-    shared = socket.socket()
-    shared.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    shared.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    shared.bind(("127.0.0.1", 0))
-    shared.listen(8)
-    own = own_socket(shared, 8)
+    shared, own = _shared_and_own()
     address = shared.getsockname()
     shared.close()  # every connection now lands on the worker's own socket
 
