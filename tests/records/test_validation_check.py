@@ -68,7 +68,8 @@ def _mutated(record: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         if roll < 0.15 and isinstance(target, dict):
             del target[last]
         elif roll < 0.25 and isinstance(target, dict):
-            target[f"unknown{rng.randrange(3)}"] = rng.choice(ODD_VALUES)
+            # a copy: the shared value itself, changed later, could come to hold itself (endless recursion)
+            target[f"unknown{rng.randrange(3)}"] = copy.deepcopy(rng.choice(ODD_VALUES))
         elif roll < 0.35:  # a value taken from elsewhere in a record: right type, wrong place
             donor = rng.choice(SAMPLES)
             *dp, dl = rng.choice(_paths(donor))
