@@ -13,11 +13,15 @@ REPO = Path(__file__).resolve().parents[1]
 def _test_log_key() -> None:
     """Every test process signs log checkpoints with a key of its own, never the user's
     (``services.log_checkpoints`` would otherwise make one under ~/.config)."""
+    import atexit
+    import shutil
     import tempfile
 
     from kernelindex.records.signing import new_private_key, private_key_to_pem
 
-    path = Path(tempfile.mkdtemp(prefix="kernelindex-logkey-")) / "log.key"
+    folder = tempfile.mkdtemp(prefix="kernelindex-logkey-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    path = Path(folder) / "log.key"
     path.write_bytes(private_key_to_pem(new_private_key()))
     os.environ["KERNELINDEX_LOG_KEY"] = str(path)
 

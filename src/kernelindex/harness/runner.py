@@ -768,11 +768,10 @@ class _CaseRun:
             self.pristine[slot] = kept
 
     def _inputs_message(self, calls: list[tuple[int, str, int]]) -> dict:
-        layout, case = self.layout.to_json(), self.case.raw
         return {
             "op": "inputs",
-            "layout": layout,
-            "case": case,
+            "layout": self.layout.to_json(),
+            "case": self.case.raw,
             "nonce": self.s.nonce,
             "calls": [list(c) for c in calls],
         }
@@ -820,12 +819,10 @@ class _CaseRun:
                 raise _SolutionFailed()
             self.strict_refused = True
             for name in written:
-                note = (
+                self._note_disagreement(
                     f"wrote into input {name!r}, which the reference leaves alone: {STRICT.name} refuses it, "
                     "the benchmark does not check inputs"
                 )
-                if note not in self.disagreements and len(self.disagreements) < MAX_DISAGREEMENTS:
-                    self.disagreements.append(note)
 
     @_in_phase("checking")
     def _check_outputs(self, pairs: list[tuple[int, str]]) -> None:
@@ -847,15 +844,18 @@ class _CaseRun:
             raise _SolutionFailed()
 
     def _second_opinion(self, tag: str, upstream: OutputCheck, strict: OutputCheck) -> None:
-        """Note (at most MAX_DISAGREEMENTS times) a call where our stricter rule and the benchmark's differ."""
+        """Note a call where our stricter rule and the benchmark's differ."""
         if (upstream.status == "PASSED") == (strict.status == "PASSED"):
             return
         self.strict_refused |= upstream.status == "PASSED"
-        if len(self.disagreements) >= MAX_DISAGREEMENTS:
-            return
         passed, failed = (upstream, strict) if upstream.status == "PASSED" else (strict, upstream)
         judges = "the benchmark's rule passes it" if passed is upstream else f"{STRICT.name} passes it"
-        self.disagreements.append(f"{tag} {upstream.name}: {judges}, the other finds {failed.status}: {failed.reason}")
+        self._note_disagreement(f"{tag} {upstream.name}: {judges}, the other finds {failed.status}: {failed.reason}")
+
+    def _note_disagreement(self, note: str) -> None:
+        """The run lists each disagreement once, and at most MAX_DISAGREEMENTS of them: enough to see why."""
+        if note not in self.disagreements and len(self.disagreements) < MAX_DISAGREEMENTS:
+            self.disagreements.append(note)
 
     # --- the protocol ------------------------------------------------------------------------
 
