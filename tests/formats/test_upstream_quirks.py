@@ -156,3 +156,19 @@ def test_a_null_error_cap_is_no_cap_and_integers_stay_as_written(tmp_path):
     problem = load_problem(_folder(tmp_path, [_case(tolerance={"max_atol": 17, "max_error_cap": None})]))
     tolerance = problem.cases[0].tolerance
     assert tolerance.max_error_cap is None and tolerance.max_atol == 17 and isinstance(tolerance.max_atol, int)
+
+
+@pytest.mark.parametrize(("name", "ratio"), [("scale_rows", 1.0), ("scale_rows_moe_fp8_block_scale", 0.95)])
+def test_a_flashinfer_bench_case_states_the_tolerance_it_is_judged_by(tmp_path, name, ratio):
+    """Its workloads carry none, so its BenchmarkConfig's (every element; 95% for its low-bit evaluator)
+    is each case's, and the WorkloadCase records say so rather than SOL-ExecBench's 0.99."""
+    line = {"uuid": "case-1", "axes": {"n": 3}, "inputs": {"scale": {"type": "scalar", "value": 2.0}}}
+    problem = load_problem(_folder(tmp_path, [line], name=name, tags=["status:verified"]))
+    assert problem.format == "flashinfer_bench"
+    assert problem.cases[0].tolerance.required_matched_ratio == ratio
+    correctness = records_for(problem).cases["case-1"]["spec"]["correctness"]
+    assert (correctness["requiredMatchedRatio"], correctness["maxAbsoluteError"]) == (ratio, 1e-2)
+    # the same line with a tolerance is SOL-ExecBench's, judged by its own
+    (tmp_path / "sol").mkdir()
+    sol = load_problem(_folder(tmp_path / "sol", [{**line, "tolerance": {"required_matched_ratio": 0.9}}], name=name))
+    assert sol.format == "sol_execbench" and sol.cases[0].tolerance.required_matched_ratio == 0.9

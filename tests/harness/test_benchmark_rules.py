@@ -13,13 +13,12 @@ import math
 import torch
 
 from kernelindex.formats.definition import Definition, TensorSpec
-from kernelindex.formats.problem import load_problem
+from kernelindex.formats.problem import flashinfer_bench_tolerance, load_problem
 from kernelindex.formats.workload import Tolerance
 from kernelindex.harness.compare import (
     COMPARATORS,
     STRICT,
     flashinfer_bench_check,
-    flashinfer_bench_tolerance,
     sol_execbench_check,
 )
 
@@ -56,14 +55,14 @@ def test_flashinfer_bench_needs_every_element_where_sol_execbench_takes_the_rati
     sol = sol_execbench_check("out", F32, out, ref, tol)
     assert sol.status == "PASSED" and sol.matched_ratio < 0.993
     gemm = Definition("gemm", {}, {}, {"out": F32}, "")
-    every = flashinfer_bench_tolerance(gemm, tol)  # its BenchmarkConfig's, whatever the workload says
+    every = flashinfer_bench_tolerance(gemm)  # its BenchmarkConfig's, whatever the workload says
     fib = flashinfer_bench_check("out", F32, out, ref, every)
     assert fib.status == "INCORRECT_NUMERICAL" and f"{len(off)} of {ref.numel()}" in fib.reason
     # within either bound is enough for FlashInfer-Bench: 0.5% off everywhere is past atol where |ref| > 2, within rtol
     close = ref * 1.005
     assert flashinfer_bench_check("out", F32, close, ref, every).status == "PASSED"
     # its low-bit evaluator (picked by the definition's name) asks 95% of the elements only
-    lowbit = flashinfer_bench_tolerance(Definition("gemm_moe_fp8_block_scale_e8", {}, {}, {"out": F32}, ""), tol)
+    lowbit = flashinfer_bench_tolerance(Definition("gemm_moe_fp8_block_scale_e8", {}, {}, {"out": F32}, ""))
     assert flashinfer_bench_check("out", F32, out, ref, lowbit).status == "PASSED"
 
 

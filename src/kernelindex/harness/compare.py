@@ -6,9 +6,10 @@ comparison key): SOL-ExecBench's error statistics (every dtype cast to f32; a ca
 matched ratio of |out − ref| ≤ atol + rtol·|ref| reaches the tolerance's, no value in either tensor
 is non-finite, the output is not all zeros against a non-zero reference, and no error passes the
 cap) or FlashInfer-Bench's (no NaN or Inf in the output; every element within atol or within
-rtol, or 95% of them for its low-bit definitions). Each row also says which tolerance a case is
-judged by: SOL-ExecBench's workloads carry one; FlashInfer-Bench's do not, and its BenchmarkConfig
-defaults apply. A format added later adds one row. tests/harness/test_judge_agreement.py holds each
+rtol, or 95% of them for its low-bit definitions). A case is judged by its own tolerance:
+SOL-ExecBench's workloads carry one; FlashInfer-Bench's do not, and the loader gives each case its
+BenchmarkConfig's defaults (`formats.problem.flashinfer_bench_tolerance`), which its records then
+state. A format added later adds one row. tests/harness/test_judge_agreement.py holds each
 restated rule to the benchmark's own code on fresh random cases.
 
 `compare_output` is our own stricter rule (below), run beside as a second opinion: where it
@@ -268,7 +269,7 @@ def _matched_ratio(missed) -> float:
 def flashinfer_bench_check(name: str, spec: TensorSpec, out, ref, tol: Tolerance) -> OutputCheck:
     """FlashInfer-Bench's default evaluator, restated: no NaN or Inf in the output as it was returned
     (an f64 past f32's range is not one), then on f32 casts an element misses when beyond both atol
-    and rtol, and the matched ratio must reach the tolerance's (`flashinfer_bench_tolerance`)."""
+    and rtol, and the matched ratio must reach the tolerance's (`formats.problem.flashinfer_bench_tolerance`, set on each case as it loads)."""
     import torch
 
     sides = _comparable(name, spec, out, ref)
@@ -307,24 +308,6 @@ def flashinfer_bench_check(name: str, spec: TensorSpec, out, ref, tol: Tolerance
     return check
 
 
-# FlashInfer-Bench's LowBitEvaluator judges a definition whose name holds this, at this matched ratio
-LOWBIT_DEFINITIONS = "moe_fp8_block_scale"
-LOWBIT_MATCHED_RATIO = 0.95
-
-
-def flashinfer_bench_tolerance(definition: Definition, _workload: Tolerance) -> Tolerance:
-    """FlashInfer-Bench's workloads carry no tolerance: its BenchmarkConfig's defaults judge every case
-    (atol = rtol = 1e-2, every element), and its low-bit evaluator, picked by the definition's name,
-    asks 95% of them."""
-    ratio = LOWBIT_MATCHED_RATIO if LOWBIT_DEFINITIONS in definition.name else 1.0
-    return Tolerance(max_atol=1e-2, max_rtol=1e-2, required_matched_ratio=ratio)
-
-
-def workload_tolerance(_definition: Definition, workload: Tolerance) -> Tolerance:
-    """The case's own tolerance (SOL-ExecBench's ToleranceSpec; our packs)."""
-    return workload
-
-
 Check = Callable[[str, TensorSpec, Any, Any, Tolerance], OutputCheck]
 
 
@@ -332,17 +315,14 @@ Check = Callable[[str, TensorSpec, Any, Any, Tolerance], OutputCheck]
 class Comparator:
     name: str  # as written in the BenchmarkProtocol's correctness.comparator
     check: Check
-    tolerance: Callable[[Definition, Tolerance], Tolerance]  # what a case is judged by, from its workload's
 
 
 # One row per problem format (`formats.problem.Problem.format`); KernelBench adds its own.
 COMPARATORS: dict[str, Comparator] = {
-    "sol_execbench": Comparator("sol_execbench_error_stats", sol_execbench_check, workload_tolerance),
-    "flashinfer_bench": Comparator(
-        "flashinfer_bench_every_element", flashinfer_bench_check, flashinfer_bench_tolerance
-    ),
+    "sol_execbench": Comparator("sol_execbench_error_stats", sol_execbench_check),
+    "flashinfer_bench": Comparator("flashinfer_bench_every_element", flashinfer_bench_check),
 }
-STRICT = Comparator("kernelindex_strict", compare_output, workload_tolerance)
+STRICT = Comparator("kernelindex_strict", compare_output)
 COMPARATORS["kernelindex"] = STRICT  # our own packs: our rule is the rule (and the second opinion agrees)
 
 

@@ -600,9 +600,7 @@ class _CaseRun:
         self.checks: dict[str, list[OutputCheck]] = {}
         self.disagreements: list[str] = []
         self.strict_refused = False
-        comparator = session.comparator
-        self.judge = comparator.check
-        self.tolerance = comparator.tolerance(session.problem.definition, case.tolerance)
+        self.judge = session.comparator.check
         self.checked: list[str] = []
         self.said = replies.SolutionOutput()
         self.pairs: list[PairTiming] = []
@@ -832,7 +830,7 @@ class _CaseRun:
             mine = self.layout.outs(self.arena.tensor, slot)
             theirs = self.layout.outs(self.s.reference_arena.tensor, slot)
             for entry, out, ref in zip(self.layout.outputs, mine, theirs):
-                check = self.judge(entry.name, defs[entry.name], out, ref, self.tolerance)
+                check = self.judge(entry.name, defs[entry.name], out, ref, self.case.tolerance)
                 if self.judge is not STRICT.check:  # our own packs: the rule is ours already, once is enough
                     self._second_opinion(
                         tag, check, STRICT.check(entry.name, defs[entry.name], out, ref, self.case.tolerance)
