@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -11,6 +10,8 @@ from contextlib import contextmanager
 
 import pytest
 import uvicorn
+
+from process_kit import free_port
 
 CHROMIUM = "/usr/bin/chromium"
 # Without the background-networking flags Chromium keeps dialling out on a closed network.
@@ -27,9 +28,7 @@ CHROMIUM_ARGS = [
 @contextmanager
 def serving(app) -> Iterator[str]:
     """Serve ``app`` on a free loopback port until the block ends; yields its base URL."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -11,12 +11,13 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+
+from process_kit import free_port
 
 
 class Unavailable(RuntimeError):
@@ -31,12 +32,6 @@ def _bin_dir() -> Path:
     if not candidates:
         raise Unavailable("PostgreSQL server binaries (initdb, pg_ctl) not found: apt-get install postgresql")
     return Path(candidates[-1]).parent
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -97,7 +92,7 @@ def start_server() -> PgServer:
             raise Unavailable("running as root and 'runuser' is missing")
         os.chown(root, user.pw_uid, user.pw_gid)
         as_user = "postgres"
-    server = PgServer(root, _free_port(), bin_dir, as_user)
+    server = PgServer(root, free_port(), bin_dir, as_user)
     try:
         server.start()
     except Unavailable:

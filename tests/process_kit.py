@@ -1,10 +1,19 @@
-"""The process table as /proc shows it, for tests and benchmarks that watch a server's workers."""
+"""The process table as /proc shows it, for tests and benchmarks that watch a server's workers, and a free
+loopback port to start a server on."""
 
 from __future__ import annotations
 
 import os
+import socket
 import time
 from pathlib import Path
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on now (the OS picks it; a server started next takes it)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def parents() -> dict[int, tuple[int, str]]:

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from kernelindex.cli import app
 from kernelindex.client import ApiError, AsyncClient, Client, protocol
+from process_kit import free_port
 
 SEED = int(os.environ.get("KERNELINDEX_TEST_SEED", random.randrange(2**32)))
 
@@ -117,9 +118,7 @@ def faulty():
 
 
 def _closed_port_url() -> str:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{probe.getsockname()[1]}"  # nothing listens once the socket closes
+    return f"http://127.0.0.1:{free_port()}"
 
 
 def test_a_server_problem_is_raised_as_it_came_and_not_retried(faulty):

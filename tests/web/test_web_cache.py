@@ -7,7 +7,6 @@ from __future__ import annotations
 import gzip
 import re
 import secrets
-import socket
 import subprocess
 import sys
 import time
@@ -33,6 +32,7 @@ from kernelindex.web.app import create_app
 from kernelindex.web.http.cache import IMMUTABLE, CacheMiddleware, Entry, LRUBytes
 from kernelindex.web.http.compression import MIN_SIZE, deflate_part
 from kernelindex.web.http.input_guards import csrf_field_token
+from process_kit import free_port
 from store_fixtures import BACKENDS, database_url
 
 CSRF_INPUT = re.compile(r'name="csrf_token" value="([^"]+)"')
@@ -342,9 +342,7 @@ def _tree(pid: int) -> set[int]:
 def test_two_serve_workers_agree_after_a_write(tmp_path):
     db = tmp_path / "workers.db"
     open_store(str(db)).close()
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "kernelindex.cli", "serve", "--db", str(db), "--port", str(port), "--workers", "2"],
         stdout=subprocess.PIPE,

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 
 from kernelindex.store.database import open_store
 from kernelindex.web.server.workers import FORKING_APP, MASTER, WORKER_CLASS, gunicorn_argv
+from process_kit import free_port
 
 # Never needed to serve a page from a SQLite store without signatures: each is MiBs per worker.
 KEPT_OUT = (
@@ -132,9 +132,7 @@ def test_serve_hands_over_to_the_server_without_loading_the_web_framework(tmp_pa
     # The CLI's imports are time before the first page and are dropped at exec: FastAPI alone was ~0.5 s of CPU.
     db = tmp_path / "store.db"
     open_store(str(db)).close()
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     result = subprocess.run(
         [sys.executable, "-c", HAND_OVER, str(db), str(port)], check=True, capture_output=True, text=True, timeout=120
     )

@@ -23,13 +23,7 @@ from kernelindex.store.database import URL_ENV, open_store
 from kernelindex.web.app import ROUTE_THREADS, create_app
 from kernelindex.web.server.worker import own_socket
 from kernelindex.web.server.workers import FAILED_TO_BOOT, gunicorn_argv
-from process_kit import living_children, wait_for
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from process_kit import free_port, living_children, wait_for
 
 
 def start(url: str, workers: int) -> tuple[subprocess.Popen, int]:
