@@ -32,7 +32,7 @@ PARENT = textwrap.dedent(
     child = Child("solution", folder, folder / "log", None, "cpu", Arena(4096, "cpu"), sandboxed, True)
     reply = child.request({"op": "nothing"}, time.monotonic() + 60)  # the worker is set up and answering
     assert reply["ok"] is False, reply
-    server = [] if sandboxed else [forkserver._server.proc.pid]
+    server = [] if sandboxed else [s.proc.pid for s in forkserver._servers.values()]
     members = child.members.pids() if sandboxed else [child.proc.pid]
     print(folder, " ".join(map(str, [*server, *members])), flush=True)
     time.sleep(600)  # until the test kills this process

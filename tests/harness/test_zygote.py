@@ -179,3 +179,24 @@ def test_where_a_warm_child_cannot_be_set_up_sandboxes_start_cold(tmp_path, monk
     assert suite.sandboxed and suite.cases[0].status == "PASSED", suite.cases[0].log
     assert zygote._servers == {}
     assert [why for why in zygote._failed.values() if "could not be set up" in why]
+
+
+@pytest.mark.parametrize("mode", ["off", "required"])
+def test_a_solution_runs_torch_on_the_threads_its_environment_says_in_either_mode(tmp_path, monkeypatch, mode):
+    """Both servers import torch under the children's environment: OpenMP reads OMP_NUM_THREADS then, and a
+    forked worker keeps what it read (a fork server started under the harness's environment ran every
+    unsandboxed solution on as many threads as the machine has cores, pinned to one)."""
+    if mode == "required":
+        need_sandbox()
+    monkeypatch.delenv("KERNELINDEX_HARNESS_SPAWN", raising=False)  # forked from the server, as by default
+    code = (
+        "import torch\n\ndef run(x, y, z):\n"
+        "    torch.add(x, y, out=z)\n"
+        "    if torch.get_num_threads() != 1:\n"
+        "        z.add_(1.0)\n"
+    )
+    suite = evaluate(
+        problem("vector_add"), write_solution(tmp_path / "threads", code), quick(sandbox=mode, cases=[FIRST])
+    )
+    assert suite.sandboxed == (mode == "required")
+    assert suite.cases[0].status == "PASSED", suite.cases[0].log

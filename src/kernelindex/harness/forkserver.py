@@ -1,7 +1,7 @@
 """A clean process with torch imported that forks worker processes on request.
 
 Starting Python and importing torch costs about two seconds; a case should not pay that. The
-fork server is started once (isolated mode, own session, no solution code ever runs in it, no
+fork server is started once per children's environment (isolated mode, own session, no solution code ever runs in it, no
 tensor op ever runs in it, so no thread pool or device context exists to be copied) and forks
 one child per worker. Each child starts its own session, takes its limits, working folder,
 environment and pipes, and from then on is exactly the worker a fresh interpreter would be,
@@ -32,7 +32,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 _lock = threading.Lock()
-_server: ForkServer | None = None
+_servers: dict[str, ForkServer] = {}  # by the environment its children get
 _starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kernelindex-forkserver-starter")
 PARENT_VARIABLE = "KERNELINDEX_FORKSERVER_PARENT"  # the pid the server must die with
 _PR_SET_PDEATHSIG = 1
@@ -48,12 +48,14 @@ def die_with_parent(parent: int) -> None:
 
 
 class ForkServer:
-    def __init__(self, boot: str):
+    def __init__(self, boot: str, env: dict):
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-B", "-c", boot, "forkserver", str(child.fileno())],
             pass_fds=(child.fileno(),),
-            env={**os.environ, PARENT_VARIABLE: str(os.getpid())},
+            # torch is imported under the children's environment, as in the warm sandbox: OpenMP reads
+            # OMP_NUM_THREADS then, and a worker forked later keeps the thread count it read
+            env={**env, PARENT_VARIABLE: str(os.getpid())},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -118,16 +120,19 @@ def starter() -> ThreadPoolExecutor:
     return _starter
 
 
-def server(boot: str) -> ForkServer | None:
-    """The shared fork server, started on first use; None where one cannot run (then workers spawn)."""
-    global _server
+def server(boot: str, env: dict) -> ForkServer | None:
+    """The fork server for children with environment ``env``, started on first use; None where one
+    cannot run (then workers spawn)."""
+    key = json.dumps(env, sort_keys=True)
     with _lock:
-        if _server is None or _server.proc.poll() is not None:
+        running = _servers.get(key)
+        if running is None or running.proc.poll() is not None:
             try:
-                _server = _starter.submit(ForkServer, boot).result()  # its parent thread never ends
+                running = _servers[key] = _starter.submit(ForkServer, boot, env).result()  # its thread never ends
             except OSError:
-                _server = None
-        return _server
+                _servers.pop(key, None)
+                return None
+        return running
 
 
 def serve_requests(fd: int, max_fds: int, child: Callable[[dict, list[int]], None]) -> None:

@@ -157,7 +157,7 @@ class Child:
                 os.sched_setaffinity(0, cpus)
 
         inner = [sys.executable, "-I", "-B", "-c", BOOT, "child", role, str(request_r), str(reply_w)]
-        server = None if sandboxed or os.environ.get(SPAWN_VARIABLE) == "1" else forkserver.server(BOOT)
+        server = None if sandboxed or os.environ.get(SPAWN_VARIABLE) == "1" else forkserver.server(BOOT, env)
         warm = zygote.server(BOOT, env, device.startswith("cuda")) if sandboxed else None
         if warm is not None:
             group = self.group = cgroups.Group.create(memory_limit_bytes, sandbox.PIDS_MAX, cpus)
