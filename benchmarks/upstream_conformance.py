@@ -241,8 +241,8 @@ def run_folder(folder: Path, args, scratch: Path, store) -> dict:
     """A SOL-ExecBench / FlashInfer-Bench problem folder: read, records built, imported into the scratch
     store, the reference run as the solution (and with --perturbed a copy with moved outputs, which must fail)."""
     from kernelindex.harness.blobs import BlobMissing
-    from kernelindex.harness.compare import Unjudgeable
     from kernelindex.harness.memory import DoesNotFit
+    from kernelindex.harness.sampling_judge import Unjudgeable
 
     row: dict = {"problem": folder.stem}
     started = time.perf_counter()

@@ -110,13 +110,10 @@ def test_our_own_packs_keep_our_exact_rule():
     assert {load_problem(p).format for p in problem_folders(PROBLEMS_DIR)} == {"kernelindex"}
 
 
-def test_a_flashinfer_bench_sampling_definition_is_refused_before_anything_runs(tmp_path):
-    """FlashInfer-Bench judges sampling by the distribution of many calls' samples; no per-output rule says
-    what it says, so the harness refuses such a problem (naming why) instead of giving another verdict."""
-    import pytest
-
-    from kernelindex.harness.compare import Unjudgeable, judge_of
-    from kernelindex.harness.runner import EvalOptions, evaluate
+def test_a_flashinfer_bench_sampling_definition_is_judged_by_its_sampling_rule(tmp_path):
+    """FlashInfer-Bench judges sampling by the distribution of many calls' samples (harness/sampling_judge.py,
+    tested in test_sampling_judge.py): chosen by the format and the op_type together."""
+    from kernelindex.harness.sampling_judge import rule_for
 
     definition = {
         "name": "sample_from_probs",
@@ -125,7 +122,7 @@ def test_a_flashinfer_bench_sampling_definition_is_refused_before_anything_runs(
         "axes": {"n": {"type": "var"}, "v": {"type": "const", "value": 16}},
         "inputs": {"probs": {"shape": ["n", "v"], "dtype": "float32"}},
         "outputs": {"samples": {"shape": ["n"], "dtype": "int64"}},
-        "reference": "import torch\n\ndef run(probs):\n    return torch.multinomial(probs.softmax(-1), 1).squeeze(1)\n",
+        "reference": "import torch\n\ndef run(probs):\n    return torch.multinomial(probs, 1).squeeze(1)\n",
     }
     folder = tmp_path / "sampling"
     folder.mkdir()
@@ -133,15 +130,9 @@ def test_a_flashinfer_bench_sampling_definition_is_refused_before_anything_runs(
     (folder / "workload.jsonl").write_text(json.dumps({"uuid": "a", "axes": {"n": 4}, "inputs": {}}) + "\n")
     problem = load_problem(folder)
     assert problem.format == "flashinfer_bench"
-    with pytest.raises(Unjudgeable, match="distribution of many calls"):
-        evaluate(problem, None, EvalOptions())  # type: ignore[arg-type]  # refused before the solution is read
+    rule = rule_for(problem.format, problem.definition, problem.cases)
+    assert rule is not None and (rule.name, rule.method) == ("flashinfer_bench_sampling_tvd", "none")
+    assert rule_for("sol_execbench", problem.definition, problem.cases) is None  # SOL-ExecBench has no such rule
     definition["op_type"] = "elementwise"
-    assert judge_of("flashinfer_bench", load_problem(_rewrite(folder, definition)).definition).name.startswith(
-        "flashinfer"
-    )
-    assert judge_of("sol_execbench", problem.definition).name == "sol_execbench_error_stats"  # SOL has no such rule
-
-
-def _rewrite(folder, definition: dict):
     (folder / "definition.json").write_text(json.dumps(definition))
-    return folder
+    assert rule_for("flashinfer_bench", load_problem(folder).definition, problem.cases) is None

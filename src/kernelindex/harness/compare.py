@@ -330,25 +330,9 @@ def comparator_for(problem_format: str) -> Comparator:
     return COMPARATORS[problem_format]
 
 
-class Unjudgeable(RuntimeError):
-    """A problem its benchmark judges by a rule no per-output comparison restates: refused before any
-    process starts, rather than given a verdict its benchmark would not give."""
-
-
-def judge_of(problem_format: str, definition: Definition) -> Comparator:
-    """The problem's comparator; Unjudgeable for FlashInfer-Bench's sampling definitions, which its
-    SamplingEvaluator judges by the frequencies of many calls' samples against the reference's masked
-    probabilities, not output by output."""
-    if problem_format == "flashinfer_bench" and definition.op_type == "sampling":
-        raise Unjudgeable(
-            f"{definition.name}: FlashInfer-Bench judges a sampling definition by the distribution of many calls' "
-            "samples, which this harness does not restate; refused rather than judged by another rule"
-        )
-    return comparator_for(problem_format)
-
-
 def merge(checks: list[OutputCheck]) -> OutputCheck:
-    """Worst case of one output over several calls: first failure wins, errors are maxima."""
+    """Worst case of one output over several calls: first failure wins (else the last pass that gives its
+    figures, as the sampling rule's distance), errors are maxima."""
     first = checks[0]
     merged = OutputCheck(first.name, "PASSED")
     for check in checks:
@@ -358,6 +342,6 @@ def merge(checks: list[OutputCheck]) -> OutputCheck:
         merged.has_nan |= check.has_nan
         merged.has_inf |= check.has_inf
         merged.max_unmatched_error = max(merged.max_unmatched_error, check.max_unmatched_error)
-        if merged.status == "PASSED" and check.status != "PASSED":
-            merged.status, merged.reason = check.status, check.reason
+        if merged.status == "PASSED" and (check.status != "PASSED" or check.reason):
+            merged.status, merged.reason = check.status, check.reason  # a pass says why only when figures back it
     return merged

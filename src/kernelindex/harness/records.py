@@ -22,6 +22,7 @@ from kernelindex.formats.records import (
 )
 from kernelindex.harness.compare import comparator_for
 from kernelindex.harness.replies import LOG_CHARS, untrusted
+from kernelindex.harness.sampling_judge import rule_for
 from kernelindex.records.canonical import canonical_json, digest, sha256_digest
 from kernelindex.records.vocabulary import UNSANDBOXED_RERUN
 
@@ -35,8 +36,11 @@ UNSANDBOXED_KIND = UNSANDBOXED_RERUN
 UNSANDBOXED_NAME = "KernelIndex harness without a sandbox (reproducible, not verified)"
 
 
-def benchmark_protocol(options, harness_name: str, harness_version: str, comparator: str) -> dict:
-    """``comparator``: the name of the benchmark's own rule the problem is judged by (part of the key)."""
+def benchmark_protocol(
+    options, harness_name: str, harness_version: str, comparator: str, reference: str | None = None
+) -> dict:
+    """``comparator``: the name of the benchmark's own rule the problem is judged by (part of the key);
+    ``reference``: how that rule uses the reference, where the default words do not say it."""
     from kernelindex.harness.runner import MAX_BATCH
 
     gpu = options.device.startswith("cuda")
@@ -78,6 +82,8 @@ def benchmark_protocol(options, harness_name: str, harness_version: str, compara
             ),
         },
     }
+    if reference is not None:
+        spec["correctness"]["reference"] = reference
     if options.rule:  # KernelBench's judge (harness/kernelbench_judge.py): its rule, in the words that judge uses
         comparator = options.rule.split(":", 1)[0]
         spec["correctness"] = {"reference": options.rule[:500], "comparator": comparator}
@@ -210,8 +216,16 @@ def _phases(seconds: dict[str, float]) -> str:
 
 def _checked(tags: list[str]) -> str:
     rounds = sum(1 for t in tags if t.startswith("round-"))
-    timed = len(tags) - rounds
-    return f"{rounds} correctness round(s) and {timed} timed call(s), every call the solution made" if tags else "none"
+    sampling = [t for t in tags if t.startswith("sampling-")]
+    tiled = [t[len("sampling-tiled-") :] for t in sampling if t.startswith("sampling-tiled-")]
+    timed = len(tags) - rounds - len(sampling)
+    drawn = f", {len(sampling) - len(tiled)} sampling validation call(s)" if sampling else ""
+    drawn += f", {tiled[0].replace('x', ' tiled call(s) of ', 1)} copies" if tiled else ""
+    return (
+        f"{rounds} correctness round(s){drawn} and {timed} timed call(s), every call the solution made"
+        if tags
+        else "none"
+    )
 
 
 def evaluation_records(suite) -> EvaluationRecords:
@@ -233,8 +247,11 @@ def evaluation_records(suite) -> EvaluationRecords:
         else (UNSANDBOXED_SLUG, UNSANDBOXED_KIND, UNSANDBOXED_NAME)
     )
     implementation = implementation_revision(suite.solution, suite.problem.definition, op_digest, suite.environment)
-    comparator = comparator_for(suite.problem.format).name
-    protocol = benchmark_protocol(suite.options, HARNESS_NAME, HARNESS_VERSION, comparator)
+    sampling = rule_for(suite.problem.format, suite.problem.definition, [])
+    comparator = sampling.name if sampling else comparator_for(suite.problem.format).name
+    # a sampling rule's parameters in the protocol's words: in its digest, so in the comparison key
+    reference = sampling.describe(suite.options.rounds) if sampling else None
+    protocol = benchmark_protocol(suite.options, HARNESS_NAME, HARNESS_VERSION, comparator, reference)
     environment = execution_environment(suite.environment)
     common = {
         "implementationDigest": digest(implementation),

@@ -48,11 +48,12 @@ from kernelindex.formats.trace import Correctness, Performance, trace_line_objec
 from kernelindex.formats.workload import WorkloadCase
 from kernelindex.harness import blobs, memory, replies, sandbox
 from kernelindex.harness.arena import Arena, Layout
-from kernelindex.harness.compare import STRICT, OutputCheck, judge_of, merge, same_bits
+from kernelindex.harness.compare import STRICT, OutputCheck, comparator_for, merge, same_bits
 from kernelindex.harness.crosscheck import PairTiming, timing_problem
 from kernelindex.harness.environment import read_environment
 from kernelindex.harness.isolation import Child, ChildEnded
 from kernelindex.harness.judgement import Observations, decide
+from kernelindex.harness.sampling_judge import Unjudgeable, rule_for, tile_into
 from kernelindex.harness.scores import CaseScore, SuiteScore, case_score, suite_score
 from kernelindex.harness.stats import (
     IMPLAUSIBLE_SPEEDUP,
@@ -300,16 +301,33 @@ def _poison(layout: Layout, arena, slot: int, rng: random.Random) -> None:
             )
 
 
+def _tiled_bytes(problem: Problem, cases: list[WorkloadCase]) -> dict[str, int]:
+    """By case, the bytes of a FlashInfer-Bench sampling case's tiled call (`sampling_judge`), which the
+    solution's arena must hold too; none for other problems, nor where the session refuses the problem."""
+    try:
+        rule = rule_for(problem.format, problem.definition, cases)
+    except Unjudgeable:
+        return {}
+    if rule is None:
+        return {}
+    return {
+        case.uuid: Layout.build(problem.definition, rule.tiled_case(case, problem.definition), 1).slot_bytes
+        for case in cases
+    }
+
+
 def case_layouts(problem: Problem, options: EvalOptions, cases: list[WorkloadCase]) -> dict[str, Layout]:
     """Each case's slots with memory to spare: one per checked round, and as many for the timed batches
     (which reuse them once the rounds are checked) as a batch may use: the fewest a batch needs, more (up
-    to MAX_BATCH) while they fit in TIMED_BYTES. Unused slots cost nothing: an arena's pages are only
-    allocated once written."""
-    layouts = {}
+    to MAX_BATCH) while they fit in TIMED_BYTES; and for a sampling case enough to hold its tiled call.
+    Unused slots cost nothing: an arena's pages are only allocated once written."""
+    layouts, tiled = {}, _tiled_bytes(problem, cases)
     for case in cases:
         one = Layout.build(problem.definition, case, 1).slot_bytes
         timed = max(options.batch, min(MAX_BATCH, TIMED_BYTES // one))
-        layouts[case.uuid] = Layout.build(problem.definition, case, max(options.rounds, timed))
+        layouts[case.uuid] = Layout.build(
+            problem.definition, case, max(options.rounds, timed, -(-tiled.get(case.uuid, 0) // one))
+        )
     return layouts
 
 
@@ -362,7 +380,15 @@ def memory_plan(
     # the child's cap holds its interpreter with torch (one PROCESS_BYTES, with room) beside the arena
     cap = (options.memory_limit_mb << 20) - memory.PROCESS_BYTES
     # down to one slot: a case that fits fewer than a batch's calls takes more pairs of fewer (`pairs_for`)
-    return memory.fit(wanted, 1, memory.buffer_budget(available, options.memory_budget_bytes), cap)
+    plan = memory.fit(wanted, 1, memory.buffer_budget(available, options.memory_budget_bytes), cap)
+    short = {u: need for u, need in _tiled_bytes(problem, cases).items() if plan.layouts[u].total_bytes < need}
+    if short:
+        uuid, need = max(short.items(), key=lambda item: item[1])
+        raise memory.DoesNotFit(
+            f"{len(short)} sampling case(s) ({uuid[:8]}, ...) need an arena of {need / memory.GIB:.1f} GiB for "
+            "FlashInfer-Bench's tiled calls, more than this machine has for them; leave them out with --cases"
+        )
+    return plan
 
 
 def _chosen(problem: Problem, options: EvalOptions) -> list[WorkloadCase]:
@@ -388,7 +414,8 @@ class _Session:
         self.sandboxed, self.sandbox_note = mode
         self.nonce = secrets.token_hex(16)
         self.rng = random.SystemRandom()
-        self.comparator = judge_of(problem.format, problem.definition)  # refused before anything, as are these
+        self.comparator = comparator_for(problem.format)
+        self.sampling = rule_for(problem.format, problem.definition, cases)  # refused before anything, as are these
         found = blobs.locate_all(cases, problem.root, blobs.blob_root(options.blob_root))
         self.base = Path(tempfile.mkdtemp(prefix="kernelindex-eval-"))
         self.snapshot = self.base / "problem"
@@ -601,6 +628,7 @@ class _CaseRun:
         self.disagreements: list[str] = []
         self.strict_refused = False
         self.judge = session.comparator.check
+        self.sampling = session.sampling  # FlashInfer-Bench's sampling rule, which judges draws instead (`_sampling`)
         self.checked: list[str] = []
         self.said = replies.SolutionOutput()
         self.pairs: list[PairTiming] = []
@@ -775,12 +803,13 @@ class _CaseRun:
         }
 
     @_in_phase("inputs")
-    def _hand_inputs(self, slots: list[int]) -> None:
-        """Copy the inputs into the solution's slots and poison its outputs: only now, with its processes
-        frozen and its batch about to start, so nothing of it can see them earlier."""
+    def _hand_inputs(self, slots: list[int], given: dict | None = None) -> None:
+        """Copy the inputs (each slot's own, or ``given`` into every one) into the solution's slots and poison
+        its outputs: only now, with its processes frozen and its batch about to start, so nothing of it can
+        see them earlier."""
         for slot in slots:
             for name, view in self.layout.tensor_inputs(self.arena.tensor, slot).items():
-                view.copy_(self.pristine[slot][name])
+                view.copy_((given or self.pristine[slot])[name])
             _poison(self.layout, self.arena.tensor, slot, self.s.rng)
             self.written = max(self.written, (slot + 1) * self.layout.slot_bytes)
 
@@ -823,11 +852,17 @@ class _CaseRun:
                 )
 
     @_in_phase("checking")
-    def _check_outputs(self, pairs: list[tuple[int, str]]) -> None:
+    def _check_outputs(self, pairs: list[tuple[int, str]], support=None) -> None:
+        """Every call's outputs by the benchmark's rule; a sampling problem's draws against their inputs'
+        support (``support``: the one all of these calls' inputs share), not against the reference's draws."""
         defs = self.s.problem.definition.outputs
         for slot, tag in pairs:
             self.checked.append(tag)
             mine = self.layout.outs(self.arena.tensor, slot)
+            if self.sampling is not None:
+                allowed = support if support is not None else self.sampling.support(self.pristine[slot])
+                self._record(tag, self.sampling.check_draw(self.layout.outputs[0].name, mine[0], allowed))
+                continue
             theirs = self.layout.outs(self.s.reference_arena.tensor, slot)
             for entry, out, ref in zip(self.layout.outputs, mine, theirs):
                 check = self.judge(entry.name, defs[entry.name], out, ref, self.case.tolerance)
@@ -835,9 +870,48 @@ class _CaseRun:
                     self._second_opinion(
                         tag, check, STRICT.check(entry.name, defs[entry.name], out, ref, self.case.tolerance)
                     )
-                self.checks.setdefault(entry.name, []).append(check)
-                if check.status != "PASSED" and self.seen.failed_output is None:
-                    self.seen.failed_output = (tag, check)
+                self._record(tag, check)
+        if self.seen.failed_output:
+            raise _SolutionFailed()
+
+    def _record(self, tag: str, check: OutputCheck) -> None:
+        self.checks.setdefault(check.name, []).append(check)
+        if check.status != "PASSED" and self.seen.failed_output is None:
+            self.seen.failed_output = (tag, check)
+
+    @_in_phase("checking")
+    def _sampling(self) -> None:
+        """FlashInfer-Bench's SamplingEvaluator (`sampling_judge`) on one checked round's inputs, after the rounds:
+        its validation calls (as many at a time as the round slots), then its tiled calls, one slot each; the
+        parent reads every sample from its own arena with the solution frozen and decides from them alone."""
+        import torch
+
+        rule, definition = self.sampling, self.s.problem.definition
+        assert rule is not None
+        inputs = self.pristine[self.round_slots[0]]  # (a FlashInfer-Bench problem has no custom scalars)
+        support = rule.support(inputs)
+        for done in range(0, rule.validation_calls, len(self.round_slots)):
+            used = self.round_slots[: rule.validation_calls - done]
+            self._hand_inputs(used, inputs)
+            self._solution(self._batch_message(used, False), "sampling validation")
+            self._check_outputs([(slot, f"sampling-{done + j}") for j, slot in enumerate(used)], support)
+        tiled = Layout.build(definition, rule.tiled_case(self.case, definition), 1)
+        tiles, calls = rule.tiling(len(inputs["probs"]))
+        counts = torch.zeros(support.shape, dtype=torch.int64, device=support.device)
+        samples = self.layout.outputs[0].name
+        self.checked.append(f"sampling-tiled-{calls}x{tiles}")
+        for _ in range(calls):
+            with self.clock.phase("inputs"):
+                tile_into(tiled.tensor_inputs(self.arena.tensor, 0), inputs, tiles)
+                _poison(tiled, self.arena.tensor, 0, self.s.rng)
+                self.written = max(self.written, tiled.slot_bytes)
+            message = {"op": "batch", "layout": tiled.to_json(), "slots": [0], "timed": False, "scalars": {}}
+            self._solution(message, "sampling")
+            wrong = rule.tally(counts, tiled.outs(self.arena.tensor, 0)[0])
+            if wrong:
+                self._record("sampling-tiled", OutputCheck(samples, "INCORRECT_NUMERICAL", reason=wrong))
+                raise _SolutionFailed()
+        self._record("sampling-tiled", rule.judge_counts(samples, counts, calls * tiles, inputs["probs"], support))
         if self.seen.failed_output:
             raise _SolutionFailed()
 
@@ -978,6 +1052,8 @@ class _CaseRun:
                 self._check_outputs([(slot, f"round-{r}") for slot, r in chunk])
             self.report(ProgressEvent(number, total, uuid, "warmup", 0, opts.warmup))
             warm = [slots[i % len(slots)] for i in range(max(1, opts.warmup))]
+        if self.sampling is not None:
+            self._sampling()
         _, ref_warm = self._reference(self._batch_message(warm, False))
         self._hand_inputs(slots)
         _, sol_warm = self._solution(self._batch_message(warm, False), "warm-up")
