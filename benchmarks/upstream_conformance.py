@@ -6,7 +6,9 @@ workload.jsonl), or a FlashInfer-Bench trace set (its dataset layout: one proble
 lines gathered from every file as its loader gathers them, blobs from the set's root); every problem is read as `eval` and `import` read it (accepted, or refused with the
 reason), its records are built and imported into a scratch SQLite store as `kernelindex import FOLDER`
 imports it, and its reference is evaluated as a solution on the first case(s): a reference must pass
-against itself, and with --perturbed a copy whose outputs are moved beyond any tolerance must fail. A
+against itself, and with --perturbed a copy whose outputs are moved beyond any tolerance must fail (a
+FlashInfer-Bench sampling problem is judged by its sampling rule, harness/sampling_judge.py: samples moved
+by 32 tokens leave the support or the distribution; one its evaluator cannot read is refused up front). A
 case whose buffers cannot fit the machine, or whose safetensors inputs are nowhere, is refused up front
 (REFUSED_UP_FRONT, with the figures or the missing file), which conforms: upstream cannot run it either;
 so does a reference that itself asks for CUDA on a CPU run (NEEDS_GPU) or whose own temporaries pass its

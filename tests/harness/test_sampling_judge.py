@@ -288,3 +288,27 @@ def test_what_upstreams_evaluator_cannot_read_is_refused_before_anything_runs(tm
     wide.cases[0].axes["batch_size"] = rows
     with pytest.raises(Unjudgeable, match="more than 10000 rows"):
         evaluate(wide, None, quick())  # type: ignore[arg-type]  # refused before the solution is read
+
+
+def test_the_memory_plan_holds_the_tiled_call_in_the_solutions_arena_only(tmp_path):
+    from kernelindex.harness import memory
+    from kernelindex.harness.arena import Layout
+    from kernelindex.harness.runner import memory_plan
+
+    problem = _problem(tmp_path, *_draw())
+    case = problem.cases[0]
+    rows = random.randint(1, 8)  # a small batch: 10,000 tiled rows take more than all its slots
+    case.axes["batch_size"] = rows
+    rule = rule_for(problem.format, problem.definition, problem.cases)
+    assert rule is not None
+    tiles = rule.tiling(rows)[0]
+    tiled = Layout.build(problem.definition, rule.tiled_case(case, problem.definition), 1)
+    assert [e.shape[:1] for e in tiled.inputs + tiled.outputs] == [(rows * tiles,)] * 4  # every tensor tiled
+    plan = memory_plan(problem, quick(), None)
+    assert plan.floors == {case.uuid: tiled.slot_bytes}
+    assert plan.arena_bytes(case.uuid) == tiled.slot_bytes > plan.reference_bytes  # the reference never runs it
+    children = (memory.PROCESSES - 1) * memory.PROCESS_BYTES  # what the budget leaves the processes yet to start
+    tighter = memory_plan(problem, quick(), plan.need(case.uuid) - 1 + children)
+    assert tighter.fitted and tighter.arena_bytes(case.uuid) == tiled.slot_bytes  # fewer slots, never a smaller arena
+    with pytest.raises(memory.DoesNotFit):
+        memory_plan(problem, quick(), tiled.slot_bytes - 1 + children)

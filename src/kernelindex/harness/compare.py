@@ -10,7 +10,8 @@ rtol, or 95% of them for its low-bit definitions). A case is judged by its own t
 SOL-ExecBench's workloads carry one; FlashInfer-Bench's do not, and the loader gives each case its
 BenchmarkConfig's defaults (`formats.problem.flashinfer_bench_tolerance`), which its records then
 state. A format added later adds one row. tests/harness/test_judge_agreement.py holds each
-restated rule to the benchmark's own code on fresh random cases.
+restated rule to the benchmark's own code on fresh random cases. FlashInfer-Bench's sampling
+definitions are no output-by-output matter: `sampling_judge` judges their draws instead.
 
 `compare_output` is our own stricter rule (below), run beside as a second opinion: where it
 disagrees, the benchmark's verdict stands and the run says so.

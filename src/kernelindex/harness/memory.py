@@ -5,7 +5,7 @@ refused up front with the figures, instead of meeting the OOM killer minutes int
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from kernelindex.harness.arena import Layout, _nbytes
 
@@ -36,23 +36,25 @@ def compare_bytes(layout: Layout) -> int:
     return 10 * count * (8 if largest.dtype == "float64" else 4)
 
 
-def planned_bytes(layout: Layout, reference_arena_bytes: int) -> int:
-    """Both arenas (the reference's is sized for the largest case), the parent's pristine copy of every
-    slot's inputs, one call's outputs of working memory on each side, and the parent's comparison."""
+def planned_bytes(layout: Layout, reference_arena_bytes: int, floor: int = 0) -> int:
+    """Both arenas (the reference's is sized for the largest case; the solution's for its slots, or for
+    ``floor`` bytes where more: a sampling case's tiled call), the parent's pristine copy of every slot's
+    inputs, one call's outputs of working memory on each side, and the parent's comparison."""
     inputs, outputs = _tensor_bytes(layout.inputs), _tensor_bytes(layout.outputs)
-    return reference_arena_bytes + layout.total_bytes + inputs * layout.slots + 2 * outputs + compare_bytes(layout)
+    arena = max(layout.total_bytes, floor)
+    return reference_arena_bytes + arena + inputs * layout.slots + 2 * outputs + compare_bytes(layout)
 
 
-def peak_bytes(layouts: dict[str, Layout]) -> int:
+def peak_bytes(layouts: dict[str, Layout], floors: dict[str, int] | None = None) -> int:
     """The most any one of these cases plans, the reference's arena sized for the largest of them."""
     largest = max(layout.total_bytes for layout in layouts.values())
-    return max(planned_bytes(layout, largest) for layout in layouts.values())
+    return max(planned_bytes(layout, largest, (floors or {}).get(uuid, 0)) for uuid, layout in layouts.items())
 
 
-def task_bytes(layouts: dict[str, Layout], device: str) -> int:
+def task_bytes(layouts: dict[str, Layout], device: str, floors: dict[str, int] | None = None) -> int:
     """Host memory one evaluation of these cases needs (what a Ray task asks for): its processes, and on a
     CPU run the buffers the plan counts (a GPU's arenas and copies live in the GPU's memory)."""
-    buffers = 0 if device.startswith("cuda") else peak_bytes(layouts)
+    buffers = 0 if device.startswith("cuda") else peak_bytes(layouts, floors)
     return PROCESSES * PROCESS_BYTES + buffers
 
 
@@ -91,19 +93,25 @@ def buffer_budget(available: int | None, granted: int | None) -> int | None:
 
 @dataclass(frozen=True)
 class Plan:
-    """Each case's fitted layout, the reference's arena (sized for the largest of them) and the budget
-    they were fitted to (None: not checked)."""
+    """Each case's fitted layout, the reference's arena (sized for the largest of them), the budget they
+    were fitted to (None: not checked) and the least bytes of each case's solution arena (`floors`: a
+    FlashInfer-Bench sampling case's tiled call, which its slots may not cover)."""
 
     layouts: dict[str, Layout]
     wanted: dict[str, int]  # the slots each case would have had with memory to spare
     budget: int | None
+    floors: dict[str, int] = field(default_factory=dict)  # a solution arena's least bytes beyond its slots
 
     @property
     def reference_bytes(self) -> int:
         return max(layout.total_bytes for layout in self.layouts.values())
 
+    def arena_bytes(self, uuid: str) -> int:
+        """The case's solution arena: its slots, or its floor where larger."""
+        return max(self.layouts[uuid].total_bytes, self.floors.get(uuid, 0))
+
     def need(self, uuid: str) -> int:
-        return planned_bytes(self.layouts[uuid], self.reference_bytes)
+        return planned_bytes(self.layouts[uuid], self.reference_bytes, self.floors.get(uuid, 0))
 
     @property
     def peak(self) -> int:
@@ -115,43 +123,49 @@ class Plan:
         return [uuid for uuid, layout in self.layouts.items() if layout.slots < self.wanted[uuid]]
 
 
-def fit(wanted: dict[str, Layout], least: int, budget: int | None, arena_cap: int | None = None) -> Plan:
+def fit(
+    wanted: dict[str, Layout],
+    least: int,
+    budget: int | None,
+    arena_cap: int | None = None,
+    floors: dict[str, int] | None = None,
+) -> Plan:
     """Fewer slots, one at a time, to whichever case among those over ``budget`` has the largest arena (the
     largest also sizes the reference's arena, so it is always among them), never below ``least``; no arena
-    above ``arena_cap`` (a child's memory cap less its own needs).
-    Raises DoesNotFit, with the figures, when a case is over at ``least`` slots."""
+    above ``arena_cap`` (a child's memory cap less its own needs); each solution arena at least its case's
+    floor (``floors``, by uuid). Raises DoesNotFit, with the figures, when a case is over at ``least`` slots."""
     slots = {uuid: layout.slots for uuid, layout in wanted.items()}
-    layouts = dict(wanted)
+    layouts, floors = dict(wanted), floors or {}
     while True:
-        reference = max(layout.total_bytes for layout in layouts.values())
-        over = [u for u, layout in layouts.items() if budget is not None and planned_bytes(layout, reference) > budget]
-        over += [u for u, layout in layouts.items() if arena_cap is not None and layout.total_bytes > arena_cap]
+        plan = Plan(layouts, {u: layout.slots for u, layout in wanted.items()}, budget, floors)
+        over = [u for u in layouts if budget is not None and plan.need(u) > budget]
+        over += [u for u in layouts if arena_cap is not None and plan.arena_bytes(u) > arena_cap]
         if not over:
-            return Plan(layouts, {u: layout.slots for u, layout in wanted.items()}, budget)
+            return plan
         largest = max(layouts, key=lambda u: (layouts[u].total_bytes, u))
         shrink = [u for u in {*over, largest} if slots[u] > least]
         if not shrink:
-            raise DoesNotFit(_refusal(layouts, over, least, budget, arena_cap))
+            raise DoesNotFit(_refusal(plan, over, least, budget, arena_cap))
         pick = max(shrink, key=lambda u: (layouts[u].total_bytes, u))
         slots[pick] -= 1
         layouts[pick] = replace(layouts[pick], slots=slots[pick])
 
 
-def _refusal(layouts: dict[str, Layout], over: list[str], least: int, budget: int | None, cap: int | None) -> str:
+def _refusal(plan: Plan, over: list[str], least: int, budget: int | None, cap: int | None) -> str:
     """Name the cases that cannot fit even alone (their own arena the reference's), else say they cannot together."""
-    if cap is not None and any(layouts[u].total_bytes > cap for u in over):
-        worst = max(layouts[u].total_bytes for u in over)
+    layouts, floors = plan.layouts, plan.floors
+    if cap is not None and any(plan.arena_bytes(u) > cap for u in over):
+        worst = max(plan.arena_bytes(u) for u in over)
         return (
             f"a case needs an arena of {worst / GIB:.1f} GiB even at {least} slot(s), over the {cap / GIB:.1f} GiB "
             "a process may map under its memory cap; raise --memory-mb"
         )
     assert budget is not None
-    alone = {u: planned_bytes(layouts[u], layouts[u].total_bytes) for u in layouts}
+    alone = {u: planned_bytes(layouts[u], layouts[u].total_bytes, floors.get(u, 0)) for u in layouts}
     alone = {u: need for u, need in alone.items() if need > budget}
     named = sorted(alone or set(over))
     shown = ", ".join(u[:8] for u in named[:8]) + (", ..." if len(named) > 8 else "")
-    reference = max(layout.total_bytes for layout in layouts.values())
-    worst = max(alone.values()) if alone else max(planned_bytes(layouts[u], reference) for u in over)
+    worst = max(alone.values()) if alone else max(plan.need(u) for u in over)
     together = "" if alone else " beside the reference's arena the largest case sizes"
     return (
         f"{len(named)} case(s) ({shown}) need {worst / GIB:.1f} GiB of host memory for their buffers{together} even "

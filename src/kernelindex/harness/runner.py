@@ -9,7 +9,9 @@ other way round) between two empty batches; every published figure is the parent
 a whole batch less the quicker empty batch (`crosscheck.py`). The solution's processes are
 frozen through their cgroup whenever they are not running a batch, so nothing of theirs runs
 while the reference is timed or while the parent reads outputs. After each batch the parent
-compares every call's outputs with the reference's, straight from its own buffers.
+compares every call's outputs with the reference's, straight from its own buffers (a FlashInfer-Bench
+sampling problem's draws against their inputs' support instead, and after the rounds its many-call
+distribution test: `sampling_judge`).
 `judgement.decide` turns what the parent saw into the case's verdict.
 
 Several solutions of one problem share one call (`evaluate_many`): one snapshot, one reference
@@ -216,7 +218,7 @@ class ProgressEvent:
     case_number: int
     cases: int
     uuid: str
-    phase: str  # load | rounds | warmup | timing | done
+    phase: str  # load | rounds | sampling (FlashInfer-Bench's sampling problems) | warmup | timing | done
     done: int  # calls or pairs finished in this phase
     total: int
     eta_s: float | None = None  # estimated seconds left in this case, once a timed pair has run
@@ -319,15 +321,13 @@ def _tiled_bytes(problem: Problem, cases: list[WorkloadCase]) -> dict[str, int]:
 def case_layouts(problem: Problem, options: EvalOptions, cases: list[WorkloadCase]) -> dict[str, Layout]:
     """Each case's slots with memory to spare: one per checked round, and as many for the timed batches
     (which reuse them once the rounds are checked) as a batch may use: the fewest a batch needs, more (up
-    to MAX_BATCH) while they fit in TIMED_BYTES; and for a sampling case enough to hold its tiled call.
-    Unused slots cost nothing: an arena's pages are only allocated once written."""
-    layouts, tiled = {}, _tiled_bytes(problem, cases)
+    to MAX_BATCH) while they fit in TIMED_BYTES. Unused slots cost nothing: an arena's pages are only
+    allocated once written."""
+    layouts = {}
     for case in cases:
         one = Layout.build(problem.definition, case, 1).slot_bytes
         timed = max(options.batch, min(MAX_BATCH, TIMED_BYTES // one))
-        layouts[case.uuid] = Layout.build(
-            problem.definition, case, max(options.rounds, timed, -(-tiled.get(case.uuid, 0) // one))
-        )
+        layouts[case.uuid] = Layout.build(problem.definition, case, max(options.rounds, timed))
     return layouts
 
 
@@ -374,21 +374,13 @@ def memory_plan(
     and to the options' grant, each arena within what a child's memory cap lets it map; on a GPU as wanted
     (its arenas live in its own memory). Raises memory.DoesNotFit with the figures when a case cannot fit."""
     cases = cases if cases is not None else _chosen(problem, options)
-    wanted = case_layouts(problem, options, cases)
+    wanted, floors = case_layouts(problem, options, cases), _tiled_bytes(problem, cases)
     if options.device.startswith("cuda"):
-        return memory.Plan(wanted, {u: layout.slots for u, layout in wanted.items()}, None)
+        return memory.Plan(wanted, {u: layout.slots for u, layout in wanted.items()}, None, floors)
     # the child's cap holds its interpreter with torch (one PROCESS_BYTES, with room) beside the arena
     cap = (options.memory_limit_mb << 20) - memory.PROCESS_BYTES
     # down to one slot: a case that fits fewer than a batch's calls takes more pairs of fewer (`pairs_for`)
-    plan = memory.fit(wanted, 1, memory.buffer_budget(available, options.memory_budget_bytes), cap)
-    short = {u: need for u, need in _tiled_bytes(problem, cases).items() if plan.layouts[u].total_bytes < need}
-    if short:
-        uuid, need = max(short.items(), key=lambda item: item[1])
-        raise memory.DoesNotFit(
-            f"{len(short)} sampling case(s) ({uuid[:8]}, ...) need an arena of {need / memory.GIB:.1f} GiB for "
-            "FlashInfer-Bench's tiled calls, more than this machine has for them; leave them out with --cases"
-        )
-    return plan
+    return memory.fit(wanted, 1, memory.buffer_budget(available, options.memory_budget_bytes), cap, floors)
 
 
 def _chosen(problem: Problem, options: EvalOptions) -> list[WorkloadCase]:
@@ -565,7 +557,7 @@ class _Session:
             return kept[1]
         if kept is not None:
             kept[1].close()
-        return Arena(self.layouts[case.uuid].total_bytes, self.options.device)
+        return Arena(self.plan.arena_bytes(case.uuid), self.options.device)
 
     def hand_back(self, uuid: str, arena: Arena, child: Child | None, written: int) -> None:
         """Keep a solution's arena for the case's next solution only where the kernel says none of its
@@ -890,17 +882,21 @@ class _CaseRun:
         assert rule is not None
         inputs = self.pristine[self.round_slots[0]]  # (a FlashInfer-Bench problem has no custom scalars)
         support = rule.support(inputs)
+        tiles, calls = rule.tiling(len(inputs["probs"]))
+        progress = functools.partial(ProgressEvent, self.report.number, self.report.total, self.case.uuid, "sampling")
+        self.report(progress(0, rule.validation_calls + calls))
         for done in range(0, rule.validation_calls, len(self.round_slots)):
             used = self.round_slots[: rule.validation_calls - done]
             self._hand_inputs(used, inputs)
             self._solution(self._batch_message(used, False), "sampling validation")
             self._check_outputs([(slot, f"sampling-{done + j}") for j, slot in enumerate(used)], support)
         tiled = Layout.build(definition, rule.tiled_case(self.case, definition), 1)
-        tiles, calls = rule.tiling(len(inputs["probs"]))
         counts = torch.zeros(support.shape, dtype=torch.int64, device=support.device)
         samples = self.layout.outputs[0].name
         self.checked.append(f"sampling-tiled-{calls}x{tiles}")
-        for _ in range(calls):
+        for call in range(calls):
+            if call % max(1, calls // 10) == 0:
+                self.report(progress(rule.validation_calls + call, rule.validation_calls + calls))
             with self.clock.phase("inputs"):
                 tile_into(tiled.tensor_inputs(self.arena.tensor, 0), inputs, tiles)
                 _poison(tiled, self.arena.tensor, 0, self.s.rng)
@@ -1030,7 +1026,6 @@ class _CaseRun:
             self._solution(self._batch_message(slots, False), "correctness rounds")
             self._check_inputs(slots)
             self._check_outputs([(r, f"round-{r}") for r in slots])
-            self.report(ProgressEvent(number, total, uuid, "warmup", 0, opts.warmup))
             # the reference's warm-up leaves the outputs the next solution is checked against: where it
             # writes its inputs, no slot runs twice, so each output is still its on the pristine inputs
             calls = min(opts.warmup, len(slots)) if self.in_place else opts.warmup
@@ -1050,10 +1045,10 @@ class _CaseRun:
                 self._solution(self._batch_message(used, False), "correctness rounds")
                 self._check_inputs(used)
                 self._check_outputs([(slot, f"round-{r}") for slot, r in chunk])
-            self.report(ProgressEvent(number, total, uuid, "warmup", 0, opts.warmup))
             warm = [slots[i % len(slots)] for i in range(max(1, opts.warmup))]
         if self.sampling is not None:
             self._sampling()
+        self.report(ProgressEvent(number, total, uuid, "warmup", 0, opts.warmup))
         _, ref_warm = self._reference(self._batch_message(warm, False))
         self._hand_inputs(slots)
         _, sol_warm = self._solution(self._batch_message(warm, False), "warm-up")

@@ -143,7 +143,8 @@ def planned_task_bytes(
         problem = load_problem(write_problem(files, Path(tmp) / "problem"))
     options = evaluation_options(protocol, device, cases, offered)
     chosen = [problem.case(uuid) for uuid in cases] if cases else problem.cases
-    return memory.task_bytes(memory_plan(problem, options, None, chosen).layouts, device)
+    plan = memory_plan(problem, options, None, chosen)
+    return memory.task_bytes(plan.layouts, device, plan.floors)
 
 
 def pick_cases(cases: list[str], wanted: list[str]) -> list[str]:
