@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 import torch
-from harness_testkit import PROBLEMS, quick, write_solution
+from harness_testkit import PROBLEMS, QUICK, quick, write_solution
 
 from kernelindex.formats.definition import Definition, TensorSpec
 from kernelindex.formats.problem import load_problem
@@ -70,11 +70,28 @@ def run(probs, top_k, top_p):
 """
 
 
+# right for the rounds, the 100 validation calls, the 200 tiled calls of 4 rows and the warm-up; from the
+# first timed call on, anything in the vocabulary
+WRONG_LATER = f"""import torch
+
+calls = 0
+
+def run(probs, top_k, top_p):
+    global calls
+    calls += 1
+    if calls > {QUICK["rounds"] + 100 + 200 + QUICK["warmup"]}:
+        return torch.randint(0, probs.shape[-1], (probs.shape[0],), dtype=torch.int64)
+    return reference(probs, top_k, top_p)
+"""
+# the reference writing its draw into the output it is handed
+DESTINATION = "\n\ndef run(probs, top_k, top_p, samples):\n    samples.copy_(reference(probs, top_k, top_p))\n"
+
+
 def _reference_solution(tmp_path, problem, code: str | None = None, name: str = "s"):
     body = code if code is not None else problem.definition.reference
-    if code == TILED_ARGMAX:
+    if code in (TILED_ARGMAX, WRONG_LATER, DESTINATION):
         body = problem.definition.reference.replace("def run(", "def reference(") + "\n\n" + code
-    return write_solution(tmp_path / name, body, definition=DEFINITION, dps=False)
+    return write_solution(tmp_path / name, body, definition=DEFINITION, dps=code == DESTINATION)
 
 
 def test_the_reference_passes_and_the_protocol_names_the_rule_and_its_parameters(tmp_path):
@@ -93,6 +110,19 @@ def test_the_reference_passes_and_the_protocol_names_the_rule_and_its_parameters
     correctness = records.evaluation_records(suite).protocol["spec"]["correctness"]
     assert correctness["comparator"] == "flashinfer_bench_sampling_tvd"
     assert "500000 samples a row" in correctness["reference"] and "10000 rows" in correctness["reference"]
+
+
+def test_a_destination_passing_sampler_is_judged_alike(tmp_path):
+    problem = _problem(tmp_path, *_draw())
+    case = evaluate(problem, _reference_solution(tmp_path, problem, DESTINATION), quick()).cases[0]
+    assert case.status == "PASSED", case.log
+
+
+def test_every_timed_call_is_checked_against_its_own_support(tmp_path):
+    problem = _problem(tmp_path, *_draw())
+    case = evaluate(problem, _reference_solution(tmp_path, problem, WRONG_LATER), quick()).cases[0]
+    assert case.status == "INCORRECT_NUMERICAL", case.log
+    assert case.log.startswith("timed-") and "outside row" in case.log, case.log
 
 
 @pytest.mark.parametrize(
@@ -283,11 +313,12 @@ def test_what_upstreams_evaluator_cannot_read_is_refused_before_anything_runs(tm
         )
     with pytest.raises(Unjudgeable, match="does not start at 'batch_size'"):
         rule_for("flashinfer_bench", _definition_file(tmp_path, top_k={"shape": ["vocab_size"], "dtype": "int32"}), [])
-    rows = random.randint(10_001, 20_000)  # upstream's 10000 // rows tiles: zero, then a division by it
-    wide = load_problem(problem.root)
-    wide.cases[0].axes["batch_size"] = rows
-    with pytest.raises(Unjudgeable, match="more than 10000 rows"):
-        evaluate(wide, None, quick())  # type: ignore[arg-type]  # refused before the solution is read
+    # upstream's 10000 // rows tiles: a division by zero rows, then by zero tiles
+    for rows in (0, random.randint(10_001, 20_000)):
+        wide = load_problem(problem.root)
+        wide.cases[0].axes["batch_size"] = rows
+        with pytest.raises(Unjudgeable, match="no rows, or more than 10000"):
+            evaluate(wide, None, quick())  # type: ignore[arg-type]  # refused before the solution is read
 
 
 def test_the_memory_plan_holds_the_tiled_call_in_the_solutions_arena_only(tmp_path):

@@ -18,11 +18,11 @@ SamplingEvaluator (0.1.2's defaults, BenchmarkConfig) judges one input set thus:
 
 The parent does all of it from the inputs it made and the samples it reads from its own arena after
 the solution's process is frozen (`runner._CaseRun._sampling`); every other checked call (the rounds,
-the timed batches) gets step 2's check on its own inputs. Two deviations, both stricter: a sample
+the timed batches) gets step 2's check on its own inputs. Three deviations, all stricter: a sample
 outside [0, vocab) during step 3 fails the case (upstream indexes its counter with it: past the end a
-crash, a negative one counted as a token from the end), and a solution's write into its tiled
-inputs reaches no later call (each call gets them afresh). Upstream divides by zero past 10,000 rows;
-such a case is refused (`Unjudgeable`), as is a definition upstream's code cannot read (no 2-D
+crash, a negative one counted as a token from the end), a distance that is NaN fails, and a
+solution's write into its tiled inputs reaches no later call (each call gets them afresh). Upstream divides by zero at no rows and
+past 10,000; such a case is refused (`Unjudgeable`), as is a definition upstream's code cannot read (no 2-D
 ``probs``, a missing ``top_k`` / ``top_p`` tensor, an input not tiled along the batch axis).
 """
 
@@ -59,7 +59,7 @@ class SamplingRule:
         """The protocol's words for it (its digest is part of the comparison key, so are these figures)."""
         return (
             f"FlashInfer-Bench's SamplingEvaluator, restated: support by {self.method} (top-p slack "
-            f"{self.nucleus_slack:g}); {self.validation_calls} calls on round 0's inputs and every call of "
+            f"{self.nucleus_slack:g}); {self.validation_calls} calls on one round's inputs and every call of "
             f"{rounds} rounds and the timed batches must sample inside it; {self.samples_per_row} samples a row "
             f"from inputs tiled to {self.tiled_rows} rows; fails past a worst-row total variation distance of "
             f"{self.tvd_threshold:g} from the masked, renormalised probabilities; reference run in its own sandbox"
@@ -146,7 +146,7 @@ class SamplingRule:
             reason=f"worst row {worst}: total variation distance {tvds[worst]:.4f} over {per_row} samples a row "
             f"(at most {self.tvd_threshold:g})",
         )
-        if not tvds[worst] <= self.tvd_threshold:  # NaN (an empty support) fails too
+        if not tvds[worst] <= self.tvd_threshold:  # a NaN (a row of zeros) fails here; upstream's `>` passes it
             check.status = "INCORRECT_NUMERICAL"
         return check
 
@@ -206,9 +206,10 @@ def rule_for(problem_format: str, definition: Definition, cases: list[WorkloadCa
         if spec.shape and spec.shape[0] != batch:
             raise Unjudgeable(f"{refuse} tiles every input along its first axis; {name!r} does not start at {batch!r}")
     for case in cases:
-        if definition.resolve_axes(case.axes)[batch] > rule.tiled_rows:
+        if not 1 <= definition.resolve_axes(case.axes)[batch] <= rule.tiled_rows:
             raise Unjudgeable(
-                f"{refuse} cannot judge case {case.uuid}: more than {rule.tiled_rows} rows (it divides by zero there)"
+                f"{refuse} cannot judge case {case.uuid}: no rows, or more than {rule.tiled_rows} "
+                "(it divides by zero there)"
             )
     return rule
 
