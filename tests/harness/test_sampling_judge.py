@@ -343,3 +343,12 @@ def test_the_memory_plan_holds_the_tiled_call_in_the_solutions_arena_only(tmp_pa
     assert tighter.fitted and tighter.arena_bytes(case.uuid) == tiled.slot_bytes  # fewer slots, never a smaller arena
     with pytest.raises(memory.DoesNotFit):
         memory_plan(problem, quick(), tiled.slot_bytes - 1 + children)
+
+
+def test_samplers_evaluated_together_are_each_judged_on_their_own_draws(tmp_path):
+    from kernelindex.harness.runner import evaluate_many
+
+    problem = _problem(tmp_path, *_draw())
+    solutions = [_reference_solution(tmp_path, problem, code, name) for name, code in (("a", ARGMAX), ("r", None))]
+    suites = evaluate_many(problem, solutions, quick())
+    assert [s.cases[0].status for s in suites] == ["INCORRECT_NUMERICAL", "PASSED"], [s.cases[0].log for s in suites]
