@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from kernelindex.formats.definition import Definition, TensorSpec
+from kernelindex.formats.definition import TensorSpec
 from kernelindex.formats.dtypes import DTYPES
 from kernelindex.formats.workload import Tolerance
 from kernelindex.harness.dtypes import name_of
