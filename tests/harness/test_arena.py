@@ -37,3 +37,22 @@ def test_a_wiped_arena_reads_as_zeros_and_keeps_only_the_pages_it_is_told_to():
         assert int(arena.tensor.count_nonzero()) == 1
     finally:
         arena.close()
+
+
+def test_a_released_arena_keeps_what_lies_before_the_start_and_gives_back_the_pages_after_it():
+    pages = RNG.randint(8, 64)
+    start = RNG.randint(1, pages - 2) * mmap.PAGESIZE - RNG.randint(0, mmap.PAGESIZE - 1)
+    end = -(-start // mmap.PAGESIZE) * mmap.PAGESIZE  # rounded up to a page
+    arena = Arena(pages * mmap.PAGESIZE, "cpu")
+    try:
+        assert arena.tensor is not None
+        written = torch.randint(1, 256, (arena.nbytes,), dtype=torch.uint8)
+        arena.tensor.copy_(written)
+        arena.release(start)
+        assert os.lseek(arena.fd, 0, os.SEEK_HOLE) == end  # data up to the page the start lies in, then a hole
+        with pytest.raises(OSError):  # and no data past it
+            os.lseek(arena.fd, end, os.SEEK_DATA)
+        assert torch.equal(arena.tensor[:end], written[:end])
+        assert int(arena.tensor[end:].count_nonzero()) == 0
+    finally:
+        arena.close()

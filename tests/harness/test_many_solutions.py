@@ -4,6 +4,7 @@ inputs, gets its own verdicts and its own records, and nothing a hostile one doe
 
 from __future__ import annotations
 
+import mmap
 import os
 import secrets
 
@@ -176,3 +177,60 @@ def test_a_case_s_solutions_share_one_arena_and_none_finds_what_the_last_one_lef
         assert [c.status for c in suite.cases] == ["PASSED", "PASSED"], [c.log for c in suite.cases]
     # the reference's arena, then one solution arena per case: each later solution took the one before it
     assert len(made) == 1 + len(suites[0].cases), made
+
+
+def _data_end(arena: runner.Arena) -> int:
+    """Where the arena's last written page ends (0: none written)."""
+    end, offset = 0, 0
+    while True:
+        try:
+            offset = os.lseek(arena.fd, offset, os.SEEK_DATA)
+        except OSError:
+            return end
+        end = offset = os.lseek(arena.fd, offset, os.SEEK_HOLE)
+
+
+def test_a_solution_s_batch_holds_no_more_than_its_own_and_sizes_from_the_case_s_one_measurement(tmp_path, monkeypatch):
+    need_sandbox()
+    rng = secrets.SystemRandom()
+    big = rng.randint(8, 48)
+    sizes = [big, rng.randint(2, big - 1), big]  # a batch, a smaller one, the larger again
+    asked: list[int] = []  # per sizing (a solution and case), the empty batches it asked the reference for
+    empties = [0]
+    seen: list[
+        tuple[int, int, int, int]
+    ] = []  # per timed attempt: its batch, copies held, what each arena holds past it
+    size_batch, empty_batch, timed_pair = (
+        runner._CaseRun._batch_size,
+        runner._CaseRun._empty_batch,
+        runner._CaseRun._timed_pair,
+    )
+
+    def sized(run, warm, calls):
+        before = empties[0]
+        size_batch(run, warm, calls)
+        asked.append(empties[0] - before)
+        return sizes[(len(asked) - 1) % len(sizes)]
+
+    def counted(run, size):
+        empties[0] += 1
+        return empty_batch(run, size)
+
+    def looked(run, pair, timed, first, last_attempt):
+        end = -(-(timed[-1] + 1) * run.layout.slot_bytes // mmap.PAGESIZE) * mmap.PAGESIZE  # the batch's last page
+        past = [max(0, _data_end(arena) - end) for arena in (run.s.reference_arena, run.arena)]
+        seen.append((len(timed), len(run.s.timed.copies), *past))
+        return timed_pair(run, pair, timed, first, last_attempt)
+
+    monkeypatch.setattr(runner._CaseRun, "_batch_size", sized)
+    monkeypatch.setattr(runner._CaseRun, "_empty_batch", counted)
+    monkeypatch.setattr(runner._CaseRun, "_timed_pair", looked)
+    right = write_solution(tmp_path / "right", "import torch\n\ndef run(x, y, z):\n    torch.add(x, y, out=z)\n")
+    suites = evaluate_many(problem("vector_add"), [right] * len(sizes), quick())
+    assert [[c.status for c in s.cases] for s in suites] == [["PASSED"] * 2] * len(sizes), suites
+    # the reference's empty batches that size a batch: measured by a case's first solution, taken by the others
+    assert asked == [6, 0, 0] * 2, asked
+    # at every timed attempt the parent holds the copies of this batch's slots at most, and neither arena
+    # holds a page past them, whatever batch a solution before it drew
+    assert {size for size, *_ in seen} == set(sizes), seen
+    assert [s for s in seen if s[1] > s[0] or s[2:] != (0, 0)] == [], seen

@@ -164,10 +164,22 @@ class Arena:
         if self.fd < 0:
             self.tensor.zero_()
             return
-        kept = min(self.nbytes, max(0, -(-kept // mmap.PAGESIZE) * mmap.PAGESIZE))
+        kept = self._page_end(kept)
         self.tensor[:kept].zero_()
-        rest = ctypes.c_long(self.nbytes - kept)
-        if rest.value and _libc.fallocate(self.fd, _FALLOC_PUNCH_HOLE, ctypes.c_long(kept), rest) != 0:
+        self.release(kept)
+
+    def _page_end(self, nbytes: int) -> int:
+        return min(self.nbytes, max(0, -(-nbytes // mmap.PAGESIZE) * mmap.PAGESIZE))
+
+    def release(self, start: int) -> None:
+        """Hand every page from `start` (rounded up to a page) to the end back to the kernel: they read as
+        zeros and take no memory until written again. On a GPU nothing (its memory is not the host's). OSError
+        where the kernel refuses the hole."""
+        if self.fd < 0:
+            return
+        start = self._page_end(start)
+        rest = ctypes.c_long(self.nbytes - start)
+        if rest.value and _libc.fallocate(self.fd, _FALLOC_PUNCH_HOLE, ctypes.c_long(start), rest) != 0:
             code = ctypes.get_errno() or errno.EIO
             raise OSError(code, f"punching the arena's unused pages: {os.strerror(code)}")
 

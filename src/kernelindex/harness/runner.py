@@ -352,13 +352,17 @@ class _TimedInputs:
     first timed attempt takes the indices of the last attempt before it, whose inputs are all held (the
     reference makes none: they are copied back into its slots), every later attempt fresh ones, so no
     solution sees one call's inputs twice, and none gets inputs another could have shaped. They are one
-    case's (`case`): the next case starts from none, whether or not its rounds kept slots of their own."""
+    case's (`case`): the next case starts from none, whether or not its rounds kept slots of their own.
+    `overheads`: the reference's empty batches of one call and of a warm-up's calls, by the warm-up's calls,
+    as the case's first solution measured them to size its batch (`_CaseRun._batch_size`): no solution
+    shapes them, so every later solution sizes its batch from the same figures, as a single eval does."""
 
     case: str = ""
     copies: dict[int, dict] = field(default_factory=dict)
     held: dict[int, tuple[int, dict | None]] = field(default_factory=dict)
     last_first: int = 0
     next_index: int = 0
+    overheads: dict[int, tuple[int, int]] = field(default_factory=dict)
 
     def attempt(self, size: int, first_of_solution: bool) -> int:
         """The first call index of an attempt of `size` calls."""
@@ -957,12 +961,34 @@ class _CaseRun:
         """Calls per timed batch: enough that the faster side's batch lasts `batch_target_ms` and fifty
         times an empty batch's fixed cost, no more than keeps the slower side's batch within
         MAX_BATCH_S, within the slots the case has; never fewer than the options' batch."""
-        one = min(self._empty_batch(1) for _ in range(3))
-        empty = min(self._empty_batch(calls) for _ in range(3))
+        measured = self.s.timed.overheads
+        if calls not in measured:
+            measured[calls] = (
+                min(self._empty_batch(1) for _ in range(3)),
+                min(self._empty_batch(calls) for _ in range(3)),
+            )
+        one, empty = measured[calls]
         fast, slow = (max(1_000, (t - empty) // calls) for t in sorted(warm))
         target = max(self.s.options.batch_target_ms * 1e6, 50 * one)
         size = min(math.ceil(target / fast), int(MAX_BATCH_S * 1e9 // slow), len(self.timed_slots))
         return max(self.s.options.batch, size)
+
+    @_in_phase("inputs")
+    def _fit_to_batch(self, timed: list[int]) -> None:
+        """Hold nothing past this solution's batch: the pristine copies of the slots past it, and the pages
+        past it in both arenas, which a solution before it with a larger batch left (held for the case, a
+        many-solution call would keep the largest batch any of its solutions drew, which no single eval does).
+        A later solution with a larger batch has them made again."""
+        timed_inputs = self.s.timed
+        for slot in [slot for slot in timed_inputs.copies if slot > timed[-1]]:
+            del timed_inputs.copies[slot]
+            timed_inputs.held.pop(slot, None)
+        end = (timed[-1] + 1) * self.layout.slot_bytes
+        self.s.settle()  # the reference's process idle before its pages go
+        with contextlib.suppress(OSError):  # a refused hole leaves the pages as they are, nothing worse
+            self.s.reference_arena.release(end)
+            self.arena.release(end)
+        self.written = min(self.written, end)
 
     def _timed_pair(self, pair: int, timed: list[int], first: int, last_attempt: bool) -> PairTiming:
         """One paired batch on fresh inputs, between two empty batches; every call's outputs checked. Where
@@ -1054,6 +1080,7 @@ class _CaseRun:
         _, sol_warm = self._solution(self._batch_message(warm, False), "warm-up")
         size = self._batch_size((sol_warm, ref_warm), len(warm))
         timed = self.timed_slots[:size]
+        self._fit_to_batch(timed)
         pairs = opts.pairs_for(len(timed))
         started = time.monotonic()
         for pair in range(pairs):
