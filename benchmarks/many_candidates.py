@@ -12,7 +12,9 @@ same protocol, sandbox required:
 Each call runs in a small wrapper process that reports `getrusage(RUSAGE_CHILDREN).ru_maxrss` (the
 largest single process of the call's tree: the harness's parent, its sandboxes and children all
 waited for); the benchmark also samples the whole tree's proportional set size (PSS: shared arenas
-counted once) every 0.2 s. The verdicts of the separate calls must equal the many call's for the
+counted once) every 0.2 s, and each part of it: the harness's parent, the reference's worker, the
+solutions' workers and the sandbox's helpers (peak RSS and PSS of each, and what each held at the
+tree's PSS peak). The verdicts of the separate calls must equal the many call's for the
 same candidates. Run it under `nice -n 5`:
   nice -n 5 .venv/bin/python benchmarks/many_candidates.py [--candidates 50] [--separate 4]
 """
@@ -93,41 +95,72 @@ def write_candidates(folder: Path, count: int) -> list[Path]:
     return paths
 
 
-def _tree(root: int) -> list[int]:
+def _tree(root: int) -> dict[int, int]:
+    """The processes of root's tree, each with its parent's pid."""
     parents: dict[int, int] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, IndexError, ValueError):
             continue
-    found, frontier = [root], [root]
+    found, frontier = {root: parents.get(root, 0)}, [root]
     while frontier:
         frontier = [pid for pid, parent in parents.items() if parent in frontier]
-        found += frontier
+        found.update({pid: parents[pid] for pid in frontier})
     return found
 
 
-def _pss_kib(pid: int) -> int:
+def _rollup_kib(pid: int) -> dict[str, int]:
+    """The process's Rss, Pss and Pss_Shmem (KiB); {} once it is gone."""
+    found = {}
     try:
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                return int(line.split()[1])
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+            key, value = line.split(":", 1)
+            if key in ("Rss", "Pss", "Pss_Shmem"):
+                found[key] = int(value.split()[0])
     except (OSError, ValueError):
-        pass
-    return 0
+        return {}
+    return found
+
+
+def _roles(seen: dict[int, dict], cli: int) -> dict[int, str]:
+    """Each process by its part: the harness's parent (the CLI), the reference's worker (of the processes
+    that map an arena, the one seen longest), the solutions' workers (the others that map one) and the
+    sandbox's helpers (bubblewrap, the zygote, the processes that wait to be moved into a cgroup)."""
+    workers = [pid for pid, p in seen.items() if p["shmem"] and pid != cli]
+    reference = max(workers, key=lambda pid: seen[pid]["samples"], default=None)
+    roles = {pid: "helpers" for pid in seen}
+    roles.update({pid: "solution" for pid in workers})
+    roles.update({cli: "parent"} if cli in seen else {})
+    roles.update({reference: "reference"} if reference is not None else {})
+    return roles
 
 
 def timed_call(args: list[str], trace: Path) -> dict:
-    """One CLI call in the wrapper: wall seconds, the tree's largest process RSS and its sampled peak PSS."""
+    """One CLI call in the wrapper: wall seconds, the tree's largest process RSS, its sampled peak PSS and,
+    by part (`_roles`), each part's peak RSS and PSS and what each held at the tree's PSS peak."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "200"}
     command = [sys.executable, "-c", WRAPPER, sys.executable, "-m", "kernelindex.cli", *args, "-o", str(trace)]
     peak, done = [0], threading.Event()
+    seen: dict[int, dict] = {}  # per process: peak RSS and PSS, whether it maps shared memory, samples seen in
+    at_peak: dict[int, int] = {}  # each process's PSS when the tree's was at its peak
     started = time.monotonic()
     proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
     def sample() -> None:
         while not done.wait(0.2):
-            peak[0] = max(peak[0], sum(_pss_kib(pid) for pid in _tree(proc.pid)))
+            tree = _tree(proc.pid)
+            now = {pid: r for pid in tree if (r := _rollup_kib(pid)).get("Pss") is not None}
+            for pid, r in now.items():
+                p = seen.setdefault(pid, {"rss": 0, "pss": 0, "shmem": False, "samples": 0, "parent": tree[pid]})
+                p["rss"], p["pss"] = max(p["rss"], r["Rss"]), max(p["pss"], r["Pss"])
+                p["shmem"] |= r.get("Pss_Shmem", 0) > 0
+                p["samples"] += 1
+            total = sum(r["Pss"] for r in now.values())
+            if total > peak[0]:
+                peak[0] = total
+                at_peak.clear()
+                at_peak.update({pid: r["Pss"] for pid, r in now.items()})
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -136,6 +169,16 @@ def timed_call(args: list[str], trace: Path) -> dict:
     done.set()
     sampler.join()
     maxrss = next((int(line.split()[1]) for line in err.splitlines() if line.startswith("maxrss_kib")), 0)
+    cli = next((pid for pid, p in seen.items() if p["parent"] == proc.pid), -1)
+    roles = _roles({pid: p for pid, p in seen.items() if pid != proc.pid}, cli)
+    parts = {}
+    for role in ("parent", "reference", "solution", "helpers"):
+        mine = [pid for pid, r in roles.items() if r == role]
+        parts[role] = {
+            "rss_mib": max((seen[pid]["rss"] for pid in mine), default=0) / 1024,
+            "pss_mib": max((seen[pid]["pss"] for pid in mine), default=0) / 1024,
+            "at_peak_mib": sum(at_peak.get(pid, 0) for pid in mine) / 1024,
+        }
     verdicts = {}
     if trace.exists():
         for line in trace.read_text().splitlines():
@@ -143,7 +186,13 @@ def timed_call(args: list[str], trace: Path) -> dict:
             verdicts.setdefault(row["solution"], []).append(row["evaluation"]["status"])
     if not verdicts:
         raise SystemExit(f"no trace from {' '.join(args)}:\n{err[-3000:]}")
-    return {"wall_s": wall, "maxrss_mib": maxrss / 1024, "tree_pss_mib": peak[0] / 1024, "verdicts": verdicts}
+    return {
+        "wall_s": wall,
+        "maxrss_mib": maxrss / 1024,
+        "tree_pss_mib": peak[0] / 1024,
+        "parts": parts,
+        "verdicts": verdicts,
+    }
 
 
 def main() -> None:
@@ -194,6 +243,18 @@ def main() -> None:
     print("separate walls (s): " + ", ".join(f"{s['wall_s']:.1f}" for s in separate))
     print("separate largest process RSS (MiB): " + ", ".join(f"{s['maxrss_mib']:.0f}" for s in separate))
     print("separate tree PSS peaks (MiB): " + ", ".join(f"{s['tree_pss_mib']:.0f}" for s in separate))
+    print(
+        "| call | parent RSS / PSS | reference worker RSS / PSS | a solution worker, most RSS / PSS | at the tree's PSS peak: parent + reference + solutions + helpers |"
+    )
+    print("|---|---|---|---|---|")
+    for label, call in [
+        *((f"separate {n}", one) for n, one in enumerate(separate)),
+        (f"many of {opts.candidates}", many),
+    ]:
+        parts = call["parts"]
+        cells = [f"{parts[r]['rss_mib']:.0f} / {parts[r]['pss_mib']:.0f}" for r in ("parent", "reference", "solution")]
+        held = " + ".join(f"{parts[r]['at_peak_mib']:.0f}" for r in ("parent", "reference", "solution", "helpers"))
+        print(f"| {label} | {' | '.join(cells)} | {held} MiB |")
 
 
 if __name__ == "__main__":
