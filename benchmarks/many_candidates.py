@@ -15,8 +15,10 @@ waited for); the benchmark also samples the whole tree's proportional set size (
 counted once) every 0.2 s, and each part of it: the harness's parent, the reference's worker, the
 solutions' workers and the sandbox's helpers (peak RSS and PSS of each, and what each held at the
 tree's PSS peak). The verdicts of the separate calls must equal the many call's for the
-same candidates. Run it under `nice -n 5`:
-  nice -n 5 .venv/bin/python benchmarks/many_candidates.py [--candidates 50] [--separate 4]
+same candidates. A call's peak follows the timed batch it draws (sized from a warm-up call, 12-29
+slots here); `--batch N` has every batch take N calls, so both arms are compared at the same batch.
+Run it under `nice -n 5`:
+  nice -n 5 .venv/bin/python benchmarks/many_candidates.py [--candidates 50] [--separate 4] [--batch 29]
 """
 
 from __future__ import annotations
@@ -199,12 +201,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--candidates", type=int, default=50)
     parser.add_argument("--separate", type=int, default=4, help="separate calls timed (the first candidates)")
+    parser.add_argument(
+        "--batch", type=int, help="every timed batch this many calls (one pair), so both arms hold the same batch"
+    )
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="kernelindex-many-") as tmp:
         folder = Path(tmp) / "candidates"
         folder.mkdir()
         paths = write_candidates(folder, opts.candidates)
-        base = ["eval", str(PROBLEM), "--cases", *CASES, *PROTOCOL]
+        protocol = list(PROTOCOL)
+        if opts.batch is not None:  # the fewest calls a batch takes, and (the case's timed slots being 29) the most
+            protocol[protocol.index("--iterations") + 1] = str(opts.batch)
+        base = ["eval", str(PROBLEM), "--cases", *CASES, *protocol]
         separate: list[dict] = []
         many: dict = {}
         order = ["separate"] * (opts.separate // 2) + ["many"] + ["separate"] * (opts.separate - opts.separate // 2)

@@ -229,7 +229,7 @@ def test_a_solution_s_batch_holds_no_more_than_its_own_and_sizes_from_the_case_s
     suites = evaluate_many(problem("vector_add"), [right] * len(sizes), quick())
     assert [[c.status for c in s.cases] for s in suites] == [["PASSED"] * 2] * len(sizes), suites
     # the reference's empty batches that size a batch: measured by a case's first solution, taken by the others
-    assert asked == [6, 0, 0] * 2, asked
+    assert asked == [2 * runner.SIZING_EMPTIES, 0, 0] * 2, asked
     # at every timed attempt the parent holds the copies of this batch's slots at most, and neither arena
     # holds a page past them, whatever batch a solution before it drew
     assert {size for size, *_ in seen} == set(sizes), seen

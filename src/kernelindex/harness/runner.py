@@ -89,6 +89,10 @@ MAX_DISAGREEMENTS = 8  # calls a run lists where the two rules disagree
 MAX_BATCH_S = 1.0  # and no more calls than keep the slower side's batch this short
 NOISY_RETRIES = 2  # a pair disturbed by other load (see PairTiming.noisy) is run again, at most this often
 TIMED_BYTES = 256 << 20  # arena bytes the timed slots of one side may take beyond the fewest a batch needs
+# empty batches of each size whose quickest sizes a case's timed batches, measured once per case: the
+# quickest of 3 moved by a third from one solution to the next (230-355 us for one call of 042), and the
+# batch, and so the call's peak memory, with it
+SIZING_EMPTIES = 9
 
 
 @dataclass
@@ -964,8 +968,8 @@ class _CaseRun:
         measured = self.s.timed.overheads
         if calls not in measured:
             measured[calls] = (
-                min(self._empty_batch(1) for _ in range(3)),
-                min(self._empty_batch(calls) for _ in range(3)),
+                min(self._empty_batch(1) for _ in range(SIZING_EMPTIES)),
+                min(self._empty_batch(calls) for _ in range(SIZING_EMPTIES)),
             )
         one, empty = measured[calls]
         fast, slow = (max(1_000, (t - empty) // calls) for t in sorted(warm))
