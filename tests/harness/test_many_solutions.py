@@ -190,13 +190,15 @@ def _data_end(arena: runner.Arena) -> int:
         end = offset = os.lseek(arena.fd, offset, os.SEEK_HOLE)
 
 
-def test_a_solution_s_batch_holds_no_more_than_its_own_and_sizes_from_the_case_s_one_measurement(tmp_path, monkeypatch):
+def test_a_solution_s_batch_holds_no_more_than_its_own_and_sizes_from_the_case_s_quickest_empty_batches(
+    tmp_path, monkeypatch
+):
     need_sandbox()
     rng = secrets.SystemRandom()
     big = rng.randint(8, 48)
     sizes = [big, rng.randint(2, big - 1), big]  # a batch, a smaller one, the larger again
-    asked: list[int] = []  # per sizing (a solution and case), the empty batches it asked the reference for
-    empties = [0]
+    own: list[list[tuple[int, int]]] = []  # per sizing (a solution and case): the empty batches it measured
+    used: list[tuple[int, int]] = []  # per sizing: the figures it sized from (one call's, the warm-up's)
     seen: list[
         tuple[int, int, int, int]
     ] = []  # per timed attempt: its batch, copies held, what each arena holds past it
@@ -206,15 +208,21 @@ def test_a_solution_s_batch_holds_no_more_than_its_own_and_sizes_from_the_case_s
         runner._CaseRun._timed_pair,
     )
 
+    sizing = [False]
+
     def sized(run, warm, calls):
-        before = empties[0]
+        own.append([])
+        sizing[0] = True
         size_batch(run, warm, calls)
-        asked.append(empties[0] - before)
-        return sizes[(len(asked) - 1) % len(sizes)]
+        sizing[0] = False
+        used.append(run.s.timed.overheads[calls])
+        return sizes[(len(used) - 1) % len(sizes)]
 
     def counted(run, size):
-        empties[0] += 1
-        return empty_batch(run, size)
+        took = empty_batch(run, size)
+        if sizing[0]:
+            own[-1].append((size, took))
+        return took
 
     def looked(run, pair, timed, first, last_attempt):
         end = -(-(timed[-1] + 1) * run.layout.slot_bytes // mmap.PAGESIZE) * mmap.PAGESIZE  # the batch's last page
@@ -228,8 +236,15 @@ def test_a_solution_s_batch_holds_no_more_than_its_own_and_sizes_from_the_case_s
     right = write_solution(tmp_path / "right", "import torch\n\ndef run(x, y, z):\n    torch.add(x, y, out=z)\n")
     suites = evaluate_many(problem("vector_add"), [right] * len(sizes), quick())
     assert [[c.status for c in s.cases] for s in suites] == [["PASSED"] * 2] * len(sizes), suites
-    # the reference's empty batches that size a batch: measured by a case's first solution, taken by the others
-    assert asked == [2 * runner.SIZING_EMPTIES, 0, 0] * 2, asked
+    # each sizing measures the reference's empty batches and sizes from the quickest the case has seen so far
+    assert [len(mine) for mine in own] == [2 * runner.SIZING_EMPTIES] * 2 * len(sizes), own
+    n = runner.SIZING_EMPTIES
+    for case in range(2):
+        mine = own[case * len(sizes) : (case + 1) * len(sizes)]
+        for k, figures in enumerate(used[case * len(sizes) : (case + 1) * len(sizes)]):
+            ones = [took for batches in mine[: k + 1] for _, took in batches[:n]]
+            warm = [took for batches in mine[: k + 1] for _, took in batches[n:]]
+            assert figures == (min(ones), min(warm)), (k, figures, mine)
     # at every timed attempt the parent holds the copies of this batch's slots at most, and neither arena
     # holds a page past them, whatever batch a solution before it drew
     assert {size for size, *_ in seen} == set(sizes), seen

@@ -89,10 +89,10 @@ MAX_DISAGREEMENTS = 8  # calls a run lists where the two rules disagree
 MAX_BATCH_S = 1.0  # and no more calls than keep the slower side's batch this short
 NOISY_RETRIES = 2  # a pair disturbed by other load (see PairTiming.noisy) is run again, at most this often
 TIMED_BYTES = 256 << 20  # arena bytes the timed slots of one side may take beyond the fewest a batch needs
-# empty batches of each size whose quickest sizes a case's timed batches, measured once per case: the
-# quickest of 3 moved by a third from one solution to the next (230-355 us for one call of 042), and the
-# batch, and so the call's peak memory, with it
-SIZING_EMPTIES = 9
+# empty batches of each size a solution's sizing adds to its case's (`_TimedInputs.overheads`): the quickest
+# of 3 moved by a third from one solution to the next (241-355 us for one call of 042), and the batch, and
+# so the call's peak memory, with it
+SIZING_EMPTIES = 5
 
 
 @dataclass
@@ -357,9 +357,10 @@ class _TimedInputs:
     reference makes none: they are copied back into its slots), every later attempt fresh ones, so no
     solution sees one call's inputs twice, and none gets inputs another could have shaped. They are one
     case's (`case`): the next case starts from none, whether or not its rounds kept slots of their own.
-    `overheads`: the reference's empty batches of one call and of a warm-up's calls, by the warm-up's calls,
-    as the case's first solution measured them to size its batch (`_CaseRun._batch_size`): no solution
-    shapes them, so every later solution sizes its batch from the same figures, as a single eval does."""
+    `overheads`: the quickest empty batches of one call and of a warm-up's calls in the reference's process,
+    by the warm-up's calls, over every sizing of the case so far (`_CaseRun._batch_size`): no solution
+    shapes them, and a later solution sizes its batch from the loop's floor rather than from its own draw
+    (a single eval's one solution from its own, as before)."""
 
     case: str = ""
     copies: dict[int, dict] = field(default_factory=dict)
@@ -966,12 +967,10 @@ class _CaseRun:
         times an empty batch's fixed cost, no more than keeps the slower side's batch within
         MAX_BATCH_S, within the slots the case has; never fewer than the options' batch."""
         measured = self.s.timed.overheads
-        if calls not in measured:
-            measured[calls] = (
-                min(self._empty_batch(1) for _ in range(SIZING_EMPTIES)),
-                min(self._empty_batch(calls) for _ in range(SIZING_EMPTIES)),
-            )
-        one, empty = measured[calls]
+        one = min(self._empty_batch(1) for _ in range(SIZING_EMPTIES))
+        empty = min(self._empty_batch(calls) for _ in range(SIZING_EMPTIES))
+        before = measured.get(calls, (one, empty))
+        one, empty = measured[calls] = (min(one, before[0]), min(empty, before[1]))
         fast, slow = (max(1_000, (t - empty) // calls) for t in sorted(warm))
         target = max(self.s.options.batch_target_ms * 1e6, 50 * one)
         size = min(math.ceil(target / fast), int(MAX_BATCH_S * 1e9 // slow), len(self.timed_slots))
