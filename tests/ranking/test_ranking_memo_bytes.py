@@ -9,7 +9,7 @@ import tracemalloc
 
 import pytest
 
-from kernelindex.ranking import memo
+from kernelindex.ranking import memo, memo_budget
 from kernelindex.ranking.cohort import RankInput, rank_groups
 
 
@@ -48,7 +48,7 @@ def test_the_memo_keeps_within_its_byte_budget(monkeypatch):
     print(f"memo seed: {seed}")
     rng = random.Random(seed)
     budget = 2 * 1024 * 1024
-    monkeypatch.setenv(memo.BUDGET_ENV, str(budget))
+    monkeypatch.setenv(memo_budget.BUDGET_ENV, str(budget))
     monkeypatch.setattr(memo, "_groups", type(memo._groups)())
     monkeypatch.setattr(memo, "_used", 0)
     for n in range(60):

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from web_storefill import fill
 
 from kernelindex.cli import app
-from kernelindex.ranking import memo
+from kernelindex.ranking import memo_budget
 from kernelindex.services.public_url import PUBLIC_URL_ENV
 from kernelindex.store.database import open_store
 from kernelindex.web.server.workers import ARENAS, ARENAS_ENV
@@ -47,7 +47,7 @@ def serving(db: Path, *args: str, env: dict[str, str] | None = None) -> Iterator
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     environ = {
-        k: v for k, v in os.environ.items() if k not in (PUBLIC_URL_ENV, ARENAS_ENV, BUDGET_ENV, memo.BUDGET_ENV)
+        k: v for k, v in os.environ.items() if k not in (PUBLIC_URL_ENV, ARENAS_ENV, BUDGET_ENV, memo_budget.BUDGET_ENV)
     }
     proc = subprocess.Popen(
         [sys.executable, "-m", "kernelindex.cli", "serve", "--db", str(db), "--port", str(port), *args],
@@ -151,5 +151,31 @@ def test_the_cache_budgets_are_one_for_the_server_shared_out_among_its_workers(s
     with serving(db, "--workers", str(workers)) as (proc, _):
         seen = [environment(pid) for pid in living_children(proc.pid)]
     assert len(seen) == workers
-    for name, whole in ((BUDGET_ENV, DEFAULT_BUDGET), (memo.BUDGET_ENV, memo.DEFAULT_BUDGET)):
+    for name, whole in ((BUDGET_ENV, DEFAULT_BUDGET), (memo_budget.BUDGET_ENV, memo_budget.DEFAULT_BUDGET)):
         assert {env.get(name) for env in seen} == {str(whole // workers)}, name
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.parametrize("problem", ["missing", "not a store"])
+def test_a_store_that_cannot_be_opened_is_one_line_before_serving(tmp_path, workers, problem):
+    # with several workers the master opens the store (the CLI hands over first); with one, the CLI does
+    rng = random.Random()
+    db = tmp_path / f"s{rng.randrange(10**6)}.db"
+    if problem == "not a store":
+        db.write_bytes(rng.randbytes(rng.randrange(200, 5000)))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    result = subprocess.run(
+        [sys.executable, "-m", "kernelindex.cli", "serve", "--db", str(db), "--port", str(port), "--workers", workers],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    expected = (
+        f"error: no store at {db}" if problem == "missing" else f"error: cannot open the store at sqlite:///{db}: "
+    )
+    assert result.returncode == 1 and result.stderr.startswith(expected), result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert "serving" not in result.stdout
+    assert db.exists() == (problem == "not a store")  # a missing store is not made

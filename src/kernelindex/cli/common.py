@@ -86,65 +86,27 @@ def fail(lines: list[str] | str, code: int = 1) -> NoReturn:
     raise typer.Exit(code)
 
 
-STORE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
-
-
-def missing_sqlite_store(db: str | None) -> bool:
-    """Whether ``db`` names a SQLite file that does not exist (so opening it would create one)."""
-    from kernelindex.store import resolve_url
-    from kernelindex.store.database import url_parts
-
-    parts = url_parts(resolve_url(db))
-    if parts is None:
-        return False
-    backend, path = parts
-    return backend == "sqlite" and path not in ("", ":memory:") and not Path(path).exists()
-
-
 def check_store_url(db: str | None, create: bool = False) -> None:
-    """Refuse, before anything is opened, a URL no store can be at.
+    """Refuse, before anything is opened, a URL no store can be at (see
+    :func:`kernelindex.services.opening.store_url_problem`)."""
+    from kernelindex.services.opening import store_url_problem
 
-    Only SQLite and PostgreSQL are supported. A SQLite file must exist, except for commands that
-    make stores (``import``, ``demo``, ``eval --record``, ``keys``), and even they create only a file
-    named ``*.db``, ``*.sqlite`` or ``*.sqlite3``: a typo or a stray word never becomes an empty store.
-    """
-    from kernelindex.store import resolve_url
-    from kernelindex.store.database import url_parts
-
-    url = resolve_url(db)
-    parts = url_parts(url)
-    if parts is None:
-        fail(f"--db {db!r} is not a database URL or a file path")
-    backend, path = parts
-    if backend == "postgresql":
-        return
-    if backend != "sqlite":
-        fail(f"--db {url}: {backend} is not supported; give a SQLite file path or a postgresql:// URL")
-    if path in ("", ":memory:") or Path(path).exists():
-        return
-    made_by = "kernelindex import FILES or kernelindex demo"
-    if not create:
-        fail(f"no store at {path} (no such file); check the path, or make one with {made_by}")
-    if not path.endswith(STORE_SUFFIXES):
-        fail(
-            f"refusing to create a new store at {path!r}: name the file *.db (or *.sqlite), or give a postgresql:// URL"
-        )
-    if not Path(path).resolve().parent.is_dir():
-        fail(f"cannot open the store at {path}: its folder {Path(path).parent} does not exist")
+    problem = store_url_problem(db, create)
+    if problem is not None:
+        fail(problem)
 
 
 def open_store_or_fail(db: str | None, create: bool = False):
     """The store at ``db`` (migrated); a clean one-line error instead of a traceback.
     ``create``: this command may make a new SQLite file (see :func:`check_store_url`), and says so on stderr."""
-    from kernelindex.store import open_store, resolve_url
-    from kernelindex.store.database import DatabaseError
+    from kernelindex.services.opening import StoreUnavailable, missing_sqlite_store, open_named_store
+    from kernelindex.store import resolve_url
 
-    check_store_url(db, create)
     new = create and missing_sqlite_store(db)
     try:
-        store = open_store(db)
-    except (DatabaseError, OSError, ImportError) as exc:
-        fail([f"cannot open the store at {resolve_url(db)}: {str(exc).splitlines()[0]}"])
+        store = open_named_store(db, create)
+    except StoreUnavailable as exc:
+        fail(str(exc))
     if new:  # making a store is never silent
         stderr().print(f"note: created a new store at {resolve_url(db)}", markup=False)
     return store

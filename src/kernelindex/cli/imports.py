@@ -14,7 +14,6 @@ from kernelindex.cli.common import (
     check_import_settings,
     fail,
     fail_refusal,
-    missing_sqlite_store,
     open_store_or_fail,
     print_json,
     stderr,
@@ -60,6 +59,7 @@ def import_command(
     """Import files into the store: each file in one transaction, refused whole on any bad record
     (unless --skip-invalid)."""
     from kernelindex.ingest.problems import ImportFailed
+    from kernelindex.services.opening import missing_sqlite_store
     from kernelindex.store.database import DatabaseError
 
     check_import_settings()

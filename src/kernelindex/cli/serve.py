@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from kernelindex.cli.common import Db, check_store_url, fail, open_store_or_fail
+from kernelindex.cli.common import Db, fail, open_store_or_fail
 
 Workers = Annotated[
     int, typer.Option(min=0, max=256, help="worker processes (0: one per CPU core); each has its own cache")
@@ -68,11 +68,9 @@ def serve(
 ) -> None:
     """Serve the read-only site and the JSON API (/api/v1/) over the store."""
     from kernelindex.services.public_url import PUBLIC_URL_ENV
-    from kernelindex.store.database import URL_ENV, resolve_url
     from kernelindex.web.server.workers import gunicorn_argv, limit_arenas, uvicorn_argv
     from kernelindex.web.settings import checked_public_url
 
-    check_store_url(db)
     try:  # the flag, else the variable, checked where the app checks it; the workers read it back
         public = checked_public_url(public_url, "--public-url")
     except ValueError as exc:
@@ -80,25 +78,27 @@ def serve(
     if public is not None:
         os.environ[PUBLIC_URL_ENV] = public
     check_port_free(host, port)
-    url = resolve_url(db)
-    open_store_or_fail(url).close()  # migrate once here, so no two workers race to do it
-    os.environ[URL_ENV] = url  # the workers (forked processes) open the store from it
     count = workers or default_workers()
-    typer.echo(
+    announce = (
         f"kernelindex: serving http://{host}:{port}/ (API: /api/v1/, OpenAPI: /api/v1/openapi.json) "
         f"with {count} worker(s)" + (f"; links name {public}" if public else "")
     )
     limit_arenas()  # read by the C library as a process starts: so the server is always exec'd below
     if count == 1:
+        from kernelindex.store.database import URL_ENV, resolve_url
+
+        open_store_or_fail(db).close()  # migrated here: uvicorn's process only opens it
+        os.environ[URL_ENV] = resolve_url(db)
+        typer.echo(announce)
         argv = uvicorn_argv(host, port)  # uvicorn exits with gunicorn's FAILED_TO_BOOT when it cannot start
     else:
-        from kernelindex.ranking import memo
+        from kernelindex.ranking import memo_budget
         from kernelindex.web.settings import BUDGET_ENV, DEFAULT_BUDGET
 
         os.environ.setdefault(BUDGET_ENV, str(DEFAULT_BUDGET // count))  # one budget for the server
-        os.environ.setdefault(memo.BUDGET_ENV, str(memo.DEFAULT_BUDGET // count))  # and one for ranked groups
-        # The resident master, which builds the app its workers are forked from, need not hold the CLI:
-        # become gunicorn (web/server/workers.py).
-        argv = gunicorn_argv(host, port, count)
+        os.environ.setdefault(memo_budget.BUDGET_ENV, str(memo_budget.DEFAULT_BUDGET // count))  # and ranked groups'
+        # Become gunicorn's master (web/server/workers.py), which opens and migrates the store, says where
+        # it serves, builds the app and forks the workers from it: the CLI loads no SQLAlchemy on the way.
+        argv = gunicorn_argv(host, port, count, store=db, announce=announce)
     sys.stdout.flush()
     os.execv(argv[0], argv)

@@ -108,13 +108,13 @@ def check_signatures(
     """
     import json
 
-    from kernelindex.cli.common import missing_sqlite_store
     from kernelindex.records.canonical import digest, sha256_digest
     from kernelindex.records.signing import (
         SignatureError,
         public_key_from_text,
         verify_envelope,
     )
+    from kernelindex.services.opening import missing_sqlite_store
     from kernelindex.store import resolve_url
 
     if (files or records) and missing_sqlite_store(db):  # checking files needs no store: none is made

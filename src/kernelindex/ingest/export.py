@@ -12,8 +12,6 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-import zstandard
-
 from kernelindex.ingest.jsonlines import js_dumps
 from kernelindex.store.database import Store
 from kernelindex.store.reads.export import export_lines
@@ -21,6 +19,8 @@ from kernelindex.store.reads.export import export_lines
 
 def export_catalog(store: Store, path: Path, *, on_row: Callable[[], None] | None = None) -> Counter:
     """Write the whole store to ``path`` (written beside it, then renamed: never half a file)."""
+    import zstandard  # here: the site imports this module as it starts, and writes an export on request only
+
     counts: Counter = Counter()
     partial = path.with_name(path.name + ".partial")
     with store.read() as conn, open(partial, "wb") as raw:

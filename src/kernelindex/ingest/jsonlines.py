@@ -12,8 +12,6 @@ from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any, BinaryIO
 
-import zstandard
-
 from kernelindex.ingest.problems import LineError
 from kernelindex.records.canonical import es_number
 from kernelindex.records.strict_json import MAX_LINE, loads_strict
@@ -30,6 +28,8 @@ FEED = 1 << 10
 
 def _zstd_chunks(stream: BinaryIO) -> Iterator[bytes]:
     """Decompressed chunks of a (possibly multi-frame) zstd stream; a cut-off frame is an error."""
+    import zstandard  # here, not above: the site imports this module for its JSON lines alone
+
     head = stream.read(4)
     if not head:
         raise LineError(None, "the file is empty")

@@ -11,7 +11,6 @@ out are shared: callers read them, never change them.
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 from collections import OrderedDict
@@ -19,19 +18,11 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from kernelindex.ranking.cohort import RankedGroup
+from kernelindex.ranking.memo_budget import budget
 from kernelindex.store.generation import generation_of, has_written
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
-
-BUDGET_ENV = "KERNELINDEX_RANK_CACHE_BYTES"
-DEFAULT_BUDGET = 32 * 1024 * 1024
-
-
-def budget() -> int:
-    """Bytes of ranked groups one process keeps: $KERNELINDEX_RANK_CACHE_BYTES, else 32 MiB."""
-    value = os.environ.get(BUDGET_ENV)
-    return int(value) if value else DEFAULT_BUDGET
 
 
 _lock = threading.Lock()

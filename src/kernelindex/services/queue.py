@@ -5,6 +5,9 @@ A request names a problem (files stored content-addressed), a solution (its solu
 sources inline, also content-addressed), the hardware wanted, how many independent runner keys
 must complete it, and the measurement protocol. Everything a submission or a result could be
 refused for is checked before the first write, so a refusal stores nothing.
+
+The harness adapter (problem and solution formats, the comparators) is imported where a use case
+needs it: the site imports this module as it starts, and most servers never see a submission.
 """
 
 from __future__ import annotations
@@ -34,7 +37,6 @@ from kernelindex.records.signing import (
     verify_envelope,
 )
 from kernelindex.records.vocabulary import HARNESS_SOURCE
-from kernelindex.services import harness_adapter as harness
 from kernelindex.store import Store
 from kernelindex.store.evidence.records import EvidenceError, add_signature, register_signing_key
 from kernelindex.store.queue import writes as qs
@@ -115,6 +117,8 @@ def _protocol(given: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _problem_files(conn, submission: Submission) -> dict[str, str]:
+    from kernelindex.services import harness_adapter as harness
+
     if submission.problem_files is not None:
         files = submission.problem_files
     else:
@@ -147,6 +151,8 @@ def _problem_files(conn, submission: Submission) -> dict[str, str]:
 def submit(store: Store, submission: Submission) -> str:
     """Queue a rerun request; returns its id. Refused (nothing stored) for an unknown problem, a solution
     that does not load (no entry point, bad sources), oversize sources or bad parameters."""
+    from kernelindex.services import harness_adapter as harness
+
     hardware = hardware_name(submission.hardware)
     if not 1 <= submission.replicas <= MAX_REPLICAS:
         raise QueueError("bad_request", f"replicas: expected 1 to {MAX_REPLICAS}, got {submission.replicas}")
@@ -413,6 +419,8 @@ def _cases_ran(request, records: list[dict]) -> list[str] | None:
 
 def _check_result(conn, request, runner, payload: Mapping[str, Any]) -> _Checked:
     """Everything a posted result must satisfy, checked before anything is written."""
+    from kernelindex.services import harness_adapter as harness
+
     for name, kind in (
         ("records", list),
         ("bundles", list),
@@ -529,6 +537,8 @@ def _refuse_lease(store: Store, kid: str, lease_id: str, reason: str) -> None:
 
 
 def _store_result(conn, checked: _Checked, kid: str, machine: str) -> list[str]:
+    from kernelindex.services import harness_adapter as harness
+
     writer = Writer(conn)
     source_slug, source_kind, source_name = harness.SOURCE
     writer.ensure_source(source_slug, source_kind, source_name)

@@ -29,7 +29,9 @@ class ViewModel(BaseModel):
     """Every view is an exact model: no field a view does not declare, in the order readers see them."""
 
     # a field named like a BaseModel method (``json``) is declared as ``json_`` with its alias
-    model_config = ConfigDict(extra="forbid", serialize_by_alias=True, validate_by_name=True, validate_by_alias=True)
+    model_config = ConfigDict(
+        extra="forbid", serialize_by_alias=True, validate_by_name=True, validate_by_alias=True, defer_build=True
+    )
 
 
 class SelfLink(ViewModel):

@@ -163,8 +163,11 @@ def forking_app() -> FastAPI:
     own copy. Every template is loaded here too, so the workers share them. Building opens no
     database connection (one must never be used from two processes; connections open on the first
     request, in each worker), and freezing the collector's view keeps the workers' collections from
-    writing to, and so copying, the pages they share."""
+    writing to, and so copying, the pages they share. The master keeps the collector off until then
+    (web/server/master.py, as Python's documentation of ``gc.freeze`` advises for a pre-fork server)
+    and it is turned on here, before any worker is forked."""
     app = create_app(store=open_store(None, upgrade=False))
     templating.warm(app.state.templates.env)
     gc.freeze()
+    gc.enable()
     return app

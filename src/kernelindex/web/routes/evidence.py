@@ -32,8 +32,6 @@ from kernelindex.records.attestation import new_attestation
 from kernelindex.records.errors import RecordError
 from kernelindex.records.models import dump_record
 from kernelindex.records.signing import SignatureError, private_key_from_pem, public_key_from_text
-from kernelindex.services.attestations import attest_with_api_key
-from kernelindex.services.corrections import report_correction
 from kernelindex.store.evidence.records import EvidenceError, authenticate, utc_now
 from kernelindex.store.reads.attestations import attested_run_digest
 from kernelindex.store.reads.lookup import resolve_run
@@ -203,10 +201,13 @@ def _run_row(conn, run_id: str):
 
 
 # --- writes --------------------------------------------------------------------------------
+# Their services (and the writer under them) load on the first write, not as the site starts.
 
 
 def _store_attestation(request: Request, run_id: str, token: str | None, build, envelope=None, public_key=None):
     """Authenticate, build the record for the run, store and (if configured) countersign it."""
+    from kernelindex.services.attestations import attest_with_api_key
+
     state = request.app.state
     try:
         return attest_with_api_key(
@@ -310,6 +311,8 @@ async def attest_api(request: Request, run_id: str):
 
 
 def _store_correction(request: Request, run_id: str, token: str | None, problem: str, details: str, action: str):
+    from kernelindex.services.corrections import report_correction
+
     try:
         return report_correction(request.app.state.store, token, run_id, problem, details, action)
     except EvidenceError as exc:

@@ -24,6 +24,7 @@ import sys
 APP = "kernelindex.web.app:serving_app"  # one process (uvicorn)
 FORKING_APP = "kernelindex.web.app:forking_app()"  # built in the master, the workers forked from it
 MASTER = "kernelindex.web.server.master"
+OPENS = "--open-store"  # the master's own first argument (then the store and what to print), before gunicorn's
 WORKER_CLASS = "kernelindex.web.server.worker.Worker"  # uvicorn's, one accept per wake-up
 FAILED_TO_BOOT = 3  # gunicorn's exit status when a worker cannot start (uvicorn's too)
 ARENAS_ENV = "MALLOC_ARENA_MAX"
@@ -51,13 +52,19 @@ def uvicorn_argv(host: str, port: int) -> list[str]:
     ]
 
 
-def gunicorn_argv(host: str, port: int, workers: int) -> list[str]:
-    """The command line of the master, run in place of the CLI process (``exec``)."""
+def gunicorn_argv(
+    host: str, port: int, workers: int, *, store: str | None = None, announce: str | None = None
+) -> list[str]:
+    """The command line of the master, run in place of the CLI process (``exec``). Given ``announce``,
+    the master first opens the store ``store`` names (see :func:`kernelindex.store.resolve_url`),
+    migrating it or failing with one line, then prints ``announce`` (web/server/master.py)."""
     bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    opening = [OPENS, store or "", announce] if announce is not None else []
     return [
         sys.executable,
         "-m",
         MASTER,
+        *opening,
         FORKING_APP,
         "--preload",
         f"--worker-class={WORKER_CLASS}",
