@@ -11,6 +11,7 @@ order, which makes the leaf order a pure function of the order of the writes.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from itertools import repeat
 from typing import Any
 
@@ -62,15 +63,17 @@ def log_new_records(conn: Connection) -> int:
 
 
 def _append(conn: Connection, behind: list[tuple[Logged, int]]) -> int:
-    """Each table's rows past ``seq`` ``seen``, a page at a time: their leaves, and the nodes they
-    complete hashed a level at a time from the right edge (one read of a few nodes per append),
-    each page in multi-row INSERTs (PostgreSQL: two COPYs). The pages are read by the driver's
-    own cursor: plain tuples, no result object per row."""
+    """Each table's rows past ``seq`` ``seen``, a page at a time, and their leaves in multi-row
+    INSERTs (PostgreSQL: COPY); then the nodes they complete, hashed a level at a time from the
+    right edge (one read of a few nodes per append), from the leaves of the whole append kept
+    until then (32 bytes each). The pages are read by the driver's own cursor: plain tuples, no
+    result object per row."""
     size = tree_size(conn)
     edge = right_edge(conn, size)
     rebuild = _drop_indexes_if_new(conn, size)
     known = known_leaves(conn)
     added = 0
+    leaves: list[bytes] = []
     driver: Any = conn.connection.dbapi_connection
     cursor = driver.cursor()
     try:
@@ -81,19 +84,29 @@ def _append(conn: Connection, behind: list[tuple[Logged, int]]) -> int:
                 rows = cursor.fetchall()
                 if not rows:
                     break
-                first = size + added
                 digests = logged.leaf_digests(rows, known)
                 seqs = [row[0] for row in rows]
-                _insert_leaves(conn, logged.id, first, digests, seqs)
-                made = merkle.append(edge, leaf_hashes(digests), first, KEPT_LEVEL)
-                nodes = [(node_key(*node), bytearray(value)) for node, value in made]
-                insert_values(conn, log_nodes, NODE_COLUMNS, nodes, rows_per_statement=ROWS_PER_STATEMENT)
+                _insert_leaves(conn, logged.id, size + added, digests, seqs)
+                leaves += digests
                 added += len(rows)
                 seen = seqs[-1]
     finally:
         cursor.close()
-    for statement in rebuild:
-        conn.exec_driver_sql(statement)
+
+    def tree() -> list[tuple[merkle.Node, bytes]]:
+        return merkle.append(edge, leaf_hashes(leaves), size, KEPT_LEVEL)
+
+    if rebuild:  # the tree hashed while SQLite builds the indexes, which lets go of the GIL:
+        # the hashing takes the core that would idle at a first import's commit (its workers are done)
+        with ThreadPoolExecutor(max_workers=1) as hasher:
+            made = hasher.submit(tree)
+            for statement in rebuild:
+                conn.exec_driver_sql(statement)
+            found = made.result()
+    else:
+        found = tree()
+    nodes = [(node_key(*node), bytearray(value)) for node, value in found]
+    insert_values(conn, log_nodes, NODE_COLUMNS, nodes, rows_per_statement=ROWS_PER_STATEMENT)
     return added
 
 
