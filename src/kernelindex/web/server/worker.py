@@ -19,9 +19,10 @@ from uvicorn_worker import UvicornWorker
 
 
 class _Listening(socket.socket):
-    """The shared listening socket as this worker's loop sees it. asyncio hands the number of
-    connections to accept per wake-up to ``listen`` as well, so ``listen`` leaves the queue the
-    master set (gunicorn's backlog) as it is."""
+    """A listening socket as this worker's loop sees it (the shared one, and the worker's own). asyncio
+    hands the number of connections to accept per wake-up to ``listen`` as well, so ``listen`` leaves
+    the queue as it was set (gunicorn's backlog): at a queue of 1, connections opened at once
+    overflowed it, and each one dropped waited a second for its SYN to be sent again."""
 
     def listen(self, backlog: int = 0) -> None:
         """Listening already (the master did)."""
@@ -36,11 +37,11 @@ def own_socket(shared: socket.socket, backlog: int) -> socket.socket:
     connection it accepts. Those connections then held each reply's last segment until the client's
     delayed acknowledgement came, 40 ms a request: 20 requests a second on a keep-alive connection
     that landed on a worker's own socket, ~150 on one that landed on the shared socket."""
-    own = socket.socket(shared.family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    own = _Listening(shared.family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     own.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     own.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     own.bind(shared.getsockname())
-    own.listen(backlog)
+    socket.socket.listen(own, backlog)  # the one listen that sets its queue (`_Listening`)
     return own
 
 
