@@ -72,7 +72,7 @@ def test_the_largest_arena_shrinks_first_since_it_sizes_the_reference_arena_of_e
     small, large = FIRST, "3a1f0e2c-0000-4000-8000-000000000002"
     wanted = {small: _layout(20, small), large: _layout(20, large)}
     assert wanted[large].slot_bytes > wanted[small].slot_bytes
-    budget = memory.peak_bytes(wanted) * RNG.randint(60, 90) // 100
+    budget = memory.fit(wanted, 1, None).peak * RNG.randint(60, 90) // 100
     plan = memory.fit(wanted, 2, budget, None)
     assert plan.peak <= budget and plan.layouts[large].slots < 20
     assert plan.reference_bytes == max(layout.total_bytes for layout in plan.layouts.values())
@@ -103,9 +103,9 @@ def test_a_plan_for_a_task_is_the_same_plan_on_the_worker_given_its_grant():
     vector_add = problem("vector_add")
     options = quick(rounds=12)
     wanted = case_layouts(vector_add, options, vector_add.cases)
-    node = memory.PROCESSES * memory.PROCESS_BYTES + memory.peak_bytes(wanted) * RNG.randint(40, 80) // 100
+    node = memory.PROCESSES * memory.PROCESS_BYTES + memory.fit(wanted, 1, None).peak * RNG.randint(40, 80) // 100
     driver = memory_plan(vector_add, replace(options, memory_budget_bytes=node), None)
-    need = memory.task_bytes(driver.layouts, "cpu")
+    need = memory.task_bytes(driver, "cpu")
     assert need <= node and driver.fitted
     worker = memory_plan(vector_add, replace(options, memory_budget_bytes=need), 1 << 50)
     assert worker.layouts == driver.layouts

@@ -36,7 +36,7 @@ def test_the_memory_asked_for_is_the_harness_plan_of_the_batch(tmp_path):
     problem = load_problem(folder)
     options = harness.evaluation_options(PROTOCOL, "cpu", batch)
     layouts = case_layouts(problem, options, [problem.case(u) for u in batch])
-    assert need == memory.PROCESSES * memory.PROCESS_BYTES + memory.peak_bytes(layouts)
+    assert need == memory.PROCESSES * memory.PROCESS_BYTES + memory.fit(layouts, 1, None).peak
     assert task_options("cpu", need)["memory"] == need
     # the plan follows the batch: its largest case
     assert harness.planned_task_bytes(files, PROTOCOL, "cpu") >= need
@@ -65,7 +65,7 @@ def test_a_batch_asks_for_its_plan_fitted_to_the_largest_node_and_the_task_runs_
     assert need <= node < wanted  # the node that is down offers nothing
     problem = load_problem(harness.write_problem(files, tmp_path / "problem"))
     plan = memory_plan(problem, harness.evaluation_options(PROTOCOL, "cpu", None, need), 1 << 50)
-    assert plan.fitted and need == processes + memory.peak_bytes(plan.layouts)
+    assert plan.fitted and need == processes + plan.peak
     assert task_options("cpu", need)["memory"] == need
     nodes[0]["Resources"]["memory"] = processes + 1  # room for the processes, none for a batch's buffers
     with pytest.raises(ValueError, match=r"the largest Ray node offers [\d.]+ GiB .* need [\d.]+ GiB"):

@@ -45,16 +45,10 @@ def planned_bytes(layout: Layout, reference_arena_bytes: int, floor: int = 0) ->
     return reference_arena_bytes + arena + inputs * layout.slots + 2 * outputs + compare_bytes(layout)
 
 
-def peak_bytes(layouts: dict[str, Layout], floors: dict[str, int] | None = None) -> int:
-    """The most any one of these cases plans, the reference's arena sized for the largest of them."""
-    largest = max(layout.total_bytes for layout in layouts.values())
-    return max(planned_bytes(layout, largest, (floors or {}).get(uuid, 0)) for uuid, layout in layouts.items())
-
-
-def task_bytes(layouts: dict[str, Layout], device: str, floors: dict[str, int] | None = None) -> int:
-    """Host memory one evaluation of these cases needs (what a Ray task asks for): its processes, and on a
-    CPU run the buffers the plan counts (a GPU's arenas and copies live in the GPU's memory)."""
-    buffers = 0 if device.startswith("cuda") else peak_bytes(layouts, floors)
+def task_bytes(plan: Plan, device: str) -> int:
+    """Host memory one evaluation of the plan's cases needs (what a Ray task asks for): its processes, and on
+    a CPU run the buffers the plan counts at its peak (a GPU's arenas and copies live in the GPU's memory)."""
+    buffers = 0 if device.startswith("cuda") else plan.peak
     return PROCESSES * PROCESS_BYTES + buffers
 
 

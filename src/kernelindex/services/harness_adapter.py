@@ -144,7 +144,7 @@ def planned_task_bytes(
     options = evaluation_options(protocol, device, cases, offered)
     chosen = [problem.case(uuid) for uuid in cases] if cases else problem.cases
     plan = memory_plan(problem, options, None, chosen)
-    return memory.task_bytes(plan.layouts, device, plan.floors)
+    return memory.task_bytes(plan, device)
 
 
 def pick_cases(cases: list[str], wanted: list[str]) -> list[str]:
