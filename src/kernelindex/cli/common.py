@@ -86,19 +86,10 @@ def fail(lines: list[str] | str, code: int = 1) -> NoReturn:
     raise typer.Exit(code)
 
 
-def check_store_url(db: str | None, create: bool = False) -> None:
-    """Refuse, before anything is opened, a URL no store can be at (see
-    :func:`kernelindex.services.opening.store_url_problem`)."""
-    from kernelindex.services.opening import store_url_problem
-
-    problem = store_url_problem(db, create)
-    if problem is not None:
-        fail(problem)
-
-
 def open_store_or_fail(db: str | None, create: bool = False):
     """The store at ``db`` (migrated); a clean one-line error instead of a traceback.
-    ``create``: this command may make a new SQLite file (see :func:`check_store_url`), and says so on stderr."""
+    ``create``: this command may make a new SQLite file (see
+    :func:`kernelindex.services.opening.store_url_problem`), and says so on stderr."""
     from kernelindex.services.opening import StoreUnavailable, missing_sqlite_store, open_named_store
     from kernelindex.store import resolve_url
 
