@@ -32,7 +32,7 @@ from kernelindex.web.app import create_app
 from kernelindex.web.http.cache import IMMUTABLE, CacheMiddleware, Entry, LRUBytes
 from kernelindex.web.http.compression import MIN_SIZE, deflate_part
 from kernelindex.web.http.input_guards import csrf_field_token
-from process_kit import free_port
+from process_kit import free_port, living_children, wait_for
 from store_fixtures import BACKENDS, database_url
 
 CSRF_INPUT = re.compile(r'name="csrf_token" value="([^"]+)"')
@@ -320,24 +320,6 @@ def test_which_statements_are_writes(statement, writes):
     assert is_write(statement) is writes
 
 
-def _tree(pid: int) -> set[int]:
-    """``pid``'s descendants (Linux /proc)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
-    found, todo = set(), [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.add(child)
-            todo.append(child)
-    return found
-
-
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc to see the worker processes")
 def test_two_serve_workers_agree_after_a_write(tmp_path):
     db = tmp_path / "workers.db"
@@ -361,7 +343,9 @@ def test_two_serve_workers_agree_after_a_write(tmp_path):
             assert proc.poll() is None, proc.stdout.read()
             assert time.monotonic() < deadline, "server did not start in 60 s"
             time.sleep(0.1)
-        assert len(_tree(proc.pid)) >= 2  # two worker processes (besides any helper uvicorn starts)
+        # the master preloads the app and forks its workers one by one: the first may answer before the second is
+        # there, so wait for both (besides any helper uvicorn starts)
+        wait_for(lambda: len(living_children(proc.pid)) == 2, "the two workers did not both start")
         for _ in range(16):  # a new connection each time: both workers answer, and cache the empty list
             assert httpx.get(f"{base}/api/v1/sources", timeout=5).json()["items"] == []
         writer = open_store(str(db), upgrade=False)
