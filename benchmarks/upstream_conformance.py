@@ -201,13 +201,14 @@ def _failure(suite) -> tuple[str, str]:
     return failed.status, failed.log.strip().splitlines()[-1][:200] if failed.log.strip() else ""
 
 
-def import_folder(folder: Path, store) -> str:
-    """The folder imported into ``store`` as `kernelindex import FOLDER` imports it: "" or why it was refused."""
+def import_folder(folder: Path, store, blob_root: str | None) -> str:
+    """The folder imported into ``store`` as `kernelindex import FOLDER --blob-root ROOT` imports it: "" or why it
+    was refused."""
     from kernelindex.ingest.problems import ImportFailed
     from kernelindex.services.imports import import_paths
 
     try:
-        import_paths(store, [folder])
+        import_paths(store, [folder], blob_root=blob_root)
     except ImportFailed as exc:
         return str(exc)
     return ""
@@ -242,7 +243,7 @@ def picked_cases(problem: Problem, args) -> list:
 def run_folder(folder: Path, args, scratch: Path, store) -> dict:
     """A SOL-ExecBench / FlashInfer-Bench problem folder: read, records built, imported into the scratch
     store, the reference run as the solution (and with --perturbed a copy with moved outputs, which must fail)."""
-    from kernelindex.harness.blobs import BlobMissing
+    from kernelindex.formats.blobs import BlobMissing
     from kernelindex.harness.memory import DoesNotFit
     from kernelindex.harness.sampling_judge import Unjudgeable
 
@@ -252,7 +253,7 @@ def run_folder(folder: Path, args, scratch: Path, store) -> dict:
         if folder.is_file():  # a definition of a FlashInfer-Bench trace set: its lines as a problem folder
             folder, _ = trace_sets.problem_folder(folder, scratch / "trace-set")
         problem = load_problem(folder)
-        records_for(problem)
+        records_for(problem, args.blob_root)
     except (FormatError, RecordError) as exc:
         row.update(accepted=False, verdict="REFUSED", reason=str(exc))
         return row
@@ -260,7 +261,7 @@ def run_folder(folder: Path, args, scratch: Path, store) -> dict:
     if args.format != "auto" and problem.format != FORMATS[args.format]:
         row.update(accepted=False, verdict="REFUSED", reason=f"a {problem.format} problem, not {args.format}")
         return row
-    refused = import_folder(folder, store)
+    refused = import_folder(folder, store, args.blob_root)
     if refused:
         row.update(accepted=False, verdict="REFUSED", reason=f"import: {refused}")
         return row

@@ -1,8 +1,10 @@
 """Safetensors inputs under the upstream blob root (FlashInfer-Bench's dataset layout, SOL-ExecBench's
-overlapping roots), one setting read in one place, and a clear refusal naming the workload and path."""
+overlapping roots), one setting read in one place, and a clear refusal naming the workload and path; a
+case's record names its blob by content, so cases that differ only in their data are distinct workloads."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 
@@ -13,8 +15,12 @@ from safetensors.torch import save_file
 from typer.testing import CliRunner
 
 from kernelindex.cli import app
+from kernelindex.formats.errors import FormatError
 from kernelindex.formats.problem import load_problem
-from kernelindex.harness import blobs
+from kernelindex.formats.records import records_for
+from kernelindex.harness.records import evaluation_records
+from kernelindex.records.canonical import digest
+from kernelindex.formats import blobs
 from kernelindex.harness.runner import evaluate
 
 UUID = "b10b0000-0000-4000-8000-000000000001"
@@ -67,6 +73,10 @@ def test_a_run_reads_the_blob_from_the_root_given(tmp_path):
     code = f"import torch\n\ndef run(x, y, z):\n    torch.add(torch.tensor({constant}), y, out=z)\n"
     suite = evaluate(load_problem(folder), write_solution(tmp_path / "s", code), quick(blob_root=str(traces)))
     assert [c.status for c in suite.cases] == ["PASSED"], suite.cases[0].log
+    # the run's own records name the file it ran on, found where the run found it
+    case = evaluation_records(suite).problem.cases[UUID]
+    artifact = case["spec"]["tensors"]["x"]["data"]["artifact"]
+    assert artifact["digest"] == "sha256:" + hashlib.sha256((traces / artifact["uri"]).read_bytes()).hexdigest()
 
 
 def test_eval_without_the_blob_root_says_which_workload_and_path_and_reads_the_environments(tmp_path, monkeypatch):
@@ -77,8 +87,55 @@ def test_eval_without_the_blob_root_says_which_workload_and_path_and_reads_the_e
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 1 and "Traceback" not in result.output, result.output
     assert UUID in result.output and path in result.output
-    refused = CliRunner().invoke(app, [*args, "--blob-root", str(tmp_path / "nowhere")])
+    refused = CliRunner().invoke(app, [*args, "--blob-root", str(tmp_path / "nowhere")], env={"COLUMNS": "400"})
     assert refused.exit_code == 2 and "no folder" in refused.output, refused.output
     monkeypatch.setenv(blobs.ENV, str(traces))  # the environment's root, where no option names one
     ran = CliRunner().invoke(app, [*args, "--warmup", "0", "--pairs", "1"])
     assert ran.exit_code == 0 and "PASSED" in ran.output, ran.output
+
+
+def _new_data(traces, path, n: int) -> None:
+    save_file({"x": torch.randn(n, generator=torch.Generator().manual_seed(secrets.randbits(63)))}, str(traces / path))
+
+
+def test_cases_that_differ_only_in_their_blobs_are_different_workloads(tmp_path, monkeypatch):
+    """A record made without the blob's file could not tell two such cases apart (they would share a digest,
+    and so a comparison group): the file's digest is part of the case, wherever the root puts it."""
+    monkeypatch.delenv(blobs.ENV, raising=False)
+    folder, traces, path, _ = _dataset(tmp_path, 5)
+    first = records_for(load_problem(folder), traces).cases[UUID]
+    artifact = first["spec"]["tensors"]["x"]["data"]["artifact"]
+    assert artifact == {"uri": path, "digest": "sha256:" + hashlib.sha256((traces / path).read_bytes()).hexdigest()}
+    assert digest(records_for(load_problem(folder), traces).cases[UUID]) == digest(first)  # same data: same case
+    _new_data(traces, path, 5)
+    assert digest(records_for(load_problem(folder), traces).cases[UUID]) != digest(first)
+    monkeypatch.setenv(blobs.ENV, str(traces / "blob"))  # SOL-ExecBench's overlapping root, from the environment
+    assert records_for(load_problem(folder)).cases[UUID]["spec"]["tensors"]["x"]["data"]["artifact"]["uri"] == path
+
+
+def test_a_case_whose_blob_is_nowhere_gets_no_record_and_the_refusal_names_it(tmp_path, monkeypatch):
+    monkeypatch.delenv(blobs.ENV, raising=False)
+    folder, traces, path, _ = _dataset(tmp_path, 3)
+    with pytest.raises(FormatError) as refused:
+        records_for(load_problem(folder))
+    assert refused.value.file.endswith("workload.jsonl") and refused.value.line == 1
+    assert UUID in str(refused.value) and path in str(refused.value) and blobs.ENV in str(refused.value)
+
+
+def test_import_of_a_problem_folder_finds_its_blobs_under_the_root_given(tmp_path, monkeypatch):
+    monkeypatch.delenv(blobs.ENV, raising=False)
+    folder, traces, path, _ = _dataset(tmp_path, 4)
+    db = ["--db", str(tmp_path / "blobs.db")]
+    refused = CliRunner().invoke(app, ["import", str(folder), *db])
+    assert refused.exit_code == 1 and "Traceback" not in refused.output, refused.output
+    assert UUID in refused.output and path in refused.output and "--blob-root" in refused.output
+
+    def imported() -> dict:
+        done = CliRunner().invoke(app, ["import", str(folder), *db, "--blob-root", str(traces), "--json"])
+        assert done.exit_code == 0, done.output
+        return json.loads(done.stdout)[0]
+
+    assert imported()["added"].get("workloads") == 2  # the case and its suite
+    assert "workloads" not in imported()["added"]  # the same data again: the same workload
+    _new_data(traces, path, 4)
+    assert imported()["added"].get("workloads") == 1  # other data: another case (the suite names cases by uuid)

@@ -10,6 +10,7 @@ import typer
 
 from kernelindex.cli.common import (
     AsJson,
+    BlobRoot,
     Db,
     check_import_settings,
     fail,
@@ -55,6 +56,7 @@ def import_command(
     check: Annotated[
         bool, typer.Option("--check", help="read and validate everything, store nothing; exit 1 if anything is refused")
     ] = False,
+    blob_root: BlobRoot = None,
 ) -> None:
     """Import files into the store: each file in one transaction, refused whole on any bad record
     (unless --skip-invalid)."""
@@ -80,7 +82,9 @@ def import_command(
             if source is not None:
                 reports, leaders = _import_upstream(store, source, paths, check, problem)
             else:
-                reports, leaders = _import_files(store, paths, problem, solution, skip_invalid, refused_path, check)
+                reports, leaders = _import_files(
+                    store, paths, problem, solution, skip_invalid, refused_path, check, blob_root
+                )
         except ImportFailed as exc:
             fail_refusal(exc)
         except DatabaseError as exc:
@@ -116,7 +120,7 @@ def _import_upstream(store, source: str, paths: list[Path], check: bool, problem
     return imported.reports, imported.leader_events
 
 
-def _import_files(store, paths, problem, solution, skip_invalid, refused_path, check) -> tuple[list, list]:
+def _import_files(store, paths, problem, solution, skip_invalid, refused_path, check, blob_root) -> tuple[list, list]:
     from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
 
     from kernelindex.ingest.refused import RefusedLines
@@ -134,7 +138,13 @@ def _import_files(store, paths, problem, solution, skip_invalid, refused_path, c
                 fail(why)
             bad_lines = BadLines(skip_invalid=skip_invalid, check=check, on_refused=refused.write)
             imported = import_paths(
-                store, paths, open_file=open_file, trace_problem=problem, trace_solution=solution, bad_lines=bad_lines
+                store,
+                paths,
+                open_file=open_file,
+                trace_problem=problem,
+                trace_solution=solution,
+                bad_lines=bad_lines,
+                blob_root=blob_root,
             )
     if skip_invalid:
         for _, report in imported.reports:

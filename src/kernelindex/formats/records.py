@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import platform
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kernelindex import API_VERSION
+from kernelindex.formats import blobs
 from kernelindex.formats.definition import Definition, TensorSpec
 from kernelindex.formats.dtypes import DTYPES
 from kernelindex.formats.errors import FormatError
@@ -149,7 +150,11 @@ def _given_axes(definition: Definition, case: WorkloadCase) -> dict[str, int]:
     return {names[n]: values[n] for n, a in definition.axes.items() if a.type != "expr"}
 
 
-def workload_case(definition: Definition, case: WorkloadCase, operation_digest: str, root: Path | None = None) -> dict:
+def workload_case(
+    definition: Definition, case: WorkloadCase, operation_digest: str, blob_digests: Mapping[str, str]
+) -> dict:
+    """The case's record; ``blob_digests``: each safetensors path it names -> its file's digest
+    (`blobs.content_digests`), so a case is identified by the data it is given, not only its shapes."""
     values = definition.resolve_axes(case.axes)
     names = record_names(definition)
     tensors, scalars = {}, {}
@@ -167,10 +172,8 @@ def workload_case(definition: Definition, case: WorkloadCase, operation_digest: 
         data: dict[str, Any] = {
             "generator": {"random": "seeded_random", "scalar": "constant"}.get(given.type, given.type)
         }
-        if given.type == "safetensors" and root is not None and given.path is not None:
-            file = Path(given.path) if Path(given.path).is_absolute() else root / given.path
-            if file.is_file():
-                data["artifact"] = {"uri": given.path, "digest": sha256_digest(file.read_bytes())}
+        if given.type == "safetensors" and given.path is not None:
+            data["artifact"] = {"uri": given.path, "digest": blob_digests[given.path]}
         if given.type == "scalar":
             data["parameters"] = {"value": float(given.value)}
         if spec.shape == ():
@@ -236,23 +239,31 @@ def as_format_error(file: str | Path, line: int | None = None) -> Iterator[None]
         raise FormatError(file, line, exc.path or None, exc.reason) from None
 
 
-def records_for(problem: Problem) -> ProblemRecords:
+def records_for(problem: Problem, blob_root: str | Path | None = None) -> ProblemRecords:
+    """The problem's records; its safetensors inputs are found as the harness finds them (``blob_root``,
+    else KERNELINDEX_BLOB_ROOT, then the problem folder), and a case whose file is nowhere is refused by
+    its line: without the file its record could not tell it from a case given other data."""
     definition_file, workload_file = problem.root / "definition.json", problem.root / "workload.jsonl"
     with as_format_error(definition_file):
         operation = operation_spec(problem.definition)
     op_digest = digest(operation)
+    root = blobs.blob_root(blob_root)
     cases = {}
     for case in problem.cases:
+        try:
+            found = blobs.locate_all([case], problem.root, root)
+        except blobs.BlobMissing as exc:
+            raise FormatError(workload_file, case.line, "inputs", str(exc)) from None
         with as_format_error(workload_file, case.line):
-            cases[case.uuid] = workload_case(problem.definition, case, op_digest, problem.root)
+            cases[case.uuid] = workload_case(problem.definition, case, op_digest, blobs.content_digests(found))
     with as_format_error(workload_file):
         suite = workload_suite(problem.definition, problem.cases, op_digest)
     return ProblemRecords(operation, cases, suite)
 
 
-def problem_records(problem_dir: str | Path) -> list[dict]:
+def problem_records(problem_dir: str | Path, blob_root: str | Path | None = None) -> list[dict]:
     """OperationSpec, one WorkloadCase per workload line, one WorkloadSuite."""
-    return records_for(load_problem(problem_dir)).all()
+    return records_for(load_problem(problem_dir), blob_root).all()
 
 
 @dataclass
@@ -266,12 +277,14 @@ class TraceLinks:
     solution_name: str | None
 
 
-def trace_links(problem_dir: str | Path, solution_path: str | Path | None = None) -> TraceLinks:
+def trace_links(
+    problem_dir: str | Path, solution_path: str | Path | None = None, blob_root: str | Path | None = None
+) -> TraceLinks:
     """Read a problem folder (and a solution.json) for `ingest.traces.import_traces`; raises FormatError.
     A solution naming no target hardware supports this machine's architecture, as a harness run on
     its CPU would say."""
     problem = load_problem(problem_dir)
-    records = records_for(problem)
+    records = records_for(problem, blob_root)
     implementation, solution_name = None, None
     if solution_path is not None:
         solution = load_solution(solution_path)

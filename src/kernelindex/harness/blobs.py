@@ -1,70 +1,18 @@
-"""Where a workload's safetensors inputs are: under the upstream blob root, or in the problem folder.
+"""Staging a workload's safetensors inputs for the reference's sandbox.
 
-FlashInfer-Bench resolves a safetensors input's path against its trace set's root (its dataset
-keeps the tensors under ``blob/workloads/``); SOL-ExecBench against its blob roots, dropping
-leading parts of the path that the root already ends with. The blob root is ``--blob-root`` or,
-without it, KERNELINDEX_BLOB_ROOT (`blob_root`, the one place that reads either). The parent
-finds every file before any process starts (a missing one is refused then, naming the workload
-and the path) and copies those outside the problem folder into the problem's snapshot, since the
-reference's sandbox sees nothing else; the reference reads each through the map `stage` returns.
+The parent finds every file before any process starts (`kernelindex.formats.blobs`: a missing one is
+refused then, naming the workload and the path) and copies those outside the problem folder into the
+problem's snapshot, since the reference's sandbox sees nothing else; the reference reads each through
+the map `stage` returns.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
-from kernelindex.formats.workload import WorkloadCase
-
-ENV = "KERNELINDEX_BLOB_ROOT"
 STAGED = ".kernelindex-blobs"  # the snapshot's folder of copied blobs
-
-
-class BlobMissing(RuntimeError):
-    """A safetensors input whose file is nowhere it may be."""
-
-
-def blob_root(given: str | Path | None) -> Path | None:
-    """The blob root: the option when given, else the environment's, else none."""
-    value = given if given not in (None, "") else os.environ.get(ENV) or None
-    return Path(value).expanduser() if value is not None else None
-
-
-def _inside(path: Path, roots: list[Path]) -> bool:
-    real = path.resolve()
-    return any(real.is_relative_to(root.resolve()) for root in roots)
-
-
-def locate(path: str, problem_root: Path, root: Path | None, workload: str, name: str) -> Path:
-    """The file of one safetensors input: under the blob root first (the whole path, then with its leading
-    parts dropped one by one, as SOL-ExecBench resolves it), then in the problem folder. A path that leads
-    out of both (``..``, a link, an absolute path elsewhere) is refused like a missing one."""
-    given, problem_root = Path(path), Path(problem_root)
-    roots = [r for r in (root, problem_root) if r is not None]
-    if given.is_absolute():
-        candidates = [given]
-    else:
-        tails = [Path(*given.parts[i:]) for i in range(len(given.parts))]
-        candidates = [root / tail for tail in tails] if root is not None else []
-        candidates.append(problem_root / given)
-    for candidate in candidates:
-        if candidate.is_file() and _inside(candidate, roots):
-            return candidate
-    looked = " or ".join(str(r) for r in roots)
-    hint = "" if root is not None else f"; give the upstream blob root with --blob-root or {ENV}"
-    raise BlobMissing(f"workload {workload}: safetensors input {name!r}: no file {path!r} under {looked}{hint}")
-
-
-def locate_all(cases: Iterable[WorkloadCase], problem_root: Path, root: Path | None) -> dict[str, Path]:
-    """Every safetensors path the cases name → its file (BlobMissing for the first that has none)."""
-    found: dict[str, Path] = {}
-    for case in cases:
-        for name, spec in case.inputs.items():
-            if spec.type == "safetensors" and spec.path is not None and spec.path not in found:
-                found[spec.path] = locate(spec.path, problem_root, root, case.uuid, name)
-    return found
 
 
 def stage(found: Mapping[str, Path], problem_root: Path, snapshot: Path) -> dict[str, str]:

@@ -25,10 +25,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from kernelindex.formats import blobs
 from kernelindex.formats.definition import Definition, TensorSpec
 from kernelindex.formats.dtypes import DTYPES
 from kernelindex.formats.workload import WorkloadCase
-from kernelindex.harness import blobs
 from kernelindex.harness.dtypes import torch_dtype
 
 _INDEX = re.compile(r"(^|_)(idx|index|indices|ids?|positions?)($|_)")

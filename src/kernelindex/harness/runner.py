@@ -44,12 +44,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from kernelindex import __version__
+from kernelindex.formats import blobs
 from kernelindex.formats.problem import Problem
 from kernelindex.formats.solution import Solution
 from kernelindex.formats.trace import Correctness, Performance, trace_line_object, upstream_status
 from kernelindex.formats.workload import WorkloadCase
-from kernelindex.harness import blobs, memory, replies, sandbox
+from kernelindex.harness import memory, replies, sandbox
 from kernelindex.harness.arena import Arena, Layout
+from kernelindex.harness.blobs import stage
 from kernelindex.harness.compare import STRICT, OutputCheck, comparator_for, merge, same_bits
 from kernelindex.harness.crosscheck import PairTiming, timing_problem
 from kernelindex.harness.environment import read_environment
@@ -421,7 +423,7 @@ class _Session:
         self.base = Path(tempfile.mkdtemp(prefix="kernelindex-eval-"))
         self.snapshot = self.base / "problem"
         shutil.copytree(problem.root, self.snapshot)
-        self.files = blobs.stage(found, problem.root, self.snapshot)
+        self.files = stage(found, problem.root, self.snapshot)
         _read_only(self.snapshot)
         self.watched = [problem.root.resolve(), self.snapshot, *HARNESS_FILES]
         self.baseline = {str(r): _digests(r) for r in self.watched}  # taken once, never again

@@ -92,7 +92,7 @@ def store_problem_records(conn: Connection, records: list[dict], where: str):
     return report
 
 
-def import_problem_folder(store, path) -> Any:
+def import_problem_folder(store, path, blob_root: str | None = None) -> Any:
     """`kernelindex import PROBLEM_DIR`: the folder's records (`formats.records.problem_records`),
     stored in one transaction. A folder that does not parse raises `ImportFailed`."""
     from kernelindex.formats.errors import FormatError
@@ -101,7 +101,7 @@ def import_problem_folder(store, path) -> Any:
     from kernelindex.records.errors import RecordError
 
     try:
-        records = problem_records(path)
+        records = problem_records(path, blob_root)
     except RecordError as exc:
         raise ImportFailed([ImportProblem(str(path), None, None, str(exc))]) from None
     except FormatError as exc:

@@ -60,12 +60,14 @@ def import_paths(
     open_file: Callable | None = None,
     trace_links: TraceLinks | None = None,
     bad_lines: BadLines | None = None,
+    blob_root: str | None = None,
 ) -> list[tuple[str, ImportReport]]:
     """Import each path in turn; stops at the first refused one. ``bad_lines`` (skip refused lines,
     or a dry run) applies to catalog files; every other kind is all-or-nothing.
 
     Trace files are linked to ``trace_links`` (`formats.records.trace_links(problem, solution)`)
-    when given, so their runs name the workload and implementation they measured.
+    when given, so their runs name the workload and implementation they measured. A problem folder's
+    safetensors inputs are found under ``blob_root`` (`formats.blobs.blob_root`), else in the folder.
     """
     reports = []
     for path in paths:
@@ -77,7 +79,7 @@ def import_paths(
         elif kind == "problem":
             from kernelindex.ingest.evaluations import import_problem_folder
 
-            report = import_problem_folder(store, path)
+            report = import_problem_folder(store, path, blob_root)
         elif kind == "kernelbench":
             from kernelindex.ingest.problems import ImportFailed, ImportProblem
 

@@ -37,14 +37,16 @@ def import_paths(
     trace_problem: Path | None = None,
     trace_solution: Path | None = None,
     bad_lines: BadLines | None = None,
+    blob_root: str | None = None,
 ) -> Imported:
     """Every path, then the leader changes they cause, in one transaction: all stored, or (on any
-    refused file, raised as ``ImportFailed``) nothing."""
+    refused file, raised as ``ImportFailed``) nothing. ``blob_root``: where problem folders'
+    safetensors inputs are (`formats.blobs`)."""
     paths = list(paths)
     for path in paths:
         kind_of(path)  # refuse a bad path before anything is read
     try:
-        links = trace_links(trace_problem, trace_solution) if trace_problem else None
+        links = trace_links(trace_problem, trace_solution, blob_root) if trace_problem else None
         # a KernelBench level folder's shapes come from running each file's Model on the meta device in
         # a child process (the harness's work), so its records are made before the transaction opens
         levels = {path: kernelbench_records(path) for path in paths if kind_of(path) == "kernelbench"}
@@ -60,6 +62,7 @@ def import_paths(
             open_file=open_file,
             trace_links=links,
             bad_lines=bad_lines,
+            blob_root=blob_root,
         )
         checking = bad_lines is not None and bad_lines.check
         return Imported(reports, [] if checking else record_leader_changes(conn))

@@ -99,11 +99,11 @@ def read(path: Path, *, retrieved: str | None = None) -> Records:
             for line in lines:
                 runs.setdefault(line.workload_uuid, line.workload)
             (problem_dir / "workload.jsonl").write_text("".join(json.dumps(w) + "\n" for w in runs.values()))
-            _trace_runs(records, trace_file, lines, (problem_dir, definitions[definition]), solutions)
+            _trace_runs(records, trace_file, lines, (problem_dir, definitions[definition], path), solutions)
         for number, (definition, (first, cases)) in enumerate(workloads.items()):  # its cases, no runs
             problem_dir = _problem_dir(Path(scratch) / f"workloads-{number}", definitions[definition])
             (problem_dir / "workload.jsonl").write_text("".join(json.dumps(w) + "\n" for w in cases.values()))
-            for record in _links((problem_dir, definitions[definition]), first, None).records:
+            for record in _links((problem_dir, definitions[definition], path), first, None).records:
                 records.parent(None, record)
     return records
 
@@ -140,12 +140,13 @@ def _trace_line(value, trace_file: Path, number: int) -> TraceLine:
         raise UpstreamError(trace_file, number, exc.field, exc.reason) from None
 
 
-def _links(problem: tuple[Path, Path], trace_file: Path, solution_path: Path | None):
-    """`trace_links` of a scratch problem folder made from ``trace_file``'s lines; its errors named in the
-    originals (the definition file, the trace file)."""
-    problem_dir, definition_file = problem
+def _links(problem: tuple[Path, Path, Path], trace_file: Path, solution_path: Path | None):
+    """`trace_links` of a scratch problem folder made from ``trace_file``'s lines, its safetensors inputs
+    found under the trace set's root as FlashInfer-Bench finds them; its errors named in the originals
+    (the definition file, the trace file)."""
+    problem_dir, definition_file, root = problem
     try:
-        return trace_links(problem_dir, solution_path)
+        return trace_links(problem_dir, solution_path, root)
     except FormatError as exc:
         if exc.file == str(problem_dir / "definition.json"):  # a byte-for-byte copy: same lines
             raise UpstreamError(definition_file, exc.line, exc.field, exc.reason) from None
@@ -156,10 +157,10 @@ def _links(problem: tuple[Path, Path], trace_file: Path, solution_path: Path | N
 
 
 def _trace_runs(
-    records: Records, trace_file: Path, lines: list[TraceLine], problem: tuple[Path, Path], solutions: dict
+    records: Records, trace_file: Path, lines: list[TraceLine], problem: tuple[Path, Path, Path], solutions: dict
 ) -> None:
-    """The runs of one trace file; ``problem``: the scratch problem folder made for it and the
-    definition file it was made from (errors in its copies are reported against the originals)."""
+    """The runs of one trace file; ``problem``: the scratch problem folder made for it, the definition
+    file it was made from (errors in its copies are reported against the originals) and the trace set's root."""
     solution_path = next((solutions[line.solution][0] for line in lines if line.solution in solutions), None)
     links = _links(problem, trace_file, solution_path)
     for record in links.records:
