@@ -15,13 +15,13 @@ from safetensors.torch import save_file
 from typer.testing import CliRunner
 
 from kernelindex.cli import app
+from kernelindex.formats import blobs
 from kernelindex.formats.errors import FormatError
 from kernelindex.formats.problem import load_problem
 from kernelindex.formats.records import records_for
 from kernelindex.harness.records import evaluation_records
-from kernelindex.records.canonical import digest
-from kernelindex.formats import blobs
 from kernelindex.harness.runner import evaluate
+from kernelindex.records.canonical import digest
 
 UUID = "b10b0000-0000-4000-8000-000000000001"
 
