@@ -33,6 +33,7 @@ from kernelindex.search.models import (
     WorkloadAnswer,
 )
 from kernelindex.search.query import Query, gpu_matches, parse, resolve_axis, split_words, word_score
+from kernelindex.store.generation import generation_of, has_written
 from kernelindex.store.reads import search as reads
 
 if TYPE_CHECKING:
@@ -163,23 +164,47 @@ def _matches(conn: Connection, query: Query, named: Sequence[reads.OperationEntr
         for text in (op.slug, op.name or "", op.family or "", *op.aliases):
             named_tokens.update(split_words(text))
     residual = [w for w in query.words if w not in named_tokens and not w.isdigit()]
-    for impl in reads.implementation_matches(conn, residual):
+    for impl in _implementation_matches(conn, residual):
         detail = (
-            f"{impl['runCount']} run(s)"
-            + (f" · operation {impl['operation']}" if impl["operation"] else "")
-            + (f" · project {impl['project']}" if impl["project"] else "")
+            f"{impl.runs} run(s)"
+            + (f" · operation {impl.operation}" if impl.operation else "")
+            + (f" · project {impl.project}" if impl.project else "")
         )
         out.append(
             EntityMatch(
                 kind="implementation",
-                id=impl["id"],
-                digest=impl["digest"],
-                title=impl["title"],
-                href=f"/operations/{impl['operation']}" if impl["operation"] else None,
+                id=impl.id,
+                digest=impl.digest,
+                title=impl.title,
+                href=f"/operations/{impl.operation}" if impl.operation else None,
                 detail=detail,
             )
         )
     return out + _pending_implementations(conn, residual)
+
+
+_IMPLEMENTATIONS: dict[str, tuple[int, list[reads.ImplementationEntry]]] = {}  # store -> (generation, catalogue)
+
+
+def _implementation_matches(conn: Connection, words: Sequence[str]) -> list[reads.ImplementationEntry]:
+    """Implementations whose title, slug or project holds every word (authors are in titles, e.g.
+    ``ac4k · 042_…``), busiest first, at most ``reads.ENTITY_LIMIT``. The catalogue is read once per store
+    generation (every write moves it) and kept per process; inside a write it is read afresh."""
+    if not words:
+        return []
+    generation = None if has_written(conn) else generation_of(conn)
+    store = str(conn.engine.url)
+    kept = _IMPLEMENTATIONS.get(store)
+    if generation is not None and kept is not None and kept[0] == generation:
+        catalogue = kept[1]
+    else:
+        catalogue = reads.implementation_catalogue(conn)
+        if generation is not None:
+            _IMPLEMENTATIONS.clear()
+            _IMPLEMENTATIONS[store] = (generation, catalogue)
+    for word in words:  # one pass a word over what is left (a comprehension: ~0.1 ms over 4,000 entries)
+        catalogue = [entry for entry in catalogue if word in entry.text]
+    return catalogue[: reads.ENTITY_LIMIT]
 
 
 def _pending_implementations(conn: Connection, words: list[str]) -> list[EntityMatch]:

@@ -300,27 +300,31 @@ def _escape_like(word: str) -> str:
     return "%" + word.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-def implementation_matches(conn: Connection, words: Sequence[str]) -> list[dict[str, Any]]:
-    """Implementations whose title, slug or project name holds every word (authors are in titles,
-    e.g. ``ac4k · 042_…``), each with its run count; busiest first."""
-    if not words:
-        return []
-    conds = []
-    for w in words:
-        like = _escape_like(w)
-        conds.append(
-            or_(
-                func.lower(implementations.c.title).like(like, escape="\\"),
-                func.lower(implementations.c.slug).like(like, escape="\\"),
-                func.lower(projects.c.slug).like(like, escape="\\"),
-                func.lower(projects.c.name).like(like, escape="\\"),
-            )
-        )
-    count = (
-        select(func.count())
-        .where(runs.c.implementation_id == implementations.c.id)
-        .correlate(implementations)
-        .scalar_subquery()
+@dataclass(frozen=True)
+class ImplementationEntry:
+    """One implementation as search matches it: the texts a word may be found in, lowercased, and its run count."""
+
+    id: str
+    slug: str
+    title: str
+    digest: str
+    project: str | None
+    operation: str | None
+    runs: int
+    seq: int
+    text: str  # title, slug, project slug and project name, lowercased, apart by a character no word holds
+
+
+def implementation_catalogue(conn: Connection) -> list[ImplementationEntry]:
+    """Every implementation with what a search matches it by, busiest first (ties: oldest first). One scan
+    of the table and one count of runs per implementation, for a caller to keep while the store is unchanged:
+    matching a word then costs a substring test per implementation, not a scan of the table's wide rows
+    with four ``lower() LIKE`` per row (~5 ms a search on the sample)."""
+    counts = (
+        select(runs.c.implementation_id, func.count().label("runs"))
+        .where(runs.c.implementation_id.isnot(None))
+        .group_by(runs.c.implementation_id)
+        .subquery()
     )
     query = (
         select(
@@ -328,28 +332,32 @@ def implementation_matches(conn: Connection, words: Sequence[str]) -> list[dict[
             implementations.c.slug,
             implementations.c.title,
             implementations.c.implementation_digest,
+            implementations.c.seq,
             projects.c.slug.label("project"),
+            projects.c.name.label("project_name"),
             operations.c.slug.label("operation"),
-            count.label("runs"),
+            func.coalesce(counts.c.runs, 0).label("runs"),
         )
         .outerjoin(projects, projects.c.id == implementations.c.project_id)
         .outerjoin(operations, operations.c.id == implementations.c.operation_id)
-        .where(*conds)
-        .order_by(count.desc(), implementations.c.seq)
-        .limit(ENTITY_LIMIT)
+        .outerjoin(counts, counts.c.implementation_id == implementations.c.id)
     )
-    return [
-        {
-            "id": r.id,
-            "slug": r.slug,
-            "title": r.title or r.slug,
-            "digest": r.implementation_digest,
-            "project": r.project,
-            "operation": r.operation,
-            "runCount": r.runs,
-        }
+    entries = [
+        ImplementationEntry(
+            id=r.id,
+            slug=r.slug,
+            title=r.title or r.slug,
+            digest=r.implementation_digest,
+            project=r.project,
+            operation=r.operation,
+            runs=int(r.runs),
+            seq=int(r.seq),
+            text="\n".join(t or "" for t in (r.title, r.slug, r.project, r.project_name)).lower(),
+        )
         for r in conn.execute(query)
     ]
+    entries.sort(key=lambda e: (-e.runs, e.seq))
+    return entries
 
 
 def pending_implementation_matches(conn: Connection, words: Sequence[str]) -> list[dict[str, Any]]:
