@@ -305,8 +305,7 @@ class ImplementationEntry:
     """One implementation as search matches it: the texts a word may be found in, lowercased, and its run count."""
 
     id: str
-    slug: str
-    title: str
+    title: str  # its own, else its slug
     digest: str
     project: str | None
     operation: str | None
@@ -345,7 +344,6 @@ def implementation_catalogue(conn: Connection) -> list[ImplementationEntry]:
     entries = [
         ImplementationEntry(
             id=r.id,
-            slug=r.slug,
             title=r.title or r.slug,
             digest=r.implementation_digest,
             project=r.project,
