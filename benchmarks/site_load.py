@@ -23,7 +23,8 @@ The public site keeps each page it renders on disk (Next's ISR, under ``.next``)
 COPY`` restores ``.next`` from a copy of the fresh build before it is measured, so its pages too are
 never requested before.
 ``--before SRC`` measures a second `kernelindex serve` from another source tree (e.g. an archive of
-main's ``src``) in the same run, before ours; a run prints ratios of ours to each other site.
+main's ``src``) in the same run; a run prints ratios of ours to each other site. The servers are measured
+one after the other, in an order that turns with ``--seed``.
 
     .venv/bin/python benchmarks/site_load.py [catalog.jsonl.zst] [--db store.db] [--workers N]
         [--before SRC] [--bytecode DIR] [--public apps/web --public-build COPY --public-db URL --postgres-data DIR]
@@ -393,7 +394,7 @@ def main() -> None:
     )
     parser.add_argument("--cold-starts", type=int, default=3)
     parser.add_argument("--seed", type=int, default=20261203)
-    parser.add_argument("--before", type=Path, help="another source tree's src/, served first as 'before'")
+    parser.add_argument("--before", type=Path, help="another source tree's src/, served as 'before'")
     parser.add_argument("--public", type=Path, help="the public site's built apps/web folder")
     parser.add_argument("--public-build", type=Path, help="a copy of its fresh .next, restored before measuring it")
     parser.add_argument("--public-db", default="postgresql://kernelindex@127.0.0.1:55433/kernelindex")
@@ -438,8 +439,11 @@ def main() -> None:
                 shutil.rmtree(args.public / ".next", ignore_errors=True)
                 shutil.copytree(args.public_build, args.public / ".next", symlinks=True)
             sites.append(public(args.public, args.public_db, args.postgres_data))
+        # which server goes first turns with the seed: on a host whose load drifts, the first one measured is
+        # not always the same (pairs of runs with consecutive seeds see each order once)
+        turn = args.seed % len(sites)
         results = {}
-        for site in sites:
+        for site in sites[turn:] + sites[:turn]:
             print(f"measuring {site.label} ...", flush=True)
             results[site.label] = measure(site, kinds, args.pages, args.cold_starts, args.seed, levels, args.samples)
         report(results, "ours")
