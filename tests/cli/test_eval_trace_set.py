@@ -153,6 +153,12 @@ def test_import_of_a_trace_set_names_the_importer_that_reads_it(tmp_path):
     assert plain.exit_code != 0 and "import it with --from flashinfer" in plain.output, plain.output
     other = root / "definitions" / "elementwise" / "other_op.json"
     other.write_text(json.dumps({**DEFINITION, "name": "other_op"}))
+    blob = next(root.glob("blob/**/*.safetensors"))
+    moved = blob.rename(tmp_path / "away.safetensors")  # its case's data is nowhere: no record can name it
+    refused = CliRunner().invoke(app, ["import", "--from", "flashinfer", str(root), "--db", db])
+    assert refused.exit_code == 1 and "Traceback" not in refused.output, refused.output
+    assert str(blob.relative_to(root)) in refused.output.replace("\n", ""), refused.output
+    moved.rename(blob)
     done = CliRunner().invoke(app, ["import", "--from", "flashinfer", str(root), "--db", db])
     assert done.exit_code == 0, done.output
     assert "4 lines" in done.output  # the four workload traces, none of them a run
