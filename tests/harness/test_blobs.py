@@ -76,7 +76,8 @@ def test_a_run_reads_the_blob_from_the_root_given(tmp_path):
     # the run's own records name the file it ran on, found where the run found it
     case = evaluation_records(suite).problem.cases[UUID]
     artifact = case["spec"]["tensors"]["x"]["data"]["artifact"]
-    assert artifact["digest"] == "sha256:" + hashlib.sha256((traces / artifact["uri"]).read_bytes()).hexdigest()
+    file = traces / artifact["uri"].split("#")[0]
+    assert artifact["digest"] == "sha256:" + hashlib.sha256(file.read_bytes()).hexdigest()
 
 
 def test_eval_without_the_blob_root_says_which_workload_and_path_and_reads_the_environments(tmp_path, monkeypatch):
@@ -105,12 +106,17 @@ def test_cases_that_differ_only_in_their_blobs_are_different_workloads(tmp_path,
     folder, traces, path, _ = _dataset(tmp_path, 5)
     first = records_for(load_problem(folder), traces).cases[UUID]
     artifact = first["spec"]["tensors"]["x"]["data"]["artifact"]
-    assert artifact == {"uri": path, "digest": "sha256:" + hashlib.sha256((traces / path).read_bytes()).hexdigest()}
+    assert artifact == {
+        "uri": f"{path}#x",
+        "digest": "sha256:" + hashlib.sha256((traces / path).read_bytes()).hexdigest(),
+    }
     assert digest(records_for(load_problem(folder), traces).cases[UUID]) == digest(first)  # same data: same case
     _new_data(traces, path, 5)
     assert digest(records_for(load_problem(folder), traces).cases[UUID]) != digest(first)
     monkeypatch.setenv(blobs.ENV, str(traces / "blob"))  # SOL-ExecBench's overlapping root, from the environment
-    assert records_for(load_problem(folder)).cases[UUID]["spec"]["tensors"]["x"]["data"]["artifact"]["uri"] == path
+    assert (
+        records_for(load_problem(folder)).cases[UUID]["spec"]["tensors"]["x"]["data"]["artifact"]["uri"] == f"{path}#x"
+    )
 
 
 def test_a_case_whose_blob_is_nowhere_gets_no_record_and_the_refusal_names_it(tmp_path, monkeypatch):
@@ -139,3 +145,15 @@ def test_import_of_a_problem_folder_finds_its_blobs_under_the_root_given(tmp_pat
     assert "workloads" not in imported()["added"]  # the same data again: the same workload
     _new_data(traces, path, 4)
     assert imported()["added"].get("workloads") == 1  # other data: another case (the suite names cases by uuid)
+
+
+def test_cases_that_read_other_tensors_of_one_file_are_different_workloads(tmp_path, monkeypatch):
+    monkeypatch.delenv(blobs.ENV, raising=False)
+    folder, traces, path, _ = _dataset(tmp_path, 4)
+    save_file({"x": torch.randn(4), "y": torch.randn(4)}, str(traces / path))
+    first = records_for(load_problem(folder), traces).cases[UUID]
+    workload = folder / "workload.jsonl"
+    workload.write_text(workload.read_text().replace('"tensor_key": "x"', '"tensor_key": "y"'))
+    other = records_for(load_problem(folder), traces).cases[UUID]
+    assert other["spec"]["tensors"]["x"]["data"]["artifact"]["uri"] == f"{path}#y"
+    assert digest(other) != digest(first)

@@ -173,7 +173,9 @@ def workload_case(
             "generator": {"random": "seeded_random", "scalar": "constant"}.get(given.type, given.type)
         }
         if given.type == "safetensors" and given.path is not None:
-            data["artifact"] = {"uri": given.path, "digest": blob_digests[given.path]}
+            # the file by its bytes, and which of its tensors (a fragment): one file may hold several cases' data
+            uri = given.path if given.tensor_key is None else f"{given.path}#{given.tensor_key}"
+            data["artifact"] = {"uri": uri, "digest": blob_digests[given.path]}
         if given.type == "scalar":
             data["parameters"] = {"value": float(given.value)}
         if spec.shape == ():
