@@ -250,14 +250,16 @@ def records_for(problem: Problem, blob_root: str | Path | None = None) -> Proble
         operation = operation_spec(problem.definition)
     op_digest = digest(operation)
     root = blobs.blob_root(blob_root)
+    digests: dict[str, str] = {}  # each file read once, however many cases name it
     cases = {}
     for case in problem.cases:
         try:
             found = blobs.locate_all([case], problem.root, root)
         except blobs.BlobMissing as exc:
             raise FormatError(workload_file, case.line, "inputs", str(exc)) from None
+        digests.update(blobs.content_digests({p: f for p, f in found.items() if p not in digests}))
         with as_format_error(workload_file, case.line):
-            cases[case.uuid] = workload_case(problem.definition, case, op_digest, blobs.content_digests(found))
+            cases[case.uuid] = workload_case(problem.definition, case, op_digest, digests)
     with as_format_error(workload_file):
         suite = workload_suite(problem.definition, problem.cases, op_digest)
     return ProblemRecords(operation, cases, suite)
