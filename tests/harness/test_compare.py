@@ -167,3 +167,71 @@ def test_same_bits_sees_every_byte_whatever_the_size(size):
         b[where] ^= 1
         assert not same_bits(a, b) and not same_bits(a.view(1, -1), b.view(1, -1)), where
     assert not same_bits(a, torch.cat([a, torch.zeros(1, dtype=torch.uint8)]))  # another length
+
+
+def _whole_tensor_rule(out, ref, tol: Tolerance) -> tuple:
+    """Our rule's statistics over the whole tensors at once, restated here from the rule's text: what the
+    chunked computation must give exactly."""
+    work = torch.float64 if out.dtype == torch.float64 else torch.float32
+    x, y = out.reshape(-1).to(work), ref.reshape(-1).to(work)
+    neg_inf_ok = (x == -math.inf) & (y == -math.inf) if tol.allow_negative_inf else torch.zeros_like(x, dtype=bool)
+    both = torch.isfinite(x) & torch.isfinite(y)
+    err = torch.where(both, (x - y).abs(), torch.zeros_like(x))
+    rel = err / y.abs().clamp_min(torch.finfo(work).tiny)
+    ok = ((err <= tol.max_atol + tol.max_rtol * y.abs()) & both) | neg_inf_ok
+    missed = ~ok & both
+    n = x.numel()
+
+    def top(t) -> float:
+        value = float(t.max()) if t.numel() else 0.0
+        return value if math.isfinite(value) else 1e308
+
+    return (
+        float(ok.to(torch.float64).mean()) if n else 1.0,
+        top(err),
+        top(rel),
+        top(err[missed]),
+        float(y[torch.isfinite(y)].abs().max()) if bool(torch.isfinite(y).any()) else 0.0,
+        bool(torch.isnan(x).any()),
+        bool((torch.isinf(x) & ~neg_inf_ok).any()),
+        bool(x.ne(0).any()),
+        bool(y.ne(0).any()),
+    )
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+def test_the_chunked_statistics_are_the_whole_tensors(dtype, monkeypatch):
+    """Over slices as small as a few elements, with NaN, infinities, zeros and huge values placed at random,
+    the statistics are exactly those of one pass over the whole tensors."""
+    from kernelindex.harness import compare
+
+    seed = secrets.randbits(32)
+    gen = torch.Generator().manual_seed(seed)
+    for trial in range(30):
+        monkeypatch.setattr(compare, "CHUNK", int(torch.randint(1, 40, (1,), generator=gen)))
+        n = int(torch.randint(0, 300, (1,), generator=gen))
+        ref = torch.randn(n, generator=gen, dtype=torch.float64) * 10 ** int(torch.randint(-3, 4, (1,), generator=gen))
+        out = ref + torch.randn(n, generator=gen, dtype=torch.float64) * 1e-2
+        for tensor in (out, ref):
+            for odd in (math.nan, math.inf, -math.inf, 0.0, 1e300):
+                picked = torch.rand(n, generator=gen) < 0.02
+                tensor[picked] = odd
+        out, ref = out.to(dtype), ref.to(dtype)
+        tol = Tolerance(
+            max_atol=float(torch.rand(1, generator=gen)) * 1e-2,
+            max_rtol=float(torch.rand(1, generator=gen)) * 1e-2,
+            allow_negative_inf=bool(trial % 2),
+        )
+        stats = compare._float_stats(out, ref, tol)
+        chunked = (
+            stats.matched / n if n else 1.0,
+            stats.max_abs,
+            stats.max_rel,
+            stats.worst_missed,
+            stats.scale,
+            stats.has_nan,
+            stats.has_inf,
+            stats.out_nonzero,
+            stats.ref_nonzero,
+        )
+        assert chunked == _whole_tensor_rule(out, ref, tol), (seed, trial)

@@ -158,23 +158,10 @@ def compare_output(name: str, spec: TensorSpec, out, ref, tol: Tolerance) -> Out
             matched,
             reason="" if status == "PASSED" else f"{(~equal).sum().item()} elements differ (exact match required)",
         )
-    work = torch.float64 if out_t.dtype == torch.float64 else torch.float32
-    x, y = out_t.to(work), ref_t.to(work)
-    nan = torch.isnan(x)
-    neg_inf_ok = (x == -math.inf) & (y == -math.inf) if tol.allow_negative_inf else torch.zeros_like(nan)
-    inf = torch.isinf(x) & ~neg_inf_ok
-    has_nan, has_inf = bool(nan.any()), bool(inf.any())
-    both_finite = torch.isfinite(x) & torch.isfinite(y)
-    err = torch.where(both_finite, (x - y).abs(), torch.zeros_like(x))
-    rel = err / y.abs().clamp_min(torch.finfo(work).tiny)
-    ok = (err <= tol.max_atol + tol.max_rtol * y.abs()) & both_finite | neg_inf_ok
-    n = x.numel()
-    matched = float(ok.to(torch.float64).mean()) if n else 1.0
-    max_abs = _finite(float(err.max())) if n else 0.0
-    max_rel = _finite(float(rel.max())) if n else 0.0
-    missed = (~ok) & both_finite
-    worst_missed = _finite(float(err[missed].max())) if bool(missed.any()) else 0.0
-    scale = float(y[torch.isfinite(y)].abs().max()) if bool(torch.isfinite(y).any()) else 0.0
+    stats = _float_stats(out_t, ref_t, tol)
+    n, has_nan, has_inf = out_t.numel(), stats.has_nan, stats.has_inf
+    matched = stats.matched / n if n else 1.0
+    max_abs, max_rel, worst_missed, scale = stats.max_abs, stats.max_rel, stats.worst_missed, stats.scale
     bound = (
         tol.max_error_cap if tol.max_error_cap is not None else OUTLIER_BOUND * (tol.max_atol + tol.max_rtol * scale)
     )
@@ -196,9 +183,69 @@ def compare_output(name: str, spec: TensorSpec, out, ref, tol: Tolerance) -> Out
         )
     elif tol.max_error_cap is not None and max_abs > tol.max_error_cap:
         check.status, check.reason = "INCORRECT_NUMERICAL", f"max error {max_abs:.3g} above the cap {tol.max_error_cap}"
-    elif n and not bool(x.ne(0).any()) and bool(y.ne(0).any()):
+    elif n and not stats.out_nonzero and stats.ref_nonzero:
         check.status, check.reason = "INCORRECT_NUMERICAL", "output is all zeros, the reference is not"
     return check
+
+
+CHUNK = 1 << 20  # elements per pass of `_float_stats`: its temporaries stay in the cache (a few MiB)
+
+
+@dataclass
+class _FloatStats:
+    """What our rule needs of a float output, gathered a chunk at a time (`_float_stats`)."""
+
+    matched: int = 0  # elements within atol + rtol·|ref| (both finite), or -inf on both sides where allowed
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    worst_missed: float = 0.0  # the largest error among finite, unmatched elements
+    scale: float = 0.0  # max |ref| over its finite elements
+    has_nan: bool = False
+    has_inf: bool = False  # an infinity in the output, other than an allowed -inf where the reference has one
+    out_nonzero: bool = False
+    ref_nonzero: bool = False
+
+
+def _float_stats(out_t, ref_t, tol: Tolerance) -> _FloatStats:
+    """The statistics of the whole tensors, computed over slices of CHUNK elements: a maximum, a count
+    and an any are the same over the slices as over the whole, and each slice's dozen temporaries fit in
+    the cache, where whole-tensor temporaries (a 4096 × 14336 weight gradient: 235 MB each in f32) made
+    checking every call of a large case take longer than running it. A NaN among the relative errors
+    (a NaN reference) makes their maximum NaN, as one pass over the whole would."""
+    import torch
+
+    work = torch.float64 if out_t.dtype == torch.float64 else torch.float32
+    tiny = torch.finfo(work).tiny
+    xs, ys = out_t.reshape(-1), ref_t.reshape(-1)
+    found = _FloatStats()
+    rel_nan = False
+    for start in range(0, xs.numel(), CHUNK):
+        x, y = xs[start : start + CHUNK].to(work), ys[start : start + CHUNK].to(work)
+        neg_inf_ok = (x == -math.inf) & (y == -math.inf) if tol.allow_negative_inf else None
+        inf = torch.isinf(x) if neg_inf_ok is None else torch.isinf(x) & ~neg_inf_ok
+        both_finite = torch.isfinite(x) & torch.isfinite(y)
+        y_abs = y.abs()
+        err = torch.where(both_finite, (x - y).abs(), 0.0)
+        within = (err <= tol.max_atol + tol.max_rtol * y_abs) & both_finite
+        ok = within if neg_inf_ok is None else within | neg_inf_ok
+        missed = ~ok & both_finite
+        rel = float((err / y_abs.clamp_min(tiny)).max())
+        rel_nan = rel_nan or math.isnan(rel)
+        finite_ref = y_abs[torch.isfinite(y)]
+        found.matched += int(ok.sum())
+        found.max_abs = max(found.max_abs, float(err.max()))
+        found.max_rel = max(found.max_rel, rel) if not math.isnan(rel) else found.max_rel
+        found.worst_missed = (
+            max(found.worst_missed, float(err[missed].max())) if bool(missed.any()) else found.worst_missed
+        )
+        found.scale = max(found.scale, float(finite_ref.max())) if finite_ref.numel() else found.scale
+        found.has_nan = found.has_nan or bool(torch.isnan(x).any())
+        found.has_inf = found.has_inf or bool(inf.any())
+        found.out_nonzero = found.out_nonzero or bool(x.ne(0).any())
+        found.ref_nonzero = found.ref_nonzero or bool(y.ne(0).any())
+    found.max_abs, found.worst_missed = _finite(found.max_abs), _finite(found.worst_missed)
+    found.max_rel = _finite(math.nan if rel_nan else found.max_rel)
+    return found
 
 
 def _bits(name: str, out_t, ref_t) -> OutputCheck:
