@@ -310,7 +310,6 @@ class ImplementationEntry:
     project: str | None
     operation: str | None
     runs: int
-    seq: int
     text: str  # title, slug, project slug and project name, lowercased, apart by a character no word holds
 
 
@@ -325,23 +324,24 @@ def implementation_catalogue(conn: Connection) -> list[ImplementationEntry]:
         .group_by(runs.c.implementation_id)
         .subquery()
     )
+    run_count = func.coalesce(counts.c.runs, 0).label("runs")
     query = (
         select(
             implementations.c.id,
             implementations.c.slug,
             implementations.c.title,
             implementations.c.implementation_digest,
-            implementations.c.seq,
             projects.c.slug.label("project"),
             projects.c.name.label("project_name"),
             operations.c.slug.label("operation"),
-            func.coalesce(counts.c.runs, 0).label("runs"),
+            run_count,
         )
         .outerjoin(projects, projects.c.id == implementations.c.project_id)
         .outerjoin(operations, operations.c.id == implementations.c.operation_id)
         .outerjoin(counts, counts.c.implementation_id == implementations.c.id)
+        .order_by(run_count.desc(), implementations.c.seq)
     )
-    entries = [
+    return [
         ImplementationEntry(
             id=r.id,
             title=r.title or r.slug,
@@ -349,13 +349,10 @@ def implementation_catalogue(conn: Connection) -> list[ImplementationEntry]:
             project=r.project,
             operation=r.operation,
             runs=int(r.runs),
-            seq=int(r.seq),
             text="\n".join(t or "" for t in (r.title, r.slug, r.project, r.project_name)).lower(),
         )
         for r in conn.execute(query)
     ]
-    entries.sort(key=lambda e: (-e.runs, e.seq))
-    return entries
 
 
 def pending_implementation_matches(conn: Connection, words: Sequence[str]) -> list[dict[str, Any]]:
