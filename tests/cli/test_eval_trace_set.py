@@ -155,9 +155,11 @@ def test_import_of_a_trace_set_names_the_importer_that_reads_it(tmp_path):
     other.write_text(json.dumps({**DEFINITION, "name": "other_op"}))
     blob = next(root.glob("blob/**/*.safetensors"))
     moved = blob.rename(tmp_path / "away.safetensors")  # its case's data is nowhere: no record can name it
-    refused = CliRunner().invoke(app, ["import", "--from", "flashinfer", str(root), "--db", db])
+    refused = CliRunner().invoke(app, ["import", "--from", "flashinfer", str(root), "--db", db], env={"COLUMNS": "400"})
     assert refused.exit_code == 1 and "Traceback" not in refused.output, refused.output
-    assert str(blob.relative_to(root)) in refused.output.replace("\n", ""), refused.output
+    said = refused.output.replace("\n", "")
+    assert str(blob.relative_to(root)) in said and f"under {root}" in said, refused.output
+    assert "trace-0" not in said  # the scratch folder made for the import is nothing to its user
     moved.rename(blob)
     done = CliRunner().invoke(app, ["import", "--from", "flashinfer", str(root), "--db", db])
     assert done.exit_code == 0, done.output

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+from dataclasses import replace
 
 import pytest
 import torch
@@ -22,6 +23,7 @@ from kernelindex.formats.records import records_for
 from kernelindex.harness.records import evaluation_records
 from kernelindex.harness.runner import evaluate
 from kernelindex.records.canonical import digest
+from kernelindex.services import harness_adapter as harness
 
 UUID = "b10b0000-0000-4000-8000-000000000001"
 
@@ -78,6 +80,29 @@ def test_a_run_reads_the_blob_from_the_root_given(tmp_path):
     artifact = case["spec"]["tensors"]["x"]["data"]["artifact"]
     file = traces / artifact["uri"].split("#")[0]
     assert artifact["digest"] == "sha256:" + hashlib.sha256(file.read_bytes()).hexdigest()
+
+
+def test_the_records_name_the_data_the_run_read_not_what_the_file_became(tmp_path):
+    """Unsandboxed, a solution can write over the blob under the root once the run has staged it: the
+    records name the copy the reference read, hashed before any process started, not the file as it is
+    when the records are made."""
+    n = 6
+    folder, traces, path, data = _dataset(tmp_path, n)
+    file = traces / path
+    read = "sha256:" + hashlib.sha256(file.read_bytes()).hexdigest()
+    code = (
+        "import torch\nfrom safetensors.torch import save_file\n\ndef run(x, y, z):\n"
+        f"    save_file({{'x': torch.full(({n},), 7.0)}}, {str(file)!r})\n    torch.add(x, y, out=z)\n"
+    )
+    suite = evaluate(
+        load_problem(folder), write_solution(tmp_path / "s", code), quick(blob_root=str(traces), sandbox="off")
+    )
+    assert [c.status for c in suite.cases] == ["PASSED"], suite.cases[0].log
+    assert "sha256:" + hashlib.sha256(file.read_bytes()).hexdigest() != read  # the solution did write it
+    artifact = evaluation_records(suite).problem.cases[UUID]["spec"]["tensors"]["x"]["data"]["artifact"]
+    assert artifact["digest"] == read
+    # made from the folder alone, the record names the file as it now is: another workload
+    assert records_for(load_problem(folder), traces).cases[UUID] != evaluation_records(suite).problem.cases[UUID]
 
 
 def test_eval_without_the_blob_root_says_which_workload_and_path_and_reads_the_environments(tmp_path, monkeypatch):
@@ -157,3 +182,17 @@ def test_cases_that_read_other_tensors_of_one_file_are_different_workloads(tmp_p
     other = records_for(load_problem(folder), traces).cases[UUID]
     assert other["spec"]["tensors"]["x"]["data"]["artifact"]["uri"] == f"{path}#y"
     assert digest(other) != digest(first)
+
+
+def test_a_campaigns_batches_that_read_one_blob_differently_are_not_merged(tmp_path):
+    """A campaign stores one run per case from batches run apart: their blob digests are merged, and a
+    file read with other contents by another batch refuses the merge rather than naming one of them."""
+    folder, traces, path, _ = _dataset(tmp_path, 5)
+    solution = write_solution(tmp_path / "s", "import torch\n\ndef run(x, y, z):\n    torch.add(x, y, out=z)\n")
+    suite = evaluate(load_problem(folder), solution, quick(blob_root=str(traces)))
+    assert [c.status for c in suite.cases] == ["PASSED"], suite.cases[0].log
+    read = suite.blob_digests[path]
+    assert harness.merge([suite, replace(suite, cases=[])]).blob_digests == {path: read}
+    other = "sha256:" + hashlib.sha256(read.encode()).hexdigest()
+    with pytest.raises(ValueError, match=f"{path} changed between batches"):
+        harness.merge([suite, replace(suite, cases=[], blob_digests={path: other})])

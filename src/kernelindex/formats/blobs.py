@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from kernelindex.formats.workload import WorkloadCase
@@ -57,13 +57,24 @@ def locate(path: str, problem_root: Path, root: Path | None, workload: str, name
     raise BlobMissing(f"workload {workload}: safetensors input {name!r}: no file {path!r} under {looked}{hint}")
 
 
+def _named(case: WorkloadCase) -> Iterator[tuple[str, str]]:
+    for name, spec in case.inputs.items():
+        if spec.type == "safetensors" and spec.path is not None:
+            yield name, spec.path
+
+
+def paths_of(case: WorkloadCase) -> set[str]:
+    """The safetensors paths one case names."""
+    return {path for _, path in _named(case)}
+
+
 def locate_all(cases: Iterable[WorkloadCase], problem_root: Path, root: Path | None) -> dict[str, Path]:
     """Every safetensors path the cases name → its file (BlobMissing for the first that has none)."""
     found: dict[str, Path] = {}
     for case in cases:
-        for name, spec in case.inputs.items():
-            if spec.type == "safetensors" and spec.path is not None and spec.path not in found:
-                found[spec.path] = locate(spec.path, problem_root, root, case.uuid, name)
+        for name, path in _named(case):
+            if path not in found:
+                found[path] = locate(path, problem_root, root, case.uuid, name)
     return found
 
 

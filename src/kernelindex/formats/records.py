@@ -241,23 +241,27 @@ def as_format_error(file: str | Path, line: int | None = None) -> Iterator[None]
         raise FormatError(file, line, exc.path or None, exc.reason) from None
 
 
-def records_for(problem: Problem, blob_root: str | Path | None = None) -> ProblemRecords:
+def records_for(
+    problem: Problem, blob_root: str | Path | None = None, blob_digests: Mapping[str, str] | None = None
+) -> ProblemRecords:
     """The problem's records; its safetensors inputs are found as the harness finds them (``blob_root``,
     else KERNELINDEX_BLOB_ROOT, then the problem folder), and a case whose file is nowhere is refused by
-    its line: without the file its record could not tell it from a case given other data."""
+    its line: without the file its record could not tell it from a case given other data. ``blob_digests``:
+    paths already hashed (a run's, of the copies it read), neither looked for nor read again."""
     definition_file, workload_file = problem.root / "definition.json", problem.root / "workload.jsonl"
     with as_format_error(definition_file):
         operation = operation_spec(problem.definition)
     op_digest = digest(operation)
     root = blobs.blob_root(blob_root)
-    digests: dict[str, str] = {}  # each file read once, however many cases name it
+    digests = dict(blob_digests or {})  # each file read once, however many cases name it
     cases = {}
     for case in problem.cases:
-        try:
-            found = blobs.locate_all([case], problem.root, root)
-        except blobs.BlobMissing as exc:
-            raise FormatError(workload_file, case.line, "inputs", str(exc)) from None
-        digests.update(blobs.content_digests({p: f for p, f in found.items() if p not in digests}))
+        if not blobs.paths_of(case) <= digests.keys():
+            try:
+                found = blobs.locate_all([case], problem.root, root)
+            except blobs.BlobMissing as exc:
+                raise FormatError(workload_file, case.line, "inputs", str(exc)) from None
+            digests.update(blobs.content_digests({p: f for p, f in found.items() if p not in digests}))
         with as_format_error(workload_file, case.line):
             cases[case.uuid] = workload_case(problem.definition, case, op_digest, digests)
     with as_format_error(workload_file):

@@ -233,7 +233,7 @@ def evaluation_records(suite) -> EvaluationRecords:
     from kernelindex.harness.machine import runner_identity
     from kernelindex.harness.runner import HARNESS_NAME, HARNESS_VERSION
 
-    problem = records_for(suite.problem, suite.options.blob_root)
+    problem = records_for(suite.problem, suite.options.blob_root, suite.blob_digests)
     op_digest = digest(problem.operation)
     ran = [r.case for r in suite.cases]
     suite_record = (

@@ -72,6 +72,7 @@ from kernelindex.harness.stats import (
 )
 from kernelindex.harness.timing import PhaseClock
 from kernelindex.harness.verdict import Verdict
+from kernelindex.records.canonical import DIGEST_PREFIX
 from kernelindex.records.refusal import Refusal, RefusalKind
 from kernelindex.records.vocabulary import (
     STRICT_RULE_FLAG,
@@ -194,6 +195,9 @@ class SuiteResult:
     sandboxed: bool = False
     sandbox_note: str = ""  # why the run was not sandboxed (then it is reproducible, not verified)
     speedup: Interval | None = None
+    # each safetensors path the run read -> the digest of the copy it read (its snapshot's, hashed once
+    # before any process started): what the records name, whatever happens to the original afterwards
+    blob_digests: dict[str, str] = field(default_factory=dict)
 
     @property
     def partial(self) -> bool:
@@ -427,6 +431,10 @@ class _Session:
         _read_only(self.snapshot)
         self.watched = [problem.root.resolve(), self.snapshot, *HARNESS_FILES]
         self.baseline = {str(r): _digests(r) for r in self.watched}  # taken once, never again
+        staged = self.baseline[str(self.snapshot)]
+        self.blob_digests = {
+            path: DIGEST_PREFIX + staged[str(self.snapshot / file)] for path, file in self.files.items()
+        }
         self.memory = options.memory_limit_mb << 20
         try:
             self.plan = memory_plan(problem, options, memory.available_bytes(), cases)
@@ -1214,6 +1222,7 @@ def _suite(
         sandboxed=session.sandboxed,
         sandbox_note=session.sandbox_note,
         speedup=suite_speedup_interval(paired) if paired and len(paired) == len(results) else None,
+        blob_digests=session.blob_digests,
     )
 
 

@@ -193,4 +193,9 @@ def run_campaign(
         advance(count * len(group))
         for pair in group:
             if len(pair.parts) == expected[id(pair)] and pair.failure is None:
-                store_pair(pair, harness.merge(pair.parts))
+                try:
+                    merged = harness.merge(pair.parts)
+                except ValueError as exc:
+                    pair.failure = str(exc)
+                    continue
+                store_pair(pair, merged)

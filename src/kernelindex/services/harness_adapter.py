@@ -220,10 +220,19 @@ def run_many(problem_dir: Path, solution_paths: list[Path], options: EvalOptions
 
 
 def merge(parts: list[SuiteResult]) -> SuiteResult:
-    """One suite result from batches of cases of the same problem and solution, in workload order."""
+    """One suite result from batches of cases of the same problem and solution, in workload order. A blob that
+    two batches read with different contents (its file changed in between) is refused (ValueError): no one
+    record could say what its cases were given."""
     order = {case.uuid: n for n, case in enumerate(parts[0].problem.cases)}
     cases = sorted((c for part in parts for c in part.cases), key=lambda c: order[c.case.uuid])
     first = parts[0]
+    blob_digests: dict[str, str] = {}
+    for part in parts:
+        for path, read in part.blob_digests.items():
+            if blob_digests.setdefault(path, read) != read:
+                raise ValueError(
+                    f"safetensors file {path} changed between batches: read as {blob_digests[path]}, then {read}"
+                )
     return replace(
         first,
         cases=cases,
@@ -232,6 +241,7 @@ def merge(parts: list[SuiteResult]) -> SuiteResult:
         score=suite_score(cast(list[CaseScore], [c.score for c in cases]), [c.passed for c in cases]),
         started_at=min(p.started_at for p in parts),
         finished_at=max(p.finished_at for p in parts),
+        blob_digests=blob_digests,
     )
 
 

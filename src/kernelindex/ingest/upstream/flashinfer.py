@@ -151,7 +151,8 @@ def _links(problem: tuple[Path, Path, Path], trace_file: Path, solution_path: Pa
         if exc.file == str(problem_dir / "definition.json"):  # a byte-for-byte copy: same lines
             raise UpstreamError(definition_file, exc.line, exc.field, exc.reason) from None
         if exc.file == str(problem_dir / "workload.jsonl"):  # made from the trace lines' workloads
-            reason = f"a workload of its lines: {exc.reason}"
+            # a blob is looked for in the scratch folder too, where nothing is: that place means nothing here
+            reason = f"a workload of its lines: {exc.reason}".replace(f" or {problem_dir}", "")
             raise UpstreamError(trace_file, None, f"workload.{exc.field}" if exc.field else None, reason) from None
         raise UpstreamError(Path(exc.file), exc.line, exc.field, exc.reason) from None
 
