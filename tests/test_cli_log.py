@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from importlib import resources
 
-from sqlalchemy import text
 from typer.testing import CliRunner
 
 from kernelindex.cli import app
 from kernelindex.store import open_store
+from log_tamper_kit import forge_leaf
 
 SAMPLE = resources.files("kernelindex") / "sample"
 
@@ -36,7 +36,7 @@ def test_prove_and_check_and_their_failures(tmp_path):
     store = open_store(db)  # history rewritten behind the store's back: the first leaf replaced
     with store.engine.connect() as conn, conn.begin():
         forged = bytes([1] * 32)  # a leaf is kept as its digest's raw bytes
-        assert conn.execute(text("UPDATE log_leaves SET digest = :d WHERE idx = 0"), {"d": forged}).rowcount == 1
+        forge_leaf(conn, 0, forged)
     store.close()
     rewritten = run("log", "check", "--checkpoint", str(saved), "--db", db, code=1)
     assert "proof failed" in rewritten.output

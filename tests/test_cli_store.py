@@ -116,7 +116,7 @@ def test_verify_fails_with_exit_1_on_a_tampered_store(db, tmp_path):
     result = run("verify", "--db", db, code=1)
     # the digest against its record, the column against its manifest, the leaf against the row
     assert result.stdout.strip() == "40 records checked, 3 mismatches"
-    assert "runs" in result.stderr and "run_digest" in result.stderr and "log_leaves" in result.stderr
+    assert "runs" in result.stderr and "run_digest" in result.stderr and "log_blocks" in result.stderr
 
 
 def test_database_from_the_environment(tmp_path, monkeypatch):

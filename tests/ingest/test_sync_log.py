@@ -17,6 +17,7 @@ from kernelindex.store import open_store
 from kernelindex.store.transparency.witness import last_seen
 from kernelindex.web.app import create_app
 from live_kit import serving
+from log_tamper_kit import forge_leaf, keep_leaves, leaves
 
 
 @pytest.fixture
@@ -65,20 +66,16 @@ def test_a_rewritten_mirror_is_refused_and_nothing_stored(origin, store, tmp_pat
     _new_run(source, tmp_path, 3)
     with source.engine.connect() as conn, conn.begin():
         if rewrite == "edited_leaf":  # history rewritten: an early leaf and every node above it recomputed
-            conn.execute(
-                text("UPDATE log_leaves SET digest = :d WHERE idx = 0"),
-                {"d": bytes.fromhex(digest({"kind": "X", "spec": {}})[7:])},
-            )
+            forge_leaf(conn, 0, bytes.fromhex(digest({"kind": "X", "spec": {}})[7:]))
             conn.execute(text("DELETE FROM log_nodes"))
             from kernelindex.records import merkle
             from kernelindex.store.transparency.leaves import leaf_hash
             from kernelindex.store.transparency.tables import KEPT_LEVEL, node_key
 
-            rows = conn.execute(text("SELECT idx, digest FROM log_leaves ORDER BY idx")).all()
-            for (level, at), h in merkle.append([], [leaf_hash(bytes(d)) for _, d in rows], 0, KEPT_LEVEL):
+            for (level, at), h in merkle.append([], [leaf_hash(d) for d in leaves(conn)], 0, KEPT_LEVEL):
                 conn.execute(text("INSERT INTO log_nodes VALUES (:k, :h)"), {"k": node_key(level, at), "h": h})
         elif rewrite == "shrunk":
-            conn.execute(text("DELETE FROM log_leaves WHERE idx >= 2"))
+            keep_leaves(conn, 2)
     if rewrite == "new_key":
         app.state.log_signer = CheckpointSigner(new_private_key(), "origin.test/log")
     before = snapshot(store)

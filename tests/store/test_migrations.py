@@ -86,7 +86,7 @@ def test_a_downgraded_store_is_upgraded_again(empty_db_url, monkeypatch):
     calls = _upgrades_run(monkeypatch)
     store = open_store(empty_db_url)
     with store.engine.connect() as conn:
-        assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar_one() == "1200_log_raw_leaves"
+        assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar_one() == "1300_log_blocks"
         assert inspect(conn).has_table("migration_checks")
     store.close()
     assert calls == ["head"]

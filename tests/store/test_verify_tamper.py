@@ -17,8 +17,9 @@ from kernelindex.ingest.catalog import import_catalog
 from kernelindex.store import tables as t
 from kernelindex.store.transparency import reads
 from kernelindex.store.transparency.leaves import BY_ID, LOGGED
-from kernelindex.store.transparency.tables import KEPT_LEVEL, log_leaves, node_key
+from kernelindex.store.transparency.tables import KEPT_LEVEL, log_blocks, node_key
 from kernelindex.store.verify import verify_store
+from log_tamper_kit import forge_leaf, keep_leaves, retable_leaf, swap_leaves
 from store_fixtures import BACKENDS  # noqa: F401
 
 SAMPLE = sorted((__import__("pathlib").Path(__file__).resolve().parents[2] / "src/kernelindex/sample").glob("*.json"))
@@ -49,7 +50,7 @@ def test_every_record_is_a_leaf_once(filled):
     with filled.read() as conn:
         size = reads.tree_size(conn)
         rows = sum(conn.scalar(select(text("count(*)")).select_from(logged.table)) for logged in LOGGED)
-        tables = {BY_ID[number].name for number in conn.execute(select(log_leaves.c.table_id)).scalars()}
+        tables = {BY_ID[number].name for number in conn.execute(select(log_blocks.c.table_id)).scalars()}
     assert size == rows
     assert {"runs", "measurements", "operations", "workloads", "protocols", "record_events", "sources"} <= tables
 
@@ -91,13 +92,13 @@ def test_a_record_rewritten_with_its_digest_is_found_by_its_leaf(filled):
     with filled.engine.connect() as conn, conn.begin():
         conn.execute(t.record_events.update().where(t.record_events.c.seq == seq).values(export_row=reason))
     found = _found(filled)
-    assert any(table == "log_leaves" and field.endswith("digest") for table, field in found)
+    assert any(table == "log_blocks" and field.endswith("digest") for table, field in found)
 
 
 def test_a_removed_record_is_found(filled):
     _raw(filled, "DELETE FROM measurements WHERE seq = (SELECT MAX(seq) FROM measurements)")
     found = _found(filled)
-    assert any(table == "log_leaves" and field.startswith("measurements seq") for table, field in found)
+    assert any(table == "log_blocks" and field.startswith("measurements seq") for table, field in found)
 
 
 def test_reordered_records_are_found(filled):
@@ -106,7 +107,7 @@ def test_reordered_records_are_found(filled):
     _raw(filled, "UPDATE runs SET seq = -1 WHERE seq = :a", a=a)
     _raw(filled, "UPDATE runs SET seq = :a WHERE seq = :b", a=a, b=b)
     _raw(filled, "UPDATE runs SET seq = :b WHERE seq = -1", b=b)
-    assert any(table == "log_leaves" and field.endswith("digest") for table, field in _found(filled))
+    assert any(table == "log_blocks" and field.endswith("digest") for table, field in _found(filled))
 
 
 def test_a_record_added_behind_the_stores_back_is_found(filled):
@@ -118,30 +119,52 @@ def test_a_record_added_behind_the_stores_back_is_found(filled):
         **row,
         row=export,
     )
-    assert ("log_leaves", "leaf") in _found(filled)
+    assert ("log_blocks", "leaf") in _found(filled)
 
 
-@pytest.mark.parametrize("change", ["edit", "swap", "drop_last", "node", "table", "no_table"])
+@pytest.mark.parametrize(
+    "change", ["edit", "swap", "drop_last", "node", "table", "no_table", "seq", "last_seq", "short", "gap"]
+)
 def test_a_tampered_log_is_found(filled, change):
-    rng = random.Random(34)
+    seed = random.randrange(2**32)
+    rng = random.Random(seed)
     with filled.read() as conn:
         size = reads.tree_size(conn)
     i, j = rng.sample(range(size - 1), 2)
-    if change == "edit":
-        _raw(filled, "UPDATE log_leaves SET digest = :d WHERE idx = :i", d=hashlib.sha256(b"forged").digest(), i=i)
-    elif change == "swap":
-        _raw(filled, "UPDATE log_leaves SET idx = -1 WHERE idx = :i", i=i)
-        _raw(filled, "UPDATE log_leaves SET idx = :i WHERE idx = :j", i=i, j=j)
-        _raw(filled, "UPDATE log_leaves SET idx = :j WHERE idx = -1", j=j)
-    elif change == "table":  # the leaf said to be of another logged table's row
-        _raw(filled, "UPDATE log_leaves SET table_id = CASE WHEN table_id = 8 THEN 9 ELSE 8 END WHERE idx = :i", i=i)
-    elif change == "no_table":
-        _raw(filled, "UPDATE log_leaves SET table_id = 0 WHERE idx = :i", i=i)
-    elif change == "drop_last":
-        _raw(filled, "DELETE FROM log_leaves WHERE idx = :i", i=size - 1)
-    else:
+    block = "(SELECT max(first_idx) FROM log_blocks WHERE first_idx <= :i)"
+    with filled.engine.connect() as conn, conn.begin():
+        if change == "edit":
+            forge_leaf(conn, i, hashlib.sha256(b"forged").digest())
+        elif change == "swap":
+            swap_leaves(conn, i, j)
+        elif change == "table":  # the leaf said to be of another logged table's row
+            retable_leaf(conn, i)
+        elif change == "no_table":
+            retable_leaf(conn, i, 0)
+        elif change == "drop_last":
+            keep_leaves(conn, size - 1)
+    if change == "node":
         _raw(filled, "UPDATE log_nodes SET hash = :h WHERE node = :n", h=bytes(32), n=node_key(KEPT_LEVEL, 0))
-    assert not verify_store(filled).ok
+    elif change == "seq":  # the leaf said to be of the row after its own
+        with filled.engine.connect() as conn, conn.begin():
+            first, seqs = conn.execute(
+                text(f"SELECT first_idx, seqs FROM log_blocks WHERE first_idx = {block}"), {"i": i}
+            ).one()
+            seqs = bytearray(seqs)
+            at = 8 * (i - first)
+            seqs[at : at + 8] = (int.from_bytes(seqs[at : at + 8], "little") + 1).to_bytes(8, "little")
+            conn.execute(text("UPDATE log_blocks SET seqs = :s WHERE first_idx = :f"), {"s": bytes(seqs), "f": first})
+    elif change == "last_seq":  # a denormalised column: what finds a row's leaf
+        _raw(filled, f"UPDATE log_blocks SET last_seq = last_seq + 1 WHERE first_idx = {block}", i=i)
+    elif change == "short":  # a block whose digests are not whole leaves
+        _raw(
+            filled,
+            f"UPDATE log_blocks SET digests = substr(digests, 1, length(digests) - 5) WHERE first_idx = {block}",
+            i=i,
+        )
+    elif change == "gap":  # a block renumbered: the leaves are not 0..n-1
+        _raw(filled, f"UPDATE log_blocks SET first_idx = first_idx + {size} WHERE first_idx = {block}", i=i)
+    assert not verify_store(filled).ok, seed
 
 
 def test_nothing_is_logged_for_a_rolled_back_write(filled):
@@ -191,15 +214,15 @@ def test_a_log_of_before_1100_keeps_its_root_and_proofs_without_small_nodes(fill
 
 
 def test_a_leaf_written_as_text_behind_the_stores_back_is_found(filled):
-    """SQLite keeps any value in any column: a leaf's digest written back as ``sha256:`` text is a
-    wrong leaf for ``verify`` (and the proofs still read), not a crash."""
+    """SQLite keeps any value in any column: a block's digests written back as one ``sha256:`` text are
+    wrong leaves for ``verify`` (and the proofs still read), not a crash."""
     if filled.dialect != "sqlite":
         pytest.skip("PostgreSQL refuses text in a bytea column")
     with filled.read() as conn:
         leaf = reads.leaf_at(conn, 0)
-    _raw(filled, "UPDATE log_leaves SET digest = :d WHERE idx = 0", d=leaf.digest)
+    _raw(filled, "UPDATE log_blocks SET digests = :d WHERE first_idx = 0", d=leaf.digest)
     found = _found(filled)
-    assert any(table == "log_leaves" and field.endswith("digest") for table, field in found)
+    assert ("log_blocks", "lengths") in found
     assert any(table == "log_nodes" for table, _ in found)
 
 

@@ -11,8 +11,6 @@ order, which makes the leaf order a pure function of the order of the writes.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-from itertools import repeat
 from typing import Any
 
 from sqlalchemy import Connection
@@ -20,19 +18,19 @@ from sqlalchemy import Connection
 from kernelindex.records import merkle
 from kernelindex.store.bulk import insert_values
 from kernelindex.store.database import bulk_settings
+from kernelindex.store.transparency.blocks import COLUMNS, block_rows
 from kernelindex.store.transparency.leaves import LOGGED, Logged, known_leaves, leaf_hashes
 from kernelindex.store.transparency.reads import fetch_nodes, tree_size
-from kernelindex.store.transparency.tables import KEPT_LEVEL, log_leaves, log_nodes, node_key
+from kernelindex.store.transparency.tables import KEPT_LEVEL, log_blocks, log_nodes, node_key
 
-LEAF_COLUMNS = ("idx", "digest", "table_id", "row_seq")
 NODE_COLUMNS = ("node", "hash")
-ROWS_PER_STATEMENT = 500  # leaves or nodes per SQLite INSERT (bulk.insert_values)
+ROWS_PER_STATEMENT = 500  # nodes or blocks per SQLite INSERT (bulk.insert_values)
 
 
-# one statement: for each logged table, its number, its last seq and the last of its rows the log holds
+# one statement: for each logged table, its last seq and the last of its rows the log holds
 _HEADS = " UNION ALL ".join(
     f"SELECT {logged.id}, (SELECT max(seq) FROM {logged.name}), "
-    f"(SELECT max(row_seq) FROM log_leaves WHERE table_id = {logged.id})"
+    f"(SELECT max(last_seq) FROM log_blocks WHERE table_id = {logged.id})"
     for logged in LOGGED
 )
 
@@ -63,76 +61,35 @@ def log_new_records(conn: Connection) -> int:
 
 
 def _append(conn: Connection, behind: list[tuple[Logged, int]]) -> int:
-    """Each table's rows past ``seq`` ``seen``, a page at a time, and their leaves in multi-row
-    INSERTs (PostgreSQL: COPY); then the nodes they complete, hashed a level at a time from the
-    right edge (one read of a few nodes per append), from the leaves of the whole append kept
-    until then (32 bytes each). The pages are read by the driver's own cursor: plain tuples, no
+    """Each table's rows past ``seq`` ``seen``, a page at a time, their leaves in blocks (a few hundred
+    rows for an import's tens of thousands of leaves); then the nodes they complete, hashed a level at a
+    time from the right edge (one read of a few nodes per append), from the leaves of the whole append
+    kept until then (32 bytes each). The pages are read by the driver's own cursor: plain tuples, no
     result object per row."""
     size = tree_size(conn)
     edge = right_edge(conn, size)
-    rebuild = _drop_indexes_if_new(conn, size)
     known = known_leaves(conn)
-    added = 0
     leaves: list[bytes] = []
+    blocks: list[tuple[Any, ...]] = []
     driver: Any = conn.connection.dbapi_connection
     cursor = driver.cursor()
     try:
         for logged, seen in behind:
             sql = logged.new_rows_sql(conn.dialect.name)
-            while True:  # each page read whole before the inserts (no cursor left open)
+            while True:  # each page read whole (no cursor left open)
                 cursor.execute(sql, (seen,))
                 rows = cursor.fetchall()
                 if not rows:
                     break
                 digests = logged.leaf_digests(rows, known)
                 seqs = [row[0] for row in rows]
-                _insert_leaves(conn, logged.id, size + added, digests, seqs)
+                blocks += block_rows(size + len(leaves), logged.id, digests, seqs)
                 leaves += digests
-                added += len(rows)
                 seen = seqs[-1]
     finally:
         cursor.close()
-
-    def tree() -> list[tuple[merkle.Node, bytes]]:
-        return merkle.append(edge, leaf_hashes(leaves), size, KEPT_LEVEL)
-
-    if rebuild:  # the tree hashed while SQLite builds the indexes, which lets go of the GIL:
-        # the hashing takes the core that would idle at a first import's commit (its workers are done)
-        with ThreadPoolExecutor(max_workers=1) as hasher:
-            made = hasher.submit(tree)
-            for statement in rebuild:
-                conn.exec_driver_sql(statement)
-            found = made.result()
-    else:
-        found = tree()
+    insert_values(conn, log_blocks, COLUMNS, blocks, rows_per_statement=ROWS_PER_STATEMENT)
+    found = merkle.append(edge, leaf_hashes(leaves), size, KEPT_LEVEL)
     nodes = [(node_key(*node), bytearray(value)) for node, value in found]
     insert_values(conn, log_nodes, NODE_COLUMNS, nodes, rows_per_statement=ROWS_PER_STATEMENT)
-    return added
-
-
-def _insert_leaves(conn: Connection, table_id: int, first: int, digests: list[bytes], seqs: list[int]) -> None:
-    """Leaves ``first``, ``first + 1``, ... of one table's rows ``seqs``, each digest bound as a
-    ``bytearray``: the sqlite3 module binds one directly, but looks for an adapter (two failed
-    attribute lookups) for every ``bytes`` value, which doubled the insert."""
-    leaves = list(zip(range(first, first + len(seqs)), map(bytearray, digests), repeat(table_id), seqs))
-    insert_values(conn, log_leaves, LEAF_COLUMNS, leaves, rows_per_statement=ROWS_PER_STATEMENT)
-
-
-_LEAF_INDEXES = ("ix_log_leaves_digest", "ix_log_leaves_table_id_row_seq")
-
-
-def _drop_indexes_if_new(conn: Connection, size: int) -> list[str]:
-    """On SQLite, a log still empty (a new store's first import) takes its leaves without its two
-    secondary indexes, built again from them at the end: one sort each instead of a random B-tree
-    insert per leaf. Inside the transaction, so a rollback restores them. Returns the statements
-    that build them again."""
-    if size or conn.dialect.name != "sqlite":
-        return []
-    statements = []
-    for name in _LEAF_INDEXES:
-        found = conn.exec_driver_sql("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?", (name,)).first()
-        if found is None:
-            continue
-        conn.exec_driver_sql(f'DROP INDEX "{name}"')
-        statements.append(found[0])
-    return statements
+    return len(leaves)

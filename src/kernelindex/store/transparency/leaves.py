@@ -49,7 +49,7 @@ SHA256 = re.compile(r"^sha256:[0-9a-f]{64}$")
 
 
 def raw_digest(text: str) -> bytes | None:
-    """The 32 bytes a ``sha256:`` digest stands for (how ``log_leaves`` keeps a leaf), or None."""
+    """The 32 bytes a ``sha256:`` digest stands for (how ``log_blocks`` keeps a leaf), or None."""
     return bytes.fromhex(text[7:]) if SHA256.match(text) else None
 
 
@@ -77,7 +77,7 @@ def stated_leaves(values: Sequence[Any]) -> list[bytes]:
 
 
 def stored_leaf(value: Any) -> bytes:
-    """A ``digest`` read from ``log_leaves`` as bytes, whatever was written there behind the
+    """A ``digests`` or ``seqs`` value read from ``log_blocks`` as bytes, whatever was written there behind the
     store's back (SQLite keeps text in any column): a wrong leaf, for ``verify`` to report."""
     return value.encode("utf-8") if isinstance(value, str) else bytes(value)
 
@@ -100,7 +100,7 @@ def leaf_hashes(leaves: Iterable[bytes]) -> list[bytes]:
 
 @dataclass(frozen=True)
 class Logged:
-    id: int  # ``log_leaves.table_id``: fixed once given (stored in every leaf), whatever the order below
+    id: int  # ``log_blocks.table_id``: fixed once given (stored in every block), whatever the order below
     table: Table
     column: str | None = None  # the row's own content digest, stored with it
     record: str | None = None  # else a column holding a record: its content digest

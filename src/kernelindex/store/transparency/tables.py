@@ -1,7 +1,13 @@
-"""The log's two tables: its leaves in order, and the perfect subtrees above them.
+"""The log's tables: its leaves in blocks, and the perfect subtrees above them.
 
-``log_leaves``: leaf ``idx`` holds the content digest (its 32 raw bytes) of the row ``row_seq`` of
-the table numbered ``table_id`` (:attr:`~kernelindex.store.transparency.leaves.Logged.id`).
+``log_blocks``: up to :data:`BLOCK` consecutive leaves of one table's rows, written whole by one append
+and never again: leaf ``first_idx + k`` holds the content digest (32 raw bytes at ``32 * k`` in ``digests``)
+of the row whose ``seq`` is the ``k``-th of ``seqs`` (8 bytes each, little-endian) in the table numbered
+``table_id`` (:attr:`~kernelindex.store.transparency.leaves.Logged.id`). One row per block, not per leaf:
+an import's leaves go in as a few hundred rows with no per-leaf index to build, which was most of what
+the log added to an import (benchmarks/RESULTS.md). A leaf is found by its index (the block at or before
+it), by its row (``table_id`` and ``last_seq``, indexed) or, for a record with a digest column, by that
+column's own index and then its row.
 ``log_nodes``: the hash of every perfect subtree (keyed by :func:`node_key`) of
 :data:`KEPT_LEVEL` levels or more, kept when its last leaf arrives (one per 2**(KEPT_LEVEL - 1)
 leaves), so any root or proof is a few dozen reads at any size. A leaf's own hash and the small
@@ -16,21 +22,24 @@ from sqlalchemy import BigInteger, Column, Index, Integer, LargeBinary, SmallInt
 
 from kernelindex.store.tables import TIME, metadata
 
-# SQLite: an INTEGER PRIMARY KEY is the row id itself (no second index to keep up per leaf)
+# SQLite: an INTEGER PRIMARY KEY is the row id itself (no second index to keep up per block)
 KEY = BigInteger().with_variant(Integer(), "sqlite")
 
-log_leaves = Table(
-    "log_leaves",
+BLOCK = 256  # leaves per log_blocks row at most
+DIGEST_BYTES, SEQ_BYTES = 32, 8
+
+log_blocks = Table(
+    "log_blocks",
     metadata,
-    Column("idx", KEY, primary_key=True, autoincrement=False),
-    Column("digest", LargeBinary(32), nullable=False),
+    Column("first_idx", KEY, primary_key=True, autoincrement=False),  # the index of its first leaf
     Column("table_id", SmallInteger, nullable=False),
-    Column("row_seq", BigInteger, nullable=False),
+    Column("first_seq", BigInteger, nullable=False),  # its first and last rows' seq (denormalised from seqs)
+    Column("last_seq", BigInteger, nullable=False),
+    Column("digests", LargeBinary, nullable=False),
+    Column("seqs", LargeBinary, nullable=False),
 )
-Index("ix_log_leaves_digest", log_leaves.c.digest)
-# which rows of a table the log holds (its newest: where appending resumes); one leaf per row is
-# what appending does and ``verify`` checks, so a plain index, which a first import builds last
-Index("ix_log_leaves_table_id_row_seq", log_leaves.c.table_id, log_leaves.c.row_seq)
+# a table's newest block (where appending resumes) and the block that holds a given row
+Index("ix_log_blocks_table_id_last_seq", log_blocks.c.table_id, log_blocks.c.last_seq)
 
 log_nodes = Table(
     "log_nodes",

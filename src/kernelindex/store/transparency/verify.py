@@ -17,42 +17,53 @@ from typing import Any
 from sqlalchemy import Connection, select
 
 from kernelindex.records import merkle
-from kernelindex.store.transparency.leaves import BY_ID, LOGGED, digest_text, leaf_hash, stored_leaf
-from kernelindex.store.transparency.tables import KEPT_LEVEL, log_leaves, log_nodes
+from kernelindex.store.transparency.blocks import SELECTED, Block
+from kernelindex.store.transparency.leaves import BY_ID, LOGGED, digest_text, leaf_hash
+from kernelindex.store.transparency.tables import DIGEST_BYTES, KEPT_LEVEL, SEQ_BYTES, log_blocks, log_nodes
 
 Check = tuple[str, str, list[tuple[str, Any, Any]]]  # (table, id, [(field, stored, recomputed)])
 
 
+def _block_checks(block: Block, seqs: list[int]) -> list[tuple[str, Any, Any]]:
+    """What a block says of itself that does not add up: lengths, and its denormalised first and last seq."""
+    checks: list[tuple[str, Any, Any]] = []
+    if len(block.digests) % DIGEST_BYTES or len(block.seqs) != SEQ_BYTES * block.size:
+        shown = f"{len(block.digests)} digest bytes, {len(block.seqs)} seq bytes"
+        checks.append(("lengths", shown, f"{DIGEST_BYTES} and {SEQ_BYTES} bytes per leaf"))
+    if seqs and (block.first_seq, block.last_seq) != (seqs[0], seqs[-1]):
+        checks.append(("first_seq, last_seq", (block.first_seq, block.last_seq), (seqs[0], seqs[-1])))
+    return checks
+
+
 def log_checks(conn: Connection) -> Iterator[Check]:
-    stream = conn.execution_options(stream_results=True, yield_per=2000)
+    stream = conn.execution_options(stream_results=True, yield_per=200)
     leaves_of: dict[int, dict[int, tuple[int, str]]] = {logged.id: {} for logged in LOGGED}
     unknown: list[tuple[int, int]] = []
     edge: list[tuple[int, bytes]] = []
     computed: dict[merkle.Node, bytes] = {}
     pending: list[bytes] = []  # leaf hashes not yet added to the tree: its leaves from ``hashed`` on
     hashed = expected = 0  # the tree is of the leaves in order, whatever their numbers say
-    for index, digest, table, row_seq in stream.execute(
-        select(log_leaves.c.idx, log_leaves.c.digest, log_leaves.c.table_id, log_leaves.c.row_seq).order_by(
-            log_leaves.c.idx
-        )
-    ):
-        leaf = stored_leaf(digest)
-        if index != expected:
-            yield "log_leaves", str(index), [("idx", index, expected)]
-            expected = index
-        expected += 1
-        if table in leaves_of:
-            leaves_of[table][row_seq] = (index, digest_text(leaf))
-        else:
-            unknown.append((index, table))
-        pending.append(leaf_hash(leaf))
+    for row in stream.execute(select(*SELECTED).order_by(log_blocks.c.first_idx)):
+        block = Block.of_row(row)
+        if block.first != expected:
+            yield "log_blocks", str(block.first), [("first_idx", block.first, expected)]
+        expected = block.end
+        seqs = block.row_seqs()
+        if checks := _block_checks(block, seqs):
+            yield "log_blocks", str(block.first), checks
+        if block.table_id not in leaves_of:
+            unknown.append((block.first, block.table_id))
+        for k, leaf in enumerate(block.leaves()):
+            if block.table_id in leaves_of and k < len(seqs):
+                leaves_of[block.table_id][seqs[k]] = (block.first + k, digest_text(leaf))
+            pending.append(leaf_hash(leaf))
         if len(pending) >= 2000:
             computed.update(merkle.append(edge, pending, hashed, KEPT_LEVEL))
             hashed += len(pending)
             pending.clear()
     computed.update(merkle.append(edge, pending, hashed, KEPT_LEVEL))
-    for index, table in unknown:
-        yield "log_leaves", str(index), [("table_id", table, f"one of {sorted(BY_ID)}")]
+    for first, table in unknown:
+        yield "log_blocks", str(first), [("table_id", table, f"one of {sorted(BY_ID)}")]
     for key, value in stream.execute(select(log_nodes.c.node, log_nodes.c.hash)):
         level, index = int(key) & 63, int(key) >> 6
         want = computed.pop((level, index), None)
@@ -75,16 +86,16 @@ def _table_checks(conn: Connection, logged, leaves: dict[int, tuple[int, str]]) 
         recomputed = logged.leaf_digest(row)
         where = f"{table.name} seq {seq}"
         if found is None:
-            yield "log_leaves", where, [("leaf", None, recomputed)]
+            yield "log_blocks", where, [("leaf", None, recomputed)]
             continue
         index, stored = found
         checks: list[tuple[str, Any, Any]] = [(f"leaf {index} digest", stored, recomputed)]
         if index < last_index:
             checks.append((f"leaf {index} order", f"after leaf {last_index}", f"before leaf {last_index}"))
         last_index = max(last_index, index)
-        yield "log_leaves", where, checks
+        yield "log_blocks", where, checks
     for seq, (index, stored) in sorted(leaves.items()):
-        yield "log_leaves", f"leaf {index}", [(f"{table.name} seq {seq}", None, stored)]
+        yield "log_blocks", f"leaf {index}", [(f"{table.name} seq {seq}", None, stored)]
 
 
 def count_log_checks(conn: Connection) -> int:

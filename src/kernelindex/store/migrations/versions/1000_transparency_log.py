@@ -1,7 +1,7 @@
 """The transparency log (see kernelindex/store/transparency/): its leaves and the perfect subtrees
 above them, and the checkpoints ``sync`` last saw of the servers it mirrors. The leaves of the
 records a store already holds are back-filled by the newest revision that changes the leaves'
-layout (1200_log_raw_leaves), which appends them with the code of that layout.
+layout (1300_log_blocks), which appends them with the code of that layout.
 
 Revision ID: 1000_transparency_log
 Revises: 0900_migration_checks

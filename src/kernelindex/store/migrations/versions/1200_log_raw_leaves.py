@@ -1,8 +1,8 @@
 """A leaf of the transparency log holds its digest as 32 raw bytes instead of 71 characters of
 ``sha256:`` text, and its table as a small fixed number instead of the table's name: half the
 bytes per record to write and index at every import (benchmarks/RESULTS.md). The tree and every
-root are unchanged (a leaf hash was always of the raw bytes). Then every record not yet in the log
-gets its leaf (the back-fill of 1000_transparency_log, done here with this layout's code).
+root are unchanged (a leaf hash was always of the raw bytes). The back-fill of the records not yet
+in the log, once done here, is done by 1300_log_blocks with the layout that replaced this one.
 Downgrading writes the text and the names back.
 
 Revision ID: 1200_log_raw_leaves
@@ -81,9 +81,6 @@ def upgrade() -> None:
     _swap_columns(("digest", "table_name"), ("raw", "table_id"))
     op.create_index("ix_log_leaves_digest", "log_leaves", ["digest"], unique=False)
     op.create_index("ix_log_leaves_table_id_row_seq", "log_leaves", ["table_id", "row_seq"], unique=False)
-    from kernelindex.store.transparency.append import log_new_records
-
-    log_new_records(conn)
 
 
 def downgrade() -> None:
