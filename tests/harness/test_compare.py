@@ -212,9 +212,10 @@ def test_the_chunked_statistics_are_the_whole_tensors(dtype, monkeypatch):
         n = int(torch.randint(0, 300, (1,), generator=gen))
         ref = torch.randn(n, generator=gen, dtype=torch.float64) * 10 ** int(torch.randint(-3, 4, (1,), generator=gen))
         out = ref + torch.randn(n, generator=gen, dtype=torch.float64) * 1e-2
+        share = 0.02 * (trial % 3) / 2  # some trials all finite: whole slices take the finite one's shortcut
         for tensor in (out, ref):
             for odd in (math.nan, math.inf, -math.inf, 0.0, 1e300):
-                picked = torch.rand(n, generator=gen) < 0.02
+                picked = torch.rand(n, generator=gen) < share
                 tensor[picked] = odd
         out, ref = out.to(dtype), ref.to(dtype)
         tol = Tolerance(

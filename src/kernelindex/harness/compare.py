@@ -221,6 +221,8 @@ def _float_stats(out_t, ref_t, tol: Tolerance) -> _FloatStats:
     rel_nan = False
     for start in range(0, xs.numel(), CHUNK):
         x, y = xs[start : start + CHUNK].to(work), ys[start : start + CHUNK].to(work)
+        if _finite_slice(found, x, y, tol, tiny):
+            continue
         neg_inf_ok = (x == -math.inf) & (y == -math.inf) if tol.allow_negative_inf else None
         inf = torch.isinf(x) if neg_inf_ok is None else torch.isinf(x) & ~neg_inf_ok
         both_finite = torch.isfinite(x) & torch.isfinite(y)
@@ -246,6 +248,28 @@ def _float_stats(out_t, ref_t, tol: Tolerance) -> _FloatStats:
     found.max_abs, found.worst_missed = _finite(found.max_abs), _finite(found.worst_missed)
     found.max_rel = _finite(math.nan if rel_nan else found.max_rel)
     return found
+
+
+def _finite_slice(found: _FloatStats, x, y, tol: Tolerance, tiny: float) -> bool:
+    """`_float_stats` over a slice with no NaN or infinity on either side (most slices), in half the tensor
+    operations: no masks of finiteness, and no zero test once a side has shown a non-zero. Returns False,
+    having changed nothing, where a side holds one: the largest error or |reference| is then NaN or
+    infinite (a NaN propagates through both maxima), and the slice takes the general path."""
+    y_abs = y.abs()
+    err = (x - y).abs_()
+    max_abs, scale = float(err.max()), float(y_abs.max())
+    if not (math.isfinite(max_abs) and math.isfinite(scale)):
+        return False
+    within = err <= y_abs.mul(tol.max_rtol).add_(tol.max_atol)
+    count = int(within.sum())
+    found.matched += count
+    found.max_abs, found.scale = max(found.max_abs, max_abs), max(found.scale, scale)
+    if count < err.numel():
+        found.worst_missed = max(found.worst_missed, float(err[~within].max()))
+    found.out_nonzero = found.out_nonzero or bool(x.ne(0).any())
+    found.ref_nonzero = found.ref_nonzero or scale > 0
+    found.max_rel = max(found.max_rel, float(err.div_(y_abs.clamp_min_(tiny)).max()))
+    return True
 
 
 def _bits(name: str, out_t, ref_t) -> OutputCheck:
