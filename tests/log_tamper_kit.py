@@ -34,7 +34,8 @@ def forge_leaf(conn: Connection, index: int, digest: bytes) -> None:
 
 def swap_leaves(conn: Connection, i: int, j: int) -> None:
     """Leaves ``i`` and ``j`` trade their digests."""
-    a, b = leaves(conn)[i], leaves(conn)[j]
+    every = leaves(conn)
+    a, b = every[i], every[j]
     forge_leaf(conn, i, b)
     forge_leaf(conn, j, a)
 
