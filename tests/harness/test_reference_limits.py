@@ -4,8 +4,9 @@ the parent says which side ran out and the estimate shows up in the progress eve
 from __future__ import annotations
 
 import json
+import time
 
-from harness_testkit import quick, solution
+from harness_testkit import quick, solution, write_solution
 
 from kernelindex.formats.problem import load_problem
 from kernelindex.harness.runner import evaluate
@@ -13,12 +14,22 @@ from kernelindex.harness.runner import evaluate
 FIRST = "3a1f0e2c-0000-4000-8000-000000000001"
 
 
-def test_a_slow_reference_is_a_timeout_of_the_evaluation(problem_copy):
+def _with_reference(problem_copy, code: str) -> None:
     definition = problem_copy / "definition.json"
     doc = json.loads(definition.read_text())
-    doc["reference"] = "import time\nimport torch\n\ndef run(x, y):\n    time.sleep(0.5)\n    return x + y\n"
+    doc["reference"] = code
     definition.write_text(json.dumps(doc))
+
+
+def test_a_reference_that_hangs_after_its_rounds_is_a_timeout_of_the_evaluation(problem_copy):
+    """Its rounds set the pace; a later call that outlasts that pace and the reserve ends the case."""
+    _with_reference(
+        problem_copy,
+        "import time\nimport torch\n\nCALLS = [0]\n\ndef run(x, y):\n    CALLS[0] += 1\n"
+        "    if CALLS[0] > 3:\n        time.sleep(3600)\n    return x + y\n",
+    )
     events = []
+    started = time.monotonic()
     suite = evaluate(
         load_problem(problem_copy),
         solution("vector_add_torch"),
@@ -29,18 +40,46 @@ def test_a_slow_reference_is_a_timeout_of_the_evaluation(problem_copy):
     assert result.status == "TIMEOUT" and result.verdict.value == "timeout", result.log
     assert result.log.startswith("reference process") and "time limit" in result.log
     assert [e.phase for e in events][0] == "load" and events[-1].phase == "done" and events[-1].result is result
+    assert time.monotonic() - started < 120  # the reserve, not the hour
+
+
+def test_a_case_slower_than_its_budget_at_a_steady_pace_still_completes(problem_copy, tmp_path):
+    """A reference and a solution each steadily slower than the case's budget allows in all (seconds a call on
+    a CPU): every batch adds its calls at the reference's pace, so the protocol runs to its end and passes."""
+    _with_reference(
+        problem_copy, "import time\nimport torch\n\ndef run(x, y):\n    time.sleep(0.2)\n    return x + y\n"
+    )
+    slower = write_solution(
+        tmp_path / "slower",
+        "import time\nimport torch\n\ndef run(x, y, z):\n    time.sleep(0.3)\n    torch.add(x, y, out=z)\n",
+        dps=True,
+    )
+    suite = evaluate(load_problem(problem_copy), slower, quick(cases=[FIRST], timeout_s=1.2))
+    (result,) = suite.cases
+    assert result.status == "PASSED", result.log
+    calls = 3 + 2 + sum(pair.calls for pair in result.pairs)  # rounds, warm-up, timed
+    assert calls * 0.2 > 1.5 * 1.2  # the calls of each side took well past the reserve alone
+
+
+def test_a_sleeping_solution_buys_itself_no_time(problem_copy, tmp_path):
+    """The allowance comes from the reference's calls, never the solution's own: a solution far slower than
+    SOLUTION_PACE times a quick reference runs on the reserve and times out."""
+    sleepy = write_solution(
+        tmp_path / "sleepy",
+        "import time\nimport torch\n\ndef run(x, y, z):\n    time.sleep(1.0)\n    torch.add(x, y, out=z)\n",
+        dps=True,
+    )
+    suite = evaluate(load_problem(problem_copy), sleepy, quick(cases=[FIRST], timeout_s=3))
+    (result,) = suite.cases
+    assert result.status == "TIMEOUT", result.log
+    assert result.log.startswith("solution process") and "time limit" in result.log
 
 
 def test_a_reference_that_cannot_run_here_is_blamed_not_the_solution_that_copies_it(problem_copy, tmp_path):
     """A reference that hard-codes a device this run lacks (or raises for any reason) fails as itself,
     INVALID_REFERENCE, even when the solution is the same code and would fail the same way first."""
-    from harness_testkit import write_solution
-
     code = "import torch\n\ndef run(x, y):\n    return (x + y).to('cuda:4095')\n"  # no such device anywhere
-    definition = problem_copy / "definition.json"
-    doc = json.loads(definition.read_text())
-    doc["reference"] = code
-    definition.write_text(json.dumps(doc))
+    _with_reference(problem_copy, code)
     copied = write_solution(
         tmp_path / "copy", code.replace("def run(x, y):\n    return", "def run(x, y, z):\n    z.copy_"), dps=True
     )

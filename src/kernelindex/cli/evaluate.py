@@ -47,7 +47,9 @@ def eval_command(
     ),
     warmup: int = typer.Option(10, min=0, max=1000, help="warm-up calls"),
     iterations: int = typer.Option(50, min=1, max=10_000, help="timed calls"),
-    timeout: float = typer.Option(300.0, min=0.1, max=3600, help="seconds per case and process"),
+    timeout: float = typer.Option(
+        300.0, min=0.1, max=3600, help="seconds per case and process beyond its calls at the reference's pace"
+    ),
     memory_mb: MemoryMb = 16384,
     host_memory: float = typer.Option(
         None,

@@ -96,6 +96,14 @@ TIMED_BYTES = 256 << 20  # arena bytes the timed slots of one side may take beyo
 # of 3 moved by a third from one solution to the next (241-355 us for one call of 042), and the batch, and
 # so the call's peak memory, with it
 SIZING_EMPTIES = 5
+# Where a case's calls are slow on this machine (seconds each on a CPU), its protocol outlasts any fixed
+# budget: each batch therefore adds to its side's budget its calls at the reference's pace (the quickest
+# call per batch the reference has shown in the case, by the parent's clock), twice that for the reference
+# and this many times it for a solution. `timeout_s` is then the reserve for a call that hangs or a side
+# that slows down. A solution's allowance comes from the reference's process, never its own, so a slow or
+# sleeping solution buys itself no time; the first reference batch of a case runs on the reserve alone.
+REFERENCE_PACE = 2
+SOLUTION_PACE = 10
 
 
 @dataclass
@@ -105,7 +113,9 @@ class EvalOptions:
     warmup: int = 10
     iterations: int = 50  # timed calls of each side at least, in `pairs` paired batches (more when calls are short)
     pairs: int = 10
-    timeout_s: float = 300.0  # per case, for the solution's processes and the reference's separately
+    # per case, for the solution's processes and the reference's separately, beyond what each batch adds at
+    # the reference's pace (REFERENCE_PACE)
+    timeout_s: float = 300.0
     memory_limit_mb: int = 16384
     sandbox: str = "auto"  # auto: bubblewrap when it works, else run unsandboxed (recorded as reproducible);
     #                        required: refuse to run without it; off: never (reproducible)
@@ -450,6 +460,7 @@ class _Session:
         self.cpus = _cpus()
         self.rounds: dict[str, _Rounds] = {}  # the current case's (by uuid), made by its first solution
         self.timed = _TimedInputs()  # the current case's
+        self.pace: dict[str, int] = {}  # by case uuid: the reference's quickest call per batch there, ns
 
     def tampered(self) -> list[str]:
         changes = []
@@ -720,6 +731,8 @@ class _CaseRun:
         assert self.sol is not None
         opening = message["op"] in ("open", "load")
         budget = _Budget(STARTUP_S + self.s.options.timeout_s) if opening else self.sol_budget
+        if message["op"] == "batch":
+            self._allow(budget, message, SOLUTION_PACE)
         with self.clock.phase("setup" if opening else "solution"):
             self.sol.thaw()
             started = time.monotonic()
@@ -756,12 +769,26 @@ class _CaseRun:
     def _reference(self, message: dict) -> tuple[replies.Done | replies.InputsDone | replies.BatchDone, int]:
         # the reference's budget is for its calls; making inputs and empty batches are the harness's own
         # work, with an allowance of their own (a hang there still ends at its deadline)
-        budget = self.ref_budget if message["op"] == "batch" else _Budget(STARTUP_S + self.s.options.timeout_s)
+        batch = message["op"] == "batch"
+        budget = self.ref_budget if batch else _Budget(STARTUP_S + self.s.options.timeout_s)
+        if batch:
+            self._allow(budget, message, REFERENCE_PACE)
         phase = {"batch": "reference", "calibrate": "calibration"}.get(message["op"], "inputs")
         with self.clock.phase(phase):
             t0 = time.perf_counter_ns()
             reply = self.s._ask_reference(budget, message)
-            return reply, time.perf_counter_ns() - t0
+            elapsed = time.perf_counter_ns() - t0
+        if batch:
+            per_call = elapsed // len(message["slots"])
+            self.s.pace[self.case.uuid] = min(self.s.pace.get(self.case.uuid, per_call), per_call)
+        return reply, elapsed
+
+    def _allow(self, budget: _Budget, message: dict, times: int) -> None:
+        """Add a batch's calls at `times` the reference's pace in this case to `budget` (none before the
+        reference has run a batch here)."""
+        pace = self.s.pace.get(self.case.uuid)
+        if pace is not None:
+            budget.left += len(message["slots"]) * pace * times / 1e9
 
     def _empty_batch(self, size: int) -> int:
         """An empty batch of `size` calls in the reference's process, by the parent's clock: the loop's own
