@@ -60,7 +60,8 @@ def test_a_run_off_a_terminal_says_each_step_inside_a_case(monkeypatch, slots):
     monkeypatch.setattr(memory, "available_bytes", lambda: _available_for(slots) if slots else 1 << 50)
     shown = _eval()
     assert shown.exit_code == 0, shown.output
-    steps = re.findall(r"\] case 1/1 3a1f0e2c (\S+(?: \d+/\d+)?)", shown.output)
+    # a pair that other load disturbed is run again, with a line that says so (see the next test)
+    steps = re.findall(r"\] case 1/1 3a1f0e2c (\S+(?: \d+/\d+)?)(?!.*, again \()", shown.output)
     rounds = ["rounds 0/5", "rounds 2/5", "rounds 4/5"] if slots else ["rounds 0/5"]
     assert steps == ["load", *rounds, "warmup", "timing 0/2", "timing 1/2", "PASSED"], shown.output
     assert ("memory plan:" in shown.output) == bool(slots)  # said only when a case gets fewer slots
@@ -100,3 +101,21 @@ def test_on_a_terminal_finished_case_bars_go_and_the_overall_bar_counts_verdicts
     counts = {v: verdicts.count(v) for v in set(verdicts)}
     assert shown.verdicts == counts
     assert shown.bar.tasks[0].completed == 6
+
+
+def test_a_timed_pair_run_again_says_why(monkeypatch):
+    """A pair that other load disturbed is run again, at most NOISY_RETRIES times, and each time the line
+    says so and how its empty batches disagreed (every pair made to read as disturbed here)."""
+    from kernelindex.harness import crosscheck
+    from kernelindex.harness.runner import NOISY_RETRIES
+
+    monkeypatch.setattr(crosscheck, "NOISE_RATIO", 0.5)  # any two empty batches now "disagree"
+    shown = _eval()
+    assert shown.exit_code == 0, shown.output
+    again = re.findall(
+        r"timing (\d)/2(?:, ~\d+s left)?, again \(its empty batches before and after took ([\d.]+) and ([\d.]+) ms\)",
+        shown.output,
+    )
+    assert [pair for pair, _, _ in again] == ["0"] * NOISY_RETRIES + ["1"] * NOISY_RETRIES, shown.output
+    assert all(float(before) > 0 and float(after) > 0 for _, before, after in again)
+    assert shown.output.rstrip().count("PASSED") >= 1

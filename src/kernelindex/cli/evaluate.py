@@ -348,6 +348,7 @@ class EvalProgress:
         else:
             step = f"{event.phase} {event.done}/{event.total}" if event.total > 1 else event.phase
             step += f", ~{event.eta_s:.0f}s left" if event.eta_s is not None else ""
+            step += f", {event.note}" if event.note else ""
         self.console.print(f"[{time.monotonic() - self.started:6.0f}s] {label} {step}", markup=False, highlight=False)
 
 

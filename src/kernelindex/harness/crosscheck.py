@@ -40,11 +40,20 @@ class PairTiming:
 
     @property
     def noisy(self) -> bool:
-        """Other load disturbed this pair: its two empty batches disagree by more than a quarter, or a
-        side's batch took no longer than an empty one. Nothing of the solution runs while the empty
-        batches do (it is frozen), so it cannot make a pair noisy, only its own batch slower."""
+        return self.disturbance is not None
+
+    @property
+    def disturbance(self) -> str | None:
+        """How other load disturbed this pair, or None: its two empty batches disagree by more than a
+        quarter, or a side's batch took no longer than an empty one. Nothing of the solution runs while the
+        empty batches do (it is frozen), so it cannot make a pair noisy, only its own batch slower."""
         low, high = min(self.empty_batches_ns), max(self.empty_batches_ns)
-        return high > NOISE_RATIO * low or min(self.solution_batch_ns, self.reference_batch_ns) <= low
+        if high > NOISE_RATIO * low:
+            before, after = (ns / 1e6 for ns in self.empty_batches_ns)
+            return f"its empty batches before and after took {before:.3f} and {after:.3f} ms"
+        if min(self.solution_batch_ns, self.reference_batch_ns) <= low:
+            return "a side's batch took no longer than an empty one"
+        return None
 
     @property
     def solution_ns(self) -> int:

@@ -244,6 +244,7 @@ class ProgressEvent:
     eta_s: float | None = None  # estimated seconds left in this case, once a timed pair has run
     result: CaseResult | None = None  # set when phase == "done"
     solution: int = 0  # which of the call's solutions (evaluate_many), from 0
+    note: str = ""  # why this step happens again (a timed pair that other load disturbed)
 
 
 def utc_now() -> str:
@@ -1129,8 +1130,11 @@ class _CaseRun:
             for attempt in range(1 + NOISY_RETRIES):
                 first = self.s.timed.attempt(size, first_of_solution=pair == attempt == 0)
                 timing = self._timed_pair(pair, timed, first, attempt == NOISY_RETRIES)
-                if not timing.noisy:
+                if timing.disturbance is None:
                     break
+                if attempt < NOISY_RETRIES:
+                    again = f"again ({timing.disturbance})"
+                    self.report(ProgressEvent(number, total, uuid, "timing", pair, pairs, eta, note=again))
             self.pairs.append(timing)
         self.seen.timing_problem = timing_problem(self.pairs)
 
