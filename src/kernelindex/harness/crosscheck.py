@@ -3,8 +3,8 @@
 The published per-call time of a side in a pair is the parent's: the batch's wall time from the
 request leaving to the reply arriving, less the cost of an empty batch of as many calls (the
 harness's own loop with no kernel in it, run in the reference's sandbox right before and after
-the pair, the quicker of the two, while the solution is frozen, so no solution code can inflate
-it), divided by the calls. Whatever the solution's process does inside the batch, on any thread, in
+the pair, three times each with the quickest kept, the quicker of those two, while the solution is
+frozen, so no solution code can inflate it), divided by the calls. Whatever the solution's process does inside the batch, on any thread, in
 any order, is inside that span; work it does outside a batch cannot happen, because its processes
 are frozen by their cgroup between batches and its inputs reach its slots only when its batch
 starts. Nothing is discounted: the two sides run on CPUs of their own, so a solution that loads
@@ -27,7 +27,8 @@ NOISE_RATIO = 1.25
 @dataclass
 class PairTiming:
     calls: int
-    empty_batches_ns: list[int]  # empty batches of as many calls in the reference's process, before and after
+    # empty batches of as many calls in the reference's process, before and after (each the quickest of runner.PROBES)
+    empty_batches_ns: list[int]
     solution_batch_ns: int  # the parent's clock, request out to reply in
     reference_batch_ns: int
     solution_reported: list[int]  # what the solution's process said its calls took: a cross-check only

@@ -91,6 +91,10 @@ MAX_BATCH = 256  # calls in one timed batch, at most
 MAX_DISAGREEMENTS = 8  # calls a run lists where the two rules disagree
 MAX_BATCH_S = 1.0  # and no more calls than keep the slower side's batch this short
 NOISY_RETRIES = 2  # a pair disturbed by other load (see PairTiming.noisy) is run again, at most this often
+# empty batches run before a pair and after it, the quickest of each kept: a one-off stall of a millisecond or
+# more (the scheduler, the kernel's own work) made pairs read as disturbed and run again, where load that lasts
+# slows all of them
+PROBES = 3
 TIMED_BYTES = 256 << 20  # arena bytes the timed slots of one side may take beyond the fewest a batch needs
 # empty batches of each size a solution's sizing adds to its case's (`_TimedInputs.overheads`): the quickest
 # of 3 moved by a third from one solution to the next (241-355 us for one call of 042), and the batch, and
@@ -1035,7 +1039,7 @@ class _CaseRun:
         """One paired batch on fresh inputs, between two empty batches; every call's outputs checked. Where
         another attempt or pair follows, the reference makes its fresh inputs (`ask_ahead`) during the checks."""
         self._make_inputs([(slot, "timed", first + j) for j, slot in enumerate(timed)])
-        before = self._empty_batch(len(timed))
+        before = min(self._empty_batch(len(timed)) for _ in range(PROBES))
         sides = ["reference", "solution"] if pair % 2 == 0 else ["solution", "reference"]
         figures: dict[str, tuple[int, list[int]]] = {}
         for side in sides:
@@ -1046,7 +1050,7 @@ class _CaseRun:
                 reply, elapsed = self._reference(self._batch_message(timed, True))
             assert isinstance(reply, replies.BatchDone)
             figures[side] = (elapsed, reply.samples)
-        after = self._empty_batch(len(timed))
+        after = min(self._empty_batch(len(timed)) for _ in range(PROBES))
         timing = PairTiming(
             calls=len(timed),
             empty_batches_ns=[before, after],
