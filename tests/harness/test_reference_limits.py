@@ -21,6 +21,12 @@ def _with_reference(problem_copy, code: str) -> None:
     definition.write_text(json.dumps(doc))
 
 
+def _sleeping(tmp_path, seconds: float):
+    """A right solution that sleeps ``seconds`` in each call."""
+    code = f"import time\nimport torch\n\ndef run(x, y, z):\n    time.sleep({seconds})\n    torch.add(x, y, out=z)\n"
+    return write_solution(tmp_path / "sleeping", code, dps=True)
+
+
 def test_a_reference_that_hangs_after_its_rounds_is_a_timeout_of_the_evaluation(problem_copy):
     """Its rounds set the pace; a later call that outlasts that pace and the reserve ends the case."""
     _with_reference(
@@ -49,12 +55,7 @@ def test_a_case_slower_than_its_budget_at_a_steady_pace_still_completes(problem_
     _with_reference(
         problem_copy, "import time\nimport torch\n\ndef run(x, y):\n    time.sleep(0.2)\n    return x + y\n"
     )
-    slower = write_solution(
-        tmp_path / "slower",
-        "import time\nimport torch\n\ndef run(x, y, z):\n    time.sleep(0.3)\n    torch.add(x, y, out=z)\n",
-        dps=True,
-    )
-    suite = evaluate(load_problem(problem_copy), slower, quick(cases=[FIRST], timeout_s=1.2))
+    suite = evaluate(load_problem(problem_copy), _sleeping(tmp_path, 0.3), quick(cases=[FIRST], timeout_s=1.2))
     (result,) = suite.cases
     assert result.status == "PASSED", result.log
     calls = 3 + 2 + sum(pair.calls for pair in result.pairs)  # rounds, warm-up, timed
@@ -64,12 +65,7 @@ def test_a_case_slower_than_its_budget_at_a_steady_pace_still_completes(problem_
 def test_a_sleeping_solution_buys_itself_no_time(problem_copy, tmp_path):
     """The allowance comes from the reference's calls, never the solution's own: a solution far slower than
     SOLUTION_PACE times a quick reference runs on the reserve and times out."""
-    sleepy = write_solution(
-        tmp_path / "sleepy",
-        "import time\nimport torch\n\ndef run(x, y, z):\n    time.sleep(1.0)\n    torch.add(x, y, out=z)\n",
-        dps=True,
-    )
-    suite = evaluate(load_problem(problem_copy), sleepy, quick(cases=[FIRST], timeout_s=3))
+    suite = evaluate(load_problem(problem_copy), _sleeping(tmp_path, 1.0), quick(cases=[FIRST], timeout_s=3))
     (result,) = suite.cases
     assert result.status == "TIMEOUT", result.log
     assert result.log.startswith("solution process") and "time limit" in result.log
