@@ -2,13 +2,13 @@
 
 The published per-call time of a side in a pair is the parent's: the batch's wall time from the
 request leaving to the reply arriving, less the cost of an empty batch of as many calls (the
-harness's own loop with no kernel in it, run in the reference's sandbox right before and after
-the pair, three times each with the quickest kept, the quicker of those two, while the solution is
-frozen, so no solution code can inflate it), divided by the calls. Whatever the solution's process does inside the batch, on any thread, in
-any order, is inside that span; work it does outside a batch cannot happen, because its processes
-are frozen by their cgroup between batches and its inputs reach its slots only when its batch
-starts. Nothing is discounted: the two sides run on CPUs of their own, so a solution that loads
-its CPU only slows itself.
+harness's own loop with no kernel in it, run in the reference's sandbox right before and after the
+pair, three times each with the quickest kept, the quicker of those two, while the solution is
+frozen, so no solution code can inflate it), divided by the calls. Whatever the solution's process
+does inside the batch, on any thread, in any order, is inside that span; work it does outside a
+batch cannot happen, because its processes are frozen by their cgroup between batches and its inputs
+reach its slots only when its batch starts. Nothing is discounted: the two sides run on CPUs of
+their own, so a solution that loads its CPU only slows itself.
 
 The child's per-call figures are kept beside them, labelled as the child's. They decide nothing
 except that figures which are impossible by the parent's clock (more time than the whole batch,
@@ -47,7 +47,9 @@ class PairTiming:
     def disturbance(self) -> str | None:
         """How other load disturbed this pair, or None: its two empty batches disagree by more than a
         quarter, or a side's batch took no longer than an empty one. Nothing of the solution runs while the
-        empty batches do (it is frozen), so it cannot make a pair noisy, only its own batch slower."""
+        empty batches do (it is frozen); what its batch leaves behind on the machine may still slow the one
+        after it (measured on a CPU: ~1.5x, benchmarks/RESULTS.md), which only runs the pair again, and a
+        pair run again replaces the last whatever its figures, so a solution gains nothing by it."""
         low, high = min(self.empty_batches_ns), max(self.empty_batches_ns)
         if high > NOISE_RATIO * low:
             before, after = (ns / 1e6 for ns in self.empty_batches_ns)
