@@ -11,6 +11,7 @@ from kernelindex.cli.common import (
     Cases,
     Db,
     MemoryMb,
+    Timeout,
     case_list,
     fail,
     id_column,
@@ -40,9 +41,7 @@ def campaign_command(
     rounds: int = typer.Option(10, min=1, max=100, help="correctness rounds with fresh inputs"),
     warmup: int = typer.Option(10, min=0, max=1000, help="warm-up calls"),
     iterations: int = typer.Option(50, min=1, max=10_000, help="timed calls"),
-    timeout: float = typer.Option(
-        300.0, min=1, max=3600, help="seconds per case and process beyond its calls at the reference's pace"
-    ),
+    timeout: Timeout = 300.0,
     key: Path = typer.Option(None, "--key", help="Ed25519 private key to sign the stored runs"),
     sandbox: str = typer.Option(
         "required", "--sandbox", help="required (refuse to start without it), auto (unverified runs then), or off"

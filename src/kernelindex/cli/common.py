@@ -30,6 +30,12 @@ MAX_LIMIT = 1_000_000
 MemoryMb = Annotated[
     int, typer.Option("--memory-mb", min=64, max=1 << 22, help="memory limit of each worker process (MiB)")
 ]
+Timeout = Annotated[
+    float,
+    typer.Option(
+        "--timeout", min=1, max=3600, help="seconds per case and process beyond its calls at the reference's pace"
+    ),
+]
 
 
 def _blob_root(value: str | None) -> str | None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from kernelindex.cli.common import BlobRoot, Db, MemoryMb, load_private_key, open_store_or_fail, out_console
+from kernelindex.cli.common import BlobRoot, Db, MemoryMb, Timeout, load_private_key, open_store_or_fail, out_console
 
 if TYPE_CHECKING:  # rich is imported when a bar is shown
     from rich.progress import TaskID
@@ -47,9 +47,7 @@ def eval_command(
     ),
     warmup: int = typer.Option(10, min=0, max=1000, help="warm-up calls"),
     iterations: int = typer.Option(50, min=1, max=10_000, help="timed calls"),
-    timeout: float = typer.Option(
-        300.0, min=0.1, max=3600, help="seconds per case and process beyond its calls at the reference's pace"
-    ),
+    timeout: Timeout = 300.0,
     memory_mb: MemoryMb = 16384,
     host_memory: float = typer.Option(
         None,

@@ -10,6 +10,7 @@ from kernelindex.cli.common import (
     AsJson,
     Cases,
     Db,
+    Timeout,
     case_list,
     fail,
     id_column,
@@ -33,7 +34,7 @@ def submit_command(
     rounds: int = typer.Option(10, help="correctness rounds with fresh inputs"),
     warmup: int = typer.Option(10, help="warm-up calls"),
     iterations: int = typer.Option(50, help="timed calls"),
-    timeout: float = typer.Option(300.0, help="seconds per case and process beyond its calls at the reference's pace"),
+    timeout: Timeout = 300.0,
     max_attempts: int = typer.Option(
         None, "--max-attempts", help="leases allowed before it fails (default 3 x replicas; at most 100)"
     ),

@@ -803,6 +803,10 @@ class _CaseRun:
         message = {"op": "calibrate", "layout": self.layout.to_json(), "slots": self.timed_slots[:size]}
         return self._reference(message)[1]
 
+    def _quickest_empty(self, size: int, runs: int) -> int:
+        """The quickest of `runs` empty batches of `size` calls: a one-off stall in one of them is never kept."""
+        return min(self._empty_batch(size) for _ in range(runs))
+
     @_in_phase("inputs")
     def _make_inputs(self, calls: list[tuple[int, str, int]]) -> None:
         """The reference makes the inputs in its slots; the parent keeps a pristine copy of each (and the
@@ -1009,8 +1013,8 @@ class _CaseRun:
         times an empty batch's fixed cost, no more than keeps the slower side's batch within
         MAX_BATCH_S, within the slots the case has; never fewer than the options' batch."""
         measured = self.s.timed.overheads
-        one = min(self._empty_batch(1) for _ in range(SIZING_EMPTIES))
-        empty = min(self._empty_batch(calls) for _ in range(SIZING_EMPTIES))
+        one = self._quickest_empty(1, SIZING_EMPTIES)
+        empty = self._quickest_empty(calls, SIZING_EMPTIES)
         before = measured.get(calls, (one, empty))
         one, empty = measured[calls] = (min(one, before[0]), min(empty, before[1]))
         fast, slow = (max(1_000, (t - empty) // calls) for t in sorted(warm))
@@ -1039,7 +1043,7 @@ class _CaseRun:
         """One paired batch on fresh inputs, between two empty batches; every call's outputs checked. Where
         another attempt or pair follows, the reference makes its fresh inputs (`ask_ahead`) during the checks."""
         self._make_inputs([(slot, "timed", first + j) for j, slot in enumerate(timed)])
-        before = min(self._empty_batch(len(timed)) for _ in range(PROBES))
+        before = self._quickest_empty(len(timed), PROBES)
         sides = ["reference", "solution"] if pair % 2 == 0 else ["solution", "reference"]
         figures: dict[str, tuple[int, list[int]]] = {}
         for side in sides:
@@ -1050,7 +1054,7 @@ class _CaseRun:
                 reply, elapsed = self._reference(self._batch_message(timed, True))
             assert isinstance(reply, replies.BatchDone)
             figures[side] = (elapsed, reply.samples)
-        after = min(self._empty_batch(len(timed)) for _ in range(PROBES))
+        after = self._quickest_empty(len(timed), PROBES)
         timing = PairTiming(
             calls=len(timed),
             empty_batches_ns=[before, after],
