@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, Table, UniqueConstraint, func, select, text
+from sqlalchemy import Connection, Table, UniqueConstraint, bindparam, func, literal_column, select, text, union_all
 
 from kernelindex.records import merkle
 from kernelindex.store.bulk import select_in
@@ -114,15 +114,29 @@ def _leads_an_index(table: Table, column: str) -> bool:
 _BY_COLUMN = [
     (logged, logged.column) for logged in LOGGED if logged.column and _leads_an_index(logged.table, logged.column)
 ]
+# the (table id, seq) of every such row whose digest is :digest, in one statement: one seek per table, where a
+# statement per table cost a run page about a sixth of its CPU (benchmarks/RESULTS.md)
+_HOLDING = union_all(
+    *(
+        select(literal_column(str(int(logged.id))).label("table_id"), logged.table.c.seq).where(
+            logged.table.c[column] == bindparam("digest")
+        )
+        for logged, column in _BY_COLUMN
+    )
+)
+
+
+# the block of one table's row: built once, values bound per call
+_BLOCK_OF_ROW = (
+    select(*SELECTED)
+    .where(log_blocks.c.table_id == bindparam("table_id"), log_blocks.c.last_seq >= bindparam("seq"))
+    .order_by(log_blocks.c.last_seq)
+    .limit(1)
+)
 
 
 def _leaf_of_row(conn: Connection, table_id: int, seq: int) -> Leaf | None:
-    row = conn.execute(
-        select(*SELECTED)
-        .where(log_blocks.c.table_id == table_id, log_blocks.c.last_seq >= seq)
-        .order_by(log_blocks.c.last_seq)
-        .limit(1)
-    ).first()
+    row = conn.execute(_BLOCK_OF_ROW, {"table_id": table_id, "seq": seq}).first()
     block = None if row is None else Block.of_row(row)
     index = None if block is None else block.index_of_row(seq)
     return None if block is None or index is None else Leaf.in_block(block, index)
@@ -136,11 +150,10 @@ def leaf_of(conn: Connection, digest: str) -> Leaf | None:
     if raw is None:  # every leaf is a sha256 digest
         return None
     hits = []
-    for logged, column in _BY_COLUMN:
-        for seq in conn.execute(select(logged.table.c.seq).where(logged.table.c[column] == digest)).scalars():
-            leaf = _leaf_of_row(conn, logged.id, int(seq))
-            if leaf is not None and leaf.digest == digest:
-                hits.append(leaf)
+    for table_id, seq in conn.execute(_HOLDING, {"digest": digest}):
+        leaf = _leaf_of_row(conn, int(table_id), int(seq))
+        if leaf is not None and leaf.digest == digest:
+            hits.append(leaf)
     if hits:
         return min(hits, key=lambda leaf: leaf.index)
     return _searched(conn, raw)
