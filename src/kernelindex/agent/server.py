@@ -19,6 +19,7 @@ from pydantic import Field
 
 from kernelindex import __version__
 from kernelindex.agent import summaries, tools
+from kernelindex.agent.arguments import ToolServer
 from kernelindex.agent.catalog import Catalog, absolute_links
 from kernelindex.agent.citing import compare_summary, group_summary, permalink, run_summary
 from kernelindex.agent.errors import refusals
@@ -52,7 +53,7 @@ TOOL_SETS: list[Callable[[MCPServer, Catalog], None]] = [tools.register]
 
 def build_server(reads: Reads, *, submitter: Client | None = None) -> MCPServer:
     """The MCP server over ``reads``; ``submitter`` (a client with an API key) adds ``submit_kernel``."""
-    server = MCPServer(
+    server = ToolServer(
         name="kernelindex",
         title="KernelIndex",
         version=__version__,

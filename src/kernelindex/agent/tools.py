@@ -79,7 +79,7 @@ def _kernel_tools(server: MCPServer, catalog: Catalog) -> None:
     def resolve_kernel(
         operation: Annotated[str, Field(min_length=1, max_length=200, description="operation slug, name or alias")],
         shape: Annotated[
-            dict[str, int | float | str],
+            dict[Annotated[str, Field(min_length=1, max_length=64)], kernels.AxisValue],  # as KernelQuery's
             Field(max_length=kernels.MAX_AXES, description='workload axes, e.g. {"N": 300}'),
         ] = {},  # noqa: B006 - pydantic copies defaults
         dtype: Annotated[str | None, Field(max_length=40, description="e.g. bf16")] = None,

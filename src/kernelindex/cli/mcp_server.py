@@ -30,7 +30,10 @@ def mcp_command(
     ] = None,
 ) -> None:
     """Serve KernelIndex's answers as MCP tools (read-only unless an API key is configured)."""
+    import anyio
+
     from kernelindex.agent.server import build_server
+    from kernelindex.agent.stdio import serve_stdio
     from kernelindex.client import Client
     from kernelindex.views.reads import LocalReads, RemoteReads
 
@@ -47,7 +50,7 @@ def mcp_command(
         fail(f"--server: {exc}", code=2)
     mcp = build_server(reads, submitter=submitter)
     if transport == "stdio":
-        mcp.run("stdio")
+        anyio.run(serve_stdio, mcp)
     else:
         typer.echo(f"kernelindex mcp: streamable HTTP at http://{host}:{port}/mcp", err=True)
         mcp.run("streamable-http", host=host, port=port)
