@@ -157,7 +157,7 @@ def test_since_is_inclusive_and_needs_a_zone(client, filled):
 
 def test_ledger_filters_and_paging(client, filled):
     assert_problem(client.get("/api/v1/records", params={"kind": "bogus"}), 400, "bad-kind")
-    assert_problem(client.get("/api/v1/records", params={"gpu": "nope"}), 404, "not-found")
+    assert client.get("/api/v1/records", params={"gpu": "nope"}).json()["items"] == []  # a GPU is free-form text
     assert_problem(client.get("/api/v1/records", params={"operation": "nope"}), 404, "not-found")
     assert_problem(client.get("/api/v1/records", params={"cursor": "junk"}), 400, "bad-cursor")
     assert_problem(client.get("/api/v1/records", params={"limit": 0}), 400, "invalid-parameter")
@@ -177,7 +177,7 @@ def test_ledger_filters_and_paging(client, filled):
 @pytest.mark.parametrize(
     "params, status, slug",
     [
-        ({"gpu": "nope-9000"}, 404, "not-found"),
+        ({"source": "no-such-source"}, 404, "not-found"),
         ({"kind": "bogus"}, 400, "bad-kind"),
         ({"kind": "k" * 301}, 400, "too-long"),
         ({"source": "s" * 301}, 400, "too-long"),

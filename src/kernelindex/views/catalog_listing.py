@@ -10,7 +10,7 @@ from pydantic import Field
 from kernelindex.records.refusal import RefusalKind, ViewRefusal
 from kernelindex.store.reads import catalog_listing as reads
 from kernelindex.store.reads import entities
-from kernelindex.store.reads.lookup import resolve_operation
+from kernelindex.store.reads.lookup import check_filter, resolve_operation
 from kernelindex.views.common import ItemLinks, NextLink, ViewModel
 
 if TYPE_CHECKING:
@@ -89,14 +89,12 @@ def list_implementations(
     """A page of implementations; each links by id, which the resolver always answers uniquely."""
     _bounded("operation", operation)
     _bounded("project", project)
+    for name, value in (("operation", operation), ("project", project)):
+        if value:
+            check_filter(conn, name, value)
     op_id = resolve_operation(conn, operation).id if operation else None
-    project_id = None
-    if project:
-        row = entities.project_by_slug(conn, project)
-        if row is None:
-            raise ViewRefusal(RefusalKind.NOT_FOUND, "not-found", f"no project {project!r}", resource="project")
-        project_id = row.id
-    rows, last = reads.implementations_page(conn, after, limit, op_id, project_id)
+    project_row = entities.project_by_slug(conn, project) if project else None
+    rows, last = reads.implementations_page(conn, after, limit, op_id, project_row.id if project_row else None)
     return [
         ListedImplementation(
             id=r["id"],

@@ -12,7 +12,7 @@ from pydantic import Field
 from kernelindex.records.refusal import RefusalKind, ViewRefusal
 from kernelindex.store.reads import entities
 from kernelindex.store.reads.ledger import LedgerFilter, hardware_models
-from kernelindex.store.reads.lookup import resolve_operation
+from kernelindex.store.reads.lookup import check_filter, resolve_operation
 from kernelindex.views import ledger as ledger_view
 from kernelindex.views.common import ViewModel
 
@@ -57,14 +57,12 @@ def ledger_filter(
             parameter="kind",
         )
     since_at = ledger_view.parse_since(since) if since else None
+    for name, value in (("operation", operation), ("source", source)):
+        if value:
+            check_filter(conn, name, value)
     ops = (resolve_operation(conn, operation).semantic_digest,) if operation else None
-    models = None
-    if gpu:
-        models = tuple(m for m in hardware_models(conn) if entities.gpu_slug(m) == entities.gpu_slug(gpu))
-        if not models:
-            raise ViewRefusal(
-                RefusalKind.NOT_FOUND, "not-found", f"no GPU {gpu!r} has runs in this index", resource="GPU"
-            )
+    # a GPU is no stored record, only words in the runs' hardware: one that no run names matches nothing
+    models = tuple(m for m in hardware_models(conn) if entities.gpu_slug(m) == entities.gpu_slug(gpu)) if gpu else None
     floor = since_at.strftime("%Y-%m-%dT%H:%M:%S") if since_at else None
     return LedgerFilter(ops, models, source or None, floor), since_at
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 import json
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import Field
@@ -24,6 +25,7 @@ from kernelindex.ranking.direction import metric_direction
 from kernelindex.ranking.reads import ranked_groups
 from kernelindex.records.canonical import metric_key
 from kernelindex.records.families import shown_family
+from kernelindex.records.refusal import RefusalKind, ViewRefusal
 from kernelindex.records.units import format_value
 from kernelindex.store.reads import catalog
 from kernelindex.store.reads import operation_workloads as reads
@@ -150,32 +152,36 @@ class Operation(ViewModel):
     semantics: Semantics
 
 
-def operation_item(r: Any, counts: dict[str, int] | None = None) -> OperationItem:
-    return OperationItem(
-        slug=r.slug,
-        name=r.name,
-        family=shown_family(r.family, r.slug, r.tags),
-        statedFamily=r.family,
-        digest=r.semantic_digest,
-        tags=r.tags or [],
-        workloadCount=(counts or {}).get(r.id),
-        links=ItemLinks(self=f"/operations/{r.slug}", json_=f"/api/v1/operations/{r.slug}"),
-    )
+def operation_items(conn: Connection, rows: Sequence[Any]) -> list[OperationItem]:
+    """Operation rows as items, each with its workload count: one count for the listing, the home page,
+    the operation page and its related operations alike."""
+    counts = catalog.workload_counts(conn, [r.id for r in rows])
+    return [
+        OperationItem(
+            slug=r.slug,
+            name=r.name,
+            family=shown_family(r.family, r.slug, r.tags),
+            statedFamily=r.family,
+            digest=r.semantic_digest,
+            tags=r.tags or [],
+            workloadCount=counts.get(r.id),
+            links=ItemLinks(self=f"/operations/{r.slug}", json_=f"/api/v1/operations/{r.slug}"),
+        )
+        for r in rows
+    ]
 
 
 def list_operations(
     conn: Connection, after: int | None, limit: int, family: str | None
 ) -> tuple[list[ListedOperation], int | None]:
     rows, nxt = catalog.list_operations(conn, after, limit, family)
-    counts = catalog.workload_counts(conn, [r.id for r in rows])
-    return [ListedOperation(**dict(operation_item(r, counts))) for r in rows], nxt
+    return [ListedOperation(**dict(item)) for item in operation_items(conn, rows)], nxt
 
 
 def operations_a_to_z(conn: Connection, offset: int, limit: int) -> tuple[list[ListedOperation], int | None]:
     """The home page's operations, by name A to Z (the order it states), and the next offset."""
     rows, nxt = catalog.operations_by_name(conn, offset, limit)
-    counts = catalog.workload_counts(conn, [r.id for r in rows])
-    return [ListedOperation(**dict(operation_item(r, counts))) for r in rows], nxt
+    return [ListedOperation(**dict(item)) for item in operation_items(conn, rows)], nxt
 
 
 def _case_key(w: dict[str, Any]) -> str:
@@ -315,27 +321,45 @@ def _sweep(conn: Connection, cases: list[dict[str, Any]], axis_names: list[str],
     )
 
 
+def _not_chosen(parameter: str, value: str, resource: str, detail: str) -> ViewRefusal:
+    """404 for a ``workload=`` or ``group=`` the operation has none of, naming the parameter and its value."""
+    return ViewRefusal(
+        RefusalKind.NOT_FOUND, "not-found", f"{parameter}={value!r}: {detail}", resource=resource, parameter=parameter
+    )
+
+
 def operation_view(
     conn: Connection, row: Any, origins: Origins, workload: str | None = None, group: str | None = None
 ) -> Operation:
-    """The operation ``row`` (from the resolver); the busiest workload and group are the default choice."""
+    """The operation ``row`` (from the resolver); the busiest workload and group are the default choice.
+    A ``workload`` or ``group`` asked for that the operation lacks is refused (404), never swapped for
+    the default: the page would show another case's ranking as the one asked for."""
     manifest = row.manifest or {}
     spec = manifest.get("spec") or {}
-    item = operation_item(row)
+    related = catalog.operations_by_id(conn, catalog.related_operation_ids(conn, row.id))
+    item, *related_items = operation_items(conn, [row, *related])
     axis_names = list((spec.get("axes") or {}).keys())
     entries = merged_workloads(reads.workload_rows(conn, [row.id]), axis_names, origins)
     for e in entries:
         e["links"] = {"self": f"/operations/{item.slug}?workload={e['id']}"}
-    chosen = next(
-        (e for e in entries if workload and (workload in e["ids"] or workload in [r["digest"] for r in e["records"]])),
-        None,
-    )
-    if chosen is None:
+    if workload:
+        chosen = next(
+            (e for e in entries if workload in e["ids"] or workload in [r["digest"] for r in e["records"]]), None
+        )
+        if chosen is None:
+            raise _not_chosen("workload", workload, "workload", f"operation {item.slug!r} has no such workload")
+    else:
         chosen = max(entries, key=lambda e: e["runCount"], default=None)
     groups: list[Group] = []
     if chosen is not None and chosen["runCount"]:
         groups = groups_view(conn, ranked_groups(conn, reads.group_keys(conn, chosen["ids"])), GROUP_ROWS_SHOWN)
-    chosen_group = next((g for g in groups if g.comparisonKey == group), groups[0] if groups else None)
+    chosen_group = groups[0] if groups else None
+    if group:
+        chosen_group = next((g for g in groups if g.comparisonKey == group), None)
+        if chosen_group is None:
+            raise _not_chosen(
+                "group", group, "comparison group", f"the chosen workload of {item.slug!r} has no such comparison group"
+            )
     chooser = [
         GroupChoice(
             comparisonKey=g.comparisonKey,
@@ -349,14 +373,13 @@ def operation_view(
     ]
     cases = [e for e in entries if e["kind"] == "WorkloadCase" and e["runCount"]]
     sweep = _sweep(conn, cases, axis_names, chosen_group if chosen and chosen["kind"] == "WorkloadCase" else None)
-    related = catalog.operations_by_id(conn, catalog.related_operation_ids(conn, row.id))
     return Operation(
         **dict(item),
         title=(manifest.get("metadata") or {}).get("title"),
         description=(manifest.get("metadata") or {}).get("description"),
         aliases=catalog.aliases_of(conn, row.id),
         workloads=[CaseEntry.model_validate(e) for e in entries],
-        related=[operation_item(r) for r in related],
+        related=related_items,
         manifest=manifest,
         chosenWorkload=CaseEntry.model_validate(chosen) if chosen is not None else None,
         groups=chooser,

@@ -10,6 +10,7 @@ from pydantic import Field
 from kernelindex.records.refusal import BadParameter
 from kernelindex.records.vocabulary import RunStatus
 from kernelindex.store.reads import runs
+from kernelindex.store.reads.lookup import check_filter
 from kernelindex.store.reads.stacks import stacks_of_runs
 from kernelindex.views.common import EvidenceLevel, ItemLinks, NextLink, ViewModel, evidence_levels
 from kernelindex.views.formatting import format_value
@@ -101,21 +102,31 @@ _FILTER_FIELDS = {
 }
 
 
+_NAMED_FILTERS = ("operation", "workload", "source")  # each names a stored record: one naming none is a 404
+
+
+def _wanted(conn: Connection, filters: dict[str, str], limit: int | None) -> runs.RunFilter:
+    """``filters`` checked (a status we know, records that exist) and read as :class:`runs.RunFilter` reads them."""
+    status = filters.get("status")
+    if status is not None and status not in STATUSES:
+        raise BadParameter("bad-parameter", f"status: one of {', '.join(STATUSES)}, got {status!r}", parameter="status")
+    for name in _NAMED_FILTERS:
+        if filters.get(name):
+            check_filter(conn, name, filters[name])
+    return runs.RunFilter(**{_FILTER_FIELDS[k]: v for k, v in filters.items()}, limit=limit)
+
+
 def list_runs(
     conn: Connection, after: int | None, limit: int, filters: dict[str, str]
 ) -> tuple[list[RunItem], int | None]:
     """Runs in arrival order matching ``filters`` (:data:`RUN_FILTERS`, read as :class:`runs.RunFilter` reads them)."""
-    status = filters.get("status")
-    if status is not None and status not in STATUSES:
-        raise BadParameter("bad-parameter", f"status: one of {', '.join(STATUSES)}, got {status!r}", parameter="status")
-    wanted = runs.RunFilter(**{_FILTER_FIELDS[k]: v for k, v in filters.items()}, limit=limit)
-    rows, last = runs.list_runs(conn, wanted, after)
+    rows, last = runs.list_runs(conn, _wanted(conn, filters, limit), after)
     return _items(conn, rows), last
 
 
 def count_runs(conn: Connection, filters: dict[str, str]) -> int:
     """How many runs match ``filters`` in all: a shortened listing says what part of them it shows."""
-    return runs.count_runs(conn, runs.RunFilter(**{_FILTER_FIELDS[k]: v for k, v in filters.items()}, limit=None))
+    return runs.count_runs(conn, _wanted(conn, filters, None))
 
 
 def run_page(
@@ -123,8 +134,9 @@ def run_page(
 ) -> tuple[list[RunItem], int | None, int]:
     """One page of the listing (``GET /api/v1/runs``, the MCP tool), where it ended, and the total that
     every page carries, so a client that reads one page can say "N of M"."""
-    items, last = list_runs(conn, after, limit, filters)
-    return items, last, count_runs(conn, filters)
+    wanted = _wanted(conn, filters, limit)
+    rows, last = runs.list_runs(conn, wanted, after)
+    return _items(conn, rows), last, runs.count_runs(conn, wanted)
 
 
 def latest_runs(conn: Connection, n: int = 10) -> list[RunItem]:

@@ -11,7 +11,7 @@ from pydantic import Field
 from kernelindex.records.refusal import RefusalKind, ViewRefusal
 from kernelindex.records.vocabulary import ServingStatus
 from kernelindex.store.reads import serving_listing as reads
-from kernelindex.store.reads.lookup import resolve_model
+from kernelindex.store.reads.lookup import check_filter, resolve_model
 from kernelindex.views.common import NextLink, ViewModel
 from kernelindex.views.serving import ServingBrief, run_brief
 
@@ -73,7 +73,11 @@ class ServingFilters:
     stack: str | None = None
 
 
-def _checked(filters: ServingFilters) -> None:
+# filter -> the kind of stored record it names (one naming none is a 404); the rest are free-form words
+_NAMED_FILTERS = {"model": "model", "source": "source", "configuration": "serving configuration"}
+
+
+def _checked(conn: Connection, filters: ServingFilters) -> None:
     for name, value in vars(filters).items():
         if value is not None and len(value) > MAX_FILTER:
             raise ViewRefusal(
@@ -90,13 +94,17 @@ def _checked(filters: ServingFilters) -> None:
             f"status {filters.status!r} is not one of {known}",
             parameter="status",
         )
+    for name, what in _NAMED_FILTERS.items():
+        value = getattr(filters, name)
+        if value:
+            check_filter(conn, what, value)
 
 
 def list_serving_runs(
     conn: Connection, after: int | None, limit: int, filters: ServingFilters, base_url: str = ""
 ) -> tuple[list[ListedServingRun], int | None]:
     """A page of serving runs and the sequence number the next page starts after (None at the end)."""
-    _checked(filters)
+    _checked(conn, filters)
     model_id = resolve_model(conn, filters.model).id if filters.model else None
     rows, last = reads.serving_runs_page(
         conn,
@@ -125,7 +133,7 @@ def list_configurations(
     conn: Connection, after: int | None, limit: int, filters: ServingFilters
 ) -> tuple[list[ListedConfiguration], int | None]:
     """A page of serving configurations with their stacks and what their runs serve."""
-    _checked(filters)
+    _checked(conn, filters)
     model_id = resolve_model(conn, filters.model).id if filters.model else None
     rows, last = reads.configurations_page(conn, after, limit, stack=filters.stack, model_id=model_id)
     items = [

@@ -16,6 +16,7 @@ from pydantic import Field
 
 from kernelindex.ranking.reads import ranked_groups, workload_groups
 from kernelindex.store.reads import catalog
+from kernelindex.store.reads.lookup import check_filter
 from kernelindex.views.common import GROUP_ROWS_SHOWN, Document, ItemLinks, NextLink, ViewModel
 from kernelindex.views.origins import Origins, Pack, PackSummary, pack_summary
 from kernelindex.views.rank import Group, Ranking, groups_view, ranking_of
@@ -104,6 +105,9 @@ class Workload(ViewModel):
 def list_workloads(
     conn: Connection, after: int | None, limit: int, operation: str | None
 ) -> tuple[list[WorkloadItem], int | None]:
+    """A page of workloads, of every operation ``operation`` could name (404 when it names none)."""
+    if operation:
+        check_filter(conn, "operation", operation)
     rows, nxt = catalog.list_workloads(conn, after, limit, operation)
     return [
         WorkloadItem(

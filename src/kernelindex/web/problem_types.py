@@ -32,6 +32,8 @@ PROBLEM_TYPES: dict[str, str] = {
     "bad-run-count": "Compare takes 2 to 8 distinct runs.",
     "duplicate-run": "Two of the identifiers given to compare name the same run; a run compared with itself says nothing.",
     "bad-character": "The request holds a NUL character, which no id, digest or search text contains.",
+    "bad-encoding": "The path or a query parameter is not valid UTF-8 once its percent-escapes are decoded "
+    "(%ff, say): it can name nothing here; the parameter member names which one (absent: the path).",
     "too-long": "A query parameter is longer than any id, digest, slug, cursor or search text.",
     "bad-request": "The request was refused as asked; the detail says why.",
     "bad-limit": "The page size is out of bounds.",

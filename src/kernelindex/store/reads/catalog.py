@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import Connection, Row, func, or_, select
 
 from kernelindex.store import tables as t
+from kernelindex.store.reads.lookup import operation_clause
 from kernelindex.store.reads.runs import manifest_title
 from kernelindex.store.serving import tables as serving_tables
 
@@ -102,8 +103,8 @@ def list_workloads(
         manifest_title(w.c.manifest).label("title"),
         o.c.slug,
     ).outerjoin(o, o.c.id == w.c.operation_id)
-    if operation:
-        query = query.where(o.c.slug == operation)
+    if operation:  # named as the run listing names it: every operation the text could name
+        query = query.where(operation_clause(operation))
     return page(conn, query, w.c.seq, after, limit)
 
 

@@ -11,6 +11,7 @@ candidates) or ``bad_request`` (a hex prefix too short to be safe). The web maps
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
@@ -129,10 +130,22 @@ def _resolve(conn: Connection, kind: _Kind, ident: str, extra: ColumnElement | N
             RefusalKind.BAD_REQUEST,
             kind.what,
             text,
-            f"{text!r} is too short to name a {kind.what}: give its id, its digest, or at least "
+            f"{text!r} is too short to name {_article(kind.what)} {kind.what}: give its id, its digest, or at least "
             f"{MIN_PREFIX} hex characters of its digest",
         )
-    raise LookupFailed(RefusalKind.NOT_FOUND, kind.what, text, f"no {kind.what} with {kind.named_by} {text!r}")
+    raise nothing_named(kind.what, kind.named_by, text)
+
+
+def _article(noun: str) -> str:
+    """The article a message puts before ``noun``: "an operation", "a run" (each kind named here
+    starts with the letter it sounds)."""
+    return "an" if noun[:1].lower() in "aeiou" else "a"
+
+
+def nothing_named(what: str, named_by: str, text: str) -> LookupFailed:
+    """The one refusal of a text that names no record of its kind, whether it came as a path's id or a
+    listing's filter: 404, naming the kind and the text."""
+    return LookupFailed(RefusalKind.NOT_FOUND, what, text, f"no {what} with {named_by} {text!r}")
 
 
 def naming_clause(kind: _Kind, text: str, extra: ColumnElement | None = None) -> ColumnElement[bool]:
@@ -210,20 +223,56 @@ def resolve_model(conn: Connection, ident: str) -> Row:
     except LookupFailed as exc:
         if exc.kind is not RefusalKind.NOT_FOUND:
             raise
-    pattern = contains_pattern(ident.strip())
-    table = st.model_revisions
-    where = or_(
-        func.lower(table.c.slug).like(pattern, escape="\\"), func.lower(table.c.name).like(pattern, escape="\\")
-    )
-    row = _one(conn, MODEL, where, ident.strip(), "part of a name")
+    row = _one(conn, MODEL, _model_containing(ident), ident.strip(), "part of a name")
     if row is None:
-        raise LookupFailed(RefusalKind.NOT_FOUND, "model", ident, f"no model with {MODEL.named_by} {ident.strip()!r}")
+        raise nothing_named(MODEL.what, MODEL.named_by, ident.strip())
     return row
+
+
+def _model_containing(text: str) -> ColumnElement[bool]:
+    """SQL: the model's slug or name contains ``text``, case-folded (how a model is named past its slug)."""
+    pattern = contains_pattern(text.strip())
+    table = st.model_revisions
+    return or_(func.lower(table.c.slug).like(pattern, escape="\\"), func.lower(table.c.name).like(pattern, escape="\\"))
 
 
 def resolve_serving_run(conn: Connection, ident: str) -> Row:
     """The serving run named by its id, its digest or a unique digest prefix of 8+ hex characters."""
     return _resolve(conn, SERVING_RUN, ident)
+
+
+# A listing filter whose value names a stored record, by kind: how it is named, and the rows that
+# hold such a record (a source is also named by the runs that state it before its own row arrives).
+_FILTER_TARGETS: dict[str, tuple[str, Callable[[str], tuple[Select, ...]]]] = {
+    "operation": (OPERATION.named_by, lambda v: (select(t.operations.c.id).where(operation_clause(v)),)),
+    "workload": (WORKLOAD.named_by, lambda v: (select(t.workloads.c.id).where(workload_clause(v)),)),
+    "source": (
+        "slug",
+        lambda v: (
+            select(t.sources.c.id).where(t.sources.c.slug == v),
+            select(t.runs.c.id).where(t.runs.c.source_slug == v),
+        ),
+    ),
+    "project": ("slug", lambda v: (select(t.projects.c.id).where(t.projects.c.slug == v),)),
+    "model": (
+        MODEL.named_by,
+        lambda v: (select(st.model_revisions.c.id).where(naming_clause(MODEL, v) | _model_containing(v)),),
+    ),
+    "serving configuration": (
+        "id",
+        lambda v: (select(st.serving_configurations.c.id).where(st.serving_configurations.c.id == v),),
+    ),
+}
+
+
+def check_filter(conn: Connection, what: str, value: str) -> None:
+    """Refuse (404, :func:`nothing_named`) a listing filter naming no stored ``what``: every listing
+    answers an unknown operation, workload, source, project, model or configuration alike, where an
+    empty page would read as "nothing measured yet". A free-form filter (a GPU, a status) matching
+    nothing is just an empty page, and is not checked here."""
+    named_by, holders = _FILTER_TARGETS[what]
+    if not any(conn.execute(query.limit(1)).first() for query in holders(value)):
+        raise nothing_named(what, named_by, value.strip())
 
 
 @dataclass(frozen=True)

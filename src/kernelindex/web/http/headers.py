@@ -3,6 +3,8 @@ memory stream: on a cached page this wrapper is most of the work left)."""
 
 from __future__ import annotations
 
+from urllib.parse import unquote_to_bytes
+
 from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -21,10 +23,37 @@ SECURITY_HEADERS = {
 }
 
 
+def _not_utf8(raw: bytes) -> bool:
+    """Whether ``raw`` (percent-escapes and all) is not UTF-8 once decoded; plain ASCII is skipped cheaply."""
+    if raw.isascii() and b"%" not in raw:
+        return False
+    try:
+        unquote_to_bytes(raw).decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+def _undecodable(scope: Scope) -> problems.Problem | None:
+    """The 400 for a path or query parameter that is not UTF-8 once its percent-escapes are decoded
+    (``%ff``); None when all is text. The server would decode such bytes to U+FFFD, which would then
+    be looked up (``/runs/%ff``) or searched for as if someone had typed it."""
+    bad = "is not valid UTF-8 once its percent-escapes are decoded"
+    if _not_utf8(scope.get("raw_path") or b""):
+        return problems.Problem(400, "bad-encoding", f"the path {bad}")
+    query = scope.get("query_string", b"")
+    if not _not_utf8(query):  # the whole query is text exactly when each of its parts is
+        return None
+    pairs = (pair.partition(b"=") for pair in query.split(b"&"))
+    name = next(name for name, _, value in pairs if _not_utf8(name) or _not_utf8(value))
+    shown = unquote_to_bytes(name.replace(b"+", b" ")).decode("utf-8", "replace")
+    return problems.Problem(400, "bad-encoding", f"query parameter {shown!r} {bad}", parameter=shown)
+
+
 class SecurityHeadersMiddleware:
     """Strict CSP (scripts and styles only from this site) and friends on every reply; a request
-    with a NUL character, or a query value over MAX_PARAM_CHARS, is refused with 400 before any
-    route sees it."""
+    with a NUL character, a path or query value that is not UTF-8, or a query value over
+    MAX_PARAM_CHARS, is refused with 400 before any route sees it."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -50,6 +79,11 @@ class SecurityHeadersMiddleware:
                 )
                 await response(scope, receive, send_with_headers)
                 return
+        if (refused := _undecodable(scope)) is not None:
+            request = Request(scope, receive)
+            response = problems.render_problem(request, refused.status, refused.slug, refused.detail, **refused.extra)
+            await response(scope, receive, send_with_headers)
+            return
         if len(scope.get("query_string", b"")) > MAX_PARAM_CHARS:  # cheap test first; then each value
             request = Request(scope, receive)
             if any(len(v) > MAX_PARAM_CHARS for _, v in request.query_params.multi_items()):

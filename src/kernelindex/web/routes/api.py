@@ -83,7 +83,10 @@ def get_run(request: Request, run_id: str) -> Run:
 
 @router.get("/workloads", response_model=workloads.WorkloadListing, summary="Workloads, optionally of one operation")
 def list_workloads(
-    request: Request, operation: str | None = None, cursor: str | None = None, limit: Limit = DEFAULT_LIMIT
+    request: Request,
+    operation: str | None = Query(None, description="operation slug, name, alias or digest prefix"),
+    cursor: str | None = None,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> workloads.WorkloadListing:
     after, limit = page_args(request, "workloads", {"operation"}, cursor, limit)
     with connection(request) as conn:

@@ -12,7 +12,7 @@ from fastapi.responses import RedirectResponse, Response
 from kernelindex.store.reads.artifacts import artifact_by_digest
 from kernelindex.views.formatting import safe_url
 from kernelindex.web.http.deps import connection
-from kernelindex.web.problems import render_problem
+from kernelindex.web.problems import check_known_params, render_problem
 
 router = APIRouter()
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
@@ -23,6 +23,7 @@ _SAFE_TYPES = {"application/json": "application/json", "text/plain": "text/plain
 
 @router.get("/artifacts/{digest}", include_in_schema=False)
 def artifact(request: Request, digest: str) -> Response:
+    check_known_params(request, set())
     if not DIGEST.fullmatch(digest):
         return render_problem(request, 400, "bad-digest", f"{digest!r} is not a sha256:<64 hex> digest")
     with connection(request) as conn:

@@ -179,6 +179,7 @@ def api_docs_page(request: Request):
 
 @pages.get("/robots.txt", response_class=PlainTextResponse)
 def robots(request: Request):
+    check_known_params(request, set())
     return (
         f"User-agent: *\nAllow: /\nDisallow: /api/\nDisallow: /compare\nDisallow: /records/feed.xml\n"
         f"Sitemap: {base_url(request)}/sitemap.xml\n"
@@ -187,16 +188,19 @@ def robots(request: Request):
 
 @pages.get("/llms.txt", response_class=PlainTextResponse)
 def llms_txt(request: Request):
+    check_known_params(request, set())
     return request.app.state.templates.get_template("llms.txt").render(base=base_url(request), version=__version__)
 
 
 @pages.get("/favicon.ico")
-def favicon():
+def favicon(request: Request):
+    check_known_params(request, set())
     return RedirectResponse("/static/favicon.svg", status_code=308)
 
 
 @pages.get("/sitemap.xml")
 def sitemap(request: Request):
+    check_known_params(request, set())
     base = base_url(request)
     paths = ["/", "/docs", "/docs/api", "/records", "/gpus", "/runs", "/models"]
     with connection(request) as conn:

@@ -56,7 +56,7 @@ from kernelindex.web.http.input_guards import (
     csrf_matches,
     json_object,
 )
-from kernelindex.web.problems import Problem
+from kernelindex.web.problems import Problem, check_known_params
 
 CSRF_COOKIE = "ki_csrf"
 CSRF_HOST_COOKIE = "__Host-ki_csrf"  # its name over https
@@ -371,6 +371,7 @@ async def report_api(request: Request, run_id: str):
     summary="A run's evidence level, its reasons, signatures and attestations",
 )
 def evidence_api(request: Request, run_id: str) -> evidence.RunEvidence:
+    check_known_params(request, set())
     with connection(request) as conn:
         return evidence.run_evidence(conn, _run_row(conn, run_id), base_url(request), today())
 
@@ -383,6 +384,7 @@ def evidence_api(request: Request, run_id: str) -> evidence.RunEvidence:
 def record_signatures(request: Request, digest: str) -> evidence.RecordSignatures:
     """What an offline check needs: save an envelope beside the record and run
     ``kernelindex verify-signatures --record RECORD.json --public-key KEY.pub``."""
+    check_known_params(request, set())
     with connection(request) as conn:
         return evidence.record_signatures(conn, digest)
 
@@ -390,6 +392,7 @@ def record_signatures(request: Request, digest: str) -> evidence.RecordSignature
 @router.get("/r/{digest}", include_in_schema=False)
 def permalink(request: Request, digest: str):
     """A record by digest, forever: a run (even superseded or retracted: its page says so) or an attestation."""
+    check_known_params(request, set())
     with connection(request) as conn:
         row = run_by_digest(conn, digest) if digest.startswith("sha256:") else None
         if row is not None:

@@ -17,6 +17,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from starlette.concurrency import run_in_threadpool
 
 from kernelindex.records.strict_json import loads_strict
+from kernelindex.records.vocabulary import RequestState
 from kernelindex.services import queue as service
 from kernelindex.services.queue import QueueError, Submission
 from kernelindex.store.evidence.records import EvidenceError, authenticate
@@ -33,7 +34,7 @@ from kernelindex.web.routes.evidence import bearer, read_form, read_limited, req
 MAX_SUBMIT_BYTES = 512 * 1024
 MAX_RESULT_BYTES = 16 * 1024 * 1024
 LEASE_ENV = "KERNELINDEX_LEASE_SECONDS"
-STATES = ("queued", "leased", "done", "failed", "cancelled")
+STATES = tuple(RequestState)
 STATUS = {
     "bad_request": 400,
     "bad_solution": 422,
@@ -296,6 +297,7 @@ async def result_api(request: Request, lease_id: str):
 
 @router.get("/api/v1/runner/blobs/{digest}", summary="A problem or solution a job names, by digest")
 async def blob_api(request: Request, digest: str):
+    check_known_params(request, set())  # the query is not signed (path and body are): checked first
     await _runner(request)
     with connection(request) as conn:
         content = reads.blob(conn, digest)

@@ -22,6 +22,7 @@ from kernelindex.web.svg.serving_frontier import frontier_svg
 
 router = APIRouter()
 MAX_TEXT = 200  # a model or GPU name longer than this names nothing
+RESOLVE_PARAMS = {"model", "gpu", "input_len", "output_len"}  # the resolver's, on the page before it is asked too
 
 
 def _text(name: str, value: str | None) -> str:
@@ -54,7 +55,7 @@ def _run_view(conn, request: Request, ident: str) -> views.ServingRun:
 
 
 def _resolve(request: Request) -> views.Resolved:
-    check_known_params(request, {"model", "gpu", "input_len", "output_len"})
+    check_known_params(request, RESOLVE_PARAMS)
     params = request.query_params
     ident, gpu = _text("model", params.get("model")), _text("gpu", params.get("gpu"))
     input_len, output_len = (
@@ -84,6 +85,7 @@ def resolve_svg(request: Request) -> Response:
 
 @router.get("/serving/resolve", response_class=HTMLResponse, include_in_schema=False)
 def resolve_page(request: Request):
+    check_known_params(request, RESOLVE_PARAMS)
     params = request.query_params
     with connection(request) as conn:
         models = views.list_models(conn).model_dump()["items"]
@@ -91,8 +93,6 @@ def resolve_page(request: Request):
     if params.get("model") or params.get("gpu"):
         context["answer"] = answer = _resolve(request).model_dump()
         context["svg"] = frontier_svg(answer["candidates"], f"{answer['model']['name']} on {answer['gpu']}")
-    else:
-        check_known_params(request, set())
     return request.app.state.templates.TemplateResponse(request, "serving_resolve.html", context)
 
 
