@@ -18,6 +18,7 @@ from kernelindex.cli.common import (
     load_private_key,
     open_store_or_fail,
     out_console,
+    problem_folder,
     progress,
 )
 
@@ -58,7 +59,7 @@ def campaign_command(
     from kernelindex.cli.evaluate import solution_files
     from kernelindex.services import harness_adapter as harness
     from kernelindex.services.campaign import Pair, RayUnavailable, run_campaign, start_ray
-    from kernelindex.services.queue import builtin_problems, hardware_name
+    from kernelindex.services.queue import hardware_name
 
     # `--solutions a.json b.json` (a shell glob) leaves b.json among the positional arguments; a problem
     # is a folder or a pack name, never a file, so every file there is one more solution.
@@ -69,12 +70,10 @@ def campaign_command(
     refusal = harness.sandbox_refusal(sandbox)
     if refusal:
         fail(refusal)
-    packs = builtin_problems()
     loaded: dict[str, tuple[dict[str, str], list[str]]] = {}
     try:
         for problem in problems:
-            folder = packs.get(problem, Path(problem))
-            files = harness.problem_files(folder)
+            files = harness.problem_files(problem_folder(problem))
             name, cases = harness.problem_summary(files)
             loaded[name] = (files, cases)
         solutions = solution_files([str(path) for path in solutions])

@@ -75,6 +75,26 @@ def case_list(values: list[str] | None) -> list[str] | None:
     return cases
 
 
+def problem_folder(problem: str) -> Path:
+    """The problem a command names: a problem folder's path, or the name of a pack this package ships
+    (its folder's or its definition's). One reading for `cases`, `eval` and `campaign`, so a name one
+    takes the others take too. A path that exists but is no problem folder is returned for the problem
+    reader to say what it is instead (a FlashInfer-Bench trace set, say); anything else ends the command."""
+    from kernelindex.formats.packs import find_pack, is_problem_folder, problem_folders
+    from kernelindex.problems import PROBLEMS_DIR
+
+    path = Path(problem)
+    if is_problem_folder(path):
+        return path
+    found = find_pack(PROBLEMS_DIR, problem)
+    if found is not None:
+        return found
+    if path.exists():
+        return path
+    packs = ", ".join(p.name for p in problem_folders(PROBLEMS_DIR))
+    fail(f"{problem}: is not a problem folder (definition.json + workload.jsonl) or a shipped pack's name ({packs})")
+
+
 def stderr():
     from rich.console import Console
 
@@ -92,16 +112,17 @@ def fail(lines: list[str] | str, code: int = 1) -> NoReturn:
     raise typer.Exit(code)
 
 
-def open_store_or_fail(db: str | None, create: bool = False):
+def open_store_or_fail(db: str | None, create: bool = False, read_only: bool = False):
     """The store at ``db`` (migrated); a clean one-line error instead of a traceback.
     ``create``: this command may make a new SQLite file (see
-    :func:`kernelindex.services.opening.store_url_problem`), and says so on stderr."""
+    :func:`kernelindex.services.opening.store_url_problem`), and says so on stderr. ``read_only``:
+    the command only reads, so a store this user may not write is read rather than refused."""
     from kernelindex.services.opening import StoreUnavailable, missing_sqlite_store, open_named_store
     from kernelindex.store import resolve_url
 
     new = create and missing_sqlite_store(db)
     try:
-        store = open_named_store(db, create)
+        store = open_named_store(db, create, read_only)
     except StoreUnavailable as exc:
         fail(str(exc))
     if new:  # making a store is never silent

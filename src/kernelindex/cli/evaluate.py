@@ -10,7 +10,16 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from kernelindex.cli.common import BlobRoot, Db, MemoryMb, Timeout, load_private_key, open_store_or_fail, out_console
+from kernelindex.cli.common import (
+    BlobRoot,
+    Db,
+    MemoryMb,
+    Timeout,
+    load_private_key,
+    open_store_or_fail,
+    out_console,
+    problem_folder,
+)
 
 if TYPE_CHECKING:  # rich is imported when a bar is shown
     from rich.progress import TaskID
@@ -19,8 +28,8 @@ if TYPE_CHECKING:  # rich is imported when a bar is shown
 def eval_command(
     problem: str = typer.Argument(
         ...,
-        help="problem folder (definition.json + workload.jsonl), a definition .json in a FlashInfer-Bench trace set, "
-        "or a KernelBench .py",
+        help="problem folder (definition.json + workload.jsonl) or a shipped pack's name (as `kernelindex cases` "
+        "takes it), a definition .json in a FlashInfer-Bench trace set, or a KernelBench .py",
     ),
     solution: list[str] = typer.Option(
         ...,
@@ -104,7 +113,7 @@ def eval_command(
                 assert scratch is not None
                 folder, root = trace_sets.problem_folder(Path(problem), Path(scratch.name))
                 problem, blob_root = str(folder), blob_root or str(root)
-            loaded_problem = load_problem(problem)
+            loaded_problem = load_problem(problem if in_trace_set else problem_folder(problem))
             candidates = [load_solution(path) for path in solution_files(solution)]
         for warning in loaded_problem.warnings:
             err.print(f"warning: {warning}", markup=False)

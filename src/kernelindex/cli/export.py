@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -34,13 +34,21 @@ def _export_local(db: str | None, path: Path) -> int:
     from kernelindex.ingest.export import export_catalog
     from kernelindex.store.reads.export import count_rows
 
-    store = open_store_or_fail(db)
-    with store.begin() as conn:
+    store = open_store_or_fail(db, read_only=True)
+    with store.read() as conn:
         total = count_rows(conn)
-    with progress() as bar:
-        task = bar.add_task(f"exporting {path.name}", total=total)
-        counts = export_catalog(store, path, on_row=lambda: bar.advance(task))
+    try:
+        with progress() as bar:
+            task = bar.add_task(f"exporting {path.name}", total=total)
+            counts = export_catalog(store, path, on_row=lambda: bar.advance(task))
+    except OSError as exc:
+        _cannot_write(path, exc)
     return sum(counts.values())
+
+
+def _cannot_write(path: Path, exc: OSError) -> NoReturn:
+    """End the command on an export that could not be written (no partial file is left): where, and why."""
+    fail(f"{path}: cannot write the export in the folder {path.resolve().parent}: {exc.strerror or exc}")
 
 
 def _export_remote(server: str, path: Path) -> int:
@@ -58,25 +66,30 @@ def _export_remote(server: str, path: Path) -> int:
     partial = path.with_name(path.name + ".partial")
     rows = 0
     try:
-        with api, api.export() as stream, progress() as bar, open(partial, "wb") as raw:
-            task = bar.add_task(f"exporting {path.name} from {server}", total=stream.total)
-            with zstandard.ZstdCompressor(level=10).stream_writer(raw, closefd=False) as out:
-                for line in stream.lines:
-                    out.write(line.encode("utf-8") + b"\n")
-                    rows += 1
-                    bar.advance(task)
-        if stream.total is not None and rows != stream.total:
-            raise ApiError(
-                {
-                    "title": "Truncated answer",
-                    "status": None,
-                    "detail": f"the server announced {stream.total} rows and sent {rows}",
-                },
-                method="GET",
-                url=f"{server}/api/v1/export",
-            )
+        try:
+            with api, api.export() as stream, progress() as bar, open(partial, "wb") as raw:
+                task = bar.add_task(f"exporting {path.name} from {server}", total=stream.total)
+                with zstandard.ZstdCompressor(level=10).stream_writer(raw, closefd=False) as out:
+                    for line in stream.lines:
+                        out.write(line.encode("utf-8") + b"\n")
+                        rows += 1
+                        bar.advance(task)
+            if stream.total is not None and rows != stream.total:
+                raise ApiError(
+                    {
+                        "title": "Truncated answer",
+                        "status": None,
+                        "detail": f"the server announced {stream.total} rows and sent {rows}",
+                    },
+                    method="GET",
+                    url=f"{server}/api/v1/export",
+                )
+            os.replace(partial, path)
+        except BaseException:  # however it ends early, no half-written file is left behind
+            partial.unlink(missing_ok=True)
+            raise
     except ApiError as exc:
-        partial.unlink(missing_ok=True)
         fail(f"{server}: {exc.detail}")
-    os.replace(partial, path)
+    except OSError as exc:
+        _cannot_write(path, exc)
     return rows

@@ -74,7 +74,9 @@ def import_command(
     with ExitStack() as scratch:
         try:
             if source is None:
-                _check_paths(paths, skip_invalid or check)
+                _check_paths(
+                    paths, [name for name, given in (("--skip-invalid", skip_invalid), ("--check", check)) if given]
+                )
             # --check on a store that does not exist compares with an empty scratch store: no file is made
             store = (
                 _scratch_store(scratch) if check and missing_sqlite_store(db) else open_store_or_fail(db, create=True)
@@ -104,13 +106,26 @@ def _scratch_store(scratch: ExitStack):
     return store
 
 
-def _check_paths(paths: list[Path], catalog_only: bool) -> None:
+# each kind of path `kind_of` tells apart, as a message names it
+KINDS = {
+    "bundles": "run bundles (.json)",
+    "problem": "a problem folder",
+    "kernelbench": "a KernelBench level folder",
+    "traces": "a trace file",
+}
+
+
+def _check_paths(paths: list[Path], catalog_only: list[str]) -> None:
+    """Refuse a bad path before anything is imported; ``catalog_only``: the options given that only
+    catalog files take (--skip-invalid, --check)."""
     from kernelindex.services.imports import kind_of
 
     for path in paths:
-        kind = kind_of(path)  # refuse a bad path before anything is imported
+        kind = kind_of(path)
         if catalog_only and kind != "catalog":
-            fail(f"{path}: --skip-invalid and --check apply to catalog files (.jsonl.zst/.jsonl), not a {kind}")
+            verb = "applies" if len(catalog_only) == 1 else "apply"
+            options = " and ".join(catalog_only)
+            fail(f"{path}: {options} {verb} to catalog files (.jsonl.zst/.jsonl), not to {KINDS[kind]}")
 
 
 def _import_upstream(store, source: str, paths: list[Path], check: bool, problems: Path | None):

@@ -19,7 +19,9 @@ from kernelindex.cli.common import (
     print_json,
     stderr,
 )
+from kernelindex.records.vocabulary import RequestState
 
+STATES = tuple(RequestState)  # as the API's `state` parameter takes them
 queue_app = typer.Typer(no_args_is_help=True, help="The rerun queue: list, show, cancel, expire.")
 runners_app = typer.Typer(no_args_is_help=True, help="Runner keys allowed to take jobs: add, list, revoke.")
 
@@ -74,7 +76,7 @@ def submit_command(
 
 @queue_app.command("list")
 def queue_list(
-    state: str = typer.Option(None, help="queued, leased, done, failed or cancelled"),
+    state: str = typer.Option(None, help=", ".join(STATES)),
     limit: int = typer.Option(50, min=1, max=1000),
     db: Db = None,
     as_json: AsJson = False,
@@ -85,7 +87,9 @@ def queue_list(
     from kernelindex.store.reads import queue as reads
     from kernelindex.views.queue import request_summary
 
-    store = open_store_or_fail(db)
+    if state is not None and state not in STATES:
+        fail(f"--state: one of {', '.join(STATES)}, got {state!r}", code=2)
+    store = open_store_or_fail(db, read_only=True)
     with store.engine.connect() as conn:
         items = [
             request_summary(r).model_dump(mode="json") for r in reads.requests_page(conn, state=state, limit=limit)
@@ -121,7 +125,7 @@ def queue_show(request_id: str, db: Db = None) -> None:
     from kernelindex.store.reads import queue as reads
     from kernelindex.views.queue import request_detail
 
-    store = open_store_or_fail(db)
+    store = open_store_or_fail(db, read_only=True)
     with store.engine.connect() as conn:
         row = reads.request_row(conn, request_id)
         if row is None:
@@ -194,7 +198,7 @@ def runners_list(db: Db = None, as_json: AsJson = False) -> None:
     """Registered runner keys, revoked ones included."""
     from kernelindex.store.reads import queue as reads
 
-    store = open_store_or_fail(db)
+    store = open_store_or_fail(db, read_only=True)
     with store.engine.connect() as conn:
         rows = [
             {

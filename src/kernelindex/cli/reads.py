@@ -39,7 +39,7 @@ def reads(db: str | None, server: str | None) -> Iterator[Reads]:
         source: Reads = RemoteReads(client)
     else:
         client = None
-        source = LocalReads(open_store_or_fail(db))
+        source = LocalReads(open_store_or_fail(db, read_only=True))
     try:
         yield source
     except ApiError as exc:

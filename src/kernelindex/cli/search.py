@@ -6,7 +6,6 @@ case ids, axes and sizes, to pass to ``eval --cases``).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -20,6 +19,7 @@ from kernelindex.cli.common import (
     id_column,
     out_console,
     print_json,
+    problem_folder,
 )
 from kernelindex.cli.reads import Server, reads
 
@@ -112,21 +112,6 @@ def _print_answer(doc: dict[str, Any]) -> None:
         console.print(table, markup=False)
 
 
-def _problem_folder(problem: str) -> Path:
-    """A problem folder path, or the name of one of our packs (folder or definition name)."""
-    from kernelindex.formats.packs import find_pack, is_problem_folder, problem_folders
-    from kernelindex.problems import PROBLEMS_DIR
-
-    path = Path(problem)
-    if is_problem_folder(path):
-        return path
-    found = find_pack(PROBLEMS_DIR, problem)
-    if found is not None:
-        return found
-    packs = ", ".join(p.name for p in problem_folders(PROBLEMS_DIR))
-    fail(f"{problem}: not a problem folder (definition.json + workload.jsonl) nor one of our packs ({packs})")
-
-
 def cases_command(
     problem: Annotated[
         str, typer.Argument(help="problem folder, or one of our packs: moe_load_balance_bwd, moe_token_scatter_bwd")
@@ -140,7 +125,7 @@ def cases_command(
     from kernelindex.records.units import format_bytes
 
     try:
-        loaded = load_problem(_problem_folder(problem))
+        loaded = load_problem(problem_folder(problem))
     except FormatError as exc:
         fail(str(exc))
     definition = loaded.definition

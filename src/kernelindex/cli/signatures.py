@@ -88,8 +88,8 @@ def signature_report(db: str | None) -> dict[str, Any]:
     """Every stored signature re-verified: ``{"valid": n, "invalid": [{record, key, problem}]}``."""
     from kernelindex.store.evidence.records import all_signature_checks
 
-    store = open_store_or_fail(db)
-    with store.begin() as conn:
+    store = open_store_or_fail(db, read_only=True)
+    with store.read() as conn:
         checks = all_signature_checks(conn)
     bad = [{"record": c.record_digest, "key": c.key_id, "problem": c.problem} for c in checks if not c.valid]
     return {"valid": len(checks) - len(bad), "invalid": bad}

@@ -9,8 +9,8 @@ def stats_command(db: Db = None, as_json: AsJson = False) -> None:
     """Counts of what the store holds."""
     from kernelindex.store.reads.stats import store_stats
 
-    store = open_store_or_fail(db)
-    with store.begin() as conn:
+    store = open_store_or_fail(db, read_only=True)
+    with store.read() as conn:
         stats = store_stats(conn)
     if as_json:
         print_json(stats)

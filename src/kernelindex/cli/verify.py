@@ -27,7 +27,7 @@ def verify_command(
     """Recompute every stored digest and key; exit 1 on any mismatch."""
     from kernelindex.store.verify import count_records, verify_store
 
-    store = open_store_or_fail(db)
+    store = open_store_or_fail(db, read_only=True)
     with progress() as bar:
         task = bar.add_task("verifying", total=count_records(store))
         report = verify_store(store, on_record=lambda: bar.advance(task))

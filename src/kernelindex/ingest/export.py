@@ -23,12 +23,16 @@ def export_catalog(store: Store, path: Path, *, on_row: Callable[[], None] | Non
 
     counts: Counter = Counter()
     partial = path.with_name(path.name + ".partial")
-    with store.read() as conn, open(partial, "wb") as raw:
-        with zstandard.ZstdCompressor(level=10).stream_writer(raw, closefd=False) as out:
-            for table, row in export_lines(conn):
-                out.write((js_dumps({"table": table, "row": row}) + "\n").encode("utf-8"))
-                counts[table] += 1
-                if on_row:
-                    on_row()
-    os.replace(partial, path)
+    try:
+        with store.read() as conn, open(partial, "wb") as raw:
+            with zstandard.ZstdCompressor(level=10).stream_writer(raw, closefd=False) as out:
+                for table, row in export_lines(conn):
+                    out.write((js_dumps({"table": table, "row": row}) + "\n").encode("utf-8"))
+                    counts[table] += 1
+                    if on_row:
+                        on_row()
+        os.replace(partial, path)
+    except BaseException:  # a full disk, a failed read, ^C: no half-written file is left behind
+        partial.unlink(missing_ok=True)
+        raise
     return counts

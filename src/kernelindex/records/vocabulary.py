@@ -32,6 +32,16 @@ class RunStatus(StrEnum):
     REVOKED = "revoked"
 
 
+class RequestState(StrEnum):
+    """Where a rerun request stands in the queue: the API's and the CLI's ``state`` filter take these."""
+
+    QUEUED = "queued"
+    LEASED = "leased"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
 class ServingStatus(StrEnum):
     """A serving run's status: the serving records say ``valid`` where kernel runs say ``passed``."""
 

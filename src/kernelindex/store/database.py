@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 import orjson
-from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.exc import SQLAlchemyError as DatabaseError  # noqa: F401  (re-exported: what callers above the store catch)
 
 from kernelindex.store import schema_check
@@ -250,10 +250,46 @@ def read_only_engine(store: Store) -> Engine:
     url = store.engine.url
     if store.dialect != "sqlite" or not url.database or url.database == ":memory:" or url.query:
         return store.engine
-    path = quote(str(Path(url.database).resolve()))
-    engine = create_engine(f"sqlite:///file:{path}?mode=ro&uri=true")
+    return _sqlite_read_only_engine(Path(url.database))
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"  # how every SQLite database file begins
+SIDE_FILES = ("-wal", "-shm", "-journal")  # what SQLite keeps beside a store while it is open or being written
+
+
+def _side_files(path: Path) -> list[Path]:
+    return [side for suffix in SIDE_FILES if (side := path.with_name(path.name + suffix)).exists()]
+
+
+def sqlite_writable(path: Path) -> bool:
+    """Whether this process may write the SQLite file at ``path``: the file, the folder SQLite makes
+    its -wal, -shm and -journal files in, and any of those already there."""
+    return all(os.access(p, os.W_OK) for p in (path, path.resolve().parent, *_side_files(path)))
+
+
+def _sqlite_read_only_engine(path: Path) -> Engine:
+    """Connections that only read the SQLite file at ``path`` (``mode=ro``). A reader of a WAL store
+    needs its -shm file, which SQLite makes beside the store: where this process may not write that
+    folder and no connection has the store open (no -wal, -shm or -journal file there), the store is
+    read ``immutable`` instead (no locks, no -shm), which holds while no one writes it meanwhile."""
+    resolved = path.resolve()
+    immutable = not _side_files(resolved) and not os.access(resolved.parent, os.W_OK)
+    query = "mode=ro&immutable=1" if immutable else "mode=ro"
+    engine = create_engine(f"sqlite:///file:{quote(str(resolved))}?{query}&uri=true", json_serializer=json_text)
     event.listen(engine, "connect", _sqlite_read_pragmas)
     return engine
+
+
+def table_names(store: Store) -> set[str]:
+    """The tables the store's database holds (none: an empty SQLite file, or a new store)."""
+    with store.read() as conn:
+        return set(inspect(conn).get_table_names())
+
+
+def schema_current(store: Store) -> bool:
+    """Whether the store's schema is known to be the newest (see :mod:`schema_check`), asked without writing."""
+    with store.read() as conn:
+        return schema_check.known_current(conn, MIGRATIONS)
 
 
 def _sqlite_read_pragmas(dbapi_conn, _record) -> None:
@@ -293,9 +329,15 @@ def migrate(engine: Engine) -> None:
             schema_check.remember(conn, MIGRATIONS)
 
 
-def open_store(db: str | None = None, *, upgrade: bool = True) -> Store:
-    """Open (and by default migrate) the store at ``db`` (a URL or path; see :func:`resolve_url`)."""
+def open_store(db: str | None = None, *, upgrade: bool = True, read_only: bool = False) -> Store:
+    """Open (and by default migrate) the store at ``db`` (a URL or path; see :func:`resolve_url`).
+    ``read_only``: ``db`` is a SQLite file, read through connections that cannot write (never
+    migrated; nothing is written to it, not even its journal mode), whether or not it is a store."""
     url = resolve_url(db)
+    if read_only:
+        parts = url_parts(url)
+        assert parts is not None and parts[0] == "sqlite", url
+        return Store(_sqlite_read_only_engine(Path(parts[1])))
     engine = create_engine(url, json_serializer=json_text)
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)

@@ -120,14 +120,31 @@ def optional_text(obj: dict, key: str, file: Path, line: int | None, where: str 
     return need(obj, key, str, file, line, where)
 
 
-def read_json(path: Path) -> Any:
-    """A whole JSON document; a cut-off or malformed file names where it broke."""
+def snapshot_files(path: Path, pattern: str, *, recursive: bool = False) -> list[Path]:
+    """The files named ``pattern`` in the folder ``path`` (``recursive``: at any depth), sorted, or
+    ``[path]`` when it is a file. A folder with none is refused, naming it: there is nothing to
+    import, and no file to date the snapshot by."""
+    if not path.is_dir():
+        return [path]
+    files = sorted(path.rglob(pattern) if recursive else path.glob(pattern))
+    if not files:
+        raise UpstreamError(path, None, None, f"holds no {pattern} files")
+    return files
+
+
+def read_text(path: Path) -> str:
+    """A whole file as UTF-8 text; one that cannot be read or is not UTF-8 is refused, naming it."""
     try:
-        text = read_whole(path).decode("utf-8")
+        return read_whole(path).decode("utf-8")
     except OSError as exc:
         raise UpstreamError(path, None, None, f"cannot read: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
         raise UpstreamError(path, None, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def read_json(path: Path) -> Any:
+    """A whole JSON document; a cut-off or malformed file names where it broke."""
+    text = read_text(path)
     if not text.strip():
         raise UpstreamError(path, None, None, "the file is empty")
     try:

@@ -23,6 +23,7 @@ from kernelindex.ingest.upstream.common import (
     read_json,
     read_json_lines,
     retrieved_at,
+    snapshot_files,
 )
 from kernelindex.ingest.whole_files import read_whole
 from kernelindex.records.errors import RecordError
@@ -66,6 +67,7 @@ def read(path: Path, *, retrieved: str | None = None) -> Records:
     by `formats.records.trace_links`)."""
     if not path.is_dir():
         raise UpstreamError(path, None, None, "--from flashinfer reads a folder (definitions, solutions, traces)")
+    snapshot_files(path, "*.jsonl", recursive=True)  # no trace file: nothing to import, not even the source
     files = sorted(p for p in path.rglob("*") if p.is_file())
     kinds = {p: kind for p in files if (kind := _kind(p)) is not None}
     definitions = {name: p for p, (k, name) in kinds.items() if k == "definition"}

@@ -22,6 +22,7 @@ from kernelindex.ingest.upstream.common import (
     read_json,
     record,
     retrieved_at,
+    snapshot_files,
 )
 from kernelindex.records.canonical import digest
 from kernelindex.records.hardware import architecture, vendor
@@ -43,7 +44,7 @@ _SPEC_ITEM = re.compile(r"^\s*([a-z_][a-z0-9_]*)\s*:\s*(-?\d+)\s*$")
 
 
 def read(path: Path, *, retrieved: str | None = None) -> Records:
-    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+    files = snapshot_files(path, "*.json")
     boards: dict[int, dict] = {}
     submissions: list[tuple[Path, int, dict]] = []
     for file in files:

@@ -13,7 +13,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from kernelindex.formats.kernelbench import Baseline, KernelBenchError, baseline_variant, parse_baselines
-from kernelindex.ingest.upstream.common import Provenance, Records, UpstreamError, meta, read_json, record, retrieved_at
+from kernelindex.ingest.upstream.common import (
+    Provenance,
+    Records,
+    UpstreamError,
+    meta,
+    read_json,
+    record,
+    retrieved_at,
+    snapshot_files,
+)
 from kernelindex.records.canonical import digest
 from kernelindex.records.hardware import architecture, vendor
 from kernelindex.records.vocabulary import RunStatus
@@ -33,11 +42,8 @@ STATISTICS = ("std", "min", "max")
 
 def _files(path: Path) -> list[tuple[Path, str, list[Baseline]]]:
     """Each baseline file under ``path`` (or ``path`` itself): its variant and entries."""
-    files = sorted(path.rglob("baseline_time_torch*.json")) if path.is_dir() else [path]
-    if not files:
-        raise UpstreamError(path, None, None, "holds no baseline_time_torch*.json files")
     out = []
-    for file in files:
+    for file in snapshot_files(path, "baseline_time_torch*.json", recursive=True):
         try:
             out.append((file, baseline_variant(file.name), parse_baselines(read_json(file), str(file))))
         except KernelBenchError as exc:

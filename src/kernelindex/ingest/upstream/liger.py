@@ -20,10 +20,10 @@ from kernelindex.ingest.upstream.common import (
     UpstreamError,
     iso_time,
     meta,
+    read_text,
     record,
     retrieved_at,
 )
-from kernelindex.ingest.whole_files import read_whole
 from kernelindex.records.canonical import digest
 from kernelindex.records.hardware import architecture, vendor
 from kernelindex.records.names import UPSTREAM_NAME_LIMIT, slug
@@ -65,10 +65,15 @@ DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "f
 
 
 def read(path: Path, *, retrieved: str | None = None) -> Records:
-    try:
-        text = read_whole(path).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UpstreamError(path, None, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    """The CSV file at ``path``; Liger-Kernel publishes one file, so a folder is refused, naming the file it wants."""
+    if path.is_dir():
+        raise UpstreamError(
+            path,
+            None,
+            None,
+            "--from liger reads one CSV file (Liger-Kernel's benchmark/data/all_benchmark_data.csv), not a folder",
+        )
+    text = read_text(path)
     reader = csv.DictReader(io.StringIO(text, newline=""))
     missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
     if missing:

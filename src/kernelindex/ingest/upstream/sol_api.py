@@ -22,6 +22,7 @@ from kernelindex.ingest.upstream.common import (
     read_json,
     record,
     retrieved_at,
+    snapshot_files,
 )
 from kernelindex.records.canonical import digest
 from kernelindex.records.hardware import architecture
@@ -62,15 +63,11 @@ STATUSES = {
 UNFINISHED = {"PENDING", "QUEUED", "RUNNING"}
 
 
-def files_of(path: Path) -> list[Path]:
-    return sorted(path.glob("*.json")) if path.is_dir() else [path]
-
-
 def read(path: Path, *, retrieved: str | None = None) -> Records:
     """Kernel definitions and submissions from ``path`` (a saved response, or a folder of them)."""
     kernels: dict[int, tuple[Path, dict]] = {}
     submissions: list[tuple[Path, int, dict]] = []
-    files = files_of(path)
+    files = snapshot_files(path, "*.json")
     for file in files:
         doc = read_json(file)
         data = need(doc, "data", dict, file, None)

@@ -128,7 +128,7 @@ def add_signature(conn: Connection, envelope: Any, digest: str, *, kind: str | N
     except SignatureError as exc:
         raise EvidenceError("bad_signature", str(exc)) from exc
     if checked.record_kind != kind:
-        raise EvidenceError("bad_signature", f"signature says the record is a {checked.record_kind}, it is a {kind}")
+        raise EvidenceError("bad_signature", f"signature says the record's kind is {checked.record_kind}, it is {kind}")
     exists = select(signatures.c.seq).where(signatures.c.record_digest == digest, signatures.c.key_id == checked.key_id)
     if conn.execute(exists).first() is None:
         conn.execute(
