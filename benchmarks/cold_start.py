@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from site_load import Paths, kinds_of, ours  # noqa: E402
+from site_load import Paths, kinds_of, ours, site_store  # noqa: E402
 from web_load import DEFAULT_CATALOG  # noqa: E402
 
 TARGET = 0.6  # seconds from process start to the first page (issue 33)
@@ -81,17 +81,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=20261206)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        db = args.db
-        if db is None:
-            from kernelindex.ingest.catalog import import_catalog
-            from kernelindex.store.database import open_store
-
-            if args.catalog is None or not args.catalog.exists():
-                raise SystemExit("no catalog export: give its path (../shared/data/kernelindex-catalog-*.jsonl.zst)")
-            db = Path(folder) / "site.db"
-            store = open_store(str(db))
-            import_catalog(store, args.catalog)
-            store.close()
+        db = args.db or site_store(args.catalog, Path(folder))
         bytecode = Path(folder) / "bytecode"
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "", "PYTHONPYCACHEPREFIX": str(bytecode)}
         site = ours("ours", db, args.workers, None, None)

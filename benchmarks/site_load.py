@@ -213,6 +213,20 @@ def kinds_of(db: Path) -> dict[str, list[str]]:
     }
 
 
+def site_store(catalog: Path | None, folder: Path) -> Path:
+    """A store in ``folder`` holding the catalog export ``catalog``, imported afresh."""
+    from kernelindex.ingest.catalog import import_catalog
+    from kernelindex.store.database import open_store
+
+    if catalog is None or not catalog.exists():
+        raise SystemExit("no catalog export: give its path (../shared/data/kernelindex-catalog-*.jsonl.zst)")
+    db = folder / "site.db"
+    store = open_store(str(db))
+    import_catalog(store, catalog)
+    store.close()
+    return db
+
+
 def measure(
     site: Site,
     kinds: dict[str, list[str]],
@@ -418,17 +432,7 @@ def main() -> None:
         return
     levels = tuple(int(c) for c in args.levels.split(","))
     with tempfile.TemporaryDirectory() as folder:
-        db = args.db
-        if db is None:
-            from kernelindex.ingest.catalog import import_catalog
-            from kernelindex.store.database import open_store
-
-            if args.catalog is None or not args.catalog.exists():
-                raise SystemExit("no catalog export: give its path (../shared/data/kernelindex-catalog-*.jsonl.zst)")
-            db = Path(folder) / "site.db"
-            store = open_store(str(db))
-            import_catalog(store, args.catalog)
-            store.close()
+        db = args.db or site_store(args.catalog, Path(folder))
         kinds = kinds_of(db)
         sites = []
         if args.before:
