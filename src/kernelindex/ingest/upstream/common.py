@@ -128,8 +128,13 @@ def snapshot_files(path: Path, pattern: str, *, recursive: bool = False) -> list
         return [path]
     files = sorted(path.rglob(pattern) if recursive else path.glob(pattern))
     if not files:
-        raise UpstreamError(path, None, None, f"holds no {pattern} files")
+        raise holds_none(path, pattern)
     return files
+
+
+def holds_none(folder: Path, pattern: str) -> UpstreamError:
+    """The refusal of a folder with no file named ``pattern`` to import."""
+    return UpstreamError(folder, None, None, f"holds no {pattern} files")
 
 
 def read_text(path: Path) -> str:

@@ -20,10 +20,10 @@ from kernelindex.ingest.upstream.common import (
     Provenance,
     Records,
     UpstreamError,
+    holds_none,
     read_json,
     read_json_lines,
     retrieved_at,
-    snapshot_files,
 )
 from kernelindex.ingest.whole_files import read_whole
 from kernelindex.records.errors import RecordError
@@ -67,8 +67,9 @@ def read(path: Path, *, retrieved: str | None = None) -> Records:
     by `formats.records.trace_links`)."""
     if not path.is_dir():
         raise UpstreamError(path, None, None, "--from flashinfer reads a folder (definitions, solutions, traces)")
-    snapshot_files(path, "*.jsonl", recursive=True)  # no trace file: nothing to import, not even the source
     files = sorted(p for p in path.rglob("*") if p.is_file())
+    if not any(p.match("*.jsonl") for p in files):  # no trace file: nothing to import, not even the source
+        raise holds_none(path, "*.jsonl")
     kinds = {p: kind for p in files if (kind := _kind(p)) is not None}
     definitions = {name: p for p, (k, name) in kinds.items() if k == "definition"}
     records = Records(
