@@ -1,6 +1,6 @@
 """How `serve --workers N` ends when its workers cannot start: gunicorn's own master against ours.
 
-Each round starts both masters (in turn, same options: `web/workers.gunicorn_argv`, N workers, a
+Each round starts both masters (in turn, same options: `web/server/workers.gunicorn_args`, N workers, a
 store URL naming no SQL dialect, so every worker fails as its app loads) and counts their exit
 statuses. Status 3 is gunicorn's "worker failed to boot"; gunicorn's own master sometimes ended with
 an uncaught exception instead (status 1) when a second worker failed while it stopped for the first,
@@ -16,18 +16,18 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
+import sys
 import time
 from collections import Counter
 
 from kernelindex.store.database import URL_ENV
-from kernelindex.web.server.workers import FAILED_TO_BOOT, MASTER, gunicorn_argv
+from kernelindex.web.server.workers import FAILED_TO_BOOT, MASTER, gunicorn_args
 
 MASTERS = {"gunicorn (python -m gunicorn)": "gunicorn", f"ours (python -m {MASTER})": MASTER}
 
 
 def exit_status(module: str, workers: int, attempt: int) -> int:
-    argv = gunicorn_argv("127.0.0.1", 0, workers)  # port 0: the workers never get as far as serving
-    argv[argv.index(MASTER)] = module
+    argv = [sys.executable, "-m", module, *gunicorn_args("127.0.0.1", 0, workers)]  # port 0: never served
     env = {**os.environ, URL_ENV: f"nosuchdialect{attempt}://nowhere"}
     return subprocess.run(argv, env=env, capture_output=True, timeout=120).returncode
 

@@ -36,12 +36,13 @@ from web_load import DEFAULT_CATALOG  # noqa: E402
 
 TARGET = 0.6  # seconds from process start to the first page (issue 33)
 
-# the master's steps (web/server/master.py, then gunicorn's --preload of web.app.forking_app), then the
-# third-party modules it holds
+# the master's steps (`kernelindex serve`'s opening of the store, then gunicorn's --preload of
+# web.app.forking_app), then the third-party modules it holds
 MASTER = """
 import json, sys
 from kernelindex.web.server import master
-master.open_served_store(sys.argv[1])
+from kernelindex.cli.serve import open_for_serving
+open_for_serving(sys.argv[1])
 from kernelindex.web.app import forking_app
 forking_app()
 ours = {"kernelindex", "__main__"}

@@ -1,14 +1,20 @@
-"""A second server on a taken address: one clear line and a non-zero status before anything else runs."""
+"""A second server on a taken address: one clear line and a non-zero status before anything else runs; the
+demo's server is a fresh `kernelindex serve`."""
 
 from __future__ import annotations
 
+import signal
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
+import httpx
 import pytest
 from typer.testing import CliRunner
 
 from kernelindex.cli import app
+from process_kit import free_port, wait_for
 
 SAMPLE = Path(__file__).resolve().parents[2] / "src" / "kernelindex" / "sample"
 
@@ -43,3 +49,27 @@ def test_a_second_demo_stops_before_importing_or_rerunning(tmp_path, taken_port)
 def test_ports_outside_the_range_are_usage_errors(tmp_path, port):
     result = CliRunner().invoke(app, ["serve", "--db", str(tmp_path / "x.db"), "--port", port])
     assert result.exit_code == 2 and "--port" in result.output, result.output
+
+
+def _answers(port: int) -> bool:
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/api/v1/runs", timeout=5).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+def test_the_demo_serves_from_a_fresh_serve_process(tmp_path):
+    # what the import loaded stays behind: the process becomes `kernelindex serve` (same pid), not a server
+    # forked from the importing process
+    port = free_port()
+    argv = [sys.executable, "-m", "kernelindex.cli", "demo", "--no-export", "--no-eval", "--db", str(tmp_path / "d.db")]
+    proc = subprocess.Popen([*argv, f"--port={port}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_for(lambda: _answers(port), "the demo did not serve")
+        command = Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")
+        assert command[2:4] == [b"kernelindex.cli", b"serve"] and str(tmp_path / "d.db").encode() in command
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    output = proc.stdout.read()
+    assert "importing" in output and output.count("kernelindex: serving") == 1

@@ -13,8 +13,7 @@ import subprocess
 import sys
 
 from kernelindex.store.database import open_store
-from kernelindex.web.server.workers import FORKING_APP, MASTER, WORKER_CLASS, gunicorn_argv
-from process_kit import free_port
+from kernelindex.web.server.workers import FORKING_APP, WORKER_CLASS, gunicorn_args
 
 # Never needed to serve a page from a SQLite store without signatures: each is MiBs per worker.
 KEPT_OUT = (
@@ -29,6 +28,8 @@ KEPT_OUT = (
     "triton",
     "ray",
     "rich",
+    # the app never imports the CLI (`kernelindex serve`'s own process holds the few CLI modules serve needs,
+    # shared by the workers forked from it)
     "typer",
     "click",
     "kernelindex.cli",
@@ -106,9 +107,7 @@ print(json.dumps({
 
 
 def test_the_gunicorn_master_builds_the_app_its_workers_are_forked_from(tmp_path):
-    argv = gunicorn_argv("127.0.0.1", 8000, 2)
-    assert argv[1:3] == ["-m", MASTER]
-    assert {f"--worker-class={WORKER_CLASS}", FORKING_APP, "--preload"} <= set(argv)
+    assert {f"--worker-class={WORKER_CLASS}", FORKING_APP, "--preload"} <= set(gunicorn_args("127.0.0.1", 8000, 2))
     open_store(str(tmp_path / "store.db")).close()
     env = {**os.environ, "KERNELINDEX_DATABASE_URL": str(tmp_path / "store.db")}
     seen = _fresh_interpreter(FORKED, env)
@@ -117,44 +116,6 @@ def test_the_gunicorn_master_builds_the_app_its_workers_are_forked_from(tmp_path
     loaded, templates = seen["templates"]
     assert loaded == templates > 10  # every template loaded once, for all the workers
     assert seen["frozen"] > 50_000 and seen["collecting"]  # the workers are forked collecting
-
-
-HAND_OVER = """
-import json, os, sys
-def handed_over(path, argv):
-    print(json.dumps({"argv": argv, "modules": sorted(sys.modules)}))
-    sys.stdout.flush()
-    os._exit(0)
-os.execv = handed_over
-sys.argv = ["kernelindex", "serve", "--db", sys.argv[1], "--port", sys.argv[2], "--workers", "2"]
-from kernelindex.cli import main
-main()
-"""
-
-
-def test_serve_hands_over_to_the_server_without_loading_the_web_framework(tmp_path):
-    # The CLI's imports are time before the first page and are dropped at exec: FastAPI alone was ~0.5 s of CPU,
-    # SQLAlchemy ~0.14 s (the master opens and migrates the store: it loads SQLAlchemy anyway).
-    db = tmp_path / "store.db"
-    open_store(str(db)).close()
-    port = free_port()
-    result = subprocess.run(
-        [sys.executable, "-c", HAND_OVER, str(db), str(port)], check=True, capture_output=True, text=True, timeout=120
-    )
-    seen = json.loads(result.stdout.splitlines()[-1])
-    assert seen["argv"][1:3] == ["-m", MASTER]
-    loaded = {
-        top: _loaded(seen["modules"], top)
-        for top in (
-            "fastapi",
-            "jinja2",
-            "sqlalchemy",
-            "kernelindex.store",
-            "kernelindex.web.app",
-            "kernelindex.web.routes",
-        )
-    }
-    assert {top: names for top, names in loaded.items() if names} == {}
 
 
 def test_a_workers_app_is_left_out_of_the_collectors_full_scans(tmp_path):

@@ -1,9 +1,10 @@
-"""`kernelindex serve` starts the real server (uvicorn, or gunicorn's master for several workers) on a
+"""`kernelindex serve` becomes the real server (uvicorn, or gunicorn's master for several workers) over a
 store and answers pages and the API; its public address comes from --public-url or the variable, and
-its processes run with two malloc arenas unless the user set their own."""
+its processes allocate from two malloc arenas unless the user set their own."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
@@ -24,9 +25,9 @@ from kernelindex.cli import app
 from kernelindex.ranking import memo_budget
 from kernelindex.services.public_url import PUBLIC_URL_ENV
 from kernelindex.store.database import open_store
-from kernelindex.web.server.workers import ARENAS, ARENAS_ENV
+from kernelindex.web.server.workers import ARENAS, ARENAS_ENV, gunicorn_args
 from kernelindex.web.settings import BUDGET_ENV, DEFAULT_BUDGET
-from process_kit import living_children, wait_for
+from process_kit import free_port, living_children, wait_for
 
 LOC = re.compile(r"<loc>([^<]+)</loc>")
 
@@ -76,12 +77,6 @@ def serving(db: Path, *args: str, env: dict[str, str] | None = None) -> Iterator
         proc.wait(timeout=30)
 
 
-def environment(pid: int) -> dict[str, str]:
-    """The environment ``pid`` was started with, as the C library read it."""
-    raw = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace")
-    return dict(entry.split("=", 1) for entry in raw.split("\0") if "=" in entry)
-
-
 def test_serve_command(served_db):
     db, filled = served_db
     with serving(db, "--workers", "1") as (_, base):
@@ -107,7 +102,6 @@ def test_public_url_flag_names_every_absolute_link(served_db):
         assert sitemap.status_code == 200 and locs and all(loc.startswith(flag + "/") for loc in locs), locs[:3]
         for _ in range(4):  # more requests than workers: each of them answers with the flag's address
             assert f"{flag}/sitemap.xml" in httpx.get(f"{base}/robots.txt").text
-        assert all(environment(pid)[PUBLIC_URL_ENV] == flag for pid in living_children(proc.pid))
     # without the flag the variable is the address
     with serving(db, "--workers", "1", env={PUBLIC_URL_ENV: variable}) as (_, base):
         assert f"{variable}/sitemap.xml" in httpx.get(f"{base}/robots.txt").text
@@ -129,30 +123,89 @@ def test_a_bad_public_url_is_refused_before_serving(served_db, monkeypatch, args
     assert "serving" not in result.output and "Traceback" not in result.output
 
 
-@pytest.mark.parametrize("workers", ["1", "2"])
-def test_server_processes_get_two_malloc_arenas(served_db, workers):
+# `kernelindex serve` up to the moment it starts the server (gunicorn's master, or uvicorn for one worker),
+# which instead reports what the CLI set up: its arguments, its environment, the modules loaded, and how many
+# malloc arenas eight threads allocating at once get in the process the server would run in.
+HAND_OVER = """
+import ctypes, json, os, sys, threading
+from kernelindex.web.server import master, workers
+
+def arenas():
+    start = threading.Barrier(8)
+    held = []
+    def allocate():
+        start.wait()
+        held.append([bytearray(2048) for _ in range(2000)])  # past Python's small-object allocator: malloc's
+    threads = [threading.Thread(target=allocate) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    sys.stderr.flush()
+    ctypes.CDLL(None).malloc_stats()  # one "Arena N:" block each, on stderr
+
+def handed_over(*args):
+    print(json.dumps({"args": list(args), "env": dict(os.environ), "modules": sorted(sys.modules)}), flush=True)
+    arenas()
+    os._exit(0)
+
+master.serve = lambda args: handed_over(*args)
+workers.serve_one = handed_over
+sys.argv = ["kernelindex", "serve", *sys.argv[1:]]
+from kernelindex.cli import main
+main()
+"""
+
+
+def handed_over(db: Path, *args: str, env: dict[str, str] | None = None) -> tuple[dict, int]:
+    """What `kernelindex serve --db DB ARGS` set up when it handed over to the server, and the malloc arenas then."""
+    environ = {k: v for k, v in os.environ.items() if k not in (ARENAS_ENV, BUDGET_ENV, memo_budget.BUDGET_ENV)}
+    done = subprocess.run(
+        [sys.executable, "-c", HAND_OVER, "--db", str(db), *args],
+        env={**environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1]), done.stderr.count("Arena ")
+
+
+def test_serve_becomes_the_master_having_loaded_only_what_serving_needs(served_db):
+    # `kernelindex serve` is the master (it no longer execs a fresh interpreter that imported pydantic and the
+    # rest again), so what its CLI loads stays loaded: the serve command's module alone, no other command's.
     db, _ = served_db
-    with serving(db, "--workers", workers) as (proc, _):
-        pids = [proc.pid, *living_children(proc.pid)]
-        assert len(pids) == 1 + (int(workers) if workers != "1" else 0)
-        assert {environment(pid).get(ARENAS_ENV) for pid in pids} == {ARENAS}
+    port = free_port()
+    seen, _ = handed_over(db, "--port", str(port), "--workers", "2")
+    assert seen["args"] == gunicorn_args("127.0.0.1", port, 2)
+    assert seen["env"]["KERNELINDEX_DATABASE_URL"] == f"sqlite:///{db}"
+    assert {name for name in seen["modules"] if name.startswith("kernelindex.cli.")} == {
+        "kernelindex.cli.serve",
+        "kernelindex.cli.common",
+    }
+    assert [name for name in seen["modules"] if name.split(".")[0] in {"fastapi", "rich", "alembic"}] == []
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_the_server_process_allocates_from_two_malloc_arenas(served_db, workers):
+    # glibc's limit set in the process (mallopt) before any thread, and in the variable for processes it starts;
+    # eight threads allocating at once get eight arenas, and more, in a process left as glibc starts it
+    seen, arenas = handed_over(served_db[0], "--workers", workers)
+    assert seen["env"][ARENAS_ENV] == ARENAS and 1 <= arenas <= int(ARENAS)
+    assert seen["args"] == (["127.0.0.1", 8000] if workers == "1" else gunicorn_args("127.0.0.1", 8000, 2))
 
 
 def test_a_users_malloc_arena_setting_is_kept(served_db):
-    db, _ = served_db
-    chosen = str(random.randrange(3, 9))
-    with serving(db, "--workers", "1", env={ARENAS_ENV: chosen}) as (proc, _):
-        assert environment(proc.pid)[ARENAS_ENV] == chosen
+    chosen = random.randrange(3, 9)
+    seen, arenas = handed_over(served_db[0], "--workers", "1", env={ARENAS_ENV: str(chosen)})
+    assert seen["env"][ARENAS_ENV] == str(chosen) and int(ARENAS) < arenas <= chosen
 
 
 def test_the_cache_budgets_are_one_for_the_server_shared_out_among_its_workers(served_db):
-    db, _ = served_db
     workers = random.choice([2, 3])
-    with serving(db, "--workers", str(workers)) as (proc, _):
-        seen = [environment(pid) for pid in living_children(proc.pid)]
-    assert len(seen) == workers
+    seen, _ = handed_over(served_db[0], "--workers", str(workers))  # the workers are forked with this environment
     for name, whole in ((BUDGET_ENV, DEFAULT_BUDGET), (memo_budget.BUDGET_ENV, memo_budget.DEFAULT_BUDGET)):
-        assert {env.get(name) for env in seen} == {str(whole // workers)}, name
+        assert seen["env"].get(name) == str(whole // workers), name
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])

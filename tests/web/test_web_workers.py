@@ -1,4 +1,5 @@
-"""The `serve --workers` master (gunicorn with uvicorn workers, as `serve` runs it): a worker that dies is started again and the site keeps
+"""The `serve --workers` master (gunicorn with uvicorn workers, run by `kernelindex serve` in its own process): a
+worker that dies is started again and the site keeps
 answering; SIGHUP replaces every worker; SIGTERM stops them all; workers that cannot start
 stop the server with gunicorn's status 3; connections opened at once are shared out among the
 workers, and the replies on a worker's own socket go out without waiting (no Nagle); a worker runs
@@ -14,6 +15,7 @@ import signal
 import socket
 import struct
 import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -23,14 +25,21 @@ from starlette.testclient import TestClient
 from kernelindex.store.database import URL_ENV, open_store
 from kernelindex.web.app import ROUTE_THREADS, create_app
 from kernelindex.web.server.worker import own_socket
-from kernelindex.web.server.workers import FAILED_TO_BOOT, gunicorn_argv
+from kernelindex.web.server.workers import FAILED_TO_BOOT, MASTER, gunicorn_args
 from process_kit import free_port, living_children, wait_for
 
 
-def start(url: str, workers: int) -> tuple[subprocess.Popen, int]:
+def start(url: str, workers: int, *, alone: bool = False) -> tuple[subprocess.Popen, int]:
+    """`kernelindex serve` over the store at ``url``; ``alone``: the master by itself (``python -m``), over a
+    URL that the CLI would refuse before any master started."""
     port = free_port()
+    if alone:
+        argv = [sys.executable, "-m", MASTER, *gunicorn_args("127.0.0.1", port, workers)]
+    else:
+        argv = [sys.executable, "-m", "kernelindex.cli", "serve", "--db", url, "--port", str(port)]
+        argv.append(f"--workers={workers}")
     proc = subprocess.Popen(
-        gunicorn_argv("127.0.0.1", port, workers),
+        argv,
         env={**os.environ, URL_ENV: url},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -85,7 +94,7 @@ def test_workers_that_cannot_start_stop_the_server_with_status_3_every_time():
     # Both workers fail at about the same moment; gunicorn's own master, reaping the second while it
     # stops for the first, ended with an uncaught exception (status 1) in about 1 start in 5 here.
     for attempt in range(6):
-        proc, _ = start(f"nosuchdialect{random.randrange(10**6)}://nowhere", 2)
+        proc, _ = start(f"nosuchdialect{random.randrange(10**6)}://nowhere", 2, alone=True)
         try:
             assert proc.wait(timeout=120) == FAILED_TO_BOOT, f"start {attempt}"
             output = proc.stdout.read()

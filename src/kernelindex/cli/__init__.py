@@ -6,71 +6,74 @@ failing with one clear line, loading keys).
 
 from __future__ import annotations
 
+import importlib
+import sys
+
 import typer
 
-from kernelindex.cli import (
-    campaign,
-    compare,
-    corrections,
-    demo,
-    evaluate,
-    export,
-    imports,
-    keys,
-    log,
-    mcp_server,
-    queue,
-    rank,
-    resolve,
-    runner,
-    runs,
-    schemas,
-    search,
-    serve,
-    signatures,
-    stats,
-    sync,
-    verify,
-)
+# Each command and command group: its module under kernelindex.cli and the function or Typer app there, in
+# the order a newcomer meets them (the demo, the store, the site, reruns, evidence).
+ENTRIES: dict[str, tuple[str, str]] = {
+    "demo": ("demo", "demo"),
+    "import": ("imports", "import_command"),
+    "verify": ("verify", "verify_command"),
+    "runs": ("runs", "runs_command"),
+    "show": ("runs", "show_command"),
+    "export": ("export", "export_command"),
+    "sync": ("sync", "sync_command"),
+    "stats": ("stats", "stats_command"),
+    "serve": ("serve", "serve"),
+    "search": ("search", "search_command"),
+    "rank": ("rank", "rank"),
+    "cases": ("search", "cases_command"),
+    "mcp": ("mcp_server", "mcp_command"),
+    "compare": ("compare", "compare_command"),
+    "eval": ("evaluate", "eval_command"),
+    "submit": ("queue", "submit_command"),
+    "runner": ("runner", "runner_command"),
+    "campaign": ("campaign", "campaign_command"),
+    "queue": ("queue", "queue_app"),
+    "runners": ("queue", "runners_app"),
+    "keys": ("keys", "keys_app"),
+    "corrections": ("corrections", "corrections_app"),
+    "log": ("log", "log_app"),
+    "sign": ("signatures", "sign"),
+    "attest": ("signatures", "attest"),
+    "verify-signatures": ("signatures", "verify_signatures"),
+    "schemas": ("schemas", "schemas"),
+    "resolve": ("resolve", "resolve_app"),
+}
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__.splitlines()[0])
 
-
-@app.callback()
 def _commands() -> None:
     """Keeps `kernelindex COMMAND` form even while only one command is registered."""
 
 
-# Commands in the order a newcomer meets them: the demo, the store, the site, reruns, evidence.
-app.command("demo")(demo.demo)
-app.command("import")(imports.import_command)
-app.command("verify")(verify.verify_command)
-app.command("runs")(runs.runs_command)
-app.command("show")(runs.show_command)
-app.command("export")(export.export_command)
-app.command("sync")(sync.sync_command)
-app.command("stats")(stats.stats_command)
-app.command("serve")(serve.serve)
-app.command("search")(search.search_command)
-app.command("rank")(rank.rank)
-app.command("cases")(search.cases_command)
-app.command("mcp")(mcp_server.mcp_command)
-app.command("compare")(compare.compare_command)
-app.command("eval")(evaluate.eval_command)
-app.command("submit")(queue.submit_command)
-app.command("runner")(runner.runner_command)
-app.command("campaign")(campaign.campaign_command)
-app.add_typer(queue.queue_app, name="queue")
-app.add_typer(queue.runners_app, name="runners")
-app.add_typer(keys.keys_app, name="keys")
-app.add_typer(corrections.corrections_app, name="corrections")
-app.add_typer(log.log_app, name="log")
-app.command("sign")(signatures.sign)
-app.command("attest")(signatures.attest)
-app.command("verify-signatures")(signatures.verify_signatures)
-app.command("schemas")(schemas.schemas)
-app.add_typer(resolve.resolve_app, name="resolve")
+def build(names: list[str]) -> typer.Typer:
+    """The CLI with these commands, importing only their modules."""
+    built = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__.splitlines()[0])
+    built.callback()(_commands)
+    for name in names:
+        module, attribute = ENTRIES[name]
+        target = getattr(importlib.import_module(f"kernelindex.cli.{module}"), attribute)
+        if isinstance(target, typer.Typer):
+            built.add_typer(target, name=name)
+        else:
+            built.command(name)(target)
+    return built
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """``app``: the whole CLI, built when first asked for (tests and embedders invoke it)."""
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    whole = build(list(ENTRIES))
+    globals()["app"] = whole
+    return whole
 
 
 def main() -> None:
-    app()
+    """The ``kernelindex`` script: a command named first loads that command's module alone (``serve``
+    reaches its first page ~0.05 s sooner without the other twenty); anything else, the whole CLI."""
+    named = sys.argv[1] if len(sys.argv) > 1 else None
+    build([named] if named in ENTRIES else list(ENTRIES))()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import typer
@@ -37,8 +39,11 @@ def demo(
     imports.import_command(paths=paths, db=db, as_json=False, problem=None, solution=None)
     if verify_ours:
         _demo_rerun(db)
-    if serve:
-        serve_cli.serve(db=db, host=host, port=port)
+    if serve:  # a fresh `kernelindex serve`: what the import and the rerun loaded (torch), and their threads, stay here
+        argv = [sys.executable, "-m", "kernelindex.cli", "serve", "--host", host, f"--port={port}"]
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execv(sys.executable, argv + (["--db", db] if db is not None else []))
 
 
 DEMO_CASES = ["60b6e5ee", "21f99877", "30d53ea4"]  # 042's three smallest cases (S = 2048, 2080, 2112)

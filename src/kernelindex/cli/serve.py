@@ -68,7 +68,7 @@ def serve(
 ) -> None:
     """Serve the read-only site and the JSON API (/api/v1/) over the store."""
     from kernelindex.services.public_url import PUBLIC_URL_ENV
-    from kernelindex.web.server.workers import gunicorn_argv, limit_arenas, uvicorn_argv
+    from kernelindex.web.server import workers as server
     from kernelindex.web.settings import checked_public_url
 
     try:  # the flag, else the variable, checked where the app checks it; the workers read it back
@@ -79,26 +79,31 @@ def serve(
         os.environ[PUBLIC_URL_ENV] = public
     check_port_free(host, port)
     count = workers or default_workers()
-    announce = (
+    server.limit_arenas()  # before any thread: this process becomes the server
+    if count > 1:
+        # gunicorn's master (web/server/master.py), which builds the app and forks the workers from it;
+        # importing it turns the collector off until the app is built
+        from kernelindex.web.server import master
+    open_for_serving(db)
+    typer.echo(
         f"kernelindex: serving http://{host}:{port}/ (API: /api/v1/, OpenAPI: /api/v1/openapi.json) "
         f"with {count} worker(s)" + (f"; links name {public}" if public else "")
     )
-    limit_arenas()  # read by the C library as a process starts: so the server is always exec'd below
+    sys.stdout.flush()  # before any fork, or each worker would write it again as it exits
     if count == 1:
-        from kernelindex.store.database import URL_ENV, resolve_url
+        server.serve_one(host, port)
+        return
+    from kernelindex.ranking import memo_budget
+    from kernelindex.web.settings import BUDGET_ENV, DEFAULT_BUDGET
 
-        open_store_or_fail(db).close()  # migrated here: uvicorn's process only opens it
-        os.environ[URL_ENV] = resolve_url(db)
-        typer.echo(announce)
-        argv = uvicorn_argv(host, port)  # uvicorn exits with gunicorn's FAILED_TO_BOOT when it cannot start
-    else:
-        from kernelindex.ranking import memo_budget
-        from kernelindex.web.settings import BUDGET_ENV, DEFAULT_BUDGET
+    os.environ.setdefault(BUDGET_ENV, str(DEFAULT_BUDGET // count))  # one budget for the server
+    os.environ.setdefault(memo_budget.BUDGET_ENV, str(memo_budget.DEFAULT_BUDGET // count))  # and ranked groups'
+    master.serve(server.gunicorn_args(host, port, count))
 
-        os.environ.setdefault(BUDGET_ENV, str(DEFAULT_BUDGET // count))  # one budget for the server
-        os.environ.setdefault(memo_budget.BUDGET_ENV, str(memo_budget.DEFAULT_BUDGET // count))  # and ranked groups'
-        # Become gunicorn's master (web/server/workers.py), which opens and migrates the store, says where
-        # it serves, builds the app and forks the workers from it: the CLI loads no SQLAlchemy on the way.
-        argv = gunicorn_argv(host, port, count, store=db, announce=announce)
-    sys.stdout.flush()
-    os.execv(argv[0], argv)
+
+def open_for_serving(db: str | None) -> None:
+    """Open (so migrate) the store once, before any worker exists, and name it to the app every worker runs."""
+    from kernelindex.store.database import URL_ENV, resolve_url
+
+    open_store_or_fail(db).close()
+    os.environ[URL_ENV] = resolve_url(db)

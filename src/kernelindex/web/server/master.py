@@ -9,9 +9,8 @@ and each raises the same halt again, out of the stop, so the master would end wi
 exception (status 1) and leave workers unreaped. Here a halt already under way reaps them and
 goes on stopping.
 
-Started by `kernelindex serve`, the master first opens the store, migrating it once before any
-worker exists (one clear line and status 1 when there is none or it cannot be opened), and says
-where it serves: the CLI hands over without loading SQLAlchemy, which the master loads anyway.
+`kernelindex serve` runs it in its own process (:func:`serve`), after opening and migrating the store;
+``python -m kernelindex.web.server.master ARGS`` runs it alone over $KERNELINDEX_DATABASE_URL's store.
 """
 
 # ruff: noqa: E402  (the collector is off before the imports below)
@@ -23,17 +22,12 @@ import gc
 # collector would walk the growing heap again and again); web.app.forking_app turns it back on.
 gc.disable()
 
-import os
 import sys
 
 from gunicorn.app import base
 from gunicorn.app.wsgiapp import run
 from gunicorn.arbiter import Arbiter
 from gunicorn.errors import HaltServer
-
-from kernelindex.services.opening import StoreUnavailable, open_named_store
-from kernelindex.store.database import URL_ENV, resolve_url
-from kernelindex.web.server.workers import OPENS
 
 
 class Master(Arbiter):
@@ -63,21 +57,12 @@ class Master(Arbiter):
                     raise
 
 
-def open_served_store(db: str | None) -> None:
-    """Open (so migrate) the store at ``db`` for the app the master builds next, or exit with one line."""
-    try:
-        open_named_store(db).close()
-    except StoreUnavailable as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(1)
-    os.environ[URL_ENV] = resolve_url(db)  # where the app (and every worker forked from it) opens it
+def serve(args: list[str]) -> None:
+    """Run the master with gunicorn's command-line arguments ``args`` (workers.gunicorn_args), in this process."""
+    base.Arbiter = Master  # the one arbiter gunicorn's application starts, in this process only
+    sys.argv = ["gunicorn", *args]
+    run(prog="gunicorn")
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == [OPENS]:  # started by `kernelindex serve` (workers.gunicorn_argv)
-        store, announce = sys.argv[2] or None, sys.argv[3]
-        del sys.argv[1:4]
-        open_served_store(store)
-        print(announce, flush=True)
-    base.Arbiter = Master  # the one arbiter gunicorn's application starts, in this process only
-    run(prog="gunicorn")
+    serve(sys.argv[1:])
