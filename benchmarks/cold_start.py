@@ -9,12 +9,14 @@ a folder of its own, as an installed package has it; a first round fills it and 
 - **master's work**: a fresh interpreter doing what `kernelindex serve --workers N`'s master does before it
   forks (its imports, opening the store, building the app), then exiting;
 - **to the first page**: `kernelindex serve --workers N` started afresh, to the first 200 of a run page
-  not requested before (the CLI, the master, a worker, the page).
+  not requested before (the CLI, the master, a worker, the page); with ``--before SRC``, also another
+  source tree's (e.g. an archive of main's ``src``), in the same rounds.
 
 Each figure is the median over the rounds, in wall seconds and CPU seconds. The target is issue 33's
 (``TARGET``); the libraries' floor says how much of it is left to our own code.
 
     PYTHONPATH=src .venv/bin/python benchmarks/cold_start.py [catalog.jsonl.zst] [--db store.db] [--rounds 5]
+        [--before SRC]
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=20261206)
+    parser.add_argument("--before", type=Path, help="another source tree's src/, its first page timed beside ours")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         db = args.db or site_store(args.catalog, Path(folder))
@@ -87,19 +90,28 @@ def main() -> None:
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "", "PYTHONPYCACHEPREFIX": str(bytecode)}
         site = ours("ours", db, args.workers, None, None)
         site.env = {"PYTHONDONTWRITEBYTECODE": "", "PYTHONPYCACHEPREFIX": str(bytecode)}
+        before = ours("before", db, args.workers, args.before, None) if args.before else None
+        if before:
+            before.env |= {"PYTHONDONTWRITEBYTECODE": "", "PYTHONPYCACHEPREFIX": str(bytecode / "before")}
         fresh = Paths(kinds_of(db), args.seed)
         modules = json.loads(timed([sys.executable, "-c", MASTER, str(db)], env)[2])
         libraries = [sys.executable, "-c", LIBRARIES, json.dumps(modules)]
         figures: dict[str, list[tuple[float, float]]] = {"libraries alone": [], "master's work": [], "first page": []}
+        if before:
+            figures["first page, before"] = []
         for round_ in range(args.rounds + 1):  # the first fills the bytecode cache
             lib = timed(libraries, env)[:2]
             work = timed([sys.executable, "-c", MASTER, str(db)], env)[:2]
-            page = site.start(fresh.take("run", 1)[0])
-            site.stop()
+            pages = {}
+            for name, server in [("first page", site), ("first page, before", before)][:: 1 if round_ % 2 else -1]:
+                if server:
+                    pages[name] = server.start(fresh.take("run", 1)[0])
+                    server.stop()
             if round_:
                 figures["libraries alone"].append(lib)
                 figures["master's work"].append(work)
-                figures["first page"].append(page)
+                for name, page in pages.items():
+                    figures[name].append(page)
         tops = sorted({m.split(".")[0] for m in modules})
         print(f"{len(modules)} third-party modules in the master ({', '.join(tops)}); load {os.getloadavg()[0]:.1f}")
         print(f"{'':34}{'wall s, median (all)':>40}{'CPU s, median':>16}")
@@ -109,6 +121,12 @@ def main() -> None:
             print(f"{name:34}{f'{wall:.2f} ({walls})':>40}{cpu:>16.2f}")
         floor = statistics.median(w for w, _ in figures["libraries alone"])
         page = statistics.median(w for w, _ in figures["first page"])
+        if before:
+            old = statistics.median(w for w, _ in figures["first page, before"])
+            paired = statistics.median(
+                n / o for (n, _), (o, _) in zip(figures["first page"], figures["first page, before"])
+            )
+            print(f"first page, ours / before: {page / old:.2f}x (median of paired ratios {paired:.2f}x)")
         print(
             f"first page / libraries alone {page / floor:.2f}x; target <= {TARGET} s: "
             f"{'met' if page <= TARGET else 'missed'}; the libraries alone take {floor / TARGET:.0%} of it"
