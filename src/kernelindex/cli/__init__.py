@@ -73,7 +73,7 @@ def __getattr__(name: str) -> typer.Typer:
 
 
 def main() -> None:
-    """The ``kernelindex`` script: a command named first loads that command's module alone (``serve``
-    reaches its first page ~0.05 s sooner without the other twenty); anything else, the whole CLI."""
+    """The ``kernelindex`` script: a command named first loads that command's module alone (none of the
+    others' imports on the way to ``serve``'s first page, or any command's start); anything else, the whole CLI."""
     named = sys.argv[1] if len(sys.argv) > 1 else None
     build([named] if named in ENTRIES else list(ENTRIES))()

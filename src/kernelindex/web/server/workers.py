@@ -11,8 +11,8 @@ built once, not once per worker at the same time) and what the workers share rat
 holding a copy. An app that cannot be built stops the master with gunicorn's status 3 ("worker failed
 to boot"), as does a worker that cannot start, however many fail (web/server/master.py).
 
-The CLI becomes the server rather than starting one (it once exec'd a fresh interpreter, which imported
-pydantic and the rest again: ~0.15 s more before the first page).
+The CLI becomes the server rather than starting one: it once exec'd a fresh interpreter, which imported
+pydantic and the rest a second time on the way to the first page.
 
 The page cache's and the ranked groups' byte budgets are each one for the whole server, shared
 out among the workers, so memory does not grow with the number of cores ($KERNELINDEX_CACHE_BYTES
