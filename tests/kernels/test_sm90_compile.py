@@ -95,17 +95,28 @@ def _configs():
             (triton_path.weight_grad_kernel, WGRAD_TYPES, wgrad, {"A_ONCE": True}),
         ):
             tiles = {k: v for k, v in params.items() if k not in ("num_warps", "num_stages")}
-            options = {"num_warps": params["num_warps"], "num_stages": params["num_stages"]}
+            options = {
+                "num_warps": params["num_warps"],
+                "num_stages": params["num_stages"],
+                "enable_fp_fusion": triton_path.FP_FUSION,
+            }
             item = (fn, types, {**tiles, **extra, "DOT_F32": False}, options)
             if item not in seen:
                 seen.append(item)
-    seen.append((triton_path.gather_rows_kernel, GATHER_TYPES, {"BLOCK_H": 1024}, {"num_warps": 4}))
+    seen.append(
+        (
+            triton_path.gather_rows_kernel,
+            GATHER_TYPES,
+            {"BLOCK_H": 1024},
+            {"num_warps": 4, "enable_fp_fusion": triton_path.FP_FUSION},
+        )
+    )
     seen.append(
         (
             load_balance.load_balance_bwd_kernel,
             BALANCE_TYPES,
             {"E": 256, "BLOCK_ROWS": load_balance.BLOCK_ROWS},
-            {"num_warps": 4},
+            {"num_warps": 4, "enable_fp_fusion": load_balance.FP_FUSION},
         )
     )
     return seen

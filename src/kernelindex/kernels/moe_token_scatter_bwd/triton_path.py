@@ -23,6 +23,10 @@ import torch
 import triton
 import triton.language as tl
 
+# FMA contraction, as our checks and timings were made with it: Triton 3.9 defaults to it when unasked and
+# 3.10 will not, so every launch asks.
+FP_FUSION = True
+
 
 @triton.jit
 def gather_rows_kernel(
@@ -291,6 +295,7 @@ def forward(
         x16,
         hidden,
         BLOCK_H=1024 if on_gpu else 64,
+        enable_fp_fusion=FP_FUSION,
     )
 
     # grad_w2 [H, F] = geoᵀ · gated: geo is the small operand (kept in L2), gated streams once
@@ -306,6 +311,7 @@ def forward(
         0,
         A_ONCE=False,
         DOT_F32=dot_f32,
+        enable_fp_fusion=FP_FUSION,
         **wgrad,
     )
     del geo16
@@ -326,6 +332,7 @@ def forward(
         hidden,
         ffn,
         DOT_F32=dot_f32,
+        enable_fp_fusion=FP_FUSION,
         **gate,
     )
     del geo_hi, geo_lo
@@ -334,13 +341,34 @@ def forward(
     grid = (triton.cdiv(ffn, wgrad["BM"]) * triton.cdiv(hidden, wgrad["BN"]),)
     for col0, out in ((0, grad_w3_weight), (ffn, grad_w1_weight)):
         weight_grad_kernel[grid](
-            u16, x16, out, n_tok, ffn, hidden, 2 * ffn, col0, A_ONCE=True, DOT_F32=dot_f32, **wgrad
+            u16,
+            x16,
+            out,
+            n_tok,
+            ffn,
+            hidden,
+            2 * ffn,
+            col0,
+            A_ONCE=True,
+            DOT_F32=dot_f32,
+            enable_fp_fusion=FP_FUSION,
+            **wgrad,
         )
     del u16, x16
 
     grad_hidden_states.zero_()
     grid = (triton.cdiv(n_tok, rows["BM"]) * triton.cdiv(hidden, rows["BN"]),)
     row_grad_scatter_kernel[grid](
-        ub, w3_weight, w1_weight, token_indices, grad_hidden_states, n_tok, hidden, ffn, DOT_F32=dot_f32, **rows
+        ub,
+        w3_weight,
+        w1_weight,
+        token_indices,
+        grad_hidden_states,
+        n_tok,
+        hidden,
+        ffn,
+        DOT_F32=dot_f32,
+        enable_fp_fusion=FP_FUSION,
+        **rows,
     )
     return grad_hidden_states, grad_routing_weights, grad_w1_weight, grad_w2_weight, grad_w3_weight
