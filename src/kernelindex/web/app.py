@@ -158,10 +158,10 @@ def serving_app() -> FastAPI:
 
 
 def _match_every_route(app: FastAPI) -> None:
-    """Ask the router for a path no route has, so that it builds what it builds on a route's first match
-    (FastAPI prepares each included route again then, with its router's prefix: ~90 routes, ~70 ms of a
-    worker's first page and memory each worker held alone). The router alone answers: the middleware
-    that would open a database connection is not asked."""
+    """Ask the router for a path no route has, so that it builds now, once, what it builds on a route's
+    first match (FastAPI prepares each included route again then, with its router's prefix), rather than
+    every worker after the fork on its first page. The router alone answers: the middleware that would
+    open a database connection is not asked."""
     import asyncio
 
     scope = {"type": "http", "method": "GET", "path": "/\x00", "root_path": "", "query_string": b"", "headers": []}
