@@ -1,5 +1,5 @@
-"""The process table as /proc shows it, for tests and benchmarks that watch a server's workers, and a free
-loopback port to start a server on."""
+"""The process table as /proc shows it, for tests and benchmarks that watch a server's workers, a free
+loopback port to start a server on, and whether a server there answers yet."""
 
 from __future__ import annotations
 
@@ -14,6 +14,17 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def answers(port: int) -> bool:
+    """Whether a kernelindex server on this loopback port answers an API listing with 200 (not yet, or no
+    longer: False)."""
+    import httpx
+
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/api/v1/sources", timeout=5).status_code == 200
+    except httpx.TransportError:
+        return False
 
 
 def parents() -> dict[int, tuple[int, str]]:

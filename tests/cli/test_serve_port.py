@@ -9,12 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
 import pytest
 from typer.testing import CliRunner
 
 from kernelindex.cli import app
-from process_kit import free_port, wait_for
+from process_kit import answers, free_port, wait_for
 
 SAMPLE = Path(__file__).resolve().parents[2] / "src" / "kernelindex" / "sample"
 
@@ -51,13 +50,6 @@ def test_ports_outside_the_range_are_usage_errors(tmp_path, port):
     assert result.exit_code == 2 and "--port" in result.output, result.output
 
 
-def _answers(port: int) -> bool:
-    try:
-        return httpx.get(f"http://127.0.0.1:{port}/api/v1/runs", timeout=5).status_code == 200
-    except httpx.TransportError:
-        return False
-
-
 def test_the_demo_serves_from_a_fresh_serve_process(tmp_path):
     # what the import loaded stays behind: the process becomes `kernelindex serve` (same pid), not a server
     # forked from the importing process
@@ -65,7 +57,7 @@ def test_the_demo_serves_from_a_fresh_serve_process(tmp_path):
     argv = [sys.executable, "-m", "kernelindex.cli", "demo", "--no-export", "--no-eval", "--db", str(tmp_path / "d.db")]
     proc = subprocess.Popen([*argv, f"--port={port}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        wait_for(lambda: _answers(port), "the demo did not serve")
+        wait_for(lambda: answers(port), "the demo did not serve")
         command = Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")
         assert command[2:4] == [b"kernelindex.cli", b"serve"] and str(tmp_path / "d.db").encode() in command
     finally:

@@ -18,7 +18,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
 from anyio import to_thread
 from starlette.testclient import TestClient
 
@@ -26,7 +25,7 @@ from kernelindex.store.database import URL_ENV, open_store
 from kernelindex.web.app import ROUTE_THREADS, create_app
 from kernelindex.web.server.worker import own_socket
 from kernelindex.web.server.workers import FAILED_TO_BOOT, MASTER, gunicorn_args
-from process_kit import free_port, living_children, wait_for
+from process_kit import answers, free_port, living_children, wait_for
 
 
 def start(url: str, workers: int, *, alone: bool = False) -> tuple[subprocess.Popen, int]:
@@ -46,13 +45,6 @@ def start(url: str, workers: int, *, alone: bool = False) -> tuple[subprocess.Po
         text=True,
     )
     return proc, port
-
-
-def answers(port: int) -> bool:
-    try:
-        return httpx.get(f"http://127.0.0.1:{port}/api/v1/sources", timeout=5).status_code == 200
-    except httpx.TransportError:
-        return False
 
 
 def test_workers_are_replaced_and_stopped(tmp_path):
