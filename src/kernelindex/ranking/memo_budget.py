@@ -1,6 +1,6 @@
 """The ranked groups' byte budget per process (:mod:`kernelindex.ranking.memo`). Apart from the memo,
-which loads the store, so `kernelindex serve` can share the budget out among its workers without
-loading SQLAlchemy before it hands over to the server."""
+which loads the store, so `kernelindex serve` can share the budget out among its workers before
+it builds the app they are forked from."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Opening the store a command or the server was given, with one line saying why it cannot be.
 
-Both front ends open it this way: every CLI command, and `kernelindex serve`'s master, which opens
-it after the CLI has handed over, so the CLI never loads SQLAlchemy on the way to the first page.
+Both front ends open it this way: every CLI command, `kernelindex serve` included, which opens (so
+migrates) it once before it builds the app and forks its workers.
 Every decision about what is at ``--db`` is made here: whether it is a store, whether a command may
 make one there, whether it can be written or only read.
 """

@@ -1,7 +1,7 @@
 """What `kernelindex serve` settles before its workers start and each worker reads back: the site's
 public address, checked in one place (by the CLI and by the app), and the page cache's byte budget.
-Nothing here imports a web framework, so the CLI, whose memory and time go before the first page
-is served, loads none (it is replaced by the server it starts)."""
+Nothing here imports a web framework, so `kernelindex serve` refuses a bad setting before it loads
+one."""
 
 from __future__ import annotations
 
