@@ -211,7 +211,7 @@ def test_the_cache_budgets_are_one_for_the_server_shared_out_among_its_workers(s
 @pytest.mark.parametrize("workers", ["1", "2"])
 @pytest.mark.parametrize("problem", ["missing", "not a store"])
 def test_a_store_that_cannot_be_opened_is_one_line_before_serving(tmp_path, workers, problem):
-    # with several workers the master opens the store (the CLI hands over first); with one, the CLI does
+    # `kernelindex serve` opens (so migrates) the store itself, with one worker or several, before any server starts
     rng = random.Random()
     db = tmp_path / f"s{rng.randrange(10**6)}.db"
     if problem == "not a store":
